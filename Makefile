@@ -1,0 +1,63 @@
+# klf — the two commands: `make demo` and `make test`. Both install missing Debian packages first.
+#   make            build klf (release, -O2) into build/
+#   make demo       run the bundled three-replica incident: dump, diff and explain
+#   make test       unit + end-to-end tests (CTest), then a short libFuzzer smoke run of every decoder
+#   make test SAN=1 the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make fuzz FUZZ_SECONDS=600   longer fuzzing runs (see docs/ROBUSTNESS.md)
+#   make bench      build and run the benchmarks (see docs/PERFORMANCE.md)
+
+JOBS ?= $(shell nproc)
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD_DIR ?= build-san
+CMAKE_ARGS += -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKLF_SANITIZE=ON -DKLF_BENCH=OFF
+else
+BUILD_DIR ?= build
+CMAKE_ARGS += -DCMAKE_BUILD_TYPE=Release
+endif
+FUZZ_DIR ?= build-fuzz
+KLF := $(BUILD_DIR)/klf
+
+.PHONY: all deps configure build demo test unit-test fuzz-smoke fuzz bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD_DIR)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD_DIR) $(CMAKE_ARGS)
+
+configure: deps $(BUILD_DIR)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+demo: build
+	@bash scripts/demo.sh $(KLF)
+
+unit-test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+$(FUZZ_DIR)/CMakeCache.txt: | deps
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKLF_FUZZ=ON -DKLF_BENCH=OFF
+
+fuzz-smoke: deps $(FUZZ_DIR)/CMakeCache.txt
+	cmake --build $(FUZZ_DIR) -j $(JOBS)
+	cd $(FUZZ_DIR) && ctest --output-on-failure -j $(JOBS) -R fuzz_smoke_
+
+test: unit-test
+ifeq ($(SAN),0)
+	$(MAKE) fuzz-smoke
+endif
+
+FUZZ_SECONDS ?= 600
+fuzz: deps $(FUZZ_DIR)/CMakeCache.txt
+	cmake --build $(FUZZ_DIR) -j $(JOBS)
+	bash scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
+bench: build
+	bash scripts/bench.sh $(BUILD_DIR)
+
+clean:
+	rm -rf build build-san build-fuzz

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages klf needs to build, test and benchmark, only those missing.
+# Safe to run repeatedly: when everything is present it does nothing and touches nothing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libcli11-dev libboost-iostreams-dev zlib1g-dev liblz4-dev libsnappy-dev libzstd-dev
+  libisal-dev libssl-dev nlohmann-json3-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang-14 libclang-rt-14-dev
+  python3 python3-kafka python3-lz4 python3-snappy python3-zstandard python3-xxhash
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,225 @@
+// Batches and records of a `.log` file (spec kafka-on-disk-format.md §2-§6).
+//
+// A BatchView is a view over the bytes of one entry of a `.log` file, as Kafka's DefaultRecordBatch is
+// a view over a ByteBuffer: nothing is copied, records are decoded only on request, and a batch that is
+// kept is written back by copying `bytes`. A BatchView is valid as long as the bytes it was read from
+// (the MappedFile, or the buffer given to LogReader) are alive.
+//
+// An "entry" is a v2 record batch, or a v0/v1 message: a plain message is its own one-record batch; a
+// compressed wrapper message is one batch whose records are its inner messages.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "segment_reader/bytes.h"
+#include "segment_reader/compression.h"
+#include "segment_reader/problem.h"
+
+namespace klf {
+
+// Constants of the format (spec §15).
+constexpr int kLogOverhead = 12;
+constexpr int kHeaderSizeUpToMagic = 17;
+constexpr int kRecordOverheadV0 = 14;
+constexpr int kRecordBatchOverhead = 61;  // v2 header
+constexpr int kV2CrcOffset = 17;
+constexpr int kV2AttributesOffset = 21;
+constexpr int64_t kNoTimestamp = -1;
+constexpr int64_t kNoProducerId = -1;
+constexpr int16_t kNoProducerEpoch = -1;
+constexpr int32_t kNoSequence = -1;
+constexpr int32_t kNoPartitionLeaderEpoch = -1;
+
+// v2 attribute bits (spec §4.2).
+constexpr uint16_t kAttrCompressionMask = 0x07;
+constexpr uint16_t kAttrTimestampType = 0x08;
+constexpr uint16_t kAttrTransactional = 0x10;
+constexpr uint16_t kAttrControl = 0x20;
+constexpr uint16_t kAttrDeleteHorizon = 0x40;
+
+enum class TimestampType { kNoTimestampType = -1, kCreateTime = 0, kLogAppendTime = 1 };
+// "NoTimestampType", "CreateTime", "LogAppendTime" (Kafka's names).
+const char* TimestampTypeName(TimestampType t);
+
+// Kafka's DefaultRecordBatch.incrementSequence: wraps to 0 after INT32_MAX.
+int32_t IncrementSequence(int32_t sequence, int32_t increment);
+
+// The header fields of one entry, decoded without touching its records.
+struct BatchHeader {
+  uint64_t position = 0;          // byte position of the entry in its file
+  int64_t base_offset = 0;        // see `base_offset_known`
+  int64_t last_offset = 0;
+  uint32_t size_in_bytes = 0;     // whole entry: 12 + the length field
+  int8_t magic = 2;
+  uint32_t crc = 0;               // as stored
+  bool crc_valid = false;         // computed over the covered bytes (v2: CRC-32C; v0/v1: CRC-32)
+  uint16_t attributes = 0;        // v2: the int16 field; v0/v1: the attributes byte
+  Compression compression = Compression::kNone;
+  TimestampType timestamp_type = TimestampType::kCreateTime;
+  int64_t base_timestamp = kNoTimestamp;  // v2 field (holds the delete horizon when that bit is set)
+  int64_t max_timestamp = kNoTimestamp;   // v2 field; v1: the message timestamp; v0: -1
+  std::optional<int64_t> delete_horizon_ms;
+  int32_t partition_leader_epoch = kNoPartitionLeaderEpoch;
+  int64_t producer_id = kNoProducerId;
+  int16_t producer_epoch = kNoProducerEpoch;
+  int32_t base_sequence = kNoSequence;
+  int32_t last_offset_delta = 0;
+  bool is_transactional = false;
+  bool is_control = false;
+  // v2: the header's count. v0/v1 plain message: 1. v0/v1 compressed wrapper: -1 until its inner
+  // messages are decoded (RecordDecoder fills it, and base_offset, in its own copy of the header).
+  int32_t record_count = 0;
+  // False only for a v0/v1 compressed wrapper whose inner messages have not been decoded: until
+  // then base_offset is the wrapper's (last) offset.
+  bool base_offset_known = true;
+
+  int64_t next_offset() const { return last_offset + 1; }
+  bool has_producer_id() const { return producer_id > kNoProducerId; }
+  int32_t last_sequence() const;  // -1 when base_sequence is -1
+};
+
+struct BatchView {
+  BatchHeader header;
+  Bytes bytes;  // the whole entry (12 + length bytes)
+};
+
+// Parses the header of the entry at the start of `entry` (which must hold the whole entry) and
+// computes its CRC when `verify_crc`. Returns false with *error when the header is malformed (size
+// below the minimum for its magic). Used by LogReader; exposed for tests, fuzzers and the writer.
+bool ParseBatchHeader(Bytes entry, uint64_t position, bool verify_crc, BatchHeader* header,
+                      std::string* error);
+
+struct ReadOptions {
+  bool verify_crc = true;
+  // Upper bound on one entry's size. Kafka has none on disk; ours keeps a lying length field from
+  // making us trust gigabytes: larger entries are reported as corrupt.
+  uint32_t max_batch_bytes = 64u << 20;
+  size_t max_decompressed_bytes = kDefaultMaxDecompressedBytes;
+  // After framing corruption, scan forward for the next entry whose header and CRC are valid and
+  // resume there (reporting the skipped bytes). When false, iteration stops at the corruption.
+  bool resync = true;
+};
+
+// Why LogReader::Next returned false.
+enum class LogEnd {
+  kEndOfData,      // clean end: fewer than 18 bytes left, all of them accounted for (0 bytes)
+  kTruncatedTail,  // a final entry runs past the end of the file (an interrupted write)
+  kZeroTail,       // the rest of the file is zeros (a preallocated segment after a crash)
+  kCorrupt,        // framing corruption with no resynchronisation possible (or resync off)
+};
+
+// Iterates the entries of one `.log` file (Kafka's FileLogInputStream rules, spec §2) and reports
+// every framing problem to the sink: size field below 14, entry past the end of the file, zero-filled
+// tail, bad CRC, a size above max_batch_bytes, offsets going backwards. Entries with a bad CRC are
+// still returned (with crc_valid == false), so callers can show them.
+class LogReader {
+ public:
+  // `data` must outlive the reader and every BatchView it returns. `file` names it in problems.
+  LogReader(std::string file, Bytes data, ProblemSink* sink, ReadOptions options = {});
+
+  // The next entry, or false at the end of the data (then end() says why).
+  bool Next(BatchView* batch);
+
+  LogEnd end() const { return end_; }
+  // Byte position just past the last entry returned (Kafka recovery would truncate here if the rest
+  // is invalid).
+  uint64_t valid_bytes() const { return valid_bytes_; }
+  // Bytes at the end that are not part of any complete entry (truncated or zero tail, corruption).
+  uint64_t trailing_bytes() const { return data_.size() - valid_bytes_; }
+  const std::string& file() const { return file_; }
+
+ private:
+  bool Resync(uint64_t from);
+  void Report(Severity severity, uint64_t position, const char* check, std::string message);
+
+  std::string file_;
+  Bytes data_;
+  ProblemSink* sink_;
+  ReadOptions options_;
+  uint64_t pos_ = 0;
+  uint64_t valid_bytes_ = 0;
+  int64_t last_offset_seen_ = -1;
+  bool have_last_offset_ = false;
+  LogEnd end_ = LogEnd::kEndOfData;
+};
+
+// One record header (v2 only).
+struct RecordHeader {
+  Bytes key;
+  std::optional<Bytes> value;  // nullopt = null
+};
+
+// One record. Key, value and header bytes point into the batch or into the RecordDecoder's buffers.
+struct Record {
+  int64_t offset = 0;
+  int64_t timestamp = kNoTimestamp;
+  int8_t attributes = 0;
+  int32_t sequence = kNoSequence;   // v2: incrementSequence(baseSequence, offsetDelta) or -1
+  std::optional<Bytes> key;         // nullopt = null key
+  std::optional<Bytes> value;       // nullopt = null value (tombstone)
+  uint32_t first_header = 0;        // index into RecordDecoder::headers()
+  uint32_t header_count = 0;
+  // v0/v1 only: the message's own magic, stored CRC and its validity (inner messages of a wrapper
+  // have their own CRCs).
+  int8_t magic = 2;
+  uint32_t legacy_crc = 0;
+  bool legacy_crc_valid = true;
+  uint32_t size_in_bytes = 0;       // encoded size of the record (v2: incl. its length varint)
+};
+
+enum class ControlType : int16_t {
+  kAbort = 0, kCommit = 1, kLeaderChange = 2, kSnapshotHeader = 3, kSnapshotFooter = 4,
+  kKRaftVersion = 5, kKRaftVoters = 6, kUnknown = -1
+};
+// "ABORT", "COMMIT", "LEADER_CHANGE", ..., "UNKNOWN".
+const char* ControlTypeName(ControlType t);
+
+struct ControlRecord {
+  ControlType type = ControlType::kUnknown;
+  int16_t raw_type = -1;         // the type as stored
+  int16_t key_version = 0;
+  int16_t value_version = 0;     // ABORT/COMMIT only
+  int32_t coordinator_epoch = -1;  // ABORT/COMMIT only
+};
+
+// Parses the key (and for ABORT/COMMIT the value) of a record of a control batch. Returns false
+// with *error if the key is shorter than 4 bytes, or an end-transaction value shorter than 6.
+bool ParseControlRecord(const Record& record, ControlRecord* control, std::string* error);
+
+// Decodes the records of one batch: decompression with a size cap, v2 records with varints and
+// headers, v0/v1 inner messages of compressed wrappers with their offset rules (spec §3.3, §4.4, §5).
+// Buffers are reused across calls, so decoding many batches allocates only when a batch is larger
+// than any before it.
+class RecordDecoder {
+ public:
+  explicit RecordDecoder(ReadOptions options = {});
+
+  // Decodes every record of `batch`. On failure reports one problem (file, the byte position of the
+  // failing field where known, else of the batch) and returns false; the records decoded before the
+  // failure stay available. Records, headers and `header()` are valid until the next call.
+  bool Decode(const BatchView& batch, const std::string& file, ProblemSink* sink);
+
+  const std::vector<Record>& records() const { return records_; }
+  std::span<const RecordHeader> headers(const Record& r) const {
+    return std::span<const RecordHeader>(headers_).subspan(r.first_header, r.header_count);
+  }
+  // The batch header completed by decoding (base_offset and record_count of legacy wrappers).
+  const BatchHeader& header() const { return header_; }
+
+ private:
+  bool DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink);
+  bool DecodeLegacy(const BatchView& batch, const std::string& file, ProblemSink* sink);
+
+  ReadOptions options_;
+  BatchHeader header_;
+  std::string decompressed_;
+  std::vector<Record> records_;
+  std::vector<RecordHeader> headers_;
+};
+
+}  // namespace klf

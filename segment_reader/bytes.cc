@@ -1,0 +1,223 @@
+#include "segment_reader/bytes.h"
+
+namespace klf {
+
+void PutBE16(std::string* out, uint16_t v) {
+  uint8_t b[2];
+  StoreBE16(b, v);
+  out->append(reinterpret_cast<char*>(b), 2);
+}
+void PutBE32(std::string* out, uint32_t v) {
+  uint8_t b[4];
+  StoreBE32(b, v);
+  out->append(reinterpret_cast<char*>(b), 4);
+}
+void PutBE64(std::string* out, uint64_t v) {
+  uint8_t b[8];
+  StoreBE64(b, v);
+  out->append(reinterpret_cast<char*>(b), 8);
+}
+
+static void PutUvarint64(std::string* out, uint64_t u) {
+  while (u >= 0x80) {
+    out->push_back(char(uint8_t(u) | 0x80));
+    u >>= 7;
+  }
+  out->push_back(char(uint8_t(u)));
+}
+
+void PutUvarint(std::string* out, uint32_t v) { PutUvarint64(out, v); }
+void PutVarint(std::string* out, int32_t v) {
+  PutUvarint64(out, uint32_t((uint32_t(v) << 1) ^ uint32_t(v >> 31)));
+}
+void PutVarlong(std::string* out, int64_t v) {
+  PutUvarint64(out, (uint64_t(v) << 1) ^ uint64_t(v >> 63));
+}
+
+static int Uvarint64Size(uint64_t u) {
+  int n = 1;
+  while (u >= 0x80) {
+    u >>= 7;
+    ++n;
+  }
+  return n;
+}
+int VarintSize(int32_t v) { return Uvarint64Size(uint32_t((uint32_t(v) << 1) ^ uint32_t(v >> 31))); }
+int VarlongSize(int64_t v) { return Uvarint64Size((uint64_t(v) << 1) ^ uint64_t(v >> 63)); }
+
+bool ByteCursor::ReadI8(int8_t* v) {
+  if (remaining() < 1) return Fail("unexpected end of data reading int8");
+  *v = int8_t(data_[pos_]);
+  pos_ += 1;
+  return true;
+}
+bool ByteCursor::ReadI16(int16_t* v) {
+  if (remaining() < 2) return Fail("unexpected end of data reading int16");
+  *v = LoadI16(data_.data() + pos_);
+  pos_ += 2;
+  return true;
+}
+bool ByteCursor::ReadI32(int32_t* v) {
+  if (remaining() < 4) return Fail("unexpected end of data reading int32");
+  *v = LoadI32(data_.data() + pos_);
+  pos_ += 4;
+  return true;
+}
+bool ByteCursor::ReadI64(int64_t* v) {
+  if (remaining() < 8) return Fail("unexpected end of data reading int64");
+  *v = LoadI64(data_.data() + pos_);
+  pos_ += 8;
+  return true;
+}
+
+bool ByteCursor::ReadUvarint(uint32_t* v) {
+  uint32_t value = 0;
+  size_t p = pos_;
+  for (int i = 0; i < 5; ++i) {
+    if (p >= data_.size()) return Fail("unexpected end of data reading varint");
+    uint8_t b = data_[p++];
+    if (i == 4) {
+      if (b & 0x80) return Fail("varint longer than 5 bytes");
+      value |= uint32_t(b) << 28;  // bits above bit 3 fall off, as in Kafka
+      break;
+    }
+    value |= uint32_t(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) break;
+  }
+  pos_ = p;
+  *v = value;
+  return true;
+}
+
+bool ByteCursor::ReadVarint(int32_t* v) {
+  uint32_t u;
+  if (!ReadUvarint(&u)) return false;
+  *v = int32_t((u >> 1) ^ (~(u & 1) + 1));
+  return true;
+}
+
+bool ByteCursor::ReadVarlong(int64_t* v) {
+  uint64_t value = 0;
+  size_t p = pos_;
+  int shift = 0;
+  while (true) {
+    if (p >= data_.size()) return Fail("unexpected end of data reading varlong");
+    uint8_t b = data_[p++];
+    value |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+    shift += 7;
+    if (shift > 63) return Fail("varlong longer than 10 bytes");
+  }
+  pos_ = p;
+  *v = int64_t((value >> 1) ^ (~(value & 1) + 1));
+  return true;
+}
+
+bool ByteCursor::ReadBytes(size_t n, Bytes* out) {
+  if (remaining() < n) return Fail("unexpected end of data reading bytes");
+  *out = data_.subspan(pos_, n);
+  pos_ += n;
+  return true;
+}
+
+bool ByteCursor::Skip(size_t n) {
+  if (remaining() < n) return Fail("unexpected end of data");
+  pos_ += n;
+  return true;
+}
+
+std::string HexEncode(Bytes b) {
+  static const char* kHex = "0123456789abcdef";
+  std::string s;
+  s.reserve(b.size() * 2);
+  for (uint8_t c : b) {
+    s.push_back(kHex[c >> 4]);
+    s.push_back(kHex[c & 15]);
+  }
+  return s;
+}
+
+std::string Base64Encode(Bytes b) {
+  static const char* kAlpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string s;
+  s.reserve((b.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= b.size(); i += 3) {
+    uint32_t n = uint32_t(b[i]) << 16 | uint32_t(b[i + 1]) << 8 | b[i + 2];
+    s.push_back(kAlpha[n >> 18]);
+    s.push_back(kAlpha[(n >> 12) & 63]);
+    s.push_back(kAlpha[(n >> 6) & 63]);
+    s.push_back(kAlpha[n & 63]);
+  }
+  if (i + 1 == b.size()) {
+    uint32_t n = uint32_t(b[i]) << 16;
+    s.push_back(kAlpha[n >> 18]);
+    s.push_back(kAlpha[(n >> 12) & 63]);
+    s += "==";
+  } else if (i + 2 == b.size()) {
+    uint32_t n = uint32_t(b[i]) << 16 | uint32_t(b[i + 1]) << 8;
+    s.push_back(kAlpha[n >> 18]);
+    s.push_back(kAlpha[(n >> 12) & 63]);
+    s.push_back(kAlpha[(n >> 6) & 63]);
+    s.push_back('=');
+  }
+  return s;
+}
+
+// UTF-8 with every byte that is not part of a well-formed sequence escaped as \xNN. A literal
+// backslash is kept as is: the escape is for display, and --bytes hex|base64 is exact.
+static std::string Utf8Escaped(Bytes b) {
+  static const char* kHex = "0123456789abcdef";
+  std::string s;
+  s.reserve(b.size());
+  size_t i = 0;
+  while (i < b.size()) {
+    uint8_t c = b[i];
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      len = 1;
+      cp = c;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    }
+    bool valid = len > 0 && i + len <= b.size();
+    for (size_t k = 1; valid && k < len; ++k) {
+      if ((b[i + k] & 0xC0) != 0x80) valid = false;
+      else cp = cp << 6 | (b[i + k] & 0x3F);
+    }
+    if (valid) {
+      // Reject overlong forms, surrogates and values past U+10FFFF.
+      static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+      if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) valid = false;
+    }
+    if (valid && !(len == 1 && cp < 0x20 && cp != '\t')) {
+      s.append(reinterpret_cast<const char*>(b.data() + i), len);
+      i += len;
+    } else {
+      s += "\\x";
+      s.push_back(kHex[c >> 4]);
+      s.push_back(kHex[c & 15]);
+      i += 1;
+    }
+  }
+  return s;
+}
+
+std::string FormatBytes(Bytes b, BytesFormat f) {
+  switch (f) {
+    case BytesFormat::kText: return Utf8Escaped(b);
+    case BytesFormat::kBase64: return Base64Encode(b);
+    case BytesFormat::kHex: return HexEncode(b);
+  }
+  return {};
+}
+
+}  // namespace klf

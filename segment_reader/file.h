@@ -1,0 +1,44 @@
+// Read-only access to input files: the one place klf opens data it did not write.
+//
+// Files are memory-mapped read-only (PROT_READ, MAP_PRIVATE), so a segment is never copied into
+// memory whole: pages come and go through the page cache and resident memory does not grow with
+// file size. Input files are never opened for writing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "segment_reader/bytes.h"
+
+namespace klf {
+
+class MappedFile {
+ public:
+  // Opens `path` read-only. On failure returns nullptr and sets *error ("<path>: <strerror>").
+  static std::unique_ptr<MappedFile> Open(const std::string& path, std::string* error);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  Bytes data() const { return {data_, size_}; }
+  uint64_t size() const { return size_; }
+  // Modification time in epoch milliseconds (the cleaner uses it for legacy tombstones).
+  int64_t mtime_ms() const { return mtime_ms_; }
+  // Tells the kernel the file will be read front to back (readahead; pages dropped behind).
+  void AdviseSequential() const;
+
+ private:
+  MappedFile() = default;
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  int64_t mtime_ms_ = 0;
+};
+
+// Reads a whole small file (checkpoints, properties) with a size cap. Returns false and sets *error
+// when it cannot be read or is larger than `max_bytes`.
+bool ReadSmallFile(const std::string& path, uint64_t max_bytes, std::string* contents, std::string* error);
+
+}  // namespace klf

@@ -1,0 +1,71 @@
+// Per-segment index files (spec kafka-on-disk-format.md §8, §9): `.index`, `.timeindex`, `.txnindex`.
+//
+// Parsers take the whole file's bytes (they are small: at most segment.index.bytes) and report
+// problems to a sink; they never fail on bad input, they return what decodes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "segment_reader/bytes.h"
+#include "segment_reader/problem.h"
+
+namespace klf {
+
+constexpr int kOffsetIndexEntrySize = 8;
+constexpr int kTimeIndexEntrySize = 12;
+constexpr int kTxnIndexEntrySize = 34;
+
+struct OffsetIndexEntry {
+  int64_t offset = 0;    // absolute (base offset + relative)
+  int32_t position = 0;  // byte position in the .log
+  bool operator==(const OffsetIndexEntry&) const = default;
+};
+
+struct TimeIndexEntry {
+  int64_t timestamp = 0;
+  int64_t offset = 0;  // absolute
+  bool operator==(const TimeIndexEntry&) const = default;
+};
+
+// One `.txnindex` entry: an aborted transaction (AbortedTxn.java).
+struct AbortedTxn {
+  int16_t version = 0;
+  int64_t producer_id = 0;
+  int64_t first_offset = 0;
+  int64_t last_offset = 0;         // offset of the ABORT marker
+  int64_t last_stable_offset = 0;  // LSO when the marker was appended
+  bool operator==(const AbortedTxn&) const = default;
+};
+
+struct OffsetIndex {
+  std::vector<OffsetIndexEntry> entries;
+  uint64_t file_size = 0;
+  // Slots after the last entry that are zero-filled preallocated space (Kafka's rule: an entry with
+  // relative offset 0 at slot >= 1 marks the start of unused space).
+  uint64_t unused_slots = 0;
+};
+
+struct TimeIndex {
+  std::vector<TimeIndexEntry> entries;
+  uint64_t file_size = 0;
+  uint64_t unused_slots = 0;
+};
+
+struct TxnIndex {
+  std::vector<AbortedTxn> entries;
+  uint64_t file_size = 0;
+};
+
+// `file` names the file in problems; `base_offset` is the segment's (from the file name).
+OffsetIndex ParseOffsetIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink);
+TimeIndex ParseTimeIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink);
+TxnIndex ParseTxnIndex(const std::string& file, Bytes data, ProblemSink* sink);
+
+// Encoders (exact bytes Kafka writes for these entries), used by segment_writer and tests.
+void EncodeOffsetIndexEntry(const OffsetIndexEntry& e, int64_t base_offset, std::string* out);
+void EncodeTimeIndexEntry(const TimeIndexEntry& e, int64_t base_offset, std::string* out);
+void EncodeAbortedTxn(const AbortedTxn& e, std::string* out);
+
+}  // namespace klf

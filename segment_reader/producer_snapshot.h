@@ -1,0 +1,47 @@
+// Producer-state snapshot files `NNNNNNNNNNNNNNNNNNNN.snapshot` (spec kafka-on-disk-format.md §10).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "segment_reader/bytes.h"
+#include "segment_reader/problem.h"
+
+namespace klf {
+
+struct ProducerSnapshotEntry {
+  int64_t producer_id = 0;
+  int16_t epoch = 0;
+  int32_t last_sequence = -1;
+  int64_t last_offset = -1;          // last offset of the producer's last data batch
+  int32_t offset_delta = 0;          // lastOffset - firstOffset of that batch
+  int64_t timestamp = -1;            // producer's last timestamp
+  int32_t coordinator_epoch = -1;
+  int64_t current_txn_first_offset = -1;  // -1: no open transaction
+  int32_t first_sequence() const;    // lastSequence - offsetDelta, with Kafka's wrap
+  int64_t first_offset() const { return last_offset - offset_delta; }
+  bool operator==(const ProducerSnapshotEntry&) const = default;
+};
+
+struct ProducerSnapshot {
+  int64_t offset = 0;  // from the file name: state of every batch below this offset
+  int16_t version = 0;
+  uint32_t crc = 0;
+  bool crc_valid = false;
+  std::vector<ProducerSnapshotEntry> entries;  // in file order
+};
+
+// Returns false (and reports) when the version, CRC or layout is wrong; entries that decoded are kept.
+bool ParseProducerSnapshot(const std::string& file, Bytes data, int64_t offset, ProducerSnapshot* out,
+                           ProblemSink* sink);
+
+// The exact bytes Kafka writes for these entries, in the given order (callers that need byte
+// equality with Kafka order entries as Java's HashMap iterates them: see JavaHashMapOrder).
+std::string EncodeProducerSnapshot(const std::vector<ProducerSnapshotEntry>& entries);
+
+// Reorders producer ids as a java.util.HashMap<Long, ...> built by inserting them in the given order
+// would iterate them (spec §10). Used to write snapshots byte-identical to Kafka's.
+std::vector<int64_t> JavaHashMapOrder(const std::vector<int64_t>& insertion_order);
+
+}  // namespace klf
