@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "segment_reader/problem.h"
@@ -43,6 +44,17 @@ struct PartitionMetadata {
 
 struct MetaProperties {
   std::map<std::string, std::string> properties;  // every key=value line
+  // Convenience views of the well-known keys (§1.1): version 0 has broker.id, version 1 node.id.
+  std::optional<int32_t> version() const;
+  std::optional<int32_t> node_id() const;  // node.id (v1) or broker.id (v0)
+  std::optional<std::string> cluster_id() const;
+  std::optional<std::string> directory_id() const;
+};
+
+// `.kafka_cleanshutdown` (§11.5): JSON {"version":0,"brokerEpoch":N}; older brokers wrote it empty.
+struct CleanShutdown {
+  std::optional<int32_t> version;
+  std::optional<int64_t> broker_epoch;  // nullopt for the empty (old) form
 };
 
 // Each parser reports problems (file, byte position of the offending line, what was expected) and
@@ -55,10 +67,17 @@ bool ParsePartitionMetadata(const std::string& file, std::string_view text, Part
                             ProblemSink* sink);
 bool ParseMetaProperties(const std::string& file, std::string_view text, MetaProperties* out,
                          ProblemSink* sink);
+bool ParseCleanShutdown(const std::string& file, std::string_view text, CleanShutdown* out,
+                        ProblemSink* sink);
 
 // Exact text Kafka writes.
 std::string EncodeOffsetCheckpoint(const std::vector<OffsetCheckpointEntry>& entries);
 std::string EncodeLeaderEpochCheckpoint(const std::vector<LeaderEpochEntry>& entries);
 std::string EncodePartitionMetadata(const PartitionMetadata& m);
+std::string EncodeCleanShutdown(int64_t broker_epoch);  // {"version":0,"brokerEpoch":N}
+
+// Kafka Uuid strings (URL-safe base64 of 16 bytes, no padding; Uuid.fromString). False if `s` is not
+// one; `out` gets the 16 bytes.
+bool DecodeKafkaUuid(std::string_view s, uint8_t out[16]);
 
 }  // namespace klf

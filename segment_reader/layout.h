@@ -1,0 +1,190 @@
+// The shape of Kafka's data on disk (spec kafka-on-disk-format.md §1, §12, §13): what each file name
+// means, what a partition directory and a broker log directory hold, and what a user-given PATH is.
+//
+// Scanning reads directory listings (names and sizes) and the small text files that belong to the
+// directory being scanned (log dir: the four offset checkpoints, meta.properties,
+// .kafka_cleanshutdown; partition dir: leader-epoch-checkpoint, partition.metadata). It never reads
+// segment, index or snapshot contents. Problems (unparseable names, orphan index files, leftovers of
+// interrupted operations, text files that do not parse) are reported to the sink once, during the scan.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "segment_reader/checkpoints.h"
+#include "segment_reader/problem.h"
+
+namespace klf {
+
+// ---------------------------------------------------------------------------------------------
+// File names
+
+enum class FileKind {
+  kLog,                     // NNNNNNNNNNNNNNNNNNNN.log
+  kOffsetIndex,             // .index
+  kTimeIndex,               // .timeindex
+  kTxnIndex,                // .txnindex
+  kProducerSnapshot,        // .snapshot
+  kLeaderEpochCheckpoint,   // leader-epoch-checkpoint
+  kPartitionMetadata,       // partition.metadata
+  kKraftSnapshot,           // <20-digit end offset>-<10-digit epoch>.checkpoint (§13)
+  kKraftSnapshotPart,       // ...checkpoint.part (snapshot being written)
+  kQuorumState,             // quorum-state (__cluster_metadata-0)
+  kBootstrapCheckpoint,     // bootstrap.checkpoint (log dir of a KRaft controller)
+  kMetaProperties,          // meta.properties
+  kCleanShutdown,           // .kafka_cleanshutdown
+  kLock,                    // .lock
+  kCleanerOffsetCheckpoint,       // cleaner-offset-checkpoint
+  kRecoveryPointCheckpoint,       // recovery-point-offset-checkpoint
+  kReplicationOffsetCheckpoint,   // replication-offset-checkpoint (high watermarks)
+  kLogStartOffsetCheckpoint,      // log-start-offset-checkpoint
+  kUnknown,
+};
+const char* FileKindName(FileKind k);  // "log", "offset-index", "time-index", ... "unknown"
+
+// Suffix appended after the normal name by an operation that did not finish (§11, §12).
+enum class FileSuffix { kNone, kCleaned, kSwap, kDeleted, kTmp };
+const char* FileSuffixName(FileSuffix s);  // "", ".cleaned", ".swap", ".deleted", ".tmp"
+
+struct FileName {
+  FileKind kind = FileKind::kUnknown;
+  FileSuffix suffix = FileSuffix::kNone;
+  // Segment files and snapshots: the offset of the name (base offset / snapshot offset), parsed as
+  // Kafka's LogFileUtils.offsetFromFileName does (decimal before the first '.'). KRaft snapshots:
+  // the end offset.
+  std::optional<int64_t> offset;
+  int32_t epoch = -1;          // KRaft snapshots only
+  bool canonical_name = true;  // false: offset not written as exactly 20 digits (Kafka never does that)
+};
+
+// Classifies a bare file name (no directory part). Never fails: unknown names are kUnknown.
+FileName ClassifyFileName(std::string_view name);
+
+// The 20-digit zero-padded name prefix Kafka uses for `offset` (LogFileUtils.filenamePrefixFromOffset).
+std::string OffsetFileNamePrefix(int64_t offset);
+
+// ---------------------------------------------------------------------------------------------
+// Directory model
+
+struct DirEntry {
+  std::string name;  // bare file name
+  std::string path;  // directory path + "/" + name
+  uint64_t size = 0;
+  FileName info;
+};
+
+// The files of one segment. `log` may be absent when only index files exist (orphans, which Kafka
+// deletes at load); index files may be absent (the preallocated index of an active segment, a
+// segment without aborted transactions has no .txnindex, Kafka rebuilds a missing .index).
+struct SegmentFiles {
+  int64_t base_offset = 0;
+  std::optional<DirEntry> log, index, time_index, txn_index;
+};
+
+struct KraftSnapshotFile {
+  int64_t end_offset = 0;
+  int32_t epoch = 0;
+  DirEntry file;
+};
+
+enum class PartitionDirState { kLive, kFuture, kDelete, kStray };  // the §1.1 name suffixes
+
+struct PartitionDir {
+  std::string path;
+  std::string name;                  // directory name
+  std::optional<TopicPartition> tp;  // nullopt when the name is not <topic>-<partition>
+  PartitionDirState state = PartitionDirState::kLive;
+
+  std::map<int64_t, SegmentFiles> segments;        // by base offset; only names without suffix
+  std::map<int64_t, DirEntry> producer_snapshots;  // by snapshot offset
+  std::optional<DirEntry> leader_epoch_checkpoint_file;
+  std::optional<DirEntry> partition_metadata_file;
+  // Parsed when the files exist and parse (problems were reported during the scan).
+  std::optional<std::vector<LeaderEpochEntry>> leader_epochs;
+  std::optional<PartitionMetadata> partition_metadata;
+
+  // KRaft metadata log (__cluster_metadata-0), §13.
+  std::vector<KraftSnapshotFile> kraft_snapshots;  // ascending (end offset, epoch)
+  std::optional<DirEntry> quorum_state;
+
+  std::vector<DirEntry> leftovers;  // *.cleaned, *.swap, *.deleted, *.tmp, *.checkpoint.part (§12)
+  std::vector<DirEntry> unknown;    // anything else
+
+  bool is_cluster_metadata() const { return tp && tp->topic == "__cluster_metadata"; }
+  // Segments that have a .log file, ascending by base offset.
+  std::vector<const SegmentFiles*> LogSegments() const;
+};
+
+struct LogDir {
+  std::string path;
+  std::vector<PartitionDir> partitions;  // ascending by directory name
+
+  std::optional<DirEntry> meta_properties_file;
+  std::optional<MetaProperties> meta_properties;
+  std::optional<DirEntry> clean_shutdown_file;  // presence = last shutdown was clean
+  std::optional<int64_t> clean_shutdown_broker_epoch;
+  std::optional<DirEntry> bootstrap_checkpoint;
+
+  // The §11.2 checkpoint files, parsed. nullopt = file absent (or unreadable: reported).
+  std::optional<std::map<TopicPartition, int64_t>> cleaner_offsets;    // firstDirtyOffset
+  std::optional<std::map<TopicPartition, int64_t>> recovery_points;
+  std::optional<std::map<TopicPartition, int64_t>> high_watermarks;    // replication-offset-checkpoint
+  std::optional<std::map<TopicPartition, int64_t>> log_start_offsets;
+
+  std::vector<DirEntry> files;      // every plain file of the directory (classified)
+  std::vector<DirEntry> leftovers;  // *.tmp and other suffixed leftovers
+  std::vector<DirEntry> unknown;    // unknown files and directories that are not partitions
+};
+
+// Scans a partition directory. Returns false (and reports, check "dir-read") only when the
+// directory cannot be listed.
+bool ScanPartitionDir(const std::string& path, PartitionDir* out, ProblemSink* sink);
+// Scans a broker log directory and every partition directory in it.
+bool ScanLogDir(const std::string& path, LogDir* out, ProblemSink* sink);
+
+// The log-dir checkpoint values for one partition (spec §11.2), from the log directory that holds it.
+struct PartitionCheckpoints {
+  std::string log_dir;                      // parent directory looked in
+  std::optional<int64_t> cleaner_offset;    // cleaner-offset-checkpoint (firstDirtyOffset)
+  std::optional<int64_t> recovery_point;    // recovery-point-offset-checkpoint
+  std::optional<int64_t> high_watermark;    // replication-offset-checkpoint
+  std::optional<int64_t> log_start_offset;  // log-start-offset-checkpoint
+};
+// Reads the parent directory's checkpoint files and picks `tp`'s values. Files that are absent leave
+// the values unset; files that do not parse are reported.
+PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path, const TopicPartition& tp,
+                                           ProblemSink* sink);
+
+// Reads one offset checkpoint file into a map (later duplicates win, as in Kafka's map). Returns
+// false when the file is absent (no report), unreadable or does not parse (reported).
+bool ReadOffsetCheckpointFile(const std::string& path, std::map<TopicPartition, int64_t>* out,
+                              ProblemSink* sink);
+
+// ---------------------------------------------------------------------------------------------
+// What a user-given PATH is (cli.md: "a file, a partition directory or a broker log directory").
+
+enum class PathKind { kFile, kPartitionDir, kLogDir, kOtherDir, kMissing };
+const char* PathKindName(PathKind k);
+
+struct PathInfo {
+  PathKind kind = PathKind::kMissing;
+  std::string path;
+  FileName file;                         // kFile: the classified file name
+  std::string partition_dir;             // kFile: its directory if that is a partition dir;
+                                         // kPartitionDir: the path itself
+  std::optional<TopicPartition> tp;      // kFile/kPartitionDir when the dir name parses
+  std::string log_dir;                   // kPartitionDir, kFile in a partition dir: the parent;
+                                         // kLogDir: the path itself
+};
+
+// A directory is a partition directory when it holds partition-level files (segments, snapshots,
+// leader-epoch-checkpoint, partition.metadata) or, holding nothing recognised, its name parses as
+// <topic>-<partition>; it is a log directory when it holds log-dir files (meta.properties, offset
+// checkpoints, .kafka_cleanshutdown) or partition directories. Never reads file contents.
+PathInfo ClassifyPath(const std::string& path);
+
+}  // namespace klf
