@@ -1,0 +1,37 @@
+#include "compactor/grouping.h"
+
+#include <climits>
+
+namespace klf {
+
+std::vector<std::vector<size_t>> GroupSegmentsBySize(const std::vector<SegmentSummary>& segments, int64_t max_size,
+                                                     int64_t max_index_size, int64_t first_uncleanable_offset) {
+  std::vector<std::vector<size_t>> groups;
+  size_t i = 0;
+  while (i < segments.size()) {
+    const SegmentSummary& g0 = segments[i];
+    std::vector<size_t> group{i};
+    int64_t log_size = g0.size, index_size = g0.offset_index_bytes, time_index_size = g0.time_index_bytes;
+    i++;
+    while (i < segments.size()) {
+      const SegmentSummary& s = segments[i];
+      // Kafka's lastOffsetForFirstSegment: the next remaining segment's base - 1, or the round's
+      // upper bound - 1 for the last one. Keeps relative offsets of the merged segment in int32.
+      int64_t last_offset_estimate =
+          i + 1 < segments.size() ? segments[i + 1].base_offset - 1 : first_uncleanable_offset - 1;
+      bool fits = log_size + s.size <= max_size && index_size + s.offset_index_bytes <= max_index_size &&
+                  time_index_size + s.time_index_bytes <= max_index_size &&
+                  (s.size == 0 || last_offset_estimate - g0.base_offset <= INT32_MAX);
+      if (!fits) break;
+      group.push_back(i);
+      log_size += s.size;
+      index_size += s.offset_index_bytes;
+      time_index_size += s.time_index_bytes;
+      i++;
+    }
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+}  // namespace klf

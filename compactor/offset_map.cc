@@ -1,0 +1,92 @@
+#include "compactor/offset_map.h"
+
+#include <openssl/evp.h>
+
+#include <cstring>
+
+namespace klf {
+
+std::unique_ptr<SkimpyOffsetMap> SkimpyOffsetMap::Create(int32_t memory, std::string* error) {
+  if (memory < kBytesPerEntry) {
+    *error = "offset map memory " + std::to_string(memory) + " bytes holds no " +
+             std::to_string(kBytesPerEntry) + "-byte entry";
+    return nullptr;
+  }
+  return std::unique_ptr<SkimpyOffsetMap>(new SkimpyOffsetMap(memory));
+}
+
+SkimpyOffsetMap::SkimpyOffsetMap(int32_t memory)
+    : bytes_(size_t(memory), 0), slots_(memory / kBytesPerEntry) {}
+
+void SkimpyOffsetMap::Hash(Bytes key, uint8_t out[kHashSize]) {
+  unsigned int len = 0;
+  // MD5 over the key bytes only (no length prefix, no salt), as SkimpyOffsetMap.hashInto.
+  EVP_Digest(key.data(), key.size(), out, &len, EVP_md5(), nullptr);
+}
+
+int32_t SkimpyOffsetMap::SlotOf(const uint8_t hash[kHashSize], int32_t attempt) const {
+  // Kafka: probe = readIntBE(hash, min(attempt, hashSize - 4)) + max(0, attempt - hashSize + 4),
+  // in wrapping int32 arithmetic; slot = Utils.abs(probe) % slots, where abs(INT_MIN) = 0.
+  int32_t at = attempt < kHashSize - 4 ? attempt : kHashSize - 4;
+  int32_t extra = attempt - kHashSize + 4 > 0 ? attempt - kHashSize + 4 : 0;
+  uint32_t probe = LoadBE32(hash + at) + uint32_t(extra);
+  int32_t p = int32_t(probe);
+  int32_t a = p == INT32_MIN ? 0 : (p < 0 ? -p : p);
+  return a % slots_;
+}
+
+bool SkimpyOffsetMap::IsEmpty(int32_t slot) const {
+  // Kafka tests the first three longs of the slot for zero.
+  const uint8_t* p = bytes_.data() + size_t(slot) * kBytesPerEntry;
+  for (int i = 0; i < 24; i++)
+    if (p[i] != 0) return false;
+  return true;
+}
+
+bool SkimpyOffsetMap::Put(Bytes key, int64_t offset) {
+  if (entries_ >= slots_) return false;
+  uint8_t hash[kHashSize];
+  Hash(key, hash);
+  for (int32_t attempt = 0;; attempt++) {
+    int32_t slot = SlotOf(hash, attempt);
+    uint8_t* p = bytes_.data() + size_t(slot) * kBytesPerEntry;
+    if (IsEmpty(slot)) {
+      std::memcpy(p, hash, kHashSize);
+      StoreBE64(p + kHashSize, uint64_t(offset));
+      entries_++;
+      break;
+    }
+    if (std::memcmp(p, hash, kHashSize) == 0) {
+      StoreBE64(p + kHashSize, uint64_t(offset));
+      break;
+    }
+  }
+  latest_offset_ = offset;
+  return true;
+}
+
+int64_t SkimpyOffsetMap::Get(Bytes key) const {
+  uint8_t hash[kHashSize];
+  Hash(key, hash);
+  // Kafka gives up after slots + hashSize - 4 attempts (the linear tail then covers every slot).
+  int64_t max_attempts = int64_t(slots_) + kHashSize - 4;
+  for (int64_t attempt = 0; attempt < max_attempts; attempt++) {
+    int32_t slot = SlotOf(hash, int32_t(attempt));
+    if (IsEmpty(slot)) return -1;
+    const uint8_t* p = bytes_.data() + size_t(slot) * kBytesPerEntry;
+    if (std::memcmp(p, hash, kHashSize) == 0) return int64_t(LoadBE64(p + kHashSize));
+  }
+  return -1;
+}
+
+void SkimpyOffsetMap::Clear() {
+  std::memset(bytes_.data(), 0, bytes_.size());
+  entries_ = 0;
+  latest_offset_ = -1;
+}
+
+int32_t MaxDesiredMapSize(int32_t slots, double load_factor) {
+  return int32_t(double(slots) * load_factor);
+}
+
+}  // namespace klf

@@ -1,0 +1,74 @@
+// Kafka's SkimpyOffsetMap (spec kafka-log-cleaner.md §5): a fixed-size open-addressing table of
+// MD5(key) -> offset, with Kafka's exact probe sequence, fill accounting and latestOffset rules.
+//
+// The table's memory is the per-thread dedupe buffer, so the number of slots — and with the load
+// factor, the number of distinct keys one cleaning round can map — is exactly Kafka's. That limit
+// decides where a round stops (§4), which is why the map is reproduced and not replaced by a plain
+// hash map.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "segment_reader/bytes.h"
+
+namespace klf {
+
+// The interface the cleaner uses (Kafka's OffsetMap.java). Tests substitute an exact map, as
+// Kafka's own LogCleanerTest does with FakeOffsetMap.
+class OffsetMap {
+ public:
+  virtual ~OffsetMap() = default;
+  virtual int32_t slots() const = 0;
+  // Stores key -> offset; sets latestOffset = offset. Returns false (nothing stored) when the map
+  // has no free slot at all (Kafka throws IllegalArgumentException "Attempted to add a new entry to
+  // a full offset map." — the cleaner's fill limit keeps it from happening).
+  virtual bool Put(Bytes key, int64_t offset) = 0;
+  // The offset stored for key, or -1.
+  virtual int64_t Get(Bytes key) const = 0;
+  virtual void UpdateLatestOffset(int64_t offset) = 0;
+  virtual void Clear() = 0;
+  virtual int32_t size() const = 0;
+  virtual int64_t latest_offset() const = 0;
+  double Utilization() const { return slots() == 0 ? 0 : double(size()) / slots(); }
+};
+
+class SkimpyOffsetMap : public OffsetMap {
+ public:
+  // `memory` bytes of table (Kafka's `memory` constructor argument). Returns nullptr with *error
+  // when it holds no slot.
+  static std::unique_ptr<SkimpyOffsetMap> Create(int32_t memory, std::string* error);
+
+  int32_t slots() const override { return slots_; }
+  bool Put(Bytes key, int64_t offset) override;
+  int64_t Get(Bytes key) const override;
+  void UpdateLatestOffset(int64_t offset) override { latest_offset_ = offset; }
+  void Clear() override;
+  int32_t size() const override { return entries_; }
+  int64_t latest_offset() const override { return latest_offset_; }
+
+  static constexpr int kHashSize = 16;  // MD5
+  static constexpr int kBytesPerEntry = kHashSize + 8;
+
+  // MD5 of the key bytes (OpenSSL), exposed for tests.
+  static void Hash(Bytes key, uint8_t out[kHashSize]);
+  // Kafka's positionOf(hash, attempt): the slot index probed at `attempt`.
+  int32_t SlotOf(const uint8_t hash[kHashSize], int32_t attempt) const;
+
+ private:
+  explicit SkimpyOffsetMap(int32_t memory);
+  bool IsEmpty(int32_t slot) const;
+
+  std::vector<uint8_t> bytes_;
+  int32_t slots_ = 0;
+  int32_t entries_ = 0;
+  int64_t latest_offset_ = -1;
+};
+
+// The number of keys one cleaner round may put before it stops: (int)(slots × loadFactor)
+// (LogCleaner.Cleaner.maxDesiredMapSize... Kafka computes it as `(offsetMap.slots * dupBufferLoadFactor).toInt`).
+int32_t MaxDesiredMapSize(int32_t slots, double load_factor);
+
+}  // namespace klf
