@@ -1,0 +1,157 @@
+// The one place klf creates, writes and renames files (LevelDB's Env idea).
+//
+// Every output goes through an Env, so tests can swap in a FaultInjectionEnv that simulates a short
+// write, a full disk, or a crash between a write and its rename. Outputs are atomic at two levels:
+//   * a file is written to `<name>.tmp`, fsynced, then renamed (WriteFileAtomically, AtomicFile);
+//   * a directory is built inside `<out>.tmp-XXXXXX` and renamed to `<out>` only when complete
+//     (StagedDirectory), so `<out>` is either complete or absent, never half written.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "segment_reader/bytes.h"
+
+namespace klf {
+
+// A file open for appending. Every method returns false with *error ("<path>: <what failed>") on
+// failure; after a failure the file is unusable.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual bool Append(Bytes data, std::string* error) = 0;
+  virtual bool Sync(std::string* error) = 0;
+  virtual bool Close(std::string* error) = 0;
+  virtual const std::string& path() const = 0;
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+  // The process-wide POSIX implementation.
+  static Env* Default();
+
+  // Creates (truncating) a file for writing, mode 0644.
+  virtual std::unique_ptr<WritableFile> NewWritableFile(const std::string& path, std::string* error) = 0;
+  virtual bool RenameFile(const std::string& from, const std::string& to, std::string* error) = 0;
+  virtual bool RemoveFile(const std::string& path, std::string* error) = 0;
+  // mkdir, mode 0755; fails if it exists.
+  virtual bool CreateDir(const std::string& path, std::string* error) = 0;
+  // Creates a fresh directory named `prefix` + 6 random characters (mkdtemp); *path receives it.
+  virtual bool CreateUniqueDir(const std::string& prefix, std::string* path, std::string* error) = 0;
+  // Removes a directory and everything below it (used to discard staging directories).
+  virtual bool RemoveDirRecursively(const std::string& path, std::string* error) = 0;
+  // fsync of a directory, making renames and creations in it durable.
+  virtual bool SyncDir(const std::string& path, std::string* error) = 0;
+  virtual bool FileExists(const std::string& path) = 0;
+  // Directory exists and holds at least one entry.
+  virtual bool IsNonEmptyDir(const std::string& path) = 0;
+  // Sets the modification time (ms since epoch); the cleaner gives cleaned segments the mtime of the
+  // group's last source segment (cleaner spec §6.2 step 5).
+  virtual bool SetMtimeMs(const std::string& path, int64_t mtime_ms, std::string* error) = 0;
+};
+
+// Writes `data` to `path` atomically: `<path>.tmp`, fsync, rename, fsync of the directory (Kafka's
+// CheckpointFile protocol, spec §11.1). On failure the temporary file is removed (best effort) and
+// `path` is untouched.
+bool WriteFileAtomically(Env* env, const std::string& path, std::string_view data, std::string* error);
+
+// A large file written incrementally under `<path>.tmp` and renamed to `path` by Commit(). If
+// Commit() was not called (or failed) the destructor removes the temporary file.
+class AtomicFile {
+ public:
+  static std::unique_ptr<AtomicFile> Create(Env* env, const std::string& path, std::string* error);
+  ~AtomicFile();
+  bool Append(Bytes data, std::string* error);
+  bool Append(std::string_view data, std::string* error) { return Append(AsBytes(data), error); }
+  // fsync, close, rename to the final name.
+  bool Commit(std::string* error);
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  AtomicFile() = default;
+  Env* env_ = nullptr;
+  std::string path_;
+  std::unique_ptr<WritableFile> file_;
+  uint64_t size_ = 0;
+  bool committed_ = false;
+};
+
+// An output directory built in a sibling staging directory `<out>.tmp-XXXXXX` and renamed into place
+// by Commit(). Without a successful Commit() the staging directory is removed by the destructor, so
+// `<out>` never appears half written.
+class StagedDirectory {
+ public:
+  struct Options {
+    // Replace an existing non-empty `out` (it is renamed aside, the new one renamed in, the old one
+    // removed). Without it, an existing non-empty `out` is refused.
+    bool force = false;
+    // Directories the output must not be, nor be inside (the inputs: klf never writes into them).
+    std::vector<std::string> inputs;
+  };
+  static std::unique_ptr<StagedDirectory> Create(Env* env, const std::string& out, const Options& options,
+                                                 std::string* error);
+  ~StagedDirectory();
+
+  // Where to write the files now (the staging directory).
+  const std::string& path() const { return staging_; }
+  const std::string& final_path() const { return out_; }
+  // fsync the staging directory, rename it to `out`, fsync the parent.
+  bool Commit(std::string* error);
+
+ private:
+  StagedDirectory() = default;
+  Env* env_ = nullptr;
+  std::string out_;
+  std::string staging_;
+  bool force_ = false;
+  bool committed_ = false;
+};
+
+// An Env that forwards to another and fails on command (tests).
+class FaultInjectionEnv : public Env {
+ public:
+  explicit FaultInjectionEnv(Env* base) : base_(base) {}
+
+  // A write of the file whose path ends with `suffix` (empty: any file) writes only half of its
+  // data and fails with "short write".
+  void FailShortWrite(std::string suffix) { short_write_suffix_ = std::move(suffix); short_write_ = true; }
+  // After `bytes` more bytes have been written in total, writes fail with ENOSPC.
+  void FailAfterBytes(uint64_t bytes) { bytes_left_ = bytes; limit_bytes_ = true; }
+  // Simulates a crash: after `n` more successful renames every operation fails, and nothing is
+  // cleaned up (destructors of StagedDirectory/AtomicFile see a dead Env and leave files as they are,
+  // as a killed process would).
+  void CrashAfterRenames(int n) { renames_left_ = n; crash_on_rename_ = true; }
+  bool crashed() const { return crashed_; }
+
+  std::unique_ptr<WritableFile> NewWritableFile(const std::string& path, std::string* error) override;
+  bool RenameFile(const std::string& from, const std::string& to, std::string* error) override;
+  bool RemoveFile(const std::string& path, std::string* error) override;
+  bool CreateDir(const std::string& path, std::string* error) override;
+  bool CreateUniqueDir(const std::string& prefix, std::string* path, std::string* error) override;
+  bool RemoveDirRecursively(const std::string& path, std::string* error) override;
+  bool SyncDir(const std::string& path, std::string* error) override;
+  bool FileExists(const std::string& path) override { return base_->FileExists(path); }
+  bool IsNonEmptyDir(const std::string& path) override { return base_->IsNonEmptyDir(path); }
+  bool SetMtimeMs(const std::string& path, int64_t mtime_ms, std::string* error) override;
+
+  // Internal (used by the wrapped files).
+  bool Crashed(std::string* error);
+  bool ChargeWrite(const std::string& path, size_t* n, std::string* error);
+
+ private:
+  Env* base_;
+  std::string short_write_suffix_;
+  bool short_write_ = false;
+  uint64_t bytes_left_ = 0;
+  bool limit_bytes_ = false;
+  int renames_left_ = 0;
+  bool crash_on_rename_ = false;
+  bool crashed_ = false;
+};
+
+}  // namespace klf
