@@ -1,0 +1,197 @@
+// Index files of a segment (spec kafka-on-disk-format.md §8, §9).
+#include "segment_reader/index_files.h"
+
+#include <fmt/format.h>
+
+namespace klf {
+namespace {
+
+void Report(ProblemSink* sink, Severity severity, const std::string& file, uint64_t position,
+            const char* check, std::string message) {
+  sink->Report(Problem{severity, file, position, check, std::move(message)});
+}
+
+// Kafka sizes an index by floor(length / entrySize) (AbstractIndex); its sanityCheck rejects a length
+// that is not a multiple of the entry size. We keep the whole entries and report the rest.
+void CheckLength(const std::string& file, uint64_t size, int entry_size, const char* check, ProblemSink* sink) {
+  if (size % entry_size != 0) {
+    uint64_t whole = size - size % entry_size;
+    Report(sink, Severity::kError, file, whole, check,
+           fmt::format("file length {} is not a multiple of the {}-byte entry size: {} trailing bytes "
+                       "after {} whole entries",
+                       size, entry_size, size - whole, whole / entry_size));
+  }
+}
+
+// Everything after the first unused slot must be zeros (preallocated space, §8.2). Anything else
+// there was written by something other than Kafka's index append.
+void CheckUnusedIsZero(const std::string& file, Bytes data, uint64_t first_unused_pos, uint64_t end,
+                       const char* check, ProblemSink* sink) {
+  for (uint64_t p = first_unused_pos; p < end; ++p) {
+    if (data[p] != 0) {
+      Report(sink, Severity::kWarning, file, p, check,
+             fmt::format("non-zero byte 0x{:02x} in the unused (preallocated) space that starts at "
+                         "position {}; expected zeros after the last entry",
+                         data[p], first_unused_pos));
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+OffsetIndex ParseOffsetIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink) {
+  OffsetIndex out;
+  out.file_size = data.size();
+  CheckLength(file, data.size(), kOffsetIndexEntrySize, "offset-index-size", sink);
+  const uint64_t slots = data.size() / kOffsetIndexEntrySize;
+  const uint64_t end = slots * kOffsetIndexEntrySize;
+  out.entries.reserve(slots);
+  for (uint64_t i = 0; i < slots; ++i) {
+    const uint64_t pos = i * kOffsetIndexEntrySize;
+    const uint8_t* p = data.data() + pos;
+    int32_t relative = LoadI32(p);
+    int32_t position = LoadI32(p + 4);
+    // Zero-tail rule (§8.2, DumpLogSegments): relative offset 0 at slot >= 1 starts unused space. At
+    // slot 0 an all-zero entry is unused space too: Kafka writes its first offset-index entry only
+    // after index.interval.bytes of data, so no genuine entry has position 0.
+    if ((i >= 1 && relative == 0) || (i == 0 && relative == 0 && position == 0)) {
+      out.unused_slots = slots - i;
+      CheckUnusedIsZero(file, data, pos, end, "offset-index-unused-space", sink);
+      break;
+    }
+    OffsetIndexEntry e{base_offset + relative, position};
+    if (relative < 0) {
+      Report(sink, Severity::kError, file, pos, "offset-index-entry",
+             fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}",
+                         i, relative, base_offset));
+    } else if (position < 0) {
+      Report(sink, Severity::kError, file, pos + 4, "offset-index-entry",
+             fmt::format("entry {}: negative log position {}", i, position));
+    } else if (!out.entries.empty()) {
+      const OffsetIndexEntry& last = out.entries.back();
+      // OffsetIndex.append rejects an offset not larger than the last one; positions only grow.
+      if (e.offset <= last.offset) {
+        Report(sink, Severity::kError, file, pos, "offset-index-order",
+               fmt::format("entry {}: offset {} is not greater than the previous entry's offset {}", i,
+                           e.offset, last.offset));
+      } else if (e.position < last.position) {
+        Report(sink, Severity::kError, file, pos + 4, "offset-index-order",
+               fmt::format("entry {}: position {} is smaller than the previous entry's position {}", i,
+                           e.position, last.position));
+      }
+    }
+    out.entries.push_back(e);
+  }
+  return out;
+}
+
+TimeIndex ParseTimeIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink) {
+  TimeIndex out;
+  out.file_size = data.size();
+  CheckLength(file, data.size(), kTimeIndexEntrySize, "time-index-size", sink);
+  const uint64_t slots = data.size() / kTimeIndexEntrySize;
+  const uint64_t end = slots * kTimeIndexEntrySize;
+  out.entries.reserve(slots);
+  for (uint64_t i = 0; i < slots; ++i) {
+    const uint64_t pos = i * kTimeIndexEntrySize;
+    const uint8_t* p = data.data() + pos;
+    int64_t timestamp = LoadI64(p);
+    int32_t relative = LoadI32(p + 8);
+    // Same zero-tail rule as the offset index (§8.2). At slot 0 relative offset 0 is a genuine entry
+    // (the max timestamp of the first batch), so only an all-zero slot 0 counts as unused.
+    if ((i >= 1 && relative == 0) || (i == 0 && relative == 0 && timestamp == 0)) {
+      out.unused_slots = slots - i;
+      CheckUnusedIsZero(file, data, pos, end, "time-index-unused-space", sink);
+      break;
+    }
+    TimeIndexEntry e{timestamp, base_offset + relative};
+    if (relative < 0) {
+      Report(sink, Severity::kError, file, pos + 8, "time-index-entry",
+             fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}",
+                         i, relative, base_offset));
+    } else if (!out.entries.empty()) {
+      const TimeIndexEntry& last = out.entries.back();
+      // TimeIndex.maybeAppend: timestamps strictly increase (equal ones are skipped), offsets never
+      // go back.
+      if (e.timestamp <= last.timestamp) {
+        Report(sink, Severity::kError, file, pos, "time-index-order",
+               fmt::format("entry {}: timestamp {} is not greater than the previous entry's timestamp {}",
+                           i, e.timestamp, last.timestamp));
+      } else if (e.offset < last.offset) {
+        Report(sink, Severity::kError, file, pos + 8, "time-index-order",
+               fmt::format("entry {}: offset {} is smaller than the previous entry's offset {}", i,
+                           e.offset, last.offset));
+      }
+    }
+    out.entries.push_back(e);
+  }
+  return out;
+}
+
+TxnIndex ParseTxnIndex(const std::string& file, Bytes data, ProblemSink* sink) {
+  TxnIndex out;
+  out.file_size = data.size();
+  const uint64_t count = data.size() / kTxnIndexEntrySize;
+  if (data.size() % kTxnIndexEntrySize != 0) {
+    // TransactionIndex iterates while a whole entry remains: a partial one is ignored by Kafka.
+    uint64_t whole = count * kTxnIndexEntrySize;
+    Report(sink, Severity::kWarning, file, whole, "txn-index-size",
+           fmt::format("file length {} is not a multiple of the {}-byte entry size: {} trailing bytes "
+                       "(a partial entry, ignored as Kafka does)",
+                       data.size(), kTxnIndexEntrySize, data.size() - whole));
+  }
+  out.entries.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t pos = i * kTxnIndexEntrySize;
+    const uint8_t* p = data.data() + pos;
+    // AbortedTxn.version() reads only the first byte (the high byte of the int16): a value > 0 there
+    // is "Unexpected aborted transaction version" and Kafka stops reading the index.
+    if (int8_t(p[0]) > 0) {
+      Report(sink, Severity::kError, file, pos, "txn-index-version",
+             fmt::format("entry {}: unexpected aborted transaction version (first byte {}, int16 {}); "
+                         "expected 0",
+                         i, int8_t(p[0]), LoadI16(p)));
+      break;
+    }
+    AbortedTxn e;
+    e.version = LoadI16(p);
+    e.producer_id = LoadI64(p + 2);
+    e.first_offset = LoadI64(p + 10);
+    e.last_offset = LoadI64(p + 18);
+    e.last_stable_offset = LoadI64(p + 26);
+    if (!out.entries.empty() && e.last_offset <= out.entries.back().last_offset) {
+      // TransactionIndex.append requires strictly increasing lastOffset.
+      Report(sink, Severity::kError, file, pos + 18, "txn-index-order",
+             fmt::format("entry {}: lastOffset {} is not greater than the previous entry's lastOffset {}",
+                         i, e.last_offset, out.entries.back().last_offset));
+    }
+    if (e.first_offset > e.last_offset) {
+      Report(sink, Severity::kError, file, pos + 10, "txn-index-entry",
+             fmt::format("entry {}: firstOffset {} is after lastOffset {} (the ABORT marker)", i,
+                         e.first_offset, e.last_offset));
+    }
+    out.entries.push_back(e);
+  }
+  return out;
+}
+
+void EncodeOffsetIndexEntry(const OffsetIndexEntry& e, int64_t base_offset, std::string* out) {
+  PutBE32(out, uint32_t(int32_t(e.offset - base_offset)));
+  PutBE32(out, uint32_t(e.position));
+}
+
+void EncodeTimeIndexEntry(const TimeIndexEntry& e, int64_t base_offset, std::string* out) {
+  PutBE64(out, uint64_t(e.timestamp));
+  PutBE32(out, uint32_t(int32_t(e.offset - base_offset)));
+}
+
+void EncodeAbortedTxn(const AbortedTxn& e, std::string* out) {
+  PutBE16(out, uint16_t(e.version));
+  PutBE64(out, uint64_t(e.producer_id));
+  PutBE64(out, uint64_t(e.first_offset));
+  PutBE64(out, uint64_t(e.last_offset));
+  PutBE64(out, uint64_t(e.last_stable_offset));
+}
+
+}  // namespace klf

@@ -1,0 +1,577 @@
+// Directory model (spec kafka-on-disk-format.md §1, §12, §13). Only listings, sizes and the small
+// text files of the scanned directory are read; segment contents never are.
+#include "segment_reader/layout.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "segment_reader/file.h"
+
+namespace klf {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Text files are small; anything bigger than this is not a file Kafka wrote.
+constexpr uint64_t kMaxTextFileBytes = 64 << 20;
+
+bool AllDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+// LogFileUtils.offsetFromFileName parses the part before the first '.' with Long.parseLong; Kafka
+// itself only ever writes 20 digits, so we accept digits only (a sign would be someone else's file).
+std::optional<int64_t> ParseOffsetPrefix(std::string_view digits) {
+  if (!AllDigits(digits) || digits.size() > 20) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : digits) {
+    if (v > (uint64_t(INT64_MAX) - uint64_t(c - '0')) / 10) return std::nullopt;
+    v = v * 10 + uint64_t(c - '0');
+  }
+  return int64_t(v);
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string StripTrailingSlashes(std::string p) {
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+std::string BaseName(const std::string& path) { return fs::path(StripTrailingSlashes(path)).filename().string(); }
+
+std::string ParentOf(const std::string& path) {
+  fs::path p(StripTrailingSlashes(path));
+  fs::path parent = p.parent_path();
+  if (parent.empty()) {
+    if (p.is_absolute()) return "/";
+    return (p == "." || p == "..") ? (p / "..").string() : ".";
+  }
+  return parent.string();
+}
+
+std::string Join(const std::string& dir, const std::string& name) {
+  if (!dir.empty() && dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+void Report(ProblemSink* sink, Severity severity, const std::string& file, const char* check,
+            std::string message) {
+  sink->Report(Problem{severity, file, 0, check, std::move(message)});
+}
+
+struct Listing {
+  std::vector<DirEntry> files;
+  std::vector<std::string> dirs;  // names
+  std::vector<std::string> others;
+};
+
+bool ListDir(const std::string& path, Listing* out, ProblemSink* sink) {
+  std::error_code ec;
+  fs::directory_iterator it(path, ec);
+  if (ec) {
+    if (sink) Report(sink, Severity::kError, path, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
+    return false;
+  }
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    std::string name = it->path().filename().string();
+    std::error_code e2;
+    if (it->is_directory(e2)) {
+      out->dirs.push_back(name);
+    } else if (it->is_regular_file(e2)) {
+      DirEntry d;
+      d.name = name;
+      d.path = Join(path, name);
+      d.size = it->file_size(e2);
+      d.info = ClassifyFileName(name);
+      out->files.push_back(std::move(d));
+    } else {
+      out->others.push_back(name);
+    }
+  }
+  if (ec) {
+    if (sink) Report(sink, Severity::kError, path, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
+    return false;
+  }
+  std::sort(out->files.begin(), out->files.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  std::sort(out->dirs.begin(), out->dirs.end());
+  std::sort(out->others.begin(), out->others.end());
+  return true;
+}
+
+bool ReadText(const std::string& path, std::string* text, ProblemSink* sink) {
+  std::string error;
+  if (!ReadSmallFile(path, kMaxTextFileBytes, text, &error)) {
+    Report(sink, Severity::kError, path, "file-read", error);
+    return false;
+  }
+  return true;
+}
+
+bool IsPartitionLevel(FileKind k) {
+  switch (k) {
+    case FileKind::kLog:
+    case FileKind::kOffsetIndex:
+    case FileKind::kTimeIndex:
+    case FileKind::kTxnIndex:
+    case FileKind::kProducerSnapshot:
+    case FileKind::kLeaderEpochCheckpoint:
+    case FileKind::kPartitionMetadata:
+    case FileKind::kKraftSnapshot:
+    case FileKind::kKraftSnapshotPart:
+    case FileKind::kQuorumState:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsLogDirLevel(FileKind k) {
+  switch (k) {
+    case FileKind::kMetaProperties:
+    case FileKind::kCleanShutdown:
+    case FileKind::kLock:
+    case FileKind::kBootstrapCheckpoint:
+    case FileKind::kCleanerOffsetCheckpoint:
+    case FileKind::kRecoveryPointCheckpoint:
+    case FileKind::kReplicationOffsetCheckpoint:
+    case FileKind::kLogStartOffsetCheckpoint:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* LeftoverMeaning(const DirEntry& e) {
+  switch (e.info.suffix) {
+    case FileSuffix::kCleaned:
+      return "output of a log-cleaner pass or segment split that did not finish; Kafka deletes it at "
+             "startup (spec §12)";
+    case FileSuffix::kSwap:
+      return "a cleaned or split segment whose swap did not finish; Kafka completes the swap at startup "
+             "(spec §12)";
+    case FileSuffix::kDeleted:
+      return "a file scheduled for asynchronous deletion; Kafka deletes it at startup (spec §12)";
+    case FileSuffix::kTmp:
+      return "an interrupted atomic write (tmp file not renamed); the real file is the one without .tmp "
+             "(spec §11)";
+    case FileSuffix::kNone:
+      break;
+  }
+  if (e.info.kind == FileKind::kKraftSnapshotPart) return "a KRaft snapshot that was not completely written (spec §13)";
+  return "leftover file";
+}
+
+PartitionDirState StateOfDirName(std::string_view name) {
+  if (EndsWith(name, "-future")) return PartitionDirState::kFuture;
+  if (EndsWith(name, "-delete")) return PartitionDirState::kDelete;
+  if (EndsWith(name, "-stray")) return PartitionDirState::kStray;
+  return PartitionDirState::kLive;
+}
+
+void ParseTextFilesOfPartition(PartitionDir* out, ProblemSink* sink) {
+  std::string text;
+  if (out->leader_epoch_checkpoint_file && ReadText(out->leader_epoch_checkpoint_file->path, &text, sink)) {
+    std::vector<LeaderEpochEntry> entries;
+    if (ParseLeaderEpochCheckpoint(out->leader_epoch_checkpoint_file->path, text, &entries, sink)) {
+      out->leader_epochs = std::move(entries);
+    }
+  }
+  if (out->partition_metadata_file && ReadText(out->partition_metadata_file->path, &text, sink)) {
+    PartitionMetadata m;
+    if (ParsePartitionMetadata(out->partition_metadata_file->path, text, &m, sink)) out->partition_metadata = m;
+  }
+}
+
+}  // namespace
+
+const char* FileKindName(FileKind k) {
+  switch (k) {
+    case FileKind::kLog: return "log";
+    case FileKind::kOffsetIndex: return "offset-index";
+    case FileKind::kTimeIndex: return "time-index";
+    case FileKind::kTxnIndex: return "txn-index";
+    case FileKind::kProducerSnapshot: return "producer-snapshot";
+    case FileKind::kLeaderEpochCheckpoint: return "leader-epoch-checkpoint";
+    case FileKind::kPartitionMetadata: return "partition-metadata";
+    case FileKind::kKraftSnapshot: return "kraft-snapshot";
+    case FileKind::kKraftSnapshotPart: return "kraft-snapshot-part";
+    case FileKind::kQuorumState: return "quorum-state";
+    case FileKind::kBootstrapCheckpoint: return "bootstrap-checkpoint";
+    case FileKind::kMetaProperties: return "meta-properties";
+    case FileKind::kCleanShutdown: return "clean-shutdown";
+    case FileKind::kLock: return "lock";
+    case FileKind::kCleanerOffsetCheckpoint: return "cleaner-offset-checkpoint";
+    case FileKind::kRecoveryPointCheckpoint: return "recovery-point-offset-checkpoint";
+    case FileKind::kReplicationOffsetCheckpoint: return "replication-offset-checkpoint";
+    case FileKind::kLogStartOffsetCheckpoint: return "log-start-offset-checkpoint";
+    case FileKind::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+const char* FileSuffixName(FileSuffix s) {
+  switch (s) {
+    case FileSuffix::kNone: return "";
+    case FileSuffix::kCleaned: return ".cleaned";
+    case FileSuffix::kSwap: return ".swap";
+    case FileSuffix::kDeleted: return ".deleted";
+    case FileSuffix::kTmp: return ".tmp";
+  }
+  return "";
+}
+
+const char* PathKindName(PathKind k) {
+  switch (k) {
+    case PathKind::kFile: return "file";
+    case PathKind::kPartitionDir: return "partition-dir";
+    case PathKind::kLogDir: return "log-dir";
+    case PathKind::kOtherDir: return "other-dir";
+    case PathKind::kMissing: return "missing";
+  }
+  return "missing";
+}
+
+std::string OffsetFileNamePrefix(int64_t offset) { return fmt::format("{:020d}", offset); }
+
+FileName ClassifyFileName(std::string_view name) {
+  FileName out;
+  static constexpr std::pair<std::string_view, FileSuffix> kSuffixes[] = {
+      {".cleaned", FileSuffix::kCleaned},
+      {".swap", FileSuffix::kSwap},
+      {".deleted", FileSuffix::kDeleted},
+      {".tmp", FileSuffix::kTmp},
+  };
+  for (const auto& [text, suffix] : kSuffixes) {
+    if (name.size() > text.size() && EndsWith(name, text)) {
+      out.suffix = suffix;
+      name.remove_suffix(text.size());
+      break;
+    }
+  }
+  static constexpr std::pair<std::string_view, FileKind> kFixed[] = {
+      {"leader-epoch-checkpoint", FileKind::kLeaderEpochCheckpoint},
+      {"partition.metadata", FileKind::kPartitionMetadata},
+      {"quorum-state", FileKind::kQuorumState},
+      {"bootstrap.checkpoint", FileKind::kBootstrapCheckpoint},
+      {"meta.properties", FileKind::kMetaProperties},
+      {".kafka_cleanshutdown", FileKind::kCleanShutdown},
+      {".lock", FileKind::kLock},
+      {"cleaner-offset-checkpoint", FileKind::kCleanerOffsetCheckpoint},
+      {"recovery-point-offset-checkpoint", FileKind::kRecoveryPointCheckpoint},
+      {"replication-offset-checkpoint", FileKind::kReplicationOffsetCheckpoint},
+      {"log-start-offset-checkpoint", FileKind::kLogStartOffsetCheckpoint},
+  };
+  for (const auto& [text, kind] : kFixed) {
+    if (name == text) {
+      out.kind = kind;
+      return out;
+    }
+  }
+  // KRaft snapshot: <20-digit end offset>-<10-digit epoch>.checkpoint[.part] (Snapshots.java).
+  bool part = EndsWith(name, ".checkpoint.part");
+  if (part || EndsWith(name, ".checkpoint")) {
+    std::string_view stem = name.substr(0, name.size() - (part ? 16 : 11));
+    size_t dash = stem.find('-');
+    if (dash != std::string_view::npos) {
+      auto offset = ParseOffsetPrefix(stem.substr(0, dash));
+      std::string_view epoch = stem.substr(dash + 1);
+      if (offset && AllDigits(epoch) && epoch.size() <= 10) {
+        int64_t e = std::stoll(std::string(epoch));
+        if (e <= INT32_MAX) {
+          out.kind = part ? FileKind::kKraftSnapshotPart : FileKind::kKraftSnapshot;
+          out.offset = offset;
+          out.epoch = int32_t(e);
+          out.canonical_name = dash == 20 && epoch.size() == 10;
+          return out;
+        }
+      }
+    }
+    out.kind = FileKind::kUnknown;
+    return out;
+  }
+  size_t dot = name.find('.');
+  if (dot == std::string_view::npos) return out;
+  std::string_view ext = name.substr(dot);
+  static constexpr std::pair<std::string_view, FileKind> kSegment[] = {
+      {".log", FileKind::kLog},
+      {".index", FileKind::kOffsetIndex},
+      {".timeindex", FileKind::kTimeIndex},
+      {".txnindex", FileKind::kTxnIndex},
+      {".snapshot", FileKind::kProducerSnapshot},
+  };
+  for (const auto& [text, kind] : kSegment) {
+    if (ext == text) {
+      auto offset = ParseOffsetPrefix(name.substr(0, dot));
+      if (!offset) return out;
+      out.kind = kind;
+      out.offset = offset;
+      out.canonical_name = dot == 20;
+      return out;
+    }
+  }
+  return out;
+}
+
+std::vector<const SegmentFiles*> PartitionDir::LogSegments() const {
+  std::vector<const SegmentFiles*> out;
+  for (const auto& [base, seg] : segments) {
+    if (seg.log) out.push_back(&seg);
+  }
+  return out;
+}
+
+bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink* sink) {
+  *out = PartitionDir{};
+  out->path = StripTrailingSlashes(path_in);
+  out->name = BaseName(out->path);
+  out->tp = ParsePartitionDirName(out->name);
+  out->state = StateOfDirName(out->name);
+  if (!out->tp) {
+    Report(sink, Severity::kWarning, out->path, "partition-dir-name",
+           fmt::format("directory name \"{}\" is not <topic>-<partition> (spec §1.1)", out->name));
+  }
+  Listing listing;
+  if (!ListDir(out->path, &listing, sink)) return false;
+  for (const std::string& d : listing.dirs) {
+    DirEntry e;
+    e.name = d;
+    e.path = Join(out->path, d);
+    out->unknown.push_back(e);
+    Report(sink, Severity::kInfo, e.path, "unknown-file", "unexpected subdirectory in a partition directory");
+  }
+  for (DirEntry& e : listing.files) {
+    if (!e.info.canonical_name) {
+      Report(sink, Severity::kWarning, e.path, "file-name",
+             fmt::format("offset in the name is not written as 20 zero-padded digits as Kafka writes it "
+                         "(spec §1.3)"));
+    }
+    if (e.info.suffix != FileSuffix::kNone || e.info.kind == FileKind::kKraftSnapshotPart) {
+      Report(sink, Severity::kWarning, e.path, "leftover-file", LeftoverMeaning(e));
+      out->leftovers.push_back(std::move(e));
+      continue;
+    }
+    switch (e.info.kind) {
+      case FileKind::kLog:
+      case FileKind::kOffsetIndex:
+      case FileKind::kTimeIndex:
+      case FileKind::kTxnIndex: {
+        SegmentFiles& seg = out->segments[*e.info.offset];
+        seg.base_offset = *e.info.offset;
+        std::optional<DirEntry>* slot = e.info.kind == FileKind::kLog           ? &seg.log
+                                        : e.info.kind == FileKind::kOffsetIndex ? &seg.index
+                                        : e.info.kind == FileKind::kTimeIndex   ? &seg.time_index
+                                                                                : &seg.txn_index;
+        if (*slot) {
+          // Two names with the same offset (e.g. "5.log" and "00000000000000000005.log").
+          Report(sink, Severity::kWarning, e.path, "duplicate-segment-file",
+                 fmt::format("another file ({}) has the same kind and offset {}", (*slot)->name, *e.info.offset));
+          out->unknown.push_back(std::move(e));
+        } else {
+          *slot = std::move(e);
+        }
+        break;
+      }
+      case FileKind::kProducerSnapshot:
+        out->producer_snapshots.emplace(*e.info.offset, std::move(e));
+        break;
+      case FileKind::kLeaderEpochCheckpoint:
+        out->leader_epoch_checkpoint_file = std::move(e);
+        break;
+      case FileKind::kPartitionMetadata:
+        out->partition_metadata_file = std::move(e);
+        break;
+      case FileKind::kKraftSnapshot: {
+        KraftSnapshotFile k{*e.info.offset, e.info.epoch, std::move(e)};
+        out->kraft_snapshots.push_back(std::move(k));
+        break;
+      }
+      case FileKind::kQuorumState:
+        out->quorum_state = std::move(e);
+        break;
+      default:
+        Report(sink, Severity::kInfo, e.path, "unknown-file",
+               fmt::format("file is not one Kafka keeps in a partition directory ({})", FileKindName(e.info.kind)));
+        out->unknown.push_back(std::move(e));
+    }
+  }
+  std::sort(out->kraft_snapshots.begin(), out->kraft_snapshots.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.end_offset, a.epoch) < std::pair(b.end_offset, b.epoch);
+  });
+  for (const auto& [base, seg] : out->segments) {
+    if (seg.log) continue;
+    // LogLoader deletes index files that have no .log (spec §12 step 6).
+    for (const auto* f : {&seg.index, &seg.time_index, &seg.txn_index}) {
+      if (*f) {
+        Report(sink, Severity::kWarning, (*f)->path, "orphan-index",
+               fmt::format("index file without a {}.log; Kafka deletes it at startup (spec §12)",
+                           OffsetFileNamePrefix(base)));
+      }
+    }
+  }
+  ParseTextFilesOfPartition(out, sink);
+  return true;
+}
+
+bool ReadOffsetCheckpointFile(const std::string& path, std::map<TopicPartition, int64_t>* out, ProblemSink* sink) {
+  out->clear();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return false;
+  std::string text;
+  if (!ReadText(path, &text, sink)) return false;
+  std::vector<OffsetCheckpointEntry> entries;
+  if (!ParseOffsetCheckpoint(path, text, &entries, sink)) return false;
+  for (const auto& e : entries) (*out)[e.tp] = e.offset;
+  return true;
+}
+
+bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
+  *out = LogDir{};
+  out->path = StripTrailingSlashes(path_in);
+  Listing listing;
+  if (!ListDir(out->path, &listing, sink)) return false;
+  for (const std::string& d : listing.dirs) {
+    if (!ParsePartitionDirName(d)) {
+      DirEntry e;
+      e.name = d;
+      e.path = Join(out->path, d);
+      Report(sink, Severity::kInfo, e.path, "unknown-file",
+             "subdirectory is not a partition directory (<topic>-<partition>, spec §1.1)");
+      out->unknown.push_back(std::move(e));
+      continue;
+    }
+    PartitionDir p;
+    if (ScanPartitionDir(Join(out->path, d), &p, sink)) out->partitions.push_back(std::move(p));
+  }
+  for (const DirEntry& e : listing.files) {
+    out->files.push_back(e);
+    if (e.info.suffix != FileSuffix::kNone) {
+      Report(sink, Severity::kWarning, e.path, "leftover-file", LeftoverMeaning(e));
+      out->leftovers.push_back(e);
+      continue;
+    }
+    std::optional<std::map<TopicPartition, int64_t>>* checkpoint = nullptr;
+    switch (e.info.kind) {
+      case FileKind::kMetaProperties: {
+        out->meta_properties_file = e;
+        std::string text;
+        MetaProperties m;
+        if (ReadText(e.path, &text, sink) && ParseMetaProperties(e.path, text, &m, sink)) out->meta_properties = m;
+        break;
+      }
+      case FileKind::kCleanShutdown: {
+        out->clean_shutdown_file = e;
+        std::string text;
+        CleanShutdown c;
+        if (ReadText(e.path, &text, sink) && ParseCleanShutdown(e.path, text, &c, sink)) {
+          out->clean_shutdown_broker_epoch = c.broker_epoch;
+        }
+        break;
+      }
+      case FileKind::kBootstrapCheckpoint:
+        out->bootstrap_checkpoint = e;
+        break;
+      case FileKind::kLock:
+        break;
+      case FileKind::kCleanerOffsetCheckpoint: checkpoint = &out->cleaner_offsets; break;
+      case FileKind::kRecoveryPointCheckpoint: checkpoint = &out->recovery_points; break;
+      case FileKind::kReplicationOffsetCheckpoint: checkpoint = &out->high_watermarks; break;
+      case FileKind::kLogStartOffsetCheckpoint: checkpoint = &out->log_start_offsets; break;
+      default:
+        Report(sink, Severity::kInfo, e.path, "unknown-file",
+               fmt::format("file is not one Kafka keeps in a log directory ({})", FileKindName(e.info.kind)));
+        out->unknown.push_back(e);
+    }
+    if (checkpoint) {
+      std::map<TopicPartition, int64_t> m;
+      if (ReadOffsetCheckpointFile(e.path, &m, sink)) *checkpoint = std::move(m);
+    }
+  }
+  return true;
+}
+
+PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path, const TopicPartition& tp,
+                                           ProblemSink* sink) {
+  PartitionCheckpoints out;
+  out.log_dir = ParentOf(partition_dir_path);
+  auto pick = [&](const char* name, std::optional<int64_t>* value) {
+    std::map<TopicPartition, int64_t> m;
+    if (!ReadOffsetCheckpointFile(Join(out.log_dir, name), &m, sink)) return;
+    if (auto it = m.find(tp); it != m.end()) *value = it->second;
+  };
+  pick("cleaner-offset-checkpoint", &out.cleaner_offset);
+  pick("recovery-point-offset-checkpoint", &out.recovery_point);
+  pick("replication-offset-checkpoint", &out.high_watermark);
+  pick("log-start-offset-checkpoint", &out.log_start_offset);
+  return out;
+}
+
+PathInfo ClassifyPath(const std::string& path_in) {
+  PathInfo out;
+  out.path = StripTrailingSlashes(path_in);
+  std::error_code ec;
+  fs::file_status st = fs::status(out.path, ec);
+  if (ec || !fs::exists(st)) {
+    out.kind = PathKind::kMissing;
+    return out;
+  }
+  // What a directory holds, by name only.
+  auto looks_like = [](const std::string& dir, bool* partition_files, bool* logdir_files, bool* partition_subdirs) {
+    *partition_files = *logdir_files = *partition_subdirs = false;
+    Listing l;
+    if (!ListDir(dir, &l, nullptr)) return false;
+    for (const auto& f : l.files) {
+      if (IsPartitionLevel(f.info.kind)) *partition_files = true;
+      if (IsLogDirLevel(f.info.kind)) *logdir_files = true;
+    }
+    for (const auto& d : l.dirs) {
+      if (ParsePartitionDirName(d)) *partition_subdirs = true;
+    }
+    return true;
+  };
+  auto is_partition_dir = [&](const std::string& dir) {
+    bool pf, lf, ps;
+    if (!looks_like(dir, &pf, &lf, &ps)) return false;
+    if (pf) return true;
+    return !lf && !ps && ParsePartitionDirName(BaseName(dir)).has_value();
+  };
+  if (fs::is_directory(st)) {
+    bool pf, lf, ps;
+    looks_like(out.path, &pf, &lf, &ps);
+    if (pf || (!lf && !ps && ParsePartitionDirName(BaseName(out.path)))) {
+      out.kind = PathKind::kPartitionDir;
+      out.partition_dir = out.path;
+      out.tp = ParsePartitionDirName(BaseName(out.path));
+      out.log_dir = ParentOf(out.path);
+    } else if (lf || ps) {
+      out.kind = PathKind::kLogDir;
+      out.log_dir = out.path;
+    } else {
+      out.kind = PathKind::kOtherDir;
+    }
+    return out;
+  }
+  out.kind = PathKind::kFile;
+  out.file = ClassifyFileName(BaseName(out.path));
+  std::string parent = ParentOf(out.path);
+  if (IsLogDirLevel(out.file.kind)) {
+    out.log_dir = parent;
+  } else if (is_partition_dir(parent)) {
+    out.partition_dir = parent;
+    out.tp = ParsePartitionDirName(BaseName(parent));
+    out.log_dir = ParentOf(parent);
+  }
+  return out;
+}
+
+}  // namespace klf
