@@ -1,0 +1,48 @@
+// What every klf subcommand shares: exit codes, the common options, and how a subcommand plugs into
+// main.cc (spec cli.md "Common").
+//
+// A subcommand is a function that adds a CLI::App to the parent and returns a Command whose `run`
+// is called when that subcommand was chosen on the command line. Subcommands only parse arguments
+// and print; the work is done by the libraries.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "segment_reader/bytes.h"
+
+namespace klf::cli {
+
+// cli.md: 0 ran and found nothing wrong; 1 ran and found problems; 2 usage error; 3 input could not
+// be read at all.
+enum ExitCode : int { kExitOk = 0, kExitProblems = 1, kExitUsage = 2, kExitUnreadable = 3 };
+
+// Combines the outcomes of several inputs: "unreadable" wins over "problems", which wins over "ok".
+inline int WorseExit(int a, int b) {
+  auto rank = [](int c) { return c == kExitUnreadable ? 3 : c == kExitUsage ? 2 : c == kExitProblems ? 1 : 0; };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+struct CommonOptions {
+  bool json = false;
+  std::string bytes = "text";  // --bytes text|base64|hex
+  BytesFormat bytes_format() const;
+};
+
+// Adds --json and --bytes to a subcommand.
+void AddCommonOptions(CLI::App* app, CommonOptions* options, bool with_bytes = true);
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;  // returns an ExitCode
+};
+
+// One line on stderr: "klf <command>: <message>". Every error names the file it is about.
+void PrintError(const std::string& command, const std::string& message);
+
+// The subcommands. Each lives in its own file (dump.cc, ...).
+Command AddDumpCommand(CLI::App* parent);
+
+}  // namespace klf::cli

@@ -1,0 +1,436 @@
+// `klf dump`: prints every batch of `.log` files and the entries of index, snapshot and checkpoint
+// files, for files, partition directories and broker log directories (spec cli.md "dump").
+//
+// 1. Each PATH is classified (segment_reader/layout.h): a file is dumped by its kind; a partition
+//    directory segment by segment (.log, .index, .timeindex, .txnindex), then producer snapshots,
+//    KRaft snapshots, leader-epoch-checkpoint, partition.metadata; a log directory its checkpoint
+//    files first, then every partition directory in name order.
+// 2. A `.log` is streamed from a read-only mapping with LogReader; records are decoded only with
+//    --records (and for legacy compressed wrappers, whose base offset is known only after decoding).
+// 3. Problems go to the printer as they are found, next to the batch they concern, each once; the
+//    run exits 1 when any of them is an error, 3 when an input could not be read at all.
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/dump_printer.h"
+#include "cli/output.h"
+#include "cli/progress.h"
+#include "segment_reader/batch.h"
+#include "segment_reader/checkpoints.h"
+#include "segment_reader/file.h"
+#include "segment_reader/index_files.h"
+#include "segment_reader/layout.h"
+#include "segment_reader/producer_snapshot.h"
+
+namespace klf::cli {
+namespace {
+
+constexpr int64_t kMinOffset = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMaxOffset = std::numeric_limits<int64_t>::max();
+// Checkpoint and properties files are a few lines per partition; this bounds a file that is not one.
+constexpr uint64_t kMaxTextFileBytes = uint64_t(256) << 20;
+
+struct DumpOptions {
+  CommonOptions common;
+  bool records = false;
+  std::string offsets;
+  std::vector<std::string> paths;
+};
+
+// "A:B", "A:", ":B" or "A" (= "A:A"); both ends inclusive.
+bool ParseOffsetRange(const std::string& s, int64_t* from, int64_t* to) {
+  auto parse = [](std::string_view t, int64_t* v) {
+    auto r = std::from_chars(t.data(), t.data() + t.size(), *v);
+    return r.ec == std::errc() && r.ptr == t.data() + t.size();
+  };
+  std::string_view sv(s);
+  size_t colon = sv.find(':');
+  if (colon == std::string_view::npos) {
+    if (!parse(sv, from)) return false;
+    *to = *from;
+    return true;
+  }
+  std::string_view a = sv.substr(0, colon), b = sv.substr(colon + 1);
+  *from = kMinOffset;
+  *to = kMaxOffset;
+  if (a.empty() && b.empty()) return false;
+  if (!a.empty() && !parse(a, from)) return false;
+  if (!b.empty() && !parse(b, to)) return false;
+  return *from <= *to;
+}
+
+uint64_t InputBytes(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const std::string& p : paths) {
+    if (fs::is_regular_file(p, ec)) {
+      total += fs::file_size(p, ec);
+    } else if (fs::is_directory(p, ec)) {
+      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator();
+           it.increment(ec)) {
+        if (it->is_regular_file(ec)) total += it->file_size(ec);
+      }
+    }
+  }
+  return total;
+}
+
+class Dumper : public ProblemSink {
+ public:
+  Dumper(const DumpOptions& options, int64_t from, int64_t to, DumpPrinter* printer, Output* out)
+      : options_(options), from_(from), to_(to), printer_(printer), out_(out),
+        progress_("klf dump", isatty(2) == 1 ? InputBytes(options.paths) : 0) {}
+
+  int Run() {
+    for (const std::string& path : options_.paths) {
+      DumpPath(path);
+      if (out_->failed()) break;
+    }
+    progress_.Finish();
+    out_->Flush();
+    if (errors_ > 0 && !options_.common.json) {
+      PrintError("dump", std::to_string(errors_) + (errors_ == 1 ? " problem" : " problems") +
+                             " found (printed in the output with file and byte position)");
+    }
+    if (unreadable_ || out_->failed()) return kExitUnreadable;
+    return errors_ > 0 ? kExitProblems : kExitOk;
+  }
+
+  // Every problem is printed once (a directory scan and the file's own parser may both see it) and
+  // errors decide the exit code.
+  void Report(const Problem& p) override {
+    std::string key = p.file + '\0' + std::to_string(p.position) + '\0' + p.check + '\0' + p.message;
+    if (!seen_.insert(std::move(key)).second) return;
+    if (p.severity == Severity::kError) ++errors_;
+    printer_->PrintProblem(p);
+  }
+
+ private:
+  void Unreadable(const std::string& message) {
+    out_->Flush();  // keep stdout and stderr in order on a terminal
+    PrintError("dump", message);
+    unreadable_ = true;
+  }
+
+  // Prints the collected problems that start before `position` (all when it is the maximum).
+  void FlushPending(uint64_t position = std::numeric_limits<uint64_t>::max()) {
+    if (pending_.problems.empty()) return;
+    std::vector<Problem> later;
+    for (Problem& p : pending_.problems) {
+      if (p.position < position) Report(p);
+      else later.push_back(std::move(p));
+    }
+    pending_.problems = std::move(later);
+  }
+
+  bool Overlaps(int64_t first, int64_t last) const { return last >= from_ && first <= to_; }
+
+  void DumpPath(const std::string& path) {
+    PathInfo info = ClassifyPath(path);
+    switch (info.kind) {
+      case PathKind::kMissing:
+        Unreadable(path + ": no such file or directory");
+        return;
+      case PathKind::kFile:
+        DumpFile(path, info.file);
+        return;
+      case PathKind::kPartitionDir: {
+        PartitionDir dir;
+        bool ok = ScanPartitionDir(path, &dir, &pending_);
+        FlushPending();
+        if (!ok) return Unreadable(path + ": cannot list the partition directory");
+        DumpPartitionDir(dir);
+        return;
+      }
+      case PathKind::kLogDir: {
+        LogDir dir;
+        bool ok = ScanLogDir(path, &dir, &pending_);
+        FlushPending();
+        if (!ok) return Unreadable(path + ": cannot list the log directory");
+        DumpLogDir(dir);
+        return;
+      }
+      case PathKind::kOtherDir:
+        Unreadable(path + ": a directory that is neither a partition directory (<topic>-<partition> with "
+                          "segments) nor a broker log directory (partition directories, checkpoint files)");
+        return;
+    }
+  }
+
+  void DumpLogDir(const LogDir& dir) {
+    for (const DirEntry& e : dir.files) {
+      switch (e.info.kind) {
+        case FileKind::kCleanerOffsetCheckpoint:
+        case FileKind::kRecoveryPointCheckpoint:
+        case FileKind::kReplicationOffsetCheckpoint:
+        case FileKind::kLogStartOffsetCheckpoint:
+        case FileKind::kMetaProperties:
+        case FileKind::kCleanShutdown:
+        case FileKind::kBootstrapCheckpoint:
+          if (e.info.suffix == FileSuffix::kNone) DumpFile(e.path, e.info);
+          break;
+        default:
+          break;
+      }
+    }
+    for (const PartitionDir& p : dir.partitions) {
+      DumpPartitionDir(p);
+      if (out_->failed()) return;
+    }
+  }
+
+  void DumpPartitionDir(const PartitionDir& dir) {
+    for (auto it = dir.segments.begin(); it != dir.segments.end(); ++it) {
+      const SegmentFiles& seg = it->second;
+      // A segment holds offsets from its base offset up to the next segment's base offset.
+      auto next = std::next(it);
+      int64_t last = next == dir.segments.end() ? kMaxOffset : next->first - 1;
+      if (!Overlaps(seg.base_offset, last)) continue;
+      for (const auto* f : {&seg.log, &seg.index, &seg.time_index, &seg.txn_index}) {
+        if (*f) DumpFile((*f)->path, (*f)->info);
+        if (out_->failed()) return;
+      }
+    }
+    for (const auto& [offset, e] : dir.producer_snapshots) DumpFile(e.path, e.info);
+    for (const KraftSnapshotFile& s : dir.kraft_snapshots) DumpFile(s.file.path, s.file.info);
+    if (dir.leader_epoch_checkpoint_file) DumpFile(dir.leader_epoch_checkpoint_file->path, dir.leader_epoch_checkpoint_file->info);
+    if (dir.partition_metadata_file) DumpFile(dir.partition_metadata_file->path, dir.partition_metadata_file->info);
+    for (const DirEntry& e : dir.leftovers) {
+      printer_->Note("Not dumped: " + e.path + " (leftover of an interrupted cleaner, swap or delete; give "
+                     "its path to dump it)");
+    }
+  }
+
+  void DumpFile(const std::string& path, const FileName& name) {
+    switch (name.kind) {
+      case FileKind::kLog:
+      case FileKind::kKraftSnapshot:
+      case FileKind::kKraftSnapshotPart:
+      case FileKind::kBootstrapCheckpoint:
+        return DumpLog(path, name);
+      case FileKind::kOffsetIndex:
+      case FileKind::kTimeIndex:
+      case FileKind::kTxnIndex:
+      case FileKind::kProducerSnapshot:
+        return DumpBinaryFile(path, name);
+      case FileKind::kLeaderEpochCheckpoint:
+      case FileKind::kPartitionMetadata:
+      case FileKind::kMetaProperties:
+      case FileKind::kCleanShutdown:
+      case FileKind::kCleanerOffsetCheckpoint:
+      case FileKind::kRecoveryPointCheckpoint:
+      case FileKind::kReplicationOffsetCheckpoint:
+      case FileKind::kLogStartOffsetCheckpoint:
+        return DumpTextFile(path, name);
+      case FileKind::kQuorumState:
+      case FileKind::kLock:
+      case FileKind::kUnknown:
+        break;
+    }
+    Unreadable(path + ": not a file klf dumps (" + FileKindName(name.kind) +
+               "); expected .log, .index, .timeindex, .txnindex, .snapshot, leader-epoch-checkpoint, "
+               "partition.metadata, meta.properties or a log-dir checkpoint file");
+  }
+
+  void DumpLog(const std::string& path, const FileName& name) {
+    std::string error;
+    std::unique_ptr<MappedFile> file = MappedFile::Open(path, &error);
+    if (!file) return Unreadable(error);
+    file->AdviseSequential();
+    printer_->BeginFile(path, name);
+    LogReader reader(path, file->data(), &pending_);
+    BatchView batch;
+    while (reader.Next(&batch)) {
+      progress_.Update(done_bytes_ + batch.header.position, path);
+      const BatchHeader* header = &batch.header;
+      if (header->last_offset < from_) {
+        FlushPending();
+        continue;
+      }
+      // A legacy compressed wrapper carries only its last offset; decoding its inner messages
+      // gives the base offset (and the record count).
+      const RecordDecoder* decoded = nullptr;
+      if (options_.records || !header->base_offset_known) {
+        decoder_.Decode(batch, path, &pending_);
+        if (decoder_.header().base_offset_known) header = &decoder_.header();
+        if (options_.records) decoded = &decoder_;
+      }
+      int64_t first = header->base_offset_known ? header->base_offset : header->last_offset;
+      FlushPending(header->position);
+      if (first <= to_) {
+        if (decoded && header->is_control) CheckControlRecords(path, *header, *decoded);
+        printer_->Batch(*header, decoded);
+      }
+      FlushPending();
+      if (out_->failed()) break;
+    }
+    FlushPending();
+    done_bytes_ += file->size();
+  }
+
+  // A control batch's records must parse as control records (spec §5.3); the printers print null
+  // for one that does not, and this says why.
+  void CheckControlRecords(const std::string& path, const BatchHeader& header, const RecordDecoder& decoded) {
+    for (const Record& r : decoded.records()) {
+      ControlRecord c;
+      std::string error;
+      if (!ParseControlRecord(r, &c, &error)) {
+        Report({Severity::kError, path, header.position, "control-record",
+                "record at offset " + std::to_string(r.offset) + " of a control batch: " + error});
+      }
+    }
+  }
+
+  void DumpBinaryFile(const std::string& path, const FileName& name) {
+    std::string error;
+    std::unique_ptr<MappedFile> file = MappedFile::Open(path, &error);
+    if (!file) return Unreadable(error);
+    printer_->BeginFile(path, name);
+    if (file->size() == 0) printer_->Note(path + " is empty.");
+    int64_t base = name.offset.value_or(0);
+    switch (name.kind) {
+      case FileKind::kOffsetIndex: {
+        OffsetIndex index = ParseOffsetIndex(path, file->data(), base, &pending_);
+        for (size_t i = 0; i < index.entries.size(); ++i) {
+          if (Overlaps(index.entries[i].offset, index.entries[i].offset)) printer_->OffsetIndexEntry(i, index.entries[i]);
+        }
+        NoteUnusedSlots(index.unused_slots, kOffsetIndexEntrySize);
+        break;
+      }
+      case FileKind::kTimeIndex: {
+        TimeIndex index = ParseTimeIndex(path, file->data(), base, &pending_);
+        for (size_t i = 0; i < index.entries.size(); ++i) {
+          if (Overlaps(index.entries[i].offset, index.entries[i].offset)) printer_->TimeIndexEntry(i, index.entries[i]);
+        }
+        NoteUnusedSlots(index.unused_slots, kTimeIndexEntrySize);
+        break;
+      }
+      case FileKind::kTxnIndex: {
+        TxnIndex index = ParseTxnIndex(path, file->data(), &pending_);
+        for (size_t i = 0; i < index.entries.size(); ++i) {
+          const AbortedTxn& e = index.entries[i];
+          if (Overlaps(e.first_offset, e.last_offset)) printer_->TxnIndexEntry(i, e);
+        }
+        break;
+      }
+      case FileKind::kProducerSnapshot: {
+        ProducerSnapshot snapshot;
+        if (file->size() > 0) ParseProducerSnapshot(path, file->data(), base, &snapshot, &pending_);
+        for (size_t i = 0; i < snapshot.entries.size(); ++i) {
+          printer_->ProducerSnapshotEntry(i, base, snapshot.entries[i]);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    FlushPending();
+    done_bytes_ += file->size();
+  }
+
+  void NoteUnusedSlots(uint64_t slots, int entry_size) {
+    if (slots == 0) return;
+    printer_->Note("(" + std::to_string(slots) + " zero-filled preallocated slots, " +
+                   std::to_string(slots * uint64_t(entry_size)) + " bytes, after the last entry)");
+  }
+
+  void DumpTextFile(const std::string& path, const FileName& name) {
+    std::string text, error;
+    if (!ReadSmallFile(path, kMaxTextFileBytes, &text, &error)) return Unreadable(error);
+    printer_->BeginFile(path, name);
+    switch (name.kind) {
+      case FileKind::kLeaderEpochCheckpoint: {
+        std::vector<LeaderEpochEntry> entries;
+        ParseLeaderEpochCheckpoint(path, text, &entries, &pending_);
+        for (const LeaderEpochEntry& e : entries) printer_->LeaderEpochEntry(e);
+        break;
+      }
+      case FileKind::kPartitionMetadata: {
+        PartitionMetadata m;
+        if (ParsePartitionMetadata(path, text, &m, &pending_)) printer_->PartitionMetadataEntry(m);
+        break;
+      }
+      case FileKind::kMetaProperties: {
+        MetaProperties m;
+        ParseMetaProperties(path, text, &m, &pending_);
+        printer_->MetaPropertiesEntry(m);
+        break;
+      }
+      case FileKind::kCleanShutdown: {
+        CleanShutdown c;
+        if (ParseCleanShutdown(path, text, &c, &pending_)) printer_->CleanShutdownEntry(c);
+        break;
+      }
+      default: {  // the four log-dir offset checkpoints
+        std::vector<OffsetCheckpointEntry> entries;
+        ParseOffsetCheckpoint(path, text, &entries, &pending_);
+        if (text.empty()) printer_->Note(path + " is empty.");
+        for (const OffsetCheckpointEntry& e : entries) printer_->OffsetCheckpointEntry(FileKindName(name.kind), e);
+        break;
+      }
+    }
+    FlushPending();
+    done_bytes_ += text.size();
+  }
+
+  const DumpOptions& options_;
+  const int64_t from_, to_;
+  DumpPrinter* printer_;
+  Output* out_;
+  Progress progress_;
+  CollectingSink pending_;
+  RecordDecoder decoder_;
+  std::set<std::string> seen_;
+  uint64_t errors_ = 0;
+  uint64_t done_bytes_ = 0;
+  bool unreadable_ = false;
+};
+
+}  // namespace
+
+Command AddDumpCommand(CLI::App* parent) {
+  auto options = std::make_shared<DumpOptions>();
+  CLI::App* app = parent->add_subcommand(
+      "dump",
+      "Print every batch of .log files (and the entries of .index, .timeindex, .txnindex, .snapshot, "
+      "leader-epoch-checkpoint, partition.metadata and log-dir checkpoint files). PATH may be a file, a "
+      "partition directory or a broker log directory.");
+  app->add_flag("--records", options->records, "Also print every record (key, value, headers, control type)");
+  AddCommonOptions(app, &options->common);
+  app->add_option("--offsets", options->offsets,
+                  "Only batches overlapping the inclusive offset range A:B (also A:, :B or a single offset); "
+                  "index entries are filtered the same way")
+      ->type_name("A:B")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            int64_t a, b;
+            return ParseOffsetRange(s, &a, &b) ? std::string() : "expected A:B, A:, :B or N with A <= B";
+          },
+          "A:B"));
+  app->add_option("PATH", options->paths, "Files or directories to dump, in order")->required()->type_name("PATH");
+
+  Command command;
+  command.app = app;
+  command.run = [options]() {
+    int64_t from = kMinOffset, to = kMaxOffset;
+    if (!options->offsets.empty()) ParseOffsetRange(options->offsets, &from, &to);
+    Output out(1);
+    std::unique_ptr<DumpPrinter> printer = options->common.json
+                                               ? MakeJsonDumpPrinter(&out, options->common.bytes_format())
+                                               : MakeTextDumpPrinter(&out, options->common.bytes_format());
+    Dumper dumper(*options, from, to, printer.get(), &out);
+    return dumper.Run();
+  };
+  return command;
+}
+
+}  // namespace klf::cli

@@ -1,0 +1,256 @@
+// `klf dump --json`: JSON Lines, one object per batch or entry (spec cli.md "dump").
+//
+// Fields a magic does not have are null (cli.md): for magic 0/1 that is every v2-only header field
+// (producer fields, leader epoch, base timestamp, delete horizon, count, transactional/control
+// flags), for magic 0 also the timestamps.
+#include <string>
+
+#include "cli/dump_printer.h"
+#include "cli/json_out.h"
+
+namespace klf::cli {
+namespace {
+
+class JsonDumpPrinter : public DumpPrinter {
+ public:
+  JsonDumpPrinter(Output* out, BytesFormat bytes) : out_(out), bytes_(bytes) {}
+
+  void BeginFile(const std::string& path, const FileName&) override {
+    // The file name is escaped once per file, not once per batch.
+    std::string escaped;
+    Output o(&escaped, path.size() * 6 + 8);
+    o.AppendJsonString(path);
+    o.Flush();
+    file_json_ = std::move(escaped);
+  }
+
+  void Batch(const BatchHeader& h, const RecordDecoder* decoded) override {
+    const bool v2 = h.magic >= 2;
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", "batch");
+    j.Uint("position", h.position);
+    if (h.base_offset_known) j.Int("baseOffset", h.base_offset);
+    else j.Null("baseOffset");
+    j.Int("lastOffset", h.last_offset);
+    j.Int("magic", h.magic);
+    j.String("compression", CompressionName(h.compression));
+    j.Uint("sizeInBytes", h.size_in_bytes);
+    j.Uint("crc", h.crc);
+    j.Bool("crcValid", h.crc_valid);
+    if (h.magic == 0) j.Null("timestampType");
+    else j.String("timestampType", TimestampTypeName(h.timestamp_type));
+    if (v2) j.Int("baseTimestamp", h.base_timestamp);
+    else j.Null("baseTimestamp");
+    if (h.magic == 0) j.Null("maxTimestamp");
+    else j.Int("maxTimestamp", h.max_timestamp);
+    if (v2) {
+      j.OptInt("deleteHorizonMs", h.delete_horizon_ms);
+      j.Int("partitionLeaderEpoch", h.partition_leader_epoch);
+      j.Int("producerId", h.producer_id);
+      j.Int("producerEpoch", h.producer_epoch);
+      j.Int("baseSequence", h.base_sequence);
+      j.Int("lastSequence", h.last_sequence());
+      j.Bool("isTransactional", h.is_transactional);
+      j.Bool("isControl", h.is_control);
+      j.Int("recordCount", h.record_count);
+    } else {
+      for (const char* k : {"deleteHorizonMs", "partitionLeaderEpoch", "producerId", "producerEpoch",
+                            "baseSequence", "lastSequence", "isTransactional", "isControl", "recordCount"}) {
+        j.Null(k);
+      }
+    }
+    if (decoded) {
+      j.Key("records")->Append('[');
+      bool first = true;
+      for (const Record& r : decoded->records()) {
+        if (!first) out_->Append(',');
+        first = false;
+        WriteRecord(h, r, *decoded);
+      }
+      out_->Append(']');
+    }
+    j.CloseLine();
+  }
+
+  void OffsetIndexEntry(size_t slot, const klf::OffsetIndexEntry& e) override {
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", "offset-index-entry");
+    j.Uint("position", uint64_t(slot) * kOffsetIndexEntrySize);
+    j.Int("offset", e.offset);
+    j.Int("logPosition", e.position);
+    j.CloseLine();
+  }
+
+  void TimeIndexEntry(size_t slot, const klf::TimeIndexEntry& e) override {
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", "time-index-entry");
+    j.Uint("position", uint64_t(slot) * kTimeIndexEntrySize);
+    j.Int("timestamp", e.timestamp);
+    j.Int("offset", e.offset);
+    j.CloseLine();
+  }
+
+  void TxnIndexEntry(size_t slot, const AbortedTxn& e) override {
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", "txn-index-entry");
+    j.Uint("position", uint64_t(slot) * kTxnIndexEntrySize);
+    j.Int("version", e.version);
+    j.Int("producerId", e.producer_id);
+    j.Int("firstOffset", e.first_offset);
+    j.Int("lastOffset", e.last_offset);
+    j.Int("lastStableOffset", e.last_stable_offset);
+    j.CloseLine();
+  }
+
+  void ProducerSnapshotEntry(size_t slot, int64_t snapshot_offset, const klf::ProducerSnapshotEntry& e) override {
+    // Entries are fixed-size after a 10-byte header (spec §10).
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", "producer-snapshot-entry");
+    j.Uint("position", 10 + uint64_t(slot) * 46);
+    j.Int("snapshotOffset", snapshot_offset);
+    j.Int("producerId", e.producer_id);
+    j.Int("producerEpoch", e.epoch);
+    j.Int("coordinatorEpoch", e.coordinator_epoch);
+    j.OptInt("currentTxnFirstOffset",
+             e.current_txn_first_offset >= 0 ? std::optional<int64_t>(e.current_txn_first_offset) : std::nullopt);
+    j.Int("lastTimestamp", e.timestamp);
+    // Kafka keeps batch metadata only when the producer has written a data batch (lastOffset >= 0).
+    if (e.last_offset >= 0) {
+      j.Int("firstSequence", e.first_sequence());
+      j.Int("lastSequence", e.last_sequence);
+      j.Int("firstOffset", e.first_offset());
+      j.Int("lastOffset", e.last_offset);
+      j.Int("offsetDelta", e.offset_delta);
+    } else {
+      for (const char* k : {"firstSequence", "lastSequence", "firstOffset", "lastOffset", "offsetDelta"}) j.Null(k);
+    }
+    j.CloseLine();
+  }
+
+  void LeaderEpochEntry(const klf::LeaderEpochEntry& e) override {
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", "leader-epoch-entry");
+    j.Int("epoch", e.epoch);
+    j.Int("startOffset", e.start_offset);
+    j.CloseLine();
+  }
+
+  void PartitionMetadataEntry(const PartitionMetadata& m) override {
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", "partition-metadata");
+    j.Int("version", m.version);
+    j.String("topicId", m.topic_id);
+    j.CloseLine();
+  }
+
+  void OffsetCheckpointEntry(std::string_view checkpoint, const klf::OffsetCheckpointEntry& e) override {
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", "offset-checkpoint-entry");
+    j.String("checkpoint", checkpoint);
+    j.String("topic", e.tp.topic);
+    j.Int("partition", e.tp.partition);
+    j.Int("offset", e.offset);
+    j.CloseLine();
+  }
+
+  void MetaPropertiesEntry(const MetaProperties& m) override {
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", "meta-properties");
+    JsonObject props(j.Key("properties"));
+    for (const auto& [k, v] : m.properties) props.String(k, v);
+    props.Close();
+    j.CloseLine();
+  }
+
+  void CleanShutdownEntry(const CleanShutdown& c) override {
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", "clean-shutdown");
+    j.OptInt("version", c.version ? std::optional<int64_t>(*c.version) : std::nullopt);
+    j.OptInt("brokerEpoch", c.broker_epoch);
+    j.CloseLine();
+  }
+
+  void Note(std::string_view) override {}
+
+  void PrintProblem(const Problem& p) override {
+    // cli.md: {"file", "position", "error"}; warnings and notes use their severity as the key, so
+    // a reader looking for "error" sees only errors.
+    const char* severity = SeverityName(p.severity);
+    JsonObject j(out_);
+    j.String("file", p.file);
+    j.String("type", severity);
+    j.Uint("position", p.position);
+    j.String(severity, p.message);
+    j.String("check", p.check);
+    j.CloseLine();
+  }
+
+ private:
+  void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded) {
+    JsonObject j(out_);
+    j.Int("offset", r.offset);
+    if (h.magic == 0) j.Null("timestamp");
+    else j.Int("timestamp", r.timestamp);
+    j.OptBytes("key", r.key, bytes_);
+    j.OptBytes("value", r.value, bytes_);
+    if (h.magic >= 2) {
+      j.Int("sequence", r.sequence);
+      Output* o = j.Key("headers");
+      o->Append('[');
+      bool first = true;
+      for (const RecordHeader& hd : decoded.headers(r)) {
+        if (!first) o->Append(',');
+        first = false;
+        JsonObject hj(o);
+        hj.OptBytes("key", hd.key, bytes_);
+        hj.OptBytes("value", hd.value, bytes_);
+        hj.Close();
+      }
+      o->Append(']');
+    } else {
+      j.Null("sequence");
+      j.Null("headers");
+      j.Int("magic", r.magic);
+      j.Uint("crc", r.legacy_crc);
+      j.Bool("crcValid", r.legacy_crc_valid);
+    }
+    if (h.is_control) {
+      ControlRecord c;
+      std::string error;
+      Output* o = j.Key("control");
+      if (ParseControlRecord(r, &c, &error)) {
+        JsonObject cj(o);
+        cj.String("type", ControlTypeName(c.type));
+        cj.Int("rawType", c.raw_type);
+        if (c.type == ControlType::kAbort || c.type == ControlType::kCommit) cj.Int("coordinatorEpoch", c.coordinator_epoch);
+        else cj.Null("coordinatorEpoch");
+        cj.Close();
+      } else {
+        o->Append("null");
+      }
+    }
+    j.Close();
+  }
+
+  Output* out_;
+  BytesFormat bytes_;
+  std::string file_json_ = "null";
+};
+
+}  // namespace
+
+std::unique_ptr<DumpPrinter> MakeJsonDumpPrinter(Output* out, BytesFormat bytes) {
+  return std::make_unique<JsonDumpPrinter>(out, bytes);
+}
+
+}  // namespace klf::cli

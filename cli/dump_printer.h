@@ -1,0 +1,57 @@
+// How `klf dump` prints what the readers decoded: one printer for JSON Lines, one for readable
+// text in the style of kafka-dump-log.sh (spec dump-log-segments.md §3-§4, minus its noise).
+//
+// dump.cc walks the inputs and calls these in file order; a printer only formats. The JSON shape
+// of a batch is fixed by cli.md; the other entry objects are documented in README.md ("JSON
+// objects of klf dump") and always carry "file" and "type".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cli/output.h"
+#include "segment_reader/batch.h"
+#include "segment_reader/checkpoints.h"
+#include "segment_reader/index_files.h"
+#include "segment_reader/layout.h"
+#include "segment_reader/problem.h"
+#include "segment_reader/producer_snapshot.h"
+
+namespace klf::cli {
+
+class DumpPrinter {
+ public:
+  virtual ~DumpPrinter() = default;
+
+  // Starts the entries of one file. `name` is its classified file name (kind, offset in the name).
+  virtual void BeginFile(const std::string& path, const FileName& name) = 0;
+  // A batch (or legacy entry). `decoded` holds its records when they were decoded and are to be
+  // printed (--records), else nullptr. `header` is the most complete header known (for legacy
+  // wrappers, the one completed by decoding).
+  virtual void Batch(const BatchHeader& header, const RecordDecoder* decoded) = 0;
+  virtual void OffsetIndexEntry(size_t slot, const klf::OffsetIndexEntry& e) = 0;
+  virtual void TimeIndexEntry(size_t slot, const klf::TimeIndexEntry& e) = 0;
+  virtual void TxnIndexEntry(size_t slot, const AbortedTxn& e) = 0;
+  virtual void ProducerSnapshotEntry(size_t slot, int64_t snapshot_offset,
+                                     const klf::ProducerSnapshotEntry& e) = 0;
+  virtual void LeaderEpochEntry(const klf::LeaderEpochEntry& e) = 0;
+  virtual void PartitionMetadataEntry(const PartitionMetadata& m) = 0;
+  // An entry of a log-dir offset checkpoint; `checkpoint` is the file kind's name
+  // ("cleaner-offset-checkpoint", ...).
+  virtual void OffsetCheckpointEntry(std::string_view checkpoint, const klf::OffsetCheckpointEntry& e) = 0;
+  virtual void MetaPropertiesEntry(const MetaProperties& m) = 0;
+  virtual void CleanShutdownEntry(const CleanShutdown& c) = 0;
+  // Something worth a line for a human that is not data (an empty file, preallocated index slots).
+  // JSON prints nothing: its readers count entries.
+  virtual void Note(std::string_view text) = 0;
+  // A problem found in an input file.
+  virtual void PrintProblem(const Problem& p) = 0;
+};
+
+std::unique_ptr<DumpPrinter> MakeJsonDumpPrinter(Output* out, BytesFormat bytes);
+std::unique_ptr<DumpPrinter> MakeTextDumpPrinter(Output* out, BytesFormat bytes);
+
+}  // namespace klf::cli

@@ -1,0 +1,298 @@
+// `klf dump` without --json: the line formats of kafka-dump-log.sh (spec dump-log-segments.md §3.1,
+// §3.2, §4), so eyes and scripts used to it keep working, without its noise (§7): no
+// "non-consecutive offsets" summary (gaps are normal after compaction), no stray `}` after legacy
+// CRCs, problems printed where they occur (once, with file, byte position and byte counts) instead
+// of aborting or of summaries on stderr.
+#include <string>
+
+#include "cli/dump_printer.h"
+
+namespace klf::cli {
+namespace {
+
+class TextDumpPrinter : public DumpPrinter {
+ public:
+  TextDumpPrinter(Output* out, BytesFormat bytes) : out_(out), bytes_(bytes) {}
+
+  void BeginFile(const std::string& path, const FileName& name) override {
+    out_->Append("Dumping ");
+    out_->Append(path);
+    out_->Append('\n');
+    switch (name.kind) {
+      case FileKind::kLog:
+        out_->Append("Log starting offset: ");
+        if (name.offset) out_->AppendInt(*name.offset);
+        else out_->Append("unknown (file name is not <offset>.log)");
+        out_->Append('\n');
+        break;
+      case FileKind::kBootstrapCheckpoint:
+        out_->Append("KRaft bootstrap snapshot\n");
+        break;
+      case FileKind::kKraftSnapshot:
+      case FileKind::kKraftSnapshotPart:
+        out_->Append("Snapshot end offset: ");
+        out_->AppendInt(name.offset.value_or(-1));
+        out_->Append(", epoch: ");
+        out_->AppendInt(name.epoch);
+        out_->Append('\n');
+        break;
+      default:
+        break;
+    }
+  }
+
+  void Batch(const BatchHeader& h, const RecordDecoder* decoded) override {
+    Output& o = *out_;
+    if (h.magic >= 2) {
+      o.Append("baseOffset: ");
+      o.AppendInt(h.base_offset);
+      o.Append(" lastOffset: ");
+      o.AppendInt(h.last_offset);
+      o.Append(" count: ");
+      o.AppendInt(h.record_count);
+      o.Append(" baseSequence: ");
+      o.AppendInt(h.base_sequence);
+      o.Append(" lastSequence: ");
+      o.AppendInt(h.last_sequence());
+      o.Append(" producerId: ");
+      o.AppendInt(h.producer_id);
+      o.Append(" producerEpoch: ");
+      o.AppendInt(h.producer_epoch);
+      o.Append(" partitionLeaderEpoch: ");
+      o.AppendInt(h.partition_leader_epoch);
+      o.Append(" isTransactional: ");
+      o.AppendBool(h.is_transactional);
+      o.Append(" isControl: ");
+      o.AppendBool(h.is_control);
+      // Java's OptionalLong rendering, as kafka-dump-log prints it.
+      o.Append(" deleteHorizonMs: ");
+      if (h.delete_horizon_ms) {
+        o.Append("OptionalLong[");
+        o.AppendInt(*h.delete_horizon_ms);
+        o.Append(']');
+      } else {
+        o.Append("OptionalLong.empty");
+      }
+      o.Append(" position: ");
+    } else {
+      o.Append("offset: ");
+      o.AppendInt(h.last_offset);
+      o.Append(" position: ");
+    }
+    o.AppendUint(h.position);
+    o.Append(' ');
+    o.Append(TimestampTypeName(h.magic == 0 ? TimestampType::kNoTimestampType : h.timestamp_type));
+    o.Append(": ");
+    o.AppendInt(h.magic == 0 ? kNoTimestamp : h.max_timestamp);
+    o.Append(" size: ");
+    o.AppendUint(h.size_in_bytes);
+    o.Append(" magic: ");
+    o.AppendInt(h.magic);
+    o.Append(" compresscodec: ");
+    o.Append(CompressionName(h.compression));
+    o.Append(" crc: ");
+    o.AppendUint(h.crc);
+    o.Append(" isvalid: ");
+    o.AppendBool(h.crc_valid);
+    o.Append('\n');
+    if (decoded) {
+      for (const Record& r : decoded->records()) WriteRecord(h, r, *decoded);
+    }
+  }
+
+  void OffsetIndexEntry(size_t, const klf::OffsetIndexEntry& e) override {
+    out_->Append("offset: ");
+    out_->AppendInt(e.offset);
+    out_->Append(" position: ");
+    out_->AppendInt(e.position);
+    out_->Append('\n');
+  }
+
+  void TimeIndexEntry(size_t, const klf::TimeIndexEntry& e) override {
+    out_->Append("timestamp: ");
+    out_->AppendInt(e.timestamp);
+    out_->Append(" offset: ");
+    out_->AppendInt(e.offset);
+    out_->Append('\n');
+  }
+
+  void TxnIndexEntry(size_t, const AbortedTxn& e) override {
+    out_->Append("version: ");
+    out_->AppendInt(e.version);
+    out_->Append(" producerId: ");
+    out_->AppendInt(e.producer_id);
+    out_->Append(" firstOffset: ");
+    out_->AppendInt(e.first_offset);
+    out_->Append(" lastOffset: ");
+    out_->AppendInt(e.last_offset);
+    out_->Append(" lastStableOffset: ");
+    out_->AppendInt(e.last_stable_offset);
+    out_->Append('\n');
+  }
+
+  void ProducerSnapshotEntry(size_t, int64_t, const klf::ProducerSnapshotEntry& e) override {
+    Output& o = *out_;
+    o.Append("producerId: ");
+    o.AppendInt(e.producer_id);
+    o.Append(" producerEpoch: ");
+    o.AppendInt(e.epoch);
+    o.Append(" coordinatorEpoch: ");
+    o.AppendInt(e.coordinator_epoch);
+    o.Append(" currentTxnFirstOffset: ");
+    if (e.current_txn_first_offset >= 0) {
+      o.Append("OptionalLong[");
+      o.AppendInt(e.current_txn_first_offset);
+      o.Append(']');
+    } else {
+      o.Append("OptionalLong.empty");
+    }
+    o.Append(" lastTimestamp: ");
+    o.AppendInt(e.timestamp);
+    if (e.last_offset >= 0) {
+      o.Append(" firstSequence: ");
+      o.AppendInt(e.first_sequence());
+      o.Append(" lastSequence: ");
+      o.AppendInt(e.last_sequence);
+      o.Append(" lastOffset: ");
+      o.AppendInt(e.last_offset);
+      o.Append(" offsetDelta: ");
+      o.AppendInt(e.offset_delta);
+      o.Append(" timestamp: ");
+      o.AppendInt(e.timestamp);
+    }
+    o.Append('\n');
+  }
+
+  void LeaderEpochEntry(const klf::LeaderEpochEntry& e) override {
+    out_->Append("epoch: ");
+    out_->AppendInt(e.epoch);
+    out_->Append(" startOffset: ");
+    out_->AppendInt(e.start_offset);
+    out_->Append('\n');
+  }
+
+  void PartitionMetadataEntry(const PartitionMetadata& m) override {
+    out_->Append("version: ");
+    out_->AppendInt(m.version);
+    out_->Append(" topicId: ");
+    out_->Append(m.topic_id);
+    out_->Append('\n');
+  }
+
+  void OffsetCheckpointEntry(std::string_view, const klf::OffsetCheckpointEntry& e) override {
+    out_->Append("partition: ");
+    out_->Append(e.tp.topic);
+    out_->Append('-');
+    out_->AppendInt(e.tp.partition);
+    out_->Append(" offset: ");
+    out_->AppendInt(e.offset);
+    out_->Append('\n');
+  }
+
+  void MetaPropertiesEntry(const MetaProperties& m) override {
+    for (const auto& [k, v] : m.properties) {
+      out_->Append(k);
+      out_->Append('=');
+      out_->Append(v);
+      out_->Append('\n');
+    }
+  }
+
+  void CleanShutdownEntry(const CleanShutdown& c) override {
+    out_->Append("clean shutdown");
+    if (c.broker_epoch) {
+      out_->Append(" brokerEpoch: ");
+      out_->AppendInt(*c.broker_epoch);
+    }
+    out_->Append('\n');
+  }
+
+  void Note(std::string_view text) override {
+    out_->Append(text);
+    out_->Append('\n');
+  }
+
+  void PrintProblem(const Problem& p) override {
+    // One line, grep-able, like a compiler diagnostic: <file>: position <n>: <severity>: <message> [<check>]
+    out_->Append(p.file);
+    out_->Append(": position ");
+    out_->AppendUint(p.position);
+    out_->Append(": ");
+    out_->Append(SeverityName(p.severity));
+    out_->Append(": ");
+    out_->Append(p.message);
+    out_->Append(" [");
+    out_->Append(p.check);
+    out_->Append("]\n");
+  }
+
+ private:
+  void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded) {
+    Output& o = *out_;
+    o.Append("| offset: ");
+    o.AppendInt(r.offset);
+    o.Append(' ');
+    o.Append(TimestampTypeName(h.magic == 0 ? TimestampType::kNoTimestampType : h.timestamp_type));
+    o.Append(": ");
+    o.AppendInt(h.magic == 0 ? kNoTimestamp : r.timestamp);
+    o.Append(" keySize: ");
+    o.AppendInt(r.key ? int64_t(r.key->size()) : -1);
+    o.Append(" valueSize: ");
+    o.AppendInt(r.value ? int64_t(r.value->size()) : -1);
+    if (h.magic >= 2) {
+      o.Append(" sequence: ");
+      o.AppendInt(r.sequence);
+      o.Append(" headerKeys: [");
+      bool first = true;
+      for (const RecordHeader& hd : decoded.headers(r)) {
+        if (!first) o.Append(',');
+        first = false;
+        o.AppendBytes(hd.key, bytes_, false);
+      }
+      o.Append(']');
+    } else {
+      o.Append(" isValid: ");
+      o.AppendBool(r.legacy_crc_valid);
+      o.Append(" crc: ");
+      o.AppendUint(r.legacy_crc);
+    }
+    if (h.is_control) {
+      ControlRecord c;
+      std::string error;
+      if (!ParseControlRecord(r, &c, &error)) {
+        o.Append(" controlType: unparseable");
+      } else if (c.type == ControlType::kAbort || c.type == ControlType::kCommit) {
+        o.Append(" endTxnMarker: ");
+        o.Append(ControlTypeName(c.type));
+        o.Append(" coordinatorEpoch: ");
+        o.AppendInt(c.coordinator_epoch);
+      } else {
+        o.Append(" controlType: ");
+        o.Append(ControlTypeName(c.type));
+        o.Append('(');
+        o.AppendInt(c.raw_type);
+        o.Append(')');
+      }
+    } else {
+      // cli.md: a null key or value prints `null` in text mode (kafka-dump-log omits it).
+      o.Append(" key: ");
+      if (r.key) o.AppendBytes(*r.key, bytes_, false);
+      else o.Append("null");
+      o.Append(" payload: ");
+      if (r.value) o.AppendBytes(*r.value, bytes_, false);
+      else o.Append("null");
+    }
+    o.Append('\n');
+  }
+
+  Output* out_;
+  BytesFormat bytes_;
+};
+
+}  // namespace
+
+std::unique_ptr<DumpPrinter> MakeTextDumpPrinter(Output* out, BytesFormat bytes) {
+  return std::make_unique<TextDumpPrinter>(out, bytes);
+}
+
+}  // namespace klf::cli

@@ -1,0 +1,220 @@
+#include "cli/output.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+
+namespace klf::cli {
+
+namespace {
+constexpr char kHexDigits[] = "0123456789abcdef";
+constexpr char kBase64Alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}  // namespace
+
+Output::Output(int fd, size_t capacity) : fd_(fd), cap_(capacity) {
+  buf_ = static_cast<char*>(std::malloc(cap_));
+  if (!buf_) std::abort();
+}
+
+Output::Output(std::string* capture, size_t capacity) : capture_(capture), cap_(capacity) {
+  buf_ = static_cast<char*>(std::malloc(cap_));
+  if (!buf_) std::abort();
+}
+
+Output::~Output() {
+  Flush();
+  std::free(buf_);
+}
+
+bool Output::Flush() {
+  if (capture_) {
+    capture_->append(buf_, len_);
+  } else if (!failed_) {
+    size_t done = 0;
+    while (done < len_) {
+      ssize_t n = ::write(fd_, buf_ + done, len_ - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        // A closed pipe (`klf dump | head`) is not worth a message; anything else is.
+        if (errno != EPIPE) std::fprintf(stderr, "klf: writing output failed: %s\n", std::strerror(errno));
+        failed_ = true;
+        break;
+      }
+      done += size_t(n);
+    }
+  }
+  flushed_ += len_;
+  len_ = 0;
+  return !failed_;
+}
+
+void Output::Grow(size_t n) {
+  Flush();
+  if (cap_ < n) {
+    // One field larger than the buffer (a huge value): grow to fit it. Bounded by the value size,
+    // which the reader has already bounded (max_batch_bytes / decompression cap).
+    cap_ = n;
+    buf_ = static_cast<char*>(std::realloc(buf_, cap_));
+    if (!buf_) std::abort();
+  }
+}
+
+void Output::AppendInt(int64_t v) {
+  char* p = Reserve(24);
+  auto r = std::to_chars(p, p + 24, v);
+  Commit(size_t(r.ptr - p));
+}
+
+void Output::AppendUint(uint64_t v) {
+  char* p = Reserve(24);
+  auto r = std::to_chars(p, p + 24, v);
+  Commit(size_t(r.ptr - p));
+}
+
+void Output::AppendBytes(Bytes b, BytesFormat format, bool json) {
+  switch (format) {
+    case BytesFormat::kText: AppendText(b, json); return;
+    case BytesFormat::kHex: AppendHex(b); return;
+    case BytesFormat::kBase64: AppendBase64(b); return;
+  }
+}
+
+void Output::AppendHex(Bytes b) {
+  char* start = Reserve(b.size() * 2);
+  char* o = start;
+  for (uint8_t c : b) {
+    *o++ = kHexDigits[c >> 4];
+    *o++ = kHexDigits[c & 15];
+  }
+  Commit(size_t(o - start));
+}
+
+void Output::AppendBase64(Bytes b) {
+  char* start = Reserve((b.size() + 2) / 3 * 4);
+  char* o = start;
+  const uint8_t* p = b.data();
+  size_t i = 0, n = b.size();
+  for (; i + 3 <= n; i += 3) {
+    uint32_t v = uint32_t(p[i]) << 16 | uint32_t(p[i + 1]) << 8 | p[i + 2];
+    *o++ = kBase64Alphabet[v >> 18];
+    *o++ = kBase64Alphabet[(v >> 12) & 63];
+    *o++ = kBase64Alphabet[(v >> 6) & 63];
+    *o++ = kBase64Alphabet[v & 63];
+  }
+  if (n - i == 1) {
+    uint32_t v = uint32_t(p[i]) << 16;
+    *o++ = kBase64Alphabet[v >> 18];
+    *o++ = kBase64Alphabet[(v >> 12) & 63];
+    *o++ = '=';
+    *o++ = '=';
+  } else if (n - i == 2) {
+    uint32_t v = uint32_t(p[i]) << 16 | uint32_t(p[i + 1]) << 8;
+    *o++ = kBase64Alphabet[v >> 18];
+    *o++ = kBase64Alphabet[(v >> 12) & 63];
+    *o++ = kBase64Alphabet[(v >> 6) & 63];
+    *o++ = '=';
+  }
+  Commit(size_t(o - start));
+}
+
+// The same decisions as FormatBytes' text mode (bytes.cc): well-formed UTF-8 is copied, every other
+// byte and every control character except tab becomes \xNN. Written again here, into the output
+// buffer, because this runs for every key and value of a dump; output_test.cc compares the two.
+void Output::AppendText(Bytes b, bool json) {
+  // Worst case per input byte: "\\xNN" in JSON (5 chars).
+  char* start = Reserve(b.size() * 5);
+  char* o = start;
+  const uint8_t* p = b.data();
+  const size_t n = b.size();
+  size_t i = 0;
+  auto escape = [&](uint8_t c) {
+    if (json) *o++ = '\\';
+    *o++ = '\\';
+    *o++ = 'x';
+    *o++ = kHexDigits[c >> 4];
+    *o++ = kHexDigits[c & 15];
+  };
+  while (i < n) {
+    uint8_t c = p[i];
+    if (c >= 0x20 && c < 0x80) {
+      if (json && (c == '"' || c == '\\')) *o++ = '\\';
+      *o++ = char(c);
+      ++i;
+      continue;
+    }
+    if (c < 0x20) {
+      if (c == '\t') {
+        if (json) {
+          *o++ = '\\';
+          *o++ = 't';
+        } else {
+          *o++ = '\t';
+        }
+      } else {
+        escape(c);
+      }
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint32_t cp = 0;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    }
+    bool valid = len > 0 && i + len <= n;
+    for (size_t k = 1; valid && k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) valid = false;
+      else cp = cp << 6 | (p[i + k] & 0x3F);
+    }
+    if (valid) {
+      // Overlong forms, surrogates and values past U+10FFFF are not well-formed UTF-8.
+      static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+      if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) valid = false;
+    }
+    if (valid) {
+      std::memcpy(o, p + i, len);
+      o += len;
+      i += len;
+    } else {
+      escape(c);
+      ++i;
+    }
+  }
+  Commit(size_t(o - start));
+}
+
+void Output::AppendJsonString(std::string_view s) {
+  char* start = Reserve(s.size() * 6 + 2);
+  char* o = start;
+  *o++ = '"';
+  for (char ch : s) {
+    uint8_t c = uint8_t(ch);
+    if (c == '"' || c == '\\') {
+      *o++ = '\\';
+      *o++ = ch;
+    } else if (c < 0x20) {
+      *o++ = '\\';
+      *o++ = 'u';
+      *o++ = '0';
+      *o++ = '0';
+      *o++ = kHexDigits[c >> 4];
+      *o++ = kHexDigits[c & 15];
+    } else {
+      *o++ = ch;
+    }
+  }
+  *o++ = '"';
+  Commit(size_t(o - start));
+}
+
+}  // namespace klf::cli

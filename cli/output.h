@@ -1,0 +1,78 @@
+// Buffered output for commands that print a lot (dump prints one line per batch or record).
+//
+// Everything a command prints on stdout goes through one Output: a 1 MiB buffer written with write(2)
+// when full, so printing costs a memcpy per field instead of a stdio call. The byte renderers below
+// write straight into that buffer (no std::string per key or value): they are the hot path of
+// `klf dump --records --json`. Their results are exactly those of klf::FormatBytes (bytes.h) — text
+// mode, hex, base64 — plus JSON string escaping when asked; tests/cli/output_test.cc checks that.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "segment_reader/bytes.h"
+
+namespace klf::cli {
+
+class Output {
+ public:
+  // Writes to file descriptor `fd` (1 = stdout).
+  explicit Output(int fd, size_t capacity = size_t(1) << 20);
+  // Captures everything into *capture instead (tests).
+  explicit Output(std::string* capture, size_t capacity = size_t(1) << 16);
+  ~Output();  // flushes
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+
+  // Makes room for n more bytes and returns where to write them; call Commit(n) after writing.
+  char* Reserve(size_t n) {
+    if (cap_ - len_ < n) Grow(n);
+    return buf_ + len_;
+  }
+  void Commit(size_t n) { len_ += n; }
+
+  void Append(std::string_view s) {
+    if (cap_ - len_ < s.size()) Grow(s.size());
+    std::memcpy(buf_ + len_, s.data(), s.size());
+    len_ += s.size();
+  }
+  void Append(char c) {
+    if (len_ == cap_) Grow(1);
+    buf_[len_++] = c;
+  }
+  void AppendInt(int64_t v);
+  void AppendUint(uint64_t v);
+  void AppendBool(bool v) { Append(v ? std::string_view("true") : std::string_view("false")); }
+
+  // Bytes as --bytes asks. `json` escapes for the inside of a JSON string (the quotes are the
+  // caller's): text mode already turns control bytes into \xNN, so only '"', '\\' and tab remain.
+  void AppendBytes(Bytes b, BytesFormat format, bool json);
+  void AppendHex(Bytes b);
+  void AppendBase64(Bytes b);
+  // UTF-8 text with invalid bytes and control characters as \xNN (FormatBytes' text mode).
+  void AppendText(Bytes b, bool json);
+  // A whole JSON string literal with quotes, for names and messages that are our own text or file
+  // paths (escapes '"', '\\' and control characters as \uXXXX; other bytes are copied).
+  void AppendJsonString(std::string_view s);
+
+  // Writes the buffer out. Returns false once a write has failed (the error is printed once).
+  bool Flush();
+  bool failed() const { return failed_; }
+  // Bytes accepted so far (written or buffered).
+  uint64_t total() const { return flushed_ + len_; }
+
+ private:
+  void Grow(size_t n);
+
+  int fd_ = -1;
+  std::string* capture_ = nullptr;
+  char* buf_ = nullptr;
+  size_t len_ = 0;
+  size_t cap_ = 0;
+  uint64_t flushed_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace klf::cli

@@ -1,0 +1,40 @@
+#include "cli/progress.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace klf::cli {
+
+Progress::Progress(std::string label, uint64_t total_bytes)
+    : label_(std::move(label)), total_(total_bytes), enabled_(isatty(2) == 1) {
+  start_ = last_ = std::chrono::steady_clock::now();
+}
+
+Progress::~Progress() { Finish(); }
+
+void Progress::Finish() {
+  if (shown_) std::fputs("\r\033[K", stderr);
+  shown_ = false;
+  enabled_ = false;
+}
+
+void Progress::Show(uint64_t done, const std::string& current) {
+  auto now = std::chrono::steady_clock::now();
+  if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(250)) return;
+  last_ = now;
+  shown_ = true;
+  double mib = double(done) / (1 << 20);
+  double secs = std::chrono::duration<double>(now - start_).count();
+  // Only the last path component: the line must fit a terminal.
+  std::string name = current.substr(current.find_last_of('/') + 1);
+  if (total_ > 0) {
+    std::fprintf(stderr, "\r\033[K%s: %.0f of %.0f MiB (%.0f%%, %.0f MiB/s) %s", label_.c_str(), mib,
+                 double(total_) / (1 << 20), 100.0 * double(done) / double(total_), mib / secs, name.c_str());
+  } else {
+    std::fprintf(stderr, "\r\033[K%s: %.0f MiB (%.0f MiB/s) %s", label_.c_str(), mib, mib / secs, name.c_str());
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace klf::cli
