@@ -1,0 +1,271 @@
+// Directory model and path classification (spec kafka-on-disk-format.md §1, §12, §13).
+#include "segment_reader/layout.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace klf {
+namespace {
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "klf-layout-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string Write(const std::string& rel, const std::string& contents) const {
+    fs::path p = fs::path(path_) / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << contents;
+    return p.string();
+  }
+  std::string Mkdir(const std::string& rel) const {
+    fs::create_directories(fs::path(path_) / rel);
+    return (fs::path(path_) / rel).string();
+  }
+
+ private:
+  std::string path_;
+};
+
+const Problem* Find(const CollectingSink& sink, const std::string& check, const std::string& file_suffix = "") {
+  for (const auto& p : sink.problems) {
+    if (p.check == check && (file_suffix.empty() || p.file.ends_with(file_suffix))) return &p;
+  }
+  return nullptr;
+}
+
+TEST(FileNameTest, Classify) {
+  FileName f = ClassifyFileName("00000000000000004611.log");
+  EXPECT_EQ(f.kind, FileKind::kLog);
+  EXPECT_EQ(f.offset, 4611);
+  EXPECT_EQ(f.suffix, FileSuffix::kNone);
+  EXPECT_TRUE(f.canonical_name);
+
+  f = ClassifyFileName("00000000000000000005.log.deleted");
+  EXPECT_EQ(f.kind, FileKind::kLog);
+  EXPECT_EQ(f.offset, 5);
+  EXPECT_EQ(f.suffix, FileSuffix::kDeleted);
+
+  EXPECT_EQ(ClassifyFileName("00000000000000000005.snapshot").kind, FileKind::kProducerSnapshot);
+  EXPECT_EQ(ClassifyFileName("00000000000000000005.index.swap").suffix, FileSuffix::kSwap);
+  EXPECT_EQ(ClassifyFileName("00000000000000000005.timeindex.cleaned").kind, FileKind::kTimeIndex);
+  EXPECT_EQ(ClassifyFileName("00000000000000000005.txnindex").kind, FileKind::kTxnIndex);
+  EXPECT_EQ(ClassifyFileName("leader-epoch-checkpoint.tmp").kind, FileKind::kLeaderEpochCheckpoint);
+  EXPECT_EQ(ClassifyFileName("leader-epoch-checkpoint.tmp").suffix, FileSuffix::kTmp);
+  EXPECT_EQ(ClassifyFileName("partition.metadata").kind, FileKind::kPartitionMetadata);
+  EXPECT_EQ(ClassifyFileName("replication-offset-checkpoint").kind, FileKind::kReplicationOffsetCheckpoint);
+  EXPECT_EQ(ClassifyFileName(".kafka_cleanshutdown").kind, FileKind::kCleanShutdown);
+  EXPECT_EQ(ClassifyFileName("bootstrap.checkpoint").kind, FileKind::kBootstrapCheckpoint);
+
+  f = ClassifyFileName("00000000000000007364-0000000001.checkpoint");
+  EXPECT_EQ(f.kind, FileKind::kKraftSnapshot);
+  EXPECT_EQ(f.offset, 7364);
+  EXPECT_EQ(f.epoch, 1);
+  EXPECT_EQ(ClassifyFileName("00000000000000007364-0000000001.checkpoint.part").kind, FileKind::kKraftSnapshotPart);
+  f = ClassifyFileName("00000000000000007364-0000000001.checkpoint.deleted");
+  EXPECT_EQ(f.kind, FileKind::kKraftSnapshot);
+  EXPECT_EQ(f.suffix, FileSuffix::kDeleted);
+
+  f = ClassifyFileName("5.log");
+  EXPECT_EQ(f.kind, FileKind::kLog);
+  EXPECT_FALSE(f.canonical_name);
+  EXPECT_EQ(ClassifyFileName("abc.log").kind, FileKind::kUnknown);
+  EXPECT_EQ(ClassifyFileName("99999999999999999999.log").kind, FileKind::kUnknown);  // > Long.MAX
+  EXPECT_EQ(ClassifyFileName("00000000000000000000.log.bak").kind, FileKind::kUnknown);
+  EXPECT_EQ(ClassifyFileName("README").kind, FileKind::kUnknown);
+  EXPECT_EQ(OffsetFileNamePrefix(4611), "00000000000000004611");
+}
+
+TEST(LayoutTest, PartitionDirScan) {
+  TempDir t;
+  t.Write("foo-0/00000000000000000000.log", std::string(100, 'x'));
+  t.Write("foo-0/00000000000000000000.index", "");
+  t.Write("foo-0/00000000000000000000.timeindex", "");
+  t.Write("foo-0/00000000000000000007.log", std::string(50, 'x'));
+  t.Write("foo-0/00000000000000000007.txnindex", std::string(34, '\0'));
+  t.Write("foo-0/00000000000000000007.snapshot", "");
+  t.Write("foo-0/00000000000000000009.snapshot", "");
+  t.Write("foo-0/00000000000000000003.index", "");  // orphan
+  t.Write("foo-0/00000000000000000005.log.cleaned", "");
+  t.Write("foo-0/00000000000000000005.log.swap", "");
+  t.Write("foo-0/00000000000000000002.log.deleted", "");
+  t.Write("foo-0/leader-epoch-checkpoint", "0\n2\n0 0\n3 7\n");
+  t.Write("foo-0/leader-epoch-checkpoint.tmp", "0\n");
+  t.Write("foo-0/partition.metadata", "version: 0\ntopic_id: vrjw0NUpPfKAgWihSTIAzw");
+  t.Write("foo-0/notes.txt", "hello");
+
+  PartitionDir p;
+  CollectingSink sink;
+  ASSERT_TRUE(ScanPartitionDir(t.path() + "/foo-0/", &p, &sink));
+  EXPECT_EQ(p.name, "foo-0");
+  EXPECT_EQ(p.tp, (TopicPartition{"foo", 0}));
+  EXPECT_EQ(p.state, PartitionDirState::kLive);
+  ASSERT_EQ(p.segments.size(), 3u);
+  auto logs = p.LogSegments();
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_EQ(logs[0]->base_offset, 0);
+  EXPECT_EQ(logs[0]->log->size, 100u);
+  EXPECT_TRUE(logs[0]->index.has_value());
+  EXPECT_TRUE(logs[0]->time_index.has_value());
+  EXPECT_FALSE(logs[0]->txn_index.has_value());
+  EXPECT_EQ(logs[1]->base_offset, 7);
+  EXPECT_EQ(logs[1]->txn_index->size, 34u);
+  EXPECT_FALSE(logs[1]->index.has_value());
+  EXPECT_EQ(p.producer_snapshots.size(), 2u);
+  EXPECT_TRUE(p.producer_snapshots.count(9));
+  EXPECT_EQ(p.leftovers.size(), 4u);
+  EXPECT_EQ(p.unknown.size(), 1u);
+  ASSERT_TRUE(p.leader_epochs.has_value());
+  EXPECT_EQ(p.leader_epochs->size(), 2u);
+  ASSERT_TRUE(p.partition_metadata.has_value());
+  EXPECT_EQ(p.partition_metadata->topic_id, "vrjw0NUpPfKAgWihSTIAzw");
+
+  EXPECT_NE(Find(sink, "orphan-index", "00000000000000000003.index"), nullptr);
+  EXPECT_NE(Find(sink, "leftover-file", "00000000000000000005.log.swap"), nullptr);
+  EXPECT_NE(Find(sink, "leftover-file", "leader-epoch-checkpoint.tmp"), nullptr);
+  EXPECT_NE(Find(sink, "unknown-file", "notes.txt"), nullptr);
+  EXPECT_EQ(sink.ErrorCount(), 0u);
+}
+
+TEST(LayoutTest, PartitionDirWithBadTextFiles) {
+  TempDir t;
+  t.Write("bar-2/00000000000000000000.log", "");
+  t.Write("bar-2/leader-epoch-checkpoint", "0\n5\n0 0\n");
+  t.Write("bar-2/partition.metadata", "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA");
+  PartitionDir p;
+  CollectingSink sink;
+  ASSERT_TRUE(ScanPartitionDir(t.path() + "/bar-2", &p, &sink));
+  EXPECT_FALSE(p.leader_epochs.has_value());
+  EXPECT_FALSE(p.partition_metadata.has_value());
+  const Problem* count = Find(sink, "checkpoint-count", "leader-epoch-checkpoint");
+  ASSERT_NE(count, nullptr);
+  EXPECT_EQ(count->position, 2u);
+  EXPECT_NE(Find(sink, "partition-metadata-topic-id", "partition.metadata"), nullptr);
+}
+
+TEST(LayoutTest, KraftMetadataDir) {
+  TempDir t;
+  t.Write("__cluster_metadata-0/00000000000000000000.log", "");
+  t.Write("__cluster_metadata-0/00000000000000021265-0000000006.checkpoint", "x");
+  t.Write("__cluster_metadata-0/00000000000000007364-0000000001.checkpoint", "x");
+  t.Write("__cluster_metadata-0/00000000000000030000-0000000006.checkpoint.part", "x");
+  t.Write("__cluster_metadata-0/quorum-state", "{}");
+  PartitionDir p;
+  CollectingSink sink;
+  ASSERT_TRUE(ScanPartitionDir(t.path() + "/__cluster_metadata-0", &p, &sink));
+  EXPECT_TRUE(p.is_cluster_metadata());
+  ASSERT_EQ(p.kraft_snapshots.size(), 2u);
+  EXPECT_EQ(p.kraft_snapshots[0].end_offset, 7364);
+  EXPECT_EQ(p.kraft_snapshots[1].epoch, 6);
+  EXPECT_TRUE(p.quorum_state.has_value());
+  EXPECT_EQ(p.leftovers.size(), 1u);
+}
+
+TEST(LayoutTest, LogDirScanAndParentCheckpoints) {
+  TempDir t;
+  t.Write("meta.properties", "#\n#date\nversion=1\nnode.id=3\ncluster.id=abc\n");
+  t.Write(".kafka_cleanshutdown", "{\"version\":0,\"brokerEpoch\":11}");
+  t.Write("cleaner-offset-checkpoint", "0\n1\nfoo 0 16\n");
+  t.Write("recovery-point-offset-checkpoint", "0\n2\nfoo 0 17\nbar 1 4\n");
+  t.Write("replication-offset-checkpoint", "0\n2\nfoo 0 18\nfoo 0 19\n");  // later duplicate wins
+  t.Write("log-start-offset-checkpoint", "0\n1\nfoo 0\n");                 // malformed
+  t.Write("replication-offset-checkpoint.tmp", "0\n");
+  t.Write(".lock", "");
+  t.Write("foo-0/00000000000000000000.log", "");
+  t.Write("bar-1.0123456789abcdef0123456789abcdef-delete/00000000000000000000.log", "");
+  t.Mkdir("not-a-partition-dir-x");
+
+  LogDir d;
+  CollectingSink sink;
+  ASSERT_TRUE(ScanLogDir(t.path(), &d, &sink));
+  ASSERT_EQ(d.partitions.size(), 2u);
+  EXPECT_EQ(d.partitions[0].tp, (TopicPartition{"bar", 1}));
+  EXPECT_EQ(d.partitions[0].state, PartitionDirState::kDelete);
+  EXPECT_EQ(d.partitions[1].tp, (TopicPartition{"foo", 0}));
+  ASSERT_TRUE(d.meta_properties.has_value());
+  EXPECT_EQ(d.meta_properties->node_id(), 3);
+  EXPECT_TRUE(d.clean_shutdown_file.has_value());
+  EXPECT_EQ(d.clean_shutdown_broker_epoch, 11);
+  ASSERT_TRUE(d.cleaner_offsets.has_value());
+  EXPECT_EQ(d.cleaner_offsets->at({"foo", 0}), 16);
+  EXPECT_EQ(d.recovery_points->at({"bar", 1}), 4);
+  EXPECT_EQ(d.high_watermarks->at({"foo", 0}), 19);
+  EXPECT_FALSE(d.log_start_offsets.has_value());
+  EXPECT_EQ(d.leftovers.size(), 1u);
+  EXPECT_EQ(d.unknown.size(), 1u);
+  const Problem* bad = Find(sink, "checkpoint-line", "log-start-offset-checkpoint");
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ(bad->position, 4u);
+
+  CollectingSink sink2;
+  PartitionCheckpoints c = ReadParentCheckpoints(t.path() + "/foo-0", {"foo", 0}, &sink2);
+  EXPECT_EQ(c.log_dir, t.path());
+  EXPECT_EQ(c.cleaner_offset, 16);
+  EXPECT_EQ(c.recovery_point, 17);
+  EXPECT_EQ(c.high_watermark, 19);
+  EXPECT_FALSE(c.log_start_offset.has_value());
+  EXPECT_NE(Find(sink2, "checkpoint-line"), nullptr);
+
+  PartitionCheckpoints none = ReadParentCheckpoints(t.path() + "/foo-0", {"zzz", 0}, &sink2);
+  EXPECT_FALSE(none.cleaner_offset.has_value());
+}
+
+TEST(LayoutTest, ClassifyPath) {
+  TempDir t;
+  t.Write("logs/recovery-point-offset-checkpoint", "0\n0\n");
+  t.Write("logs/foo-0/00000000000000000000.log", "");
+  t.Mkdir("logs/empty-3");
+  t.Mkdir("logs/random");
+  t.Mkdir("onlypartitions/baz-1");
+
+  PathInfo p = ClassifyPath(t.path() + "/logs");
+  EXPECT_EQ(p.kind, PathKind::kLogDir);
+  EXPECT_EQ(p.log_dir, t.path() + "/logs");
+
+  p = ClassifyPath(t.path() + "/logs/foo-0/");
+  EXPECT_EQ(p.kind, PathKind::kPartitionDir);
+  EXPECT_EQ(p.tp, (TopicPartition{"foo", 0}));
+  EXPECT_EQ(p.log_dir, t.path() + "/logs");
+
+  p = ClassifyPath(t.path() + "/logs/empty-3");
+  EXPECT_EQ(p.kind, PathKind::kPartitionDir);
+
+  EXPECT_EQ(ClassifyPath(t.path() + "/logs/random").kind, PathKind::kOtherDir);
+  EXPECT_EQ(ClassifyPath(t.path() + "/onlypartitions").kind, PathKind::kLogDir);
+  EXPECT_EQ(ClassifyPath(t.path() + "/nope").kind, PathKind::kMissing);
+
+  p = ClassifyPath(t.path() + "/logs/foo-0/00000000000000000000.log");
+  EXPECT_EQ(p.kind, PathKind::kFile);
+  EXPECT_EQ(p.file.kind, FileKind::kLog);
+  EXPECT_EQ(p.partition_dir, t.path() + "/logs/foo-0");
+  EXPECT_EQ(p.tp, (TopicPartition{"foo", 0}));
+  EXPECT_EQ(p.log_dir, t.path() + "/logs");
+
+  p = ClassifyPath(t.path() + "/logs/recovery-point-offset-checkpoint");
+  EXPECT_EQ(p.kind, PathKind::kFile);
+  EXPECT_EQ(p.file.kind, FileKind::kRecoveryPointCheckpoint);
+  EXPECT_EQ(p.log_dir, t.path() + "/logs");
+  EXPECT_TRUE(p.partition_dir.empty());
+}
+
+TEST(LayoutTest, UnlistableDirectory) {
+  PartitionDir p;
+  CollectingSink sink;
+  EXPECT_FALSE(ScanPartitionDir("/nonexistent/klf/foo-0", &p, &sink));
+  const Problem* e = Find(sink, "dir-read");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->severity, Severity::kError);
+}
+
+}  // namespace
+}  // namespace klf
