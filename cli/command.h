@@ -44,5 +44,6 @@ void PrintError(const std::string& command, const std::string& message);
 
 // The subcommands. Each lives in its own file (dump.cc, ...).
 Command AddDumpCommand(CLI::App* parent);
+Command AddReindexCommand(CLI::App* parent);  // reindex.cc (segment_writer helper)
 
 }  // namespace klf::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
 
   std::vector<Command> commands;
   commands.push_back(AddDumpCommand(&app));
+  commands.push_back(AddReindexCommand(&app));
 
   try {
     app.parse(argc, argv);

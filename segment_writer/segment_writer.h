@@ -115,6 +115,9 @@ struct PartitionWriterOptions {
   // Let producer state decide `.txnindex` entries (ABORT markers completing a transaction).
   bool write_txn_index = true;
   bool write_leader_epoch_checkpoint = true;
+  // Roll by LogSegment.shouldRoll before a chunk. Off: segments change only by Roll() (reproducing
+  // an existing directory's boundaries); a chunk that does not fit the active segment then fails.
+  bool auto_roll = true;
   std::optional<PartitionMetadata> partition_metadata;  // written as partition.metadata when set
 };
 

@@ -1,0 +1,364 @@
+// Producer state (see producer_state.h). Kafka sources followed: ProducerStateManager.java (update,
+// lastStableOffset, completeTxn, loadFromSnapshot, isProducerExpired, takeSnapshot),
+// ProducerAppendInfo.java (append, appendDataBatch, appendEndTxnMarker), ProducerStateEntry.java,
+// LogSegment.updateProducerState.
+#include "segment_reader/producer_state.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+
+#include "segment_reader/file.h"
+#include "segment_reader/layout.h"
+
+namespace klf {
+namespace {
+
+// DefaultRecordBatch.decrementSequence.
+int32_t DecrementSequence(int32_t sequence, int32_t decrement) {
+  if (sequence < decrement) return std::numeric_limits<int32_t>::max() - (decrement - sequence) + 1;
+  return sequence - decrement;
+}
+
+void Report(ProblemSink* sink, Severity severity, const std::string& file, uint64_t position, const char* check,
+            std::string message) {
+  if (sink == nullptr) return;
+  Problem p;
+  p.severity = severity;
+  p.file = file;
+  p.position = position;
+  p.check = check;
+  p.message = std::move(message);
+  sink->Report(p);
+}
+
+}  // namespace
+
+int32_t ProducerBatchMetadata::first_seq() const { return DecrementSequence(last_seq, offset_delta); }
+
+int32_t ProducerStateEntry::first_seq() const { return empty() ? kNoSequence : batch_metadata.front().first_seq(); }
+int32_t ProducerStateEntry::last_seq() const { return empty() ? kNoSequence : batch_metadata.back().last_seq; }
+int64_t ProducerStateEntry::first_data_offset() const { return empty() ? -1 : batch_metadata.front().first_offset(); }
+int64_t ProducerStateEntry::last_data_offset() const { return empty() ? -1 : batch_metadata.back().last_offset; }
+int32_t ProducerStateEntry::last_offset_delta() const { return empty() ? 0 : batch_metadata.back().offset_delta; }
+
+void ProducerStateEntry::MaybeUpdateProducerEpoch(int16_t epoch) {
+  if (producer_epoch != epoch) {
+    batch_metadata.clear();
+    producer_epoch = epoch;
+  }
+}
+
+void ProducerStateEntry::AddBatch(int16_t epoch, int32_t last_seq_, int64_t last_offset, int32_t offset_delta,
+                                  int64_t timestamp) {
+  MaybeUpdateProducerEpoch(epoch);
+  if (batch_metadata.size() == kNumBatchesToRetain) batch_metadata.pop_front();
+  batch_metadata.push_back(ProducerBatchMetadata{last_seq_, last_offset, offset_delta, timestamp});
+  last_timestamp = timestamp;
+}
+
+ProducerSnapshotEntry ProducerStateEntry::ToSnapshotEntry() const {
+  ProducerSnapshotEntry e;
+  e.producer_id = producer_id;
+  e.epoch = producer_epoch;
+  e.last_sequence = last_seq();
+  e.last_offset = last_data_offset();
+  e.offset_delta = last_offset_delta();
+  e.timestamp = last_timestamp;
+  e.coordinator_epoch = coordinator_epoch;
+  e.current_txn_first_offset = current_txn_first_offset.value_or(-1);
+  return e;
+}
+
+ProducerStateEntry ProducerStateEntry::FromSnapshotEntry(const ProducerSnapshotEntry& e) {
+  // readSnapshot always seeds one BatchMetadata from the entry (even lastOffset -1), so writing the
+  // entry again gives back the same fields.
+  ProducerStateEntry s;
+  s.producer_id = e.producer_id;
+  s.producer_epoch = e.epoch;
+  s.coordinator_epoch = e.coordinator_epoch;
+  s.last_timestamp = e.timestamp;
+  if (e.current_txn_first_offset >= 0) s.current_txn_first_offset = e.current_txn_first_offset;
+  s.batch_metadata.push_back(ProducerBatchMetadata{e.last_sequence, e.last_offset, e.offset_delta, e.timestamp});
+  return s;
+}
+
+ProducerStateManager::ProducerStateManager(ProducerStateOptions options) : options_(options) {}
+
+ProducerStateEntry& ProducerStateManager::EntryFor(int64_t producer_id) {
+  auto it = producers_.find(producer_id);
+  if (it != producers_.end()) return it->second;
+  // ProducerStateEntry.empty: epoch -1, coordinator epoch -1, timestamp -1, no transaction.
+  ProducerStateEntry e;
+  e.producer_id = producer_id;
+  insertion_order_.push_back(producer_id);
+  return producers_.emplace(producer_id, std::move(e)).first->second;
+}
+
+const ProducerStateEntry* ProducerStateManager::Find(int64_t producer_id) const {
+  auto it = producers_.find(producer_id);
+  return it == producers_.end() ? nullptr : &it->second;
+}
+
+BatchUpdate ProducerStateManager::Apply(const BatchView& batch, const std::string& file, ProblemSink* sink) {
+  const BatchHeader& h = batch.header;
+  BatchUpdate update;
+  // LogSegment.recover only calls updateProducerState for magic >= 2 batches; legacy entries carry no
+  // producer id. The map end offset still moves past them (rebuildProducerState reads them too).
+  if (h.magic >= 2 && h.has_producer_id()) {
+    if (h.is_control) {
+      if (h.record_count <= 0) {
+        // "An empty control batch means the entire transaction has been cleaned from the log".
+        ApplyEmptyControlBatch(h);
+      } else {
+        RecordDecoder decoder;
+        NullSink quiet;
+        ControlRecord marker;
+        std::string why;
+        if (!decoder.Decode(batch, file, &quiet) || decoder.records().empty()) {
+          Report(sink, Severity::kError, file, h.position, "txn-marker",
+                 "control batch records do not decode; producer state not updated for producer " +
+                     std::to_string(h.producer_id));
+        } else if (!ParseControlRecord(decoder.records().front(), &marker, &why)) {
+          Report(sink, Severity::kError, file, h.position, "txn-marker", "control record: " + why);
+        } else if (marker.type != ControlType::kAbort && marker.type != ControlType::kCommit) {
+          // EndTransactionMarker.deserialize refuses other control types.
+          Report(sink, Severity::kError, file, h.position, "txn-marker",
+                 std::string("control batch of a producer holds a ") + ControlTypeName(marker.type) +
+                     " record, expected an end-transaction marker (ABORT or COMMIT)");
+        } else {
+          update = ApplyEndTxnMarker(h, marker, decoder.records().front().timestamp, file, sink);
+        }
+      }
+    } else {
+      update = ApplyDataBatch(h, file, sink);
+    }
+  }
+  UpdateMapEndOffset(h.last_offset + 1);
+  return update;
+}
+
+BatchUpdate ProducerStateManager::ApplyDataBatch(const BatchHeader& h, const std::string& file, ProblemSink* sink) {
+  BatchUpdate update;
+  ProducerStateEntry& entry = EntryFor(h.producer_id);
+  if (h.producer_epoch < entry.producer_epoch) {
+    // checkProducerEpoch with origin REPLICATION: a warning, the batch is applied.
+    Report(sink, Severity::kWarning, file, h.position, "producer-epoch",
+           "producer " + std::to_string(h.producer_id) + " epoch " + std::to_string(h.producer_epoch) +
+               " at offset " + std::to_string(h.base_offset) + " is below the last seen epoch " +
+               std::to_string(entry.producer_epoch));
+  }
+  if (entry.current_txn_first_offset && !h.is_transactional) {
+    // ProducerAppendInfo throws InvalidTxnStateException before the state is updated.
+    Report(sink, Severity::kError, file, h.position, "txn-state",
+           "non-transactional batch at offset " + std::to_string(h.base_offset) + " from producer " +
+               std::to_string(h.producer_id) + " inside its open transaction (first offset " +
+               std::to_string(*entry.current_txn_first_offset) + "); Kafka rejects it");
+    return update;
+  }
+  entry.AddBatch(h.producer_epoch, h.last_sequence(), h.last_offset, int32_t(h.last_offset - h.base_offset),
+                 h.max_timestamp);
+  if (!entry.current_txn_first_offset && h.is_transactional) {
+    entry.current_txn_first_offset = h.base_offset;
+    ongoing_txns_[h.base_offset] = TxnMetadata{h.producer_id, h.base_offset, std::nullopt};
+  }
+  return update;
+}
+
+BatchUpdate ProducerStateManager::ApplyEndTxnMarker(const BatchHeader& h, const ControlRecord& marker,
+                                                    int64_t record_timestamp, const std::string& file,
+                                                    ProblemSink* sink) {
+  BatchUpdate update;
+  ProducerStateEntry& entry = EntryFor(h.producer_id);
+  if (h.producer_epoch < entry.producer_epoch) {
+    Report(sink, Severity::kWarning, file, h.position, "producer-epoch",
+           "transaction marker of producer " + std::to_string(h.producer_id) + " at offset " +
+               std::to_string(h.base_offset) + " has epoch " + std::to_string(h.producer_epoch) +
+               " below the last seen epoch " + std::to_string(entry.producer_epoch));
+  }
+  if (entry.coordinator_epoch > marker.coordinator_epoch) {
+    Report(sink, Severity::kWarning, file, h.position, "coordinator-epoch",
+           "transaction marker of producer " + std::to_string(h.producer_id) + " at offset " +
+               std::to_string(h.base_offset) + " has coordinator epoch " +
+               std::to_string(marker.coordinator_epoch) + " below the known " +
+               std::to_string(entry.coordinator_epoch));
+  }
+  // Only a transaction that had data completes (appendEndTxnMarker).
+  if (entry.current_txn_first_offset) {
+    update.completed = CompletedTxn{h.producer_id, *entry.current_txn_first_offset, h.base_offset,
+                                    marker.type == ControlType::kAbort};
+  }
+  entry.MaybeUpdateProducerEpoch(h.producer_epoch);
+  entry.coordinator_epoch = marker.coordinator_epoch;
+  entry.current_txn_first_offset.reset();
+  entry.last_timestamp = record_timestamp;
+  if (update.completed) {
+    update.last_stable_offset = LastStableOffsetOf(*update.completed);
+    if (update.completed->is_aborted) {
+      AbortedTxn a;
+      a.producer_id = update.completed->producer_id;
+      a.first_offset = update.completed->first_offset;
+      a.last_offset = update.completed->last_offset;
+      a.last_stable_offset = update.last_stable_offset;
+      update.aborted_txn = a;
+    }
+    CompleteTxn(*update.completed);
+  }
+  return update;
+}
+
+void ProducerStateManager::ApplyEmptyControlBatch(const BatchHeader& h) { EntryFor(h.producer_id); }
+
+int64_t ProducerStateManager::LastStableOffsetOf(const CompletedTxn& txn) const {
+  // findNextIncompleteTxn: the earliest ongoing transaction of another producer.
+  for (const auto& [first, meta] : ongoing_txns_) {
+    if (meta.producer_id != txn.producer_id) return first;
+  }
+  return txn.last_offset + 1;
+}
+
+void ProducerStateManager::CompleteTxn(const CompletedTxn& txn) {
+  ongoing_txns_.erase(txn.first_offset);
+  completed_.push_back(txn);
+}
+
+void ProducerStateManager::LoadSnapshot(const ProducerSnapshot& snapshot, int64_t current_time_ms) {
+  TruncateFullyAndStartAt(snapshot.offset);
+  for (const ProducerSnapshotEntry& e : snapshot.entries) {
+    ProducerStateEntry entry = ProducerStateEntry::FromSnapshotEntry(e);
+    if (IsProducerExpired(entry, current_time_ms)) continue;
+    if (!producers_.count(e.producer_id)) insertion_order_.push_back(e.producer_id);
+    if (entry.current_txn_first_offset) {
+      ongoing_txns_[*entry.current_txn_first_offset] =
+          TxnMetadata{e.producer_id, *entry.current_txn_first_offset, std::nullopt};
+    }
+    producers_[e.producer_id] = std::move(entry);
+  }
+}
+
+void ProducerStateManager::TruncateFullyAndStartAt(int64_t offset) {
+  producers_.clear();
+  insertion_order_.clear();
+  ongoing_txns_.clear();
+  completed_.clear();
+  map_end_offset_ = offset;
+}
+
+bool ProducerStateManager::IsProducerExpired(const ProducerStateEntry& entry, int64_t current_time_ms) const {
+  return !entry.current_txn_first_offset &&
+         current_time_ms - entry.last_timestamp >= options_.producer_id_expiration_ms;
+}
+
+void ProducerStateManager::RemoveExpiredProducers(int64_t current_time_ms) {
+  std::vector<int64_t> kept;
+  for (int64_t pid : insertion_order_) {
+    if (IsProducerExpired(producers_.at(pid), current_time_ms)) {
+      producers_.erase(pid);
+    } else {
+      kept.push_back(pid);
+    }
+  }
+  insertion_order_ = std::move(kept);
+}
+
+std::vector<ProducerSnapshotEntry> ProducerStateManager::SnapshotEntries() const {
+  std::vector<ProducerSnapshotEntry> out;
+  for (int64_t pid : JavaHashMapOrder(insertion_order_)) out.push_back(producers_.at(pid).ToSnapshotEntry());
+  return out;
+}
+
+std::string ProducerStateManager::EncodeSnapshot() const { return EncodeProducerSnapshot(SnapshotEntries()); }
+
+std::optional<int64_t> ProducerStateManager::FirstUndecidedOffset() const {
+  if (ongoing_txns_.empty()) return std::nullopt;
+  return ongoing_txns_.begin()->first;
+}
+
+int64_t ProducerStateManager::LastStableOffset(int64_t high_watermark) const {
+  auto first = FirstUndecidedOffset();
+  return first ? std::min(*first, high_watermark) : high_watermark;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// Replays every batch of `segment_path` with lastOffset >= from. Returns the next offset after the
+// last batch (or `end` unchanged when the segment is empty).
+void ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* state, int64_t* end,
+                   ProducerStateLoadResult* result, ProblemSink* sink) {
+  std::string error;
+  auto file = MappedFile::Open(path, &error);
+  if (!file) {
+    Report(sink, Severity::kError, path, 0, "file-read", error);
+    return;
+  }
+  NullSink quiet;  // framing problems are the reader's to report (dump/verify)
+  LogReader reader(path, file->data(), &quiet);
+  BatchView batch;
+  while (reader.Next(&batch)) {
+    if (!batch.header.crc_valid) break;  // recovery stops at the first invalid batch (§14)
+    if (batch.header.last_offset < from) continue;
+    BatchUpdate u = state->Apply(batch, path, sink);
+    if (u.completed) result->replayed_completions.push_back(u);
+    *end = batch.header.last_offset + 1;
+  }
+}
+
+}  // namespace
+
+bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms, ProducerStateManager* state,
+                       ProducerStateLoadResult* result, ProblemSink* sink) {
+  PartitionDir dir;
+  if (!ScanPartitionDir(partition_dir, &dir, sink)) return false;
+  std::vector<const SegmentFiles*> segments = dir.LogSegments();
+
+  // Snapshots from the newest down; a snapshot that does not parse is skipped as Kafka deletes it.
+  std::vector<std::pair<int64_t, ProducerSnapshot>> candidates;
+  for (auto it = dir.producer_snapshots.rbegin(); it != dir.producer_snapshots.rend(); ++it) {
+    std::string contents, error;
+    if (!ReadSmallFile(it->second.path, 64u << 20, &contents, &error)) {
+      Report(sink, Severity::kError, it->second.path, 0, "file-read", error);
+      continue;
+    }
+    ProducerSnapshot snap;
+    if (!ParseProducerSnapshot(it->second.path, AsBytes(contents), it->first, &snap, sink)) continue;
+    candidates.emplace_back(it->first, std::move(snap));
+  }
+
+  for (size_t attempt = 0; attempt <= candidates.size(); ++attempt) {
+    *result = ProducerStateLoadResult();
+    int64_t from = 0;
+    if (attempt < candidates.size()) {
+      state->LoadSnapshot(candidates[attempt].second, current_time_ms);
+      result->snapshot_offset = candidates[attempt].first;
+      from = candidates[attempt].first;
+    } else {
+      int64_t start = segments.empty() ? 0 : segments.front()->base_offset;
+      state->TruncateFullyAndStartAt(start);
+      from = start;
+    }
+    int64_t log_end = segments.empty() ? 0 : segments.back()->base_offset;
+    for (size_t i = 0; i < segments.size(); ++i) {
+      // Only segments that can hold offsets >= from.
+      if (i + 1 < segments.size() && segments[i + 1]->base_offset <= from) continue;
+      int64_t seg_end = segments[i]->base_offset;
+      ReplaySegment(segments[i]->log->path, from, state, &seg_end, result, sink);
+      log_end = std::max(log_end, seg_end);
+    }
+    // A snapshot above the log end offset is out of range (truncateAndReload removes it).
+    if (result->snapshot_offset && *result->snapshot_offset > log_end) {
+      Report(sink, Severity::kWarning, dir.producer_snapshots[*result->snapshot_offset].path, 0,
+             "snapshot-range",
+             "producer snapshot offset " + std::to_string(*result->snapshot_offset) +
+                 " is above the log end offset " + std::to_string(log_end) + "; Kafka deletes it");
+      continue;
+    }
+    result->log_end_offset = log_end;
+    state->UpdateMapEndOffset(std::max(state->map_end_offset(), log_end));
+    return true;
+  }
+  return true;
+}
+
+}  // namespace klf

@@ -1,0 +1,374 @@
+// POSIX Env, atomic files and staged directories (see file_writer.h).
+#include "segment_writer/file_writer.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace klf {
+namespace {
+
+std::string ErrnoMessage(const std::string& path, const char* what, int err) {
+  return path + ": " + what + ": " + std::strerror(err);
+}
+
+class PosixWritableFile : public WritableFile {
+ public:
+  PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool Append(Bytes data, std::string* error) override {
+    const uint8_t* p = data.data();
+    size_t left = data.size();
+    while (left > 0) {
+      ssize_t n = ::write(fd_, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        *error = ErrnoMessage(path_, "write", errno);
+        return false;
+      }
+      p += n;
+      left -= size_t(n);
+    }
+    return true;
+  }
+  bool Sync(std::string* error) override {
+    if (::fsync(fd_) != 0) {
+      *error = ErrnoMessage(path_, "fsync", errno);
+      return false;
+    }
+    return true;
+  }
+  bool Close(std::string* error) override {
+    int fd = fd_;
+    fd_ = -1;
+    if (fd >= 0 && ::close(fd) != 0) {
+      *error = ErrnoMessage(path_, "close", errno);
+      return false;
+    }
+    return true;
+  }
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+class PosixEnv : public Env {
+ public:
+  std::unique_ptr<WritableFile> NewWritableFile(const std::string& path, std::string* error) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      *error = ErrnoMessage(path, "open for writing", errno);
+      return nullptr;
+    }
+    return std::make_unique<PosixWritableFile>(path, fd);
+  }
+  bool RenameFile(const std::string& from, const std::string& to, std::string* error) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+      *error = ErrnoMessage(from, ("rename to " + to).c_str(), errno);
+      return false;
+    }
+    return true;
+  }
+  bool RemoveFile(const std::string& path, std::string* error) override {
+    if (::unlink(path.c_str()) != 0) {
+      *error = ErrnoMessage(path, "unlink", errno);
+      return false;
+    }
+    return true;
+  }
+  bool CreateDir(const std::string& path, std::string* error) override {
+    if (::mkdir(path.c_str(), 0755) != 0) {
+      *error = ErrnoMessage(path, "mkdir", errno);
+      return false;
+    }
+    return true;
+  }
+  bool CreateUniqueDir(const std::string& prefix, std::string* path, std::string* error) override {
+    std::string tmpl = prefix + "XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      *error = ErrnoMessage(tmpl, "mkdtemp", errno);
+      return false;
+    }
+    // mkdtemp creates mode 0700; a partition directory is normally 0755.
+    ::chmod(tmpl.c_str(), 0755);
+    *path = tmpl;
+    return true;
+  }
+  bool RemoveDirRecursively(const std::string& path, std::string* error) override {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+    if (ec) {
+      *error = path + ": remove: " + ec.message();
+      return false;
+    }
+    return true;
+  }
+  bool SyncDir(const std::string& path, std::string* error) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      *error = ErrnoMessage(path, "open directory", errno);
+      return false;
+    }
+    bool ok = ::fsync(fd) == 0;
+    int err = errno;
+    ::close(fd);
+    if (!ok) *error = ErrnoMessage(path, "fsync directory", err);
+    return ok;
+  }
+  bool FileExists(const std::string& path) override { return ::access(path.c_str(), F_OK) == 0; }
+  bool IsNonEmptyDir(const std::string& path) override {
+    DIR* d = ::opendir(path.c_str());
+    if (d == nullptr) return false;
+    bool non_empty = false;
+    while (dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+        non_empty = true;
+        break;
+      }
+    }
+    ::closedir(d);
+    return non_empty;
+  }
+  bool SetMtimeMs(const std::string& path, int64_t mtime_ms, std::string* error) override {
+    timespec times[2];
+    times[0].tv_sec = 0;
+    times[0].tv_nsec = UTIME_OMIT;
+    times[1].tv_sec = mtime_ms / 1000;
+    times[1].tv_nsec = (mtime_ms % 1000) * 1000000;
+    if (::utimensat(AT_FDCWD, path.c_str(), times, 0) != 0) {
+      *error = ErrnoMessage(path, "utimensat", errno);
+      return false;
+    }
+    return true;
+  }
+};
+
+std::string ParentDir(const std::string& path) {
+  std::filesystem::path p(path);
+  std::string parent = p.parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+// Canonical absolute form for comparing user paths (the path may not exist yet).
+std::filesystem::path Canonical(const std::string& path) {
+  std::error_code ec;
+  auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return p.lexically_normal();
+}
+
+bool IsSameOrInside(const std::filesystem::path& inner, const std::filesystem::path& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+    if (o->empty()) continue;  // trailing separator
+    if (i == inner.end() || *i != *o) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Env* Env::Default() {
+  static PosixEnv env;
+  return &env;
+}
+
+bool WriteFileAtomically(Env* env, const std::string& path, std::string_view data, std::string* error) {
+  auto file = AtomicFile::Create(env, path, error);
+  if (!file) return false;
+  if (!file->Append(data, error)) return false;
+  return file->Commit(error);
+}
+
+std::unique_ptr<AtomicFile> AtomicFile::Create(Env* env, const std::string& path, std::string* error) {
+  std::unique_ptr<AtomicFile> f(new AtomicFile());
+  f->env_ = env;
+  f->path_ = path;
+  f->file_ = env->NewWritableFile(path + ".tmp", error);
+  if (!f->file_) return nullptr;
+  return f;
+}
+
+AtomicFile::~AtomicFile() {
+  if (committed_) return;
+  std::string ignored;
+  if (file_) file_->Close(&ignored);
+  env_->RemoveFile(path_ + ".tmp", &ignored);
+}
+
+bool AtomicFile::Append(Bytes data, std::string* error) {
+  if (!file_->Append(data, error)) return false;
+  size_ += data.size();
+  return true;
+}
+
+bool AtomicFile::Commit(std::string* error) {
+  if (!file_->Sync(error) || !file_->Close(error)) return false;
+  if (!env_->RenameFile(path_ + ".tmp", path_, error)) return false;
+  committed_ = true;
+  return env_->SyncDir(ParentDir(path_), error);
+}
+
+std::unique_ptr<StagedDirectory> StagedDirectory::Create(Env* env, const std::string& out, const Options& options,
+                                                         std::string* error) {
+  std::string trimmed = out;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  auto out_path = Canonical(trimmed);
+  for (const std::string& input : options.inputs) {
+    auto in_path = Canonical(input);
+    if (IsSameOrInside(out_path, in_path) || IsSameOrInside(in_path, out_path)) {
+      *error = trimmed + ": refusing to write into (or over) the input " + input;
+      return nullptr;
+    }
+  }
+  if (env->IsNonEmptyDir(trimmed) && !options.force) {
+    *error = trimmed + ": exists and is not empty (use --force to replace it)";
+    return nullptr;
+  }
+  std::unique_ptr<StagedDirectory> d(new StagedDirectory());
+  d->env_ = env;
+  d->out_ = trimmed;
+  d->force_ = options.force;
+  if (!env->CreateUniqueDir(trimmed + ".tmp-", &d->staging_, error)) return nullptr;
+  return d;
+}
+
+StagedDirectory::~StagedDirectory() {
+  if (committed_ || staging_.empty()) return;
+  std::string ignored;
+  env_->RemoveDirRecursively(staging_, &ignored);
+}
+
+bool StagedDirectory::Commit(std::string* error) {
+  if (!env_->SyncDir(staging_, error)) return false;
+  std::string aside;
+  if (env_->FileExists(out_)) {
+    if (env_->IsNonEmptyDir(out_)) {
+      if (!force_) {
+        *error = out_ + ": appeared while writing and is not empty";
+        return false;
+      }
+      // Move the old directory aside first so `out` is never a mix of old and new files.
+      if (!env_->CreateUniqueDir(out_ + ".old-", &aside, error)) return false;
+      if (!env_->RenameFile(out_, aside + "/old", error)) return false;
+    } else {
+      // An empty directory (or a file in the way): rename() replaces an empty directory.
+    }
+  }
+  if (!env_->RenameFile(staging_, out_, error)) return false;
+  committed_ = true;
+  if (!env_->SyncDir(ParentDir(out_), error)) return false;
+  if (!aside.empty()) return env_->RemoveDirRecursively(aside, error);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// FaultInjectionEnv
+
+namespace {
+class FaultyFile : public WritableFile {
+ public:
+  FaultyFile(FaultInjectionEnv* env, std::unique_ptr<WritableFile> base) : env_(env), base_(std::move(base)) {}
+  bool Append(Bytes data, std::string* error) override {
+    if (env_->Crashed(error)) return false;
+    size_t n = data.size();
+    bool ok = env_->ChargeWrite(path(), &n, error);
+    std::string ignored;
+    if (n > 0 && !base_->Append(data.first(n), ok ? error : &ignored)) return false;
+    return ok;
+  }
+  bool Sync(std::string* error) override { return !env_->Crashed(error) && base_->Sync(error); }
+  bool Close(std::string* error) override {
+    // A crashed process's files are closed by the kernel; nothing more is written.
+    std::string ignored;
+    if (env_->Crashed(&ignored)) {
+      base_->Close(&ignored);
+      *error = path() + ": crashed";
+      return false;
+    }
+    return base_->Close(error);
+  }
+  const std::string& path() const override { return base_->path(); }
+
+ private:
+  FaultInjectionEnv* env_;
+  std::unique_ptr<WritableFile> base_;
+};
+}  // namespace
+
+bool FaultInjectionEnv::Crashed(std::string* error) {
+  if (crashed_) *error = "simulated crash";
+  return crashed_;
+}
+
+bool FaultInjectionEnv::ChargeWrite(const std::string& path, size_t* n, std::string* error) {
+  if (short_write_ && (short_write_suffix_.empty() ||
+                       (path.size() >= short_write_suffix_.size() &&
+                        path.compare(path.size() - short_write_suffix_.size(), std::string::npos,
+                                     short_write_suffix_) == 0))) {
+    *n /= 2;
+    *error = path + ": short write (simulated)";
+    return false;
+  }
+  if (limit_bytes_) {
+    if (*n > bytes_left_) {
+      *n = size_t(bytes_left_);
+      bytes_left_ = 0;
+      *error = path + ": write: No space left on device (simulated)";
+      return false;
+    }
+    bytes_left_ -= *n;
+  }
+  return true;
+}
+
+std::unique_ptr<WritableFile> FaultInjectionEnv::NewWritableFile(const std::string& path, std::string* error) {
+  if (Crashed(error)) return nullptr;
+  auto base = base_->NewWritableFile(path, error);
+  if (!base) return nullptr;
+  return std::make_unique<FaultyFile>(this, std::move(base));
+}
+
+bool FaultInjectionEnv::RenameFile(const std::string& from, const std::string& to, std::string* error) {
+  if (Crashed(error)) return false;
+  if (crash_on_rename_) {
+    if (renames_left_ == 0) {
+      crashed_ = true;
+      *error = "simulated crash before rename of " + from;
+      return false;
+    }
+    --renames_left_;
+  }
+  return base_->RenameFile(from, to, error);
+}
+
+bool FaultInjectionEnv::RemoveFile(const std::string& path, std::string* error) {
+  return !Crashed(error) && base_->RemoveFile(path, error);
+}
+bool FaultInjectionEnv::CreateDir(const std::string& path, std::string* error) {
+  return !Crashed(error) && base_->CreateDir(path, error);
+}
+bool FaultInjectionEnv::CreateUniqueDir(const std::string& prefix, std::string* path, std::string* error) {
+  return !Crashed(error) && base_->CreateUniqueDir(prefix, path, error);
+}
+bool FaultInjectionEnv::RemoveDirRecursively(const std::string& path, std::string* error) {
+  return !Crashed(error) && base_->RemoveDirRecursively(path, error);
+}
+bool FaultInjectionEnv::SyncDir(const std::string& path, std::string* error) {
+  return !Crashed(error) && base_->SyncDir(path, error);
+}
+bool FaultInjectionEnv::SetMtimeMs(const std::string& path, int64_t mtime_ms, std::string* error) {
+  return !Crashed(error) && base_->SetMtimeMs(path, mtime_ms, error);
+}
+
+}  // namespace klf
