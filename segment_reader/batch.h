@@ -60,6 +60,9 @@ struct BatchHeader {
   bool crc_valid = false;         // computed over the covered bytes (v2: CRC-32C; v0/v1: CRC-32)
   uint16_t attributes = 0;        // v2: the int16 field; v0/v1: the attributes byte
   Compression compression = Compression::kNone;
+  // Attribute bits 0-2 as stored. Ids 5-7 name no codec (then `compression` is kNone) and zstd (4) is
+  // illegal for v0/v1: RecordDecoder reports both as "unknown-codec".
+  uint8_t compression_id = 0;
   TimestampType timestamp_type = TimestampType::kCreateTime;
   int64_t base_timestamp = kNoTimestamp;  // v2 field (holds the delete horizon when that bit is set)
   int64_t max_timestamp = kNoTimestamp;   // v2 field; v1: the message timestamp; v0: -1
@@ -145,6 +148,7 @@ class LogReader {
   uint64_t valid_bytes_ = 0;
   int64_t last_offset_seen_ = -1;
   bool have_last_offset_ = false;
+  bool done_ = false;
   LogEnd end_ = LogEnd::kEndOfData;
 };
 

@@ -40,4 +40,7 @@ bool Decompress(Compression codec, Bytes input, int magic, size_t max_output, st
 // (0x1a for magic 0), zstd level 3. `*out` is replaced.
 void Compress(Compression codec, Bytes input, int magic, std::string* out);
 
+// XXH32 (the LZ4 frame's header and block checksums). Exposed for tests and writers.
+uint32_t Xxh32(const uint8_t* data, size_t len, uint32_t seed);
+
 }  // namespace klf

@@ -1,0 +1,806 @@
+#include "segment_reader/batch.h"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstring>
+
+#include "segment_reader/crc.h"
+
+namespace klf {
+
+const char* TimestampTypeName(TimestampType t) {
+  switch (t) {
+    case TimestampType::kNoTimestampType: return "NoTimestampType";
+    case TimestampType::kCreateTime: return "CreateTime";
+    case TimestampType::kLogAppendTime: return "LogAppendTime";
+  }
+  return "NoTimestampType";
+}
+
+const char* ControlTypeName(ControlType t) {
+  switch (t) {
+    case ControlType::kAbort: return "ABORT";
+    case ControlType::kCommit: return "COMMIT";
+    case ControlType::kLeaderChange: return "LEADER_CHANGE";
+    case ControlType::kSnapshotHeader: return "SNAPSHOT_HEADER";
+    case ControlType::kSnapshotFooter: return "SNAPSHOT_FOOTER";
+    case ControlType::kKRaftVersion: return "KRAFT_VERSION";
+    case ControlType::kKRaftVoters: return "KRAFT_VOTERS";
+    case ControlType::kUnknown: return "UNKNOWN";
+  }
+  return "UNKNOWN";
+}
+
+// Java int arithmetic wraps; so does this (DefaultRecordBatch.incrementSequence).
+int32_t IncrementSequence(int32_t sequence, int32_t increment) {
+  auto wrap = [](uint32_t v) { return int32_t(v); };
+  int32_t limit = wrap(uint32_t(INT32_MAX) - uint32_t(increment));
+  if (sequence > limit) {
+    return wrap(uint32_t(increment) - uint32_t(wrap(uint32_t(INT32_MAX) - uint32_t(sequence))) - 1u);
+  }
+  return wrap(uint32_t(sequence) + uint32_t(increment));
+}
+
+int32_t BatchHeader::last_sequence() const {
+  if (base_sequence == kNoSequence) return kNoSequence;
+  return IncrementSequence(base_sequence, last_offset_delta);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry headers (spec §3.1, §4.1).
+
+namespace {
+
+constexpr int kRecordOverheadV1 = 22;
+constexpr int kLegacyCrcOffset = 12;  // v0/v1: CRC right after the log overhead
+constexpr int kLegacyMagicOffset = 16;
+constexpr int kLegacyAttributesOffset = 17;
+constexpr int kLegacyTimestampOffset = 18;  // v1 only
+
+std::string Num(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+bool ParseBatchHeader(Bytes entry, uint64_t position, bool verify_crc, BatchHeader* h, std::string* error) {
+  if (entry.size() < size_t(kHeaderSizeUpToMagic)) {
+    *error = "entry shorter than the 17 bytes up to the magic byte";
+    return false;
+  }
+  const uint8_t* p = entry.data();
+  int32_t length = LoadI32(p + 8);
+  int8_t magic = int8_t(p[16]);
+  if (length < kRecordOverheadV0) {
+    *error = "size field " + Num(length) + " is below the minimum " + Num(kRecordOverheadV0);
+    return false;
+  }
+  if (entry.size() < size_t(kLogOverhead) + uint32_t(length)) {
+    *error = "entry of " + Num(int64_t(kLogOverhead) + length) + " bytes but only " + Num(entry.size()) +
+             " bytes available";
+    return false;
+  }
+  *h = BatchHeader();
+  h->position = position;
+  h->size_in_bytes = uint32_t(kLogOverhead) + uint32_t(length);
+  h->magic = magic;
+  int64_t offset = LoadI64(p);
+  if (magic < 0) {
+    *error = "magic byte " + Num(magic) + " is not a known message format (0, 1 or 2)";
+    return false;
+  }
+  if (magic >= 2) {
+    // Kafka's file iterator treats every magic >= 2 as a v2 batch (spec §2 rule 4).
+    if (h->size_in_bytes < uint32_t(kRecordBatchOverhead)) {
+      *error = "batch of " + Num(h->size_in_bytes) + " bytes is smaller than the 61-byte v2 header";
+      return false;
+    }
+    h->base_offset = offset;
+    h->partition_leader_epoch = LoadI32(p + 12);
+    h->crc = LoadBE32(p + kV2CrcOffset);
+    h->attributes = LoadBE16(p + kV2AttributesOffset);
+    uint8_t attr = p[22];  // Kafka reads (byte) of the int16: only the low byte counts (spec §4.2)
+    h->compression_id = attr & kAttrCompressionMask;
+    h->compression = h->compression_id <= 4 ? Compression(h->compression_id) : Compression::kNone;
+    h->timestamp_type = (attr & kAttrTimestampType) ? TimestampType::kLogAppendTime : TimestampType::kCreateTime;
+    h->is_transactional = attr & kAttrTransactional;
+    h->is_control = attr & kAttrControl;
+    h->last_offset_delta = LoadI32(p + 23);
+    h->base_timestamp = LoadI64(p + 27);
+    h->max_timestamp = LoadI64(p + 35);
+    if (attr & kAttrDeleteHorizon) h->delete_horizon_ms = h->base_timestamp;
+    h->producer_id = LoadI64(p + 43);
+    h->producer_epoch = LoadI16(p + 51);
+    h->base_sequence = LoadI32(p + 53);
+    h->record_count = LoadI32(p + 57);
+    h->last_offset = int64_t(uint64_t(offset) + uint64_t(int64_t(h->last_offset_delta)));
+    if (verify_crc) {
+      h->crc_valid = Crc32c(entry.subspan(kV2AttributesOffset, h->size_in_bytes - kV2AttributesOffset)) == h->crc;
+    }
+    return true;
+  }
+  // v0 / v1 message (spec §3.1).
+  if (magic == 1 && length < kRecordOverheadV1) {
+    *error = "v1 message size " + Num(length) + " is below the minimum " + Num(kRecordOverheadV1);
+    return false;
+  }
+  h->crc = LoadBE32(p + kLegacyCrcOffset);
+  uint8_t attr = p[kLegacyAttributesOffset];
+  h->attributes = attr;
+  h->compression_id = attr & kAttrCompressionMask;
+  h->compression = h->compression_id <= 4 ? Compression(h->compression_id) : Compression::kNone;
+  if (magic == 0) {
+    h->timestamp_type = TimestampType::kNoTimestampType;
+    h->max_timestamp = kNoTimestamp;
+  } else {
+    h->timestamp_type = (attr & kAttrTimestampType) ? TimestampType::kLogAppendTime : TimestampType::kCreateTime;
+    h->max_timestamp = LoadI64(p + kLegacyTimestampOffset);
+  }
+  h->base_timestamp = kNoTimestamp;
+  h->base_offset = offset;
+  h->last_offset = offset;
+  if (h->compression_id == 0) {
+    h->record_count = 1;
+  } else {
+    h->record_count = -1;  // known once the inner messages are decoded
+    h->base_offset_known = false;
+  }
+  if (verify_crc) {
+    h->crc_valid = Crc32(entry.subspan(kLegacyMagicOffset, h->size_in_bytes - kLegacyMagicOffset)) == h->crc;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// LogReader (spec §2, §14).
+
+namespace {
+
+// Bounds the work of one resynchronisation: the bytes CRC-checked while looking for the next valid
+// entry. Candidates are first filtered by cheap header plausibility checks.
+constexpr uint64_t kResyncCrcBudget = uint64_t(512) << 20;
+
+bool AllZero(const uint8_t* p, size_t n) {
+  // Word-at-a-time check; zero tails can be a whole preallocated segment.
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if (w != 0) return false;
+  }
+  for (; i < n; ++i) {
+    if (p[i] != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+LogReader::LogReader(std::string file, Bytes data, ProblemSink* sink, ReadOptions options)
+    : file_(std::move(file)), data_(data), sink_(sink), options_(options) {}
+
+void LogReader::Report(Severity severity, uint64_t position, const char* check, std::string message) {
+  if (sink_ == nullptr) return;
+  Problem p;
+  p.severity = severity;
+  p.file = file_;
+  p.position = position;
+  p.check = check;
+  p.message = std::move(message);
+  sink_->Report(p);
+}
+
+// Scans forward from just after `from` for the next position holding a plausible entry whose CRC is
+// valid (cheap header checks first, then the CRC, within a work budget). No side effects.
+static bool FindNextEntry(Bytes data, uint64_t from, uint32_t max_batch_bytes, uint64_t* found, bool* exhausted) {
+  const uint8_t* d = data.data();
+  uint64_t end = data.size();
+  uint64_t budget = kResyncCrcBudget;
+  *exhausted = false;
+  for (uint64_t q = from + 1; q + uint64_t(kLogOverhead + kRecordOverheadV0) <= end; ++q) {
+    int32_t size = LoadI32(d + q + 8);
+    if (size < kRecordOverheadV0 || uint32_t(size) > max_batch_bytes) continue;
+    uint64_t total = uint64_t(kLogOverhead) + uint32_t(size);
+    if (q + total > end) continue;
+    if (LoadI64(d + q) < 0) continue;
+    int8_t magic = int8_t(d[q + 16]);
+    bool ok = false;
+    if (magic == 2) {
+      if (total < uint64_t(kRecordBatchOverhead)) continue;
+      uint8_t attr_hi = d[q + 21], attr = d[q + 22];
+      if (attr_hi != 0 || (attr & kAttrCompressionMask) > 4 || (attr & 0x80)) continue;
+      if (LoadI32(d + q + 23) < 0 || LoadI32(d + q + 57) < 0) continue;
+      uint64_t covered = total - kV2AttributesOffset;
+      if (covered > budget) { *exhausted = true; return false; }
+      budget -= covered;
+      ok = Crc32c(Bytes(d + q + kV2AttributesOffset, covered)) == LoadBE32(d + q + kV2CrcOffset);
+    } else if (magic == 0 || magic == 1) {
+      if (magic == 1 && size < kRecordOverheadV1) continue;
+      uint8_t attr = d[q + kLegacyAttributesOffset];
+      if ((attr & 0xF0) != 0 || (magic == 0 && (attr & 0x08)) || (attr & kAttrCompressionMask) > 3) continue;
+      uint64_t covered = total - kLegacyMagicOffset;
+      if (covered > budget) { *exhausted = true; return false; }
+      budget -= covered;
+      ok = Crc32(Bytes(d + q + kLegacyMagicOffset, covered)) == LoadBE32(d + q + kLegacyCrcOffset);
+    }
+    if (ok) {
+      *found = q;
+      return true;
+    }
+  }
+  return false;
+}
+
+// After framing corruption at `from`: moves to the next valid entry and reports the skipped bytes,
+// or ends the iteration (kCorrupt).
+bool LogReader::Resync(uint64_t from) {
+  if (!options_.resync) {
+    end_ = LogEnd::kCorrupt;
+    return false;
+  }
+  uint64_t q = 0;
+  bool exhausted = false;
+  if (FindNextEntry(data_, from, options_.max_batch_bytes, &q, &exhausted)) {
+    Report(Severity::kWarning, from, "resync",
+           "skipped " + Num(q - from) + " bytes [" + Num(from) + ", " + Num(q) +
+               ") after framing corruption; resumed at the next entry with a plausible header and a valid CRC at " +
+               Num(q));
+    pos_ = q;
+    return true;
+  }
+  Report(Severity::kError, from, "resync",
+         "no valid entry found in the " + Num(data_.size() - from) + " bytes after the framing corruption at " +
+             Num(from) + (exhausted ? " (search budget exhausted)" : "") + "; they are unreadable");
+  end_ = LogEnd::kCorrupt;
+  return false;
+}
+
+bool LogReader::Next(BatchView* batch) {
+  if (done_) return false;
+  const uint8_t* d = data_.data();
+  const uint64_t end = data_.size();
+  while (true) {
+    uint64_t pos = pos_;
+    uint64_t remaining = end - pos;
+    // Rule 1: fewer than 18 bytes left is the end of the data (FileLogInputStream.nextBatch).
+    if (remaining < uint64_t(kHeaderSizeUpToMagic) + 1) {
+      done_ = true;
+      if (remaining == 0) {
+        end_ = LogEnd::kEndOfData;
+      } else if (AllZero(d + pos, remaining)) {
+        end_ = LogEnd::kZeroTail;
+        Report(Severity::kWarning, pos, "zero-tail",
+               "the last " + Num(remaining) + " bytes are zeros (a preallocated segment after an unclean shutdown); "
+               "Kafka's recovery truncates the file at " + Num(pos));
+      } else {
+        end_ = LogEnd::kTruncatedTail;
+        Report(Severity::kWarning, pos, "truncated-tail",
+               "the last " + Num(remaining) + " bytes are too short for an entry header (needs 18); "
+               "Kafka ignores them and its recovery truncates the file at " + Num(pos));
+      }
+      return false;
+    }
+    int32_t size = LoadI32(d + pos + 8);
+    int8_t magic = int8_t(d[pos + 16]);
+    // Rule 2: a size below 14 is a CorruptRecordException: a zero tail, or garbage.
+    if (size < kRecordOverheadV0) {
+      if (AllZero(d + pos, remaining)) {
+        done_ = true;
+        end_ = LogEnd::kZeroTail;
+        Report(Severity::kWarning, pos, "zero-tail",
+               "the last " + Num(remaining) + " bytes are zeros (a preallocated segment after an unclean shutdown); "
+               "Kafka's recovery truncates the file at " + Num(pos));
+        return false;
+      }
+      Report(Severity::kError, pos + 8, "batch-size",
+             "entry at " + Num(pos) + " has size field " + Num(size) + ", below the minimum " + Num(kRecordOverheadV0) +
+                 " (Kafka: CorruptRecordException; recovery truncates here)");
+      if (Resync(pos)) continue;
+      done_ = true;
+      return false;
+    }
+    if (uint32_t(size) > options_.max_batch_bytes) {
+      Report(Severity::kError, pos + 8, "batch-size",
+             "entry at " + Num(pos) + " has size field " + Num(size) + ", above the " +
+                 Num(options_.max_batch_bytes) + "-byte limit for one entry (a lying length?)");
+      if (Resync(pos)) continue;
+      done_ = true;
+      return false;
+    }
+    uint64_t total = uint64_t(kLogOverhead) + uint32_t(size);
+    // Rule 3: an entry running past the end is a partial write at the tail... unless a valid entry
+    // starts inside it, in which case the length field lies.
+    if (total > remaining) {
+      uint64_t next = 0;
+      bool exhausted = false;
+      if (options_.resync && FindNextEntry(data_, pos, options_.max_batch_bytes, &next, &exhausted)) {
+        Report(Severity::kError, pos + 8, "batch-size",
+               "entry at " + Num(pos) + " declares " + Num(total) + " bytes, past the end of the file (" +
+                   Num(remaining) + " bytes left), but a valid entry starts at " + Num(next) +
+                   ": the length field is corrupt");
+        Resync(pos);
+        continue;
+      }
+      done_ = true;
+      end_ = LogEnd::kTruncatedTail;
+      Report(Severity::kWarning, pos, "truncated-tail",
+             "the last entry at " + Num(pos) + " declares " + Num(total) + " bytes but only " + Num(remaining) +
+                 " remain (an interrupted write); Kafka stops reading here and its recovery truncates the file at " +
+                 Num(pos));
+      return false;
+    }
+    if (magic < 0 || magic > 2) {
+      Report(Severity::kError, pos + 16, "unknown-magic",
+             "entry at " + Num(pos) + " has magic byte " + Num(magic) + "; known formats are 0, 1 and 2");
+      if (Resync(pos)) continue;
+      done_ = true;
+      return false;
+    }
+    std::string error;
+    if (!ParseBatchHeader(data_.subspan(pos, total), pos, options_.verify_crc, &batch->header, &error)) {
+      Report(Severity::kError, pos + 8, "batch-size", "entry at " + Num(pos) + ": " + error);
+      if (Resync(pos)) continue;
+      done_ = true;
+      return false;
+    }
+    BatchHeader& h = batch->header;
+    batch->bytes = data_.subspan(pos, total);
+    if (options_.verify_crc && !h.crc_valid) {
+      uint32_t computed = magic == 2 ? Crc32c(batch->bytes.subspan(kV2AttributesOffset))
+                                     : Crc32(batch->bytes.subspan(kLegacyMagicOffset));
+      Report(Severity::kError, pos + (magic == 2 ? kV2CrcOffset : kLegacyCrcOffset), "batch-crc",
+             std::string("entry at ") + Num(pos) + ": stored " + (magic == 2 ? "CRC-32C" : "CRC-32") + " " +
+                 HexEncode(batch->bytes.subspan(magic == 2 ? kV2CrcOffset : kLegacyCrcOffset, 4)) +
+                 " but the covered bytes give " + HexEncode(Bytes(std::array<uint8_t, 4>{
+                     uint8_t(computed >> 24), uint8_t(computed >> 16), uint8_t(computed >> 8), uint8_t(computed)})));
+    }
+    if (magic == 2 && h.last_offset_delta < 0) {
+      Report(Severity::kError, pos + 23, "offset-order",
+             "batch at " + Num(pos) + " has a negative lastOffsetDelta " + Num(h.last_offset_delta));
+    }
+    int64_t first = magic == 2 ? h.base_offset : h.last_offset;
+    if (have_last_offset_ && first <= last_offset_seen_) {
+      Report(Severity::kError, pos, "offset-order",
+             "entry at " + Num(pos) + " starts at offset " + Num(first) + ", not above the previous entry's last offset " +
+                 Num(last_offset_seen_));
+    }
+    if (!have_last_offset_ || h.last_offset > last_offset_seen_) last_offset_seen_ = h.last_offset;
+    have_last_offset_ = true;
+    pos_ = pos + total;
+    valid_bytes_ = pos_;
+    return true;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Record decoding (spec §3.3, §4.4, §5).
+
+namespace {
+
+// Kafka's ByteUtils.readVarint over a raw range (the hot loop avoids ByteCursor's out-of-line calls).
+// Returns nullptr on failure (end of data or a 5th byte with its continuation bit set).
+inline const uint8_t* ReadVarint32(const uint8_t* p, const uint8_t* end, int32_t* out) {
+  if (p < end && !(*p & 0x80)) {
+    uint32_t u = *p;
+    *out = int32_t((u >> 1) ^ (~(u & 1) + 1));
+    return p + 1;
+  }
+  uint32_t value = 0;
+  for (int i = 0; i < 5; ++i) {
+    if (p >= end) return nullptr;
+    uint8_t b = *p++;
+    if (i == 4) {
+      if (b & 0x80) return nullptr;
+      value |= uint32_t(b) << 28;  // bits above bit 3 fall off, as in Kafka
+      break;
+    }
+    value |= uint32_t(b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) break;
+  }
+  *out = int32_t((value >> 1) ^ (~(value & 1) + 1));
+  return p;
+}
+
+inline const uint8_t* ReadVarint64(const uint8_t* p, const uint8_t* end, int64_t* out) {
+  if (p < end && !(*p & 0x80)) {
+    uint64_t u = *p;
+    *out = int64_t((u >> 1) ^ (~(u & 1) + 1));
+    return p + 1;
+  }
+  uint64_t value = 0;
+  int shift = 0;
+  while (true) {
+    if (p >= end) return nullptr;
+    uint8_t b = *p++;
+    value |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+    shift += 7;
+    if (shift > 63) return nullptr;
+  }
+  *out = int64_t((value >> 1) ^ (~(value & 1) + 1));
+  return p;
+}
+
+void ReportTo(ProblemSink* sink, const std::string& file, uint64_t position, const char* check,
+              std::string message) {
+  if (sink == nullptr) return;
+  Problem p;
+  p.severity = Severity::kError;
+  p.file = file;
+  p.position = position;
+  p.check = check;
+  p.message = std::move(message);
+  sink->Report(p);
+}
+
+}  // namespace
+
+RecordDecoder::RecordDecoder(ReadOptions options) : options_(options) {}
+
+bool RecordDecoder::Decode(const BatchView& batch, const std::string& file, ProblemSink* sink) {
+  header_ = batch.header;
+  records_.clear();
+  headers_.clear();
+  if (batch.bytes.size() < size_t(kHeaderSizeUpToMagic) || batch.bytes.size() < header_.size_in_bytes) {
+    ReportTo(sink, file, header_.position, "batch-size", "entry bytes shorter than its header says");
+    return false;
+  }
+  if (header_.magic >= 2) return DecodeV2(batch, file, sink);
+  return DecodeLegacy(batch, file, sink);
+}
+
+bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink) {
+  const BatchHeader& h = header_;
+  const uint64_t pos = h.position;
+  if (h.record_count < 0) {
+    ReportTo(sink, file, pos + 57, "record-count",
+             "batch at " + Num(pos) + " declares a negative record count " + Num(h.record_count) +
+                 " (Kafka: InvalidRecordException)");
+    return false;
+  }
+  if (h.record_count == 0) return true;  // the records section is not read at all (spec §4.4)
+  if (h.compression_id > 4) {
+    ReportTo(sink, file, pos + 22, "unknown-codec",
+             "batch at " + Num(pos) + " has compression id " + Num(h.compression_id) +
+                 " in its attributes (Kafka: Unknown compression type id)");
+    return false;
+  }
+  Bytes section = batch.bytes.subspan(kRecordBatchOverhead, h.size_in_bytes - kRecordBatchOverhead);
+  Bytes data = section;
+  bool compressed = h.compression != Compression::kNone;
+  if (compressed) {
+    std::string error;
+    if (!Decompress(h.compression, section, 2, options_.max_decompressed_bytes, &decompressed_, &error)) {
+      ReportTo(sink, file, pos + kRecordBatchOverhead, "decompress",
+               "batch at " + Num(pos) + ": cannot decompress the " + CompressionName(h.compression) +
+                   " records section: " + error);
+      return false;
+    }
+    data = AsBytes(decompressed_);
+  }
+  // Where a failure in `data` is in the file: exact when uncompressed; the start of the compressed
+  // section otherwise (the message then gives the offset inside the decompressed data).
+  auto where = [&](const uint8_t* at) -> uint64_t {
+    return compressed ? pos + kRecordBatchOverhead : pos + kRecordBatchOverhead + uint64_t(at - data.data());
+  };
+  auto inside = [&](const uint8_t* at) -> std::string {
+    return compressed ? " (decompressed byte " + Num(at - data.data()) + ")" : "";
+  };
+
+  const uint8_t* p = data.data();
+  const uint8_t* end = p + data.size();
+  const int32_t count = h.record_count;
+  // Every record takes at least 7 bytes, so the count of an honest batch is bounded by the data.
+  size_t plausible = std::min<size_t>(size_t(count), data.size() / 7 + 1);
+  if (records_.capacity() < plausible) records_.reserve(plausible);
+  const bool log_append = h.timestamp_type == TimestampType::kLogAppendTime;
+  const int64_t base_offset = h.base_offset;
+  const int64_t base_ts = h.base_timestamp;
+  const int32_t base_seq = h.base_sequence;
+
+  for (int32_t i = 0; i < count; ++i) {
+    const uint8_t* start = p;
+    if (p >= end) {
+      ReportTo(sink, file, where(p), "record-count",
+               "batch at " + Num(pos) + " declares " + Num(count) + " records but its data ends after " + Num(i) +
+                   " (premature EOF)" + inside(p));
+      return false;
+    }
+    int32_t length;
+    p = ReadVarint32(p, end, &length);
+    if (p == nullptr) {
+      ReportTo(sink, file, where(start), "record-parse",
+               "record " + Num(i) + " of the batch at " + Num(pos) + ": malformed length varint" + inside(start));
+      return false;
+    }
+    if (length < 0 || int64_t(length) > end - p) {
+      ReportTo(sink, file, where(start), "record-parse",
+               "record " + Num(i) + " of the batch at " + Num(pos) + ": invalid record size: expected " + Num(length) +
+                   " bytes in record payload, but only " + Num(end - p) + " remain" + inside(start));
+      return false;
+    }
+    const uint8_t* body = p;
+    const uint8_t* rend = p + length;
+    const char* why = nullptr;
+    const uint8_t* fail_at = p;
+    Record r;
+    int64_t ts_delta = 0;
+    int32_t offset_delta = 0, key_len = 0, value_len = 0, header_count = 0;
+    do {
+      if (p >= rend) { why = "missing attributes"; break; }
+      r.attributes = int8_t(*p++);
+      fail_at = p;
+      if (!(p = ReadVarint64(p, rend, &ts_delta))) { why = "malformed timestampDelta varlong"; break; }
+      fail_at = p;
+      if (!(p = ReadVarint32(p, rend, &offset_delta))) { why = "malformed offsetDelta varint"; break; }
+      fail_at = p;
+      if (!(p = ReadVarint32(p, rend, &key_len))) { why = "malformed key length varint"; break; }
+      if (key_len >= 0) {
+        if (int64_t(key_len) > rend - p) { why = "key length past the end of the record"; break; }
+        r.key = Bytes(p, size_t(key_len));
+        p += key_len;
+      }
+      fail_at = p;
+      if (!(p = ReadVarint32(p, rend, &value_len))) { why = "malformed value length varint"; break; }
+      if (value_len >= 0) {
+        if (int64_t(value_len) > rend - p) { why = "value length past the end of the record"; break; }
+        r.value = Bytes(p, size_t(value_len));
+        p += value_len;
+      }
+      fail_at = p;
+      if (!(p = ReadVarint32(p, rend, &header_count))) { why = "malformed header count varint"; break; }
+      if (header_count < 0) { why = "negative number of record headers"; break; }
+      if (int64_t(header_count) > rend - p) { why = "more record headers than bytes left in the record"; break; }
+      r.first_header = uint32_t(headers_.size());
+      r.header_count = uint32_t(header_count);
+      for (int32_t k = 0; k < header_count && why == nullptr; ++k) {
+        fail_at = p;
+        int32_t hk_len, hv_len;
+        if (!(p = ReadVarint32(p, rend, &hk_len))) { why = "malformed header key length varint"; break; }
+        if (hk_len < 0) { why = "negative header key length"; break; }
+        if (int64_t(hk_len) > rend - p) { why = "header key past the end of the record"; break; }
+        RecordHeader rh;
+        rh.key = Bytes(p, size_t(hk_len));
+        p += hk_len;
+        fail_at = p;
+        if (!(p = ReadVarint32(p, rend, &hv_len))) { why = "malformed header value length varint"; break; }
+        if (hv_len >= 0) {
+          if (int64_t(hv_len) > rend - p) { why = "header value past the end of the record"; break; }
+          rh.value = Bytes(p, size_t(hv_len));
+          p += hv_len;
+        }
+        headers_.push_back(rh);
+      }
+      if (why != nullptr) break;
+      fail_at = p;
+      if (p != rend) { why = "record body longer than its fields (Kafka: invalid record size)"; break; }
+    } while (false);
+    if (why != nullptr) {
+      ReportTo(sink, file, where(fail_at), "record-parse",
+               "record " + Num(i) + " of the batch at " + Num(pos) + " (body of " + Num(length) + " bytes at " +
+                   (compressed ? "decompressed byte " + Num(body - data.data()) : "file byte " + Num(where(body))) +
+                   "): " + why + inside(fail_at));
+      return false;
+    }
+    r.offset = int64_t(uint64_t(base_offset) + uint64_t(int64_t(offset_delta)));
+    r.timestamp = log_append ? h.max_timestamp : int64_t(uint64_t(base_ts) + uint64_t(ts_delta));
+    r.sequence = base_seq == kNoSequence ? kNoSequence : IncrementSequence(base_seq, offset_delta);
+    r.magic = 2;
+    r.size_in_bytes = uint32_t(rend - start);
+    records_.push_back(r);
+  }
+  if (p != end) {
+    ReportTo(sink, file, where(p), "record-count",
+             "batch at " + Num(pos) + ": incorrect declared batch size, records still remaining in file: " +
+                 Num(end - p) + " bytes after the declared " + Num(count) + " records" + inside(p));
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+struct LegacyMessage {
+  int8_t magic = 0;
+  uint8_t attributes = 0;
+  uint32_t crc = 0;
+  bool crc_valid = false;
+  int64_t timestamp = kNoTimestamp;
+  std::optional<Bytes> key;
+  std::optional<Bytes> value;
+  size_t value_field = 0;  // offset of the value length field inside the message
+};
+
+// Parses a v0/v1 message body (from its CRC field, `size` bytes). Returns nullptr or why it fails;
+// *fail_at is the offset inside `m` of the failing field.
+const char* ParseLegacyMessage(Bytes m, LegacyMessage* out, size_t* fail_at) {
+  *fail_at = 4;
+  if (m.size() < size_t(kRecordOverheadV0)) return "message shorter than the 14-byte minimum";
+  out->crc = LoadBE32(m.data());
+  out->magic = int8_t(m[4]);
+  out->attributes = m[5];
+  if (out->magic != 0 && out->magic != 1) return "message magic is neither 0 nor 1";
+  out->crc_valid = Crc32(m.subspan(4)) == out->crc;
+  size_t p = 6;
+  if (out->magic == 1) {
+    if (m.size() < size_t(kRecordOverheadV1)) return "v1 message shorter than the 22-byte minimum";
+    out->timestamp = LoadI64(m.data() + 6);
+    p = 14;
+  }
+  *fail_at = p;
+  int32_t klen = LoadI32(m.data() + p);
+  p += 4;
+  if (klen >= 0) {
+    if (size_t(klen) > m.size() - p) return "key length past the end of the message";
+    out->key = m.subspan(p, size_t(klen));
+    p += size_t(klen);
+  }
+  *fail_at = p;
+  out->value_field = p;
+  if (m.size() - p < 4) return "message ends before its value length";
+  int32_t vlen = LoadI32(m.data() + p);
+  p += 4;
+  if (vlen >= 0) {
+    if (size_t(vlen) > m.size() - p) return "value length past the end of the message";
+    out->value = m.subspan(p, size_t(vlen));
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool RecordDecoder::DecodeLegacy(const BatchView& batch, const std::string& file, ProblemSink* sink) {
+  BatchHeader& h = header_;
+  const uint64_t pos = h.position;
+  const int wrapper_magic = h.magic;
+  LegacyMessage w;
+  size_t fail_at = 0;
+  Bytes body = batch.bytes.subspan(kLogOverhead, h.size_in_bytes - kLogOverhead);
+  if (const char* why = ParseLegacyMessage(body, &w, &fail_at)) {
+    ReportTo(sink, file, pos + kLogOverhead + fail_at, "record-parse",
+             "message at " + Num(pos) + ": " + why);
+    return false;
+  }
+  if (h.compression_id >= 4) {
+    ReportTo(sink, file, pos + kLegacyAttributesOffset, "unknown-codec",
+             "message at " + Num(pos) + " (magic " + Num(wrapper_magic) + ") has compression id " +
+                 Num(h.compression_id) +
+                 (h.compression_id == 4 ? " (zstd), which is illegal before magic 2" : ", which is not a codec"));
+    return false;
+  }
+  if (h.compression_id == 0) {
+    Record r;
+    r.offset = h.base_offset;
+    r.timestamp = wrapper_magic == 0 ? kNoTimestamp : w.timestamp;
+    r.key = w.key;
+    r.value = w.value;
+    r.magic = int8_t(wrapper_magic);
+    r.legacy_crc = w.crc;
+    r.legacy_crc_valid = w.crc_valid;
+    r.size_in_bytes = h.size_in_bytes;
+    records_.push_back(r);
+    return true;
+  }
+  // A compressed wrapper: its value is an inner message set (spec §3.3).
+  const uint64_t value_pos = pos + kLogOverhead + w.value_field;
+  if (!w.value) {
+    ReportTo(sink, file, value_pos, "legacy-wrapper",
+             "compressed wrapper message at " + Num(pos) + " has a null value (no inner messages)");
+    return false;
+  }
+  std::string error;
+  if (!Decompress(h.compression, *w.value, wrapper_magic, options_.max_decompressed_bytes, &decompressed_, &error)) {
+    ReportTo(sink, file, value_pos + 4, "decompress",
+             "wrapper message at " + Num(pos) + ": cannot decompress the " + CompressionName(h.compression) +
+                 " inner message set: " + error);
+    return false;
+  }
+  Bytes data = AsBytes(decompressed_);
+  size_t p = 0;
+  size_t plausible = data.size() / (kLogOverhead + kRecordOverheadV0) + 1;
+  if (records_.capacity() < plausible) records_.reserve(plausible);
+  const bool log_append = wrapper_magic == 1 && h.timestamp_type == TimestampType::kLogAppendTime;
+  while (p < data.size()) {
+    auto fail = [&](size_t at, const std::string& why) {
+      ReportTo(sink, file, value_pos + 4, "legacy-wrapper",
+               "wrapper message at " + Num(pos) + ", inner message " + Num(records_.size()) + " (decompressed byte " +
+                   Num(at) + "): " + why);
+      return false;
+    };
+    if (data.size() - p < size_t(kLogOverhead)) return fail(p, "truncated inner entry header");
+    int64_t inner_offset = LoadI64(data.data() + p);
+    int32_t size = LoadI32(data.data() + p + 8);
+    if (size < kRecordOverheadV0) return fail(p + 8, "inner message size " + Num(size) + " below the minimum 14");
+    if (size_t(size) > data.size() - p - kLogOverhead) {
+      return fail(p + 8, "inner message of " + Num(size) + " bytes runs past the end of the inner message set");
+    }
+    LegacyMessage m;
+    size_t at = 0;
+    if (const char* why = ParseLegacyMessage(data.subspan(p + kLogOverhead, size_t(size)), &m, &at)) {
+      return fail(p + kLogOverhead + at, why);
+    }
+    if ((m.attributes & kAttrCompressionMask) != 0) {
+      return fail(p + kLogOverhead + 5, "inner messages must not be compressed (nested compression)");
+    }
+    Record r;
+    r.offset = inner_offset;  // made absolute below
+    // KAFKA-4298: an inner magic different from the wrapper's is accepted; a v0 inner message has
+    // no timestamp. A LogAppendTime wrapper stamps its own timestamp on every v1 inner record.
+    if (m.magic == 0) r.timestamp = kNoTimestamp;
+    else r.timestamp = log_append ? w.timestamp : m.timestamp;
+    r.key = m.key;
+    r.value = m.value;
+    r.magic = m.magic;
+    r.legacy_crc = m.crc;
+    r.legacy_crc_valid = m.crc_valid;
+    r.size_in_bytes = uint32_t(kLogOverhead) + uint32_t(size);
+    if (!m.crc_valid) {
+      ReportTo(sink, file, value_pos + 4, "record-crc",
+               "wrapper message at " + Num(pos) + ", inner message " + Num(records_.size()) + " (decompressed byte " +
+                   Num(p) + "): stored CRC-32 does not match its bytes");
+    }
+    records_.push_back(r);
+    p += kLogOverhead + size_t(size);
+  }
+  if (records_.empty()) {
+    ReportTo(sink, file, value_pos + 4, "legacy-wrapper",
+             "compressed wrapper message at " + Num(pos) + " holds no inner messages");
+    return false;
+  }
+  // Offsets (AbstractLegacyRecordBatch.DeepRecordsIterator): v1 inner offsets are relative to the
+  // wrapper's, whose offset is that of the last inner message; v0 inner offsets are absolute.
+  if (wrapper_magic == 1) {
+    int64_t wrapper_offset = h.last_offset;
+    int64_t last_inner = records_.back().offset;
+    int64_t absolute_base = 0;
+    if (wrapper_offset != 0) {  // some librdkafka versions write 0: inner offsets then stand as they are
+      if (wrapper_offset < last_inner) {
+        ReportTo(sink, file, pos, "legacy-wrapper",
+                 "wrapper message at " + Num(pos) + ": wrapper offset " + Num(wrapper_offset) +
+                     " is less than the last inner message offset " + Num(last_inner) +
+                     " and it is not zero (Kafka: InvalidRecordException)");
+        records_.clear();
+        return false;
+      }
+      absolute_base = wrapper_offset - last_inner;
+    }
+    for (Record& r : records_) r.offset = int64_t(uint64_t(absolute_base) + uint64_t(r.offset));
+  }
+  h.base_offset = records_.front().offset;
+  h.base_offset_known = true;
+  h.record_count = int32_t(records_.size());
+  return true;
+}
+
+bool ParseControlRecord(const Record& record, ControlRecord* control, std::string* error) {
+  *control = ControlRecord();
+  if (!record.key || record.key->size() < 4) {
+    *error = record.key ? "control record key of " + Num(record.key->size()) + " bytes, needs at least 4"
+                        : "control record has a null key";
+    return false;
+  }
+  const uint8_t* k = record.key->data();
+  control->key_version = LoadI16(k);
+  if (control->key_version < 0) {
+    *error = "invalid version " + Num(control->key_version) + " found for control record key";
+    return false;
+  }
+  control->raw_type = LoadI16(k + 2);
+  control->type = control->raw_type >= 0 && control->raw_type <= 6 ? ControlType(control->raw_type) : ControlType::kUnknown;
+  if (control->type == ControlType::kAbort || control->type == ControlType::kCommit) {
+    // EndTransactionMarker.deserializeValue
+    if (!record.value || record.value->size() < 6) {
+      *error = record.value ? "end transaction marker value of " + Num(record.value->size()) + " bytes, needs at least 6"
+                            : "end transaction marker has a null value";
+      return false;
+    }
+    control->value_version = LoadI16(record.value->data());
+    if (control->value_version < 0) {
+      *error = "invalid version " + Num(control->value_version) + " found for end transaction marker";
+      return false;
+    }
+    control->coordinator_epoch = LoadI32(record.value->data() + 2);
+  }
+  return true;
+}
+
+}  // namespace klf
