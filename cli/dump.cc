@@ -8,7 +8,7 @@
 // 2. A `.log` is streamed from a read-only mapping with LogReader; records are decoded only with
 //    --records (and for legacy compressed wrappers, whose base offset is known only after decoding).
 // 3. Problems go to the printer as they are found, next to the batch they concern, each once; the
-//    run exits 1 when any of them is an error, 3 when an input could not be read at all.
+//    run exits 1 when any of them is an error or a warning, 3 when an input could not be read at all.
 #include <unistd.h>
 
 #include <charconv>
@@ -84,6 +84,21 @@ uint64_t InputBytes(const std::vector<std::string>& paths) {
   return total;
 }
 
+// A file given by name whose name is not Kafka's (a renamed copy such as "broken.log") is dumped by
+// its extension, without a base offset.
+FileName KindFromExtension(const std::string& path, FileName name) {
+  if (name.kind != FileKind::kUnknown) return name;
+  std::string_view p(path);
+  auto ends = [&](std::string_view suffix) { return p.size() >= suffix.size() && p.substr(p.size() - suffix.size()) == suffix; };
+  if (ends(".log")) name.kind = FileKind::kLog;
+  else if (ends(".index")) name.kind = FileKind::kOffsetIndex;
+  else if (ends(".timeindex")) name.kind = FileKind::kTimeIndex;
+  else if (ends(".txnindex")) name.kind = FileKind::kTxnIndex;
+  else if (ends(".snapshot")) name.kind = FileKind::kProducerSnapshot;
+  name.canonical_name = false;
+  return name;
+}
+
 class Dumper : public ProblemSink {
  public:
   Dumper(const DumpOptions& options, int64_t from, int64_t to, DumpPrinter* printer, Output* out)
@@ -110,7 +125,9 @@ class Dumper : public ProblemSink {
   void Report(const Problem& p) override {
     std::string key = p.file + '\0' + std::to_string(p.position) + '\0' + p.check + '\0' + p.message;
     if (!seen_.insert(std::move(key)).second) return;
-    if (p.severity == Severity::kError) ++errors_;
+    // dump reports damage, and a torn or zero-filled tail is damage even though Kafka's recovery
+    // calls it routine (severity warning): both make the exit code 1. Notes (info) do not.
+    if (p.severity != Severity::kInfo) ++errors_;
     printer_->PrintProblem(p);
   }
 
@@ -141,7 +158,7 @@ class Dumper : public ProblemSink {
         Unreadable(path + ": no such file or directory");
         return;
       case PathKind::kFile:
-        DumpFile(path, info.file);
+        DumpFile(path, KindFromExtension(path, info.file));
         return;
       case PathKind::kPartitionDir: {
         PartitionDir dir;

@@ -183,63 +183,88 @@ class JsonDumpPrinter : public DumpPrinter {
   void Note(std::string_view) override {}
 
   void PrintProblem(const Problem& p) override {
-    // cli.md: {"file", "position", "error"}; warnings and notes use their severity as the key, so
-    // a reader looking for "error" sees only errors.
-    const char* severity = SeverityName(p.severity);
+    // cli.md: {"file", "position", "error"}. Every problem carries its message under "error" so a
+    // consumer needs one key; "severity" says whether Kafka itself would call it an error
+    // (a torn or zero-filled tail is a "warning": Kafka's recovery truncates it silently).
     JsonObject j(out_);
     j.String("file", p.file);
-    j.String("type", severity);
+    j.String("type", "error");
     j.Uint("position", p.position);
-    j.String(severity, p.message);
+    j.String("error", p.message);
     j.String("check", p.check);
+    j.String("severity", SeverityName(p.severity));
     j.CloseLine();
   }
 
  private:
+  char* WriteOptBytes(char* o, const std::optional<Bytes>& v) {
+    if (!v) return WriteLiteral(o, "null");
+    *o++ = '"';
+    o = WriteBytes(o, *v, bytes_, /*json=*/true);
+    *o++ = '"';
+    return o;
+  }
+  size_t MaxOptBytes(const std::optional<Bytes>& v) const {
+    return v ? MaxRenderedBytes(v->size(), bytes_) + 2 : 4;
+  }
+
+  // One record object. This runs once per record of a dump, so the object is written with one
+  // reservation of its worst-case size instead of a bounds check per field.
   void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded) {
-    JsonObject j(out_);
-    j.Int("offset", r.offset);
-    if (h.magic == 0) j.Null("timestamp");
-    else j.Int("timestamp", r.timestamp);
-    j.OptBytes("key", r.key, bytes_);
-    j.OptBytes("value", r.value, bytes_);
+    std::span<const RecordHeader> headers = decoded.headers(r);
+    size_t need = 256 + MaxOptBytes(r.key) + MaxOptBytes(r.value);
+    for (const RecordHeader& hd : headers) need += 16 + MaxRenderedBytes(hd.key.size(), bytes_) + MaxOptBytes(hd.value);
+    char* start = out_->Reserve(need);
+    char* o = WriteLiteral(start, "{\"offset\":");
+    o = WriteInt(o, r.offset);
+    o = WriteLiteral(o, ",\"timestamp\":");
+    o = h.magic == 0 ? WriteLiteral(o, "null") : WriteInt(o, r.timestamp);
+    o = WriteLiteral(o, ",\"key\":");
+    o = WriteOptBytes(o, r.key);
+    o = WriteLiteral(o, ",\"value\":");
+    o = WriteOptBytes(o, r.value);
     if (h.magic >= 2) {
-      j.Int("sequence", r.sequence);
-      Output* o = j.Key("headers");
-      o->Append('[');
+      o = WriteLiteral(o, ",\"sequence\":");
+      o = WriteInt(o, r.sequence);
+      o = WriteLiteral(o, ",\"headers\":[");
       bool first = true;
-      for (const RecordHeader& hd : decoded.headers(r)) {
-        if (!first) o->Append(',');
+      for (const RecordHeader& hd : headers) {
+        o = WriteLiteral(o, first ? "{\"key\":\"" : ",{\"key\":\"");
         first = false;
-        JsonObject hj(o);
-        hj.OptBytes("key", hd.key, bytes_);
-        hj.OptBytes("value", hd.value, bytes_);
-        hj.Close();
+        o = WriteBytes(o, hd.key, bytes_, /*json=*/true);
+        o = WriteLiteral(o, "\",\"value\":");
+        o = WriteOptBytes(o, hd.value);
+        *o++ = '}';
       }
-      o->Append(']');
+      *o++ = ']';
     } else {
-      j.Null("sequence");
-      j.Null("headers");
-      j.Int("magic", r.magic);
-      j.Uint("crc", r.legacy_crc);
-      j.Bool("crcValid", r.legacy_crc_valid);
+      // Legacy messages have no sequence or headers, and each has its own magic and CRC.
+      o = WriteLiteral(o, ",\"sequence\":null,\"headers\":null,\"magic\":");
+      o = WriteInt(o, r.magic);
+      o = WriteLiteral(o, ",\"crc\":");
+      o = WriteUint(o, r.legacy_crc);
+      o = WriteLiteral(o, r.legacy_crc_valid ? ",\"crcValid\":true" : ",\"crcValid\":false");
     }
-    if (h.is_control) {
-      ControlRecord c;
-      std::string error;
-      Output* o = j.Key("control");
-      if (ParseControlRecord(r, &c, &error)) {
-        JsonObject cj(o);
-        cj.String("type", ControlTypeName(c.type));
-        cj.Int("rawType", c.raw_type);
-        if (c.type == ControlType::kAbort || c.type == ControlType::kCommit) cj.Int("coordinatorEpoch", c.coordinator_epoch);
-        else cj.Null("coordinatorEpoch");
-        cj.Close();
-      } else {
-        o->Append("null");
-      }
+    out_->Commit(size_t(o - start));
+    if (h.is_control) WriteControl(r);
+    out_->Append('}');
+  }
+
+  // cli.md: a record of a control batch also has "control": {"type", "coordinatorEpoch"}.
+  void WriteControl(const Record& r) {
+    out_->Append(",\"control\":");
+    ControlRecord c;
+    std::string error;
+    if (!ParseControlRecord(r, &c, &error)) {
+      out_->Append("null");  // dump.cc reported why
+      return;
     }
-    j.Close();
+    JsonObject cj(out_);
+    cj.String("type", ControlTypeName(c.type));
+    cj.Int("rawType", c.raw_type);
+    if (c.type == ControlType::kAbort || c.type == ControlType::kCommit) cj.Int("coordinatorEpoch", c.coordinator_epoch);
+    else cj.Null("coordinatorEpoch");
+    cj.Close();
   }
 
   Output* out_;

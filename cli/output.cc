@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 
@@ -62,39 +61,56 @@ void Output::Grow(size_t n) {
   }
 }
 
-void Output::AppendInt(int64_t v) {
-  char* p = Reserve(24);
-  auto r = std::to_chars(p, p + 24, v);
-  Commit(size_t(r.ptr - p));
-}
-
-void Output::AppendUint(uint64_t v) {
-  char* p = Reserve(24);
-  auto r = std::to_chars(p, p + 24, v);
-  Commit(size_t(r.ptr - p));
-}
-
-void Output::AppendBytes(Bytes b, BytesFormat format, bool json) {
+char* WriteBytes(char* o, Bytes b, BytesFormat format, bool json) {
   switch (format) {
-    case BytesFormat::kText: AppendText(b, json); return;
-    case BytesFormat::kHex: AppendHex(b); return;
-    case BytesFormat::kBase64: AppendBase64(b); return;
+    case BytesFormat::kText: return WriteText(o, b, json);
+    case BytesFormat::kHex: return WriteHex(o, b);
+    case BytesFormat::kBase64: return WriteBase64(o, b);
   }
+  return o;
 }
 
-void Output::AppendHex(Bytes b) {
-  char* start = Reserve(b.size() * 2);
-  char* o = start;
+// Digits are produced two at a time from a table, right to left, into a scratch buffer.
+char* WriteUint(char* o, uint64_t v) {
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  char tmp[kMaxIntChars];
+  char* e = tmp + kMaxIntChars;
+  char* p = e;
+  while (v >= 100) {
+    unsigned r = unsigned(v % 100);
+    v /= 100;
+    p -= 2;
+    std::memcpy(p, kPairs + 2 * r, 2);
+  }
+  if (v >= 10) {
+    p -= 2;
+    std::memcpy(p, kPairs + 2 * v, 2);
+  } else {
+    *--p = char('0' + v);
+  }
+  size_t n = size_t(e - p);
+  std::memcpy(o, p, n);
+  return o + n;
+}
+
+char* WriteInt(char* o, int64_t v) {
+  if (v >= 0) return WriteUint(o, uint64_t(v));
+  *o++ = '-';
+  return WriteUint(o, ~uint64_t(v) + 1);
+}
+
+char* WriteHex(char* o, Bytes b) {
   for (uint8_t c : b) {
     *o++ = kHexDigits[c >> 4];
     *o++ = kHexDigits[c & 15];
   }
-  Commit(size_t(o - start));
+  return o;
 }
 
-void Output::AppendBase64(Bytes b) {
-  char* start = Reserve((b.size() + 2) / 3 * 4);
-  char* o = start;
+char* WriteBase64(char* o, Bytes b) {
   const uint8_t* p = b.data();
   size_t i = 0, n = b.size();
   for (; i + 3 <= n; i += 3) {
@@ -117,16 +133,13 @@ void Output::AppendBase64(Bytes b) {
     *o++ = kBase64Alphabet[(v >> 6) & 63];
     *o++ = '=';
   }
-  Commit(size_t(o - start));
+  return o;
 }
 
 // The same decisions as FormatBytes' text mode (bytes.cc): well-formed UTF-8 is copied, every other
 // byte and every control character except tab becomes \xNN. Written again here, into the output
 // buffer, because this runs for every key and value of a dump; output_test.cc compares the two.
-void Output::AppendText(Bytes b, bool json) {
-  // Worst case per input byte: "\\xNN" in JSON (5 chars).
-  char* start = Reserve(b.size() * 5);
-  char* o = start;
+char* WriteText(char* o, Bytes b, bool json) {
   const uint8_t* p = b.data();
   const size_t n = b.size();
   size_t i = 0;
@@ -138,6 +151,21 @@ void Output::AppendText(Bytes b, bool json) {
     *o++ = kHexDigits[c & 15];
   };
   while (i < n) {
+    // Eight plain ASCII bytes at a time (no control byte, no byte >= 0x80, no '"' or '\\'): the
+    // common case of keys and values, copied without looking at each byte.
+    while (i + 8 <= n) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+      auto has_zero = [&](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+      uint64_t special = (w & kHigh) | ((w - 0x20 * kOnes) & ~w & kHigh) | has_zero(w ^ (0x22 * kOnes)) |
+                         has_zero(w ^ (0x5c * kOnes));
+      if (special) break;
+      std::memcpy(o, p + i, 8);
+      o += 8;
+      i += 8;
+    }
+    if (i >= n) break;
     uint8_t c = p[i];
     if (c >= 0x20 && c < 0x80) {
       if (json && (c == '"' || c == '\\')) *o++ = '\\';
@@ -190,7 +218,7 @@ void Output::AppendText(Bytes b, bool json) {
       ++i;
     }
   }
-  Commit(size_t(o - start));
+  return o;
 }
 
 void Output::AppendJsonString(std::string_view s) {

@@ -16,6 +16,30 @@
 
 namespace klf::cli {
 
+// Raw renderers: each writes at `o`, which must have room for the Max* bound, and returns the end.
+// Output's Append* methods reserve and call these; a printer that writes a whole record at once
+// reserves the sum of the bounds once and calls them directly.
+constexpr size_t kMaxIntChars = 20;
+char* WriteInt(char* o, int64_t v);
+char* WriteUint(char* o, uint64_t v);
+inline char* WriteLiteral(char* o, std::string_view s) {
+  std::memcpy(o, s.data(), s.size());
+  return o + s.size();
+}
+// Upper bound of the rendered size of n bytes (text mode inside JSON: \\xNN is 5 characters).
+inline size_t MaxRenderedBytes(size_t n, BytesFormat format) {
+  switch (format) {
+    case BytesFormat::kHex: return 2 * n;
+    case BytesFormat::kBase64: return (n + 2) / 3 * 4;
+    case BytesFormat::kText: break;
+  }
+  return 5 * n;
+}
+char* WriteBytes(char* o, Bytes b, BytesFormat format, bool json);
+char* WriteHex(char* o, Bytes b);
+char* WriteBase64(char* o, Bytes b);
+char* WriteText(char* o, Bytes b, bool json);
+
 class Output {
  public:
   // Writes to file descriptor `fd` (1 = stdout).
@@ -42,17 +66,22 @@ class Output {
     if (len_ == cap_) Grow(1);
     buf_[len_++] = c;
   }
-  void AppendInt(int64_t v);
-  void AppendUint(uint64_t v);
+  void AppendInt(int64_t v) {
+    char* p = Reserve(kMaxIntChars);
+    Commit(size_t(WriteInt(p, v) - p));
+  }
+  void AppendUint(uint64_t v) {
+    char* p = Reserve(kMaxIntChars);
+    Commit(size_t(WriteUint(p, v) - p));
+  }
   void AppendBool(bool v) { Append(v ? std::string_view("true") : std::string_view("false")); }
 
   // Bytes as --bytes asks. `json` escapes for the inside of a JSON string (the quotes are the
   // caller's): text mode already turns control bytes into \xNN, so only '"', '\\' and tab remain.
-  void AppendBytes(Bytes b, BytesFormat format, bool json);
-  void AppendHex(Bytes b);
-  void AppendBase64(Bytes b);
-  // UTF-8 text with invalid bytes and control characters as \xNN (FormatBytes' text mode).
-  void AppendText(Bytes b, bool json);
+  void AppendBytes(Bytes b, BytesFormat format, bool json) {
+    char* p = Reserve(MaxRenderedBytes(b.size(), format));
+    Commit(size_t(WriteBytes(p, b, format, json) - p));
+  }
   // A whole JSON string literal with quotes, for names and messages that are our own text or file
   // paths (escapes '"', '\\' and control characters as \uXXXX; other bytes are copied).
   void AppendJsonString(std::string_view s);
