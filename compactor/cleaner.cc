@@ -1,0 +1,647 @@
+#include "compactor/cleaner.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <memory>
+
+#include "compactor/grouping.h"
+#include "compactor/offset_map.h"
+#include "compactor/partition_log.h"
+#include "compactor/txn_metadata.h"
+#include "segment_reader/checkpoints.h"
+#include "segment_reader/index_files.h"
+#include "segment_reader/layout.h"
+#include "segment_writer/batch_builder.h"
+#include "segment_writer/file_writer.h"
+
+namespace klf {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The new segment of one group, built in memory as LogSegment.append builds it: one Append per
+// cleaner chunk, with the index.interval.bytes rule deciding index entries (spec §10.2, FMT §8.3).
+// (segment_writer's SegmentWriter implements the same rule for files; the cleaner keeps the
+// segment in memory until the whole pass succeeded, so a failing round leaves nothing behind.)
+class CleanedSegment {
+ public:
+  CleanedSegment(int64_t base_offset, int32_t index_interval_bytes)
+      : base_offset_(base_offset), interval_(index_interval_bytes), offset_of_max_timestamp_(base_offset) {}
+
+  void Append(const std::string& chunk, int64_t largest_offset, int64_t largest_timestamp, int64_t shallow_offset) {
+    int64_t position = int64_t(log_.size());
+    if (largest_timestamp > max_timestamp_) {
+      max_timestamp_ = largest_timestamp;
+      offset_of_max_timestamp_ = shallow_offset;
+    }
+    if (bytes_since_last_index_entry_ > interval_) {
+      if (offset_index_.empty() || largest_offset > offset_index_.back().offset)
+        offset_index_.push_back(OffsetIndexEntry{largest_offset, int32_t(position)});
+      MaybeAppendTime(max_timestamp_, offset_of_max_timestamp_);
+      bytes_since_last_index_entry_ = 0;
+    }
+    bytes_since_last_index_entry_ += int64_t(chunk.size());
+    log_ += chunk;
+  }
+  // onBecomeInactiveSegment: the final time-index entry.
+  void Finish() { MaybeAppendTime(max_timestamp_, offset_of_max_timestamp_); }
+
+  int64_t base_offset() const { return base_offset_; }
+  const std::string& log() const { return log_; }
+  const std::vector<OffsetIndexEntry>& offset_index() const { return offset_index_; }
+  const std::vector<TimeIndexEntry>& time_index() const { return time_index_; }
+  std::vector<AbortedTxn>* txn_index() { return &txn_index_; }
+
+ private:
+  void MaybeAppendTime(int64_t timestamp, int64_t offset) {
+    // TimeIndex.maybeAppend: only a timestamp greater than the last entry's (an empty index's last
+    // entry is (-1, baseOffset)).
+    int64_t last = time_index_.empty() ? kNoTimestamp : time_index_.back().timestamp;
+    if (timestamp > last) time_index_.push_back(TimeIndexEntry{timestamp, offset});
+  }
+
+  int64_t base_offset_;
+  int32_t interval_;
+  std::string log_;
+  std::vector<OffsetIndexEntry> offset_index_;
+  std::vector<TimeIndexEntry> time_index_;
+  std::vector<AbortedTxn> txn_index_;
+  int64_t bytes_since_last_index_entry_ = 0;
+  int64_t max_timestamp_ = kNoTimestamp;
+  int64_t offset_of_max_timestamp_;
+};
+
+struct GroupOutput {
+  std::vector<size_t> sources;  // indexes into PartitionLog::segments
+  std::unique_ptr<CleanedSegment> segment;
+  int64_t mtime_ms = 0;
+};
+
+// Java's long addition wraps; a negative horizon is then not written (spec §12 edge).
+int64_t WrappingAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+
+// One cleaning round over a loaded log (Cleaner.doClean, spec §3-§10).
+class Round {
+ public:
+  Round(const PartitionLog& log, const CleanerConfig& config, int64_t now, OffsetMap* map, PassReport* report,
+        ProblemSink* sink, bool explain)
+      : log_(log), config_(config), now_(now), map_(map), report_(report), sink_(sink), explain_(explain),
+        io_buffer_size_(config.IoBufferSizePerBuffer()), capacity_(io_buffer_size_) {}
+
+  bool DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset, int64_t* end_offset,
+               std::vector<GroupOutput>* groups, std::string* error);
+
+ private:
+  bool BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* error);
+  bool MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t start, CleanedTransactionMetadata* m,
+                bool* full, std::string* error);
+  bool GrowBuffersOrFail(const LoadedSegment& seg, size_t position, std::string* error);
+  bool CleanInto(const LoadedSegment& seg, CleanedSegment* dest, CleanedTransactionMetadata* t,
+                 const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound,
+                 std::string* error);
+  bool FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_position, CleanedTransactionMetadata* t,
+                   const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound,
+                   std::string* out, int64_t* max_offset, int64_t* max_timestamp, int64_t* shallow_offset,
+                   size_t* bytes_read, std::string* error);
+  bool Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error);
+  std::optional<ControlType> FirstControlType(const BatchView& batch);
+
+  const PartitionLog& log_;
+  const CleanerConfig& config_;
+  int64_t now_;
+  OffsetMap* map_;
+  PassReport* report_;
+  ProblemSink* sink_;
+  bool explain_;
+  int32_t io_buffer_size_;
+  int32_t capacity_;  // current read (and write) buffer capacity
+  RecordDecoder decoder_;
+};
+
+bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error) {
+  CollectingSink local;
+  if (decoder_.Decode(batch, seg.log_path, &local)) return true;
+  for (const auto& p : local.problems) if (sink_) sink_->Report(p);
+  *error = local.problems.empty()
+               ? fmt::format("{}: position {}: records do not decode", seg.log_path, batch.header.position)
+               : fmt::format("{}: position {}: {}", local.problems[0].file, local.problems[0].position,
+                             local.problems[0].message);
+  return false;
+}
+
+std::optional<ControlType> Round::FirstControlType(const BatchView& batch) {
+  if (decoder_.records().empty()) return std::nullopt;
+  ControlRecord c;
+  std::string e;
+  if (!ParseControlRecord(decoder_.records()[0], &c, &e)) return ControlType::kUnknown;
+  return c.type;
+}
+
+bool Round::GrowBuffersOrFail(const LoadedSegment& seg, size_t position, std::string* error) {
+  // LogCleaner.growBuffersOrFail / growBuffers (spec §6.4).
+  int64_t target;
+  Bytes data = seg.log->data();
+  if (capacity_ >= config_.max_message_bytes) {
+    size_t avail = std::min<size_t>(size_t(capacity_), data.size() - position);
+    if (avail < size_t(kHeaderSizeUpToMagic)) {
+      *error = fmt::format("{}: position {}: could not determine the next batch size", seg.log_path, position);
+      return false;
+    }
+    int64_t n = int64_t(LoadI32(data.data() + position + 8)) + kLogOverhead;
+    if (n <= 0 || n <= capacity_) {
+      *error = fmt::format("{}: position {}: invalid batch size {} (buffer {})", seg.log_path, position, n, capacity_);
+      return false;
+    }
+    if (n > int64_t(data.size() - position)) {
+      *error = fmt::format("{}: position {}: batch size {} is larger than the {} bytes left: log segment may be corrupt",
+                           seg.log_path, position, n, data.size() - position);
+      if (sink_) sink_->Report(Problem{Severity::kError, seg.log_path, position, "batch-size", *error});
+      return false;
+    }
+    target = n;
+  } else {
+    target = config_.max_message_bytes;
+  }
+  int64_t limit = std::max<int64_t>(target, config_.MaxIoBufferSize());
+  if (capacity_ >= limit) {
+    *error = fmt::format("{}: position {}: a batch is larger than the maximum allowable size {}", seg.log_path,
+                         position, limit);
+    return false;
+  }
+  int64_t grown = std::min<int64_t>(2 * int64_t(std::max(capacity_, 1)), limit);
+  capacity_ = int32_t(grown);
+  return true;
+}
+
+bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t start, CleanedTransactionMetadata* m,
+                     bool* full, std::string* error) {
+  const BatchHeader& h = batch.header;
+  bool need_records = h.magic < 2 || h.record_count != 0;
+  if (h.is_control) {
+    if (need_records && !Decode(seg, batch, error)) return false;
+    m->OnControlBatchRead(h, need_records ? FirstControlType(batch) : std::nullopt);
+  } else {
+    bool aborted = m->OnBatchRead(h);
+    if (!aborted && need_records) {
+      if (!Decode(seg, batch, error)) return false;
+      int32_t limit = MaxDesiredMapSize(map_->slots(), config_.dedupe_buffer_load_factor);
+      for (const Record& r : decoder_.records()) {
+        if (r.key && r.offset >= start) {
+          // The fill check comes before every put, even one that would only overwrite (§4).
+          if (map_->size() >= limit) {
+            *full = true;
+            return true;
+          }
+          map_->Put(*r.key, r.offset);
+        }
+        report_->stats.map_messages_read++;
+      }
+    }
+  }
+  if (h.last_offset >= start) map_->UpdateLatestOffset(h.last_offset);
+  return true;
+}
+
+bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* error) {
+  map_->Clear();
+  *full = false;
+  SegmentRange dirty = SegmentsInRange(log_.summary, start, end);
+  CleanedTransactionMetadata m;
+  m.AddAbortedTransactions(log_.CollectAbortedTransactions(start, end));
+  for (size_t i = dirty.first; i < dirty.last; i++) {
+    const LoadedSegment& seg = log_.segments[i];
+    int64_t next_start = i + 1 < dirty.last ? log_.segments[i + 1].base_offset : end;
+    // offsetIndex.lookup(start).position: the largest entry with offset <= start.
+    size_t position = 0;
+    for (const auto& e : seg.offset_index)
+      if (e.offset <= start) position = size_t(e.position);
+    Bytes data = seg.log->data();
+    if (position > data.size()) position = 0;
+    while (position < data.size()) {
+      Bytes chunk = data.subspan(position, std::min<size_t>(size_t(capacity_), data.size() - position));
+      size_t p = 0;
+      BatchView b;
+      std::string e;
+      while (true) {
+        EntryStatus st = NextEntry(chunk, p, position + p, &b, &e);
+        if (st == EntryStatus::kIncomplete) break;
+        if (st == EntryStatus::kCorrupt) {
+          *error = fmt::format("{}: position {}: {}", seg.log_path, position + p, e);
+          if (sink_) sink_->Report(Problem{Severity::kError, seg.log_path, position + p, "batch-framing", e});
+          return false;
+        }
+        if (!MapBatch(seg, b, start, &m, full, error)) return false;
+        if (*full) return true;  // buffers stay as they are (spec §6.3 edge case)
+        p += b.bytes.size();
+      }
+      if (p == 0) {
+        if (!GrowBuffersOrFail(seg, position, error)) return false;
+        continue;
+      }
+      position += p;
+      report_->stats.map_bytes_read += int64_t(p);
+    }
+    map_->UpdateLatestOffset(next_start - 1);
+    capacity_ = io_buffer_size_;
+  }
+  return true;
+}
+
+bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_position, CleanedTransactionMetadata* t,
+                        const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound,
+                        std::string* out, int64_t* max_offset, int64_t* max_timestamp, int64_t* shallow_offset,
+                        size_t* bytes_read, std::string* error) {
+  CleanerStats& stats = report_->stats;
+  size_t p = 0;
+  BatchView b;
+  std::vector<RecordInput> retained;
+  while (true) {
+    std::string e;
+    EntryStatus st = NextEntry(chunk, p, chunk_position + p, &b, &e);
+    if (st == EntryStatus::kIncomplete) break;
+    if (st == EntryStatus::kCorrupt) {
+      *error = fmt::format("{}: position {}: {}", seg.log_path, chunk_position + p, e);
+      if (sink_) sink_->Report(Problem{Severity::kError, seg.log_path, chunk_position + p, "batch-framing", e});
+      return false;
+    }
+    p += b.bytes.size();
+    *bytes_read = p;
+    const BatchHeader& h = b.header;
+    bool need_records = h.magic < 2 || h.record_count != 0;
+    // Control records are read to learn the marker type; data records only if the batch is not
+    // deleted outright (Kafka does not iterate a DELETEd batch).
+    if (need_records && h.is_control && !Decode(seg, b, error)) return false;
+    bool can_discard = h.is_control ? t->OnControlBatchRead(h, need_records ? FirstControlType(b) : std::nullopt)
+                                    : t->OnBatchRead(h);
+    BatchDecision d = CheckBatchRetention(h, can_discard, last_records, upper_bound, now_);
+    stats.bytes_read += int64_t(b.bytes.size());
+    if (need_records && !h.is_control && d.retention != BatchRetention::kDelete && !Decode(seg, b, error)) return false;
+    const BatchHeader& full_header = need_records && (h.is_control || d.retention != BatchRetention::kDelete)
+                                         ? decoder_.header() : h;
+
+    BatchExplain ex;
+    if (explain_) {
+      ex.file = seg.log_path;
+      ex.position = chunk_position + p - b.bytes.size();
+      ex.base_offset = full_header.base_offset;
+      ex.last_offset = h.last_offset;
+      ex.is_control = h.is_control;
+      ex.producer_id = h.producer_id;
+      ex.retention = d.retention;
+      ex.reason = d.reason;
+    }
+    auto update_meta = [&](const BuiltBatch& built) {
+      if (built.max_timestamp > *max_timestamp) {
+        *max_timestamp = built.max_timestamp;
+        *shallow_offset = built.shallow_offset_of_max_timestamp;
+      }
+      *max_offset = std::max(*max_offset, built.max_offset);
+    };
+
+    if (d.retention == BatchRetention::kDelete) {
+      // Records are not read (and not counted) for a deleted batch.
+      if (h.is_control) stats.markers_removed += need_records ? int64_t(decoder_.records().size()) : 0;
+      if (explain_) {
+        ex.action = "removed";
+        report_->explain.push_back(std::move(ex));
+      }
+      continue;
+    }
+
+    retained.clear();
+    bool write_original = true, contains_tombstones = false;
+    if (need_records) {
+      for (const Record& r : decoder_.records()) {
+        stats.messages_read++;
+        RecordDecision rd = ShouldRetainRecord(h, d, r, *map_, now_, retain_legacy_deletes);
+        if (rd == RecordDecision::kRemovedNoKey) stats.invalid_messages_read++;
+        if (IsRetained(rd)) {
+          if (r.magic != h.magic) write_original = false;  // KAFKA-4298: rewrite v0 inside v1
+          if (!r.value) contains_tombstones = true;
+          retained.push_back(RecordInputFrom(r, decoder_.headers(r)));
+        } else {
+          write_original = false;
+          if (h.is_control) stats.markers_removed++;
+          else if (!r.value && rd != RecordDecision::kRemovedNoKey) stats.tombstones_removed++;
+        }
+        if (explain_) ex.records.push_back(RecordExplain{r.offset, rd, !r.value.has_value()});
+      }
+    }
+
+    size_t before = out->size();
+    BuiltBatch built;
+    if (!retained.empty()) {
+      bool need_horizon = h.magic >= 2 && (contains_tombstones || d.contains_marker_for_empty_txn) &&
+                          !h.delete_horizon_ms.has_value();
+      if (write_original && !need_horizon) {
+        AppendOriginalBatch(b, out, &built);
+        if (explain_) ex.action = "copied";
+      } else {
+        std::optional<int64_t> horizon = h.delete_horizon_ms;
+        if (need_horizon) {
+          int64_t hz = WrappingAdd(now_, config_.delete_retention_ms);
+          horizon = hz >= 0 ? std::optional<int64_t>(hz) : std::nullopt;
+        }
+        if (!AppendRetainedBatch(b, retained, horizon, out, &built, error)) {
+          *error = fmt::format("{}: position {}: rebuilding the batch: {}", seg.log_path, h.position, *error);
+          return false;
+        }
+        if (explain_) {
+          ex.action = need_horizon ? "stamped" : "rebuilt";
+          ex.delete_horizon_ms = horizon;
+        }
+      }
+      stats.messages_written += int64_t(retained.size());
+      update_meta(built);
+    } else if (d.retention == BatchRetention::kRetainEmpty) {
+      if (h.magic < 2) {
+        // Kafka throws IllegalStateException and marks the partition uncleanable (§9 step 4, §15.6).
+        *error = fmt::format("{}: position {}: Empty batches are only supported for magic v2 and above "
+                             "(Kafka would mark the partition uncleanable)", seg.log_path, h.position);
+        return false;
+      }
+      if (!AppendEmptyBatch(h, out, &built, error)) return false;
+      if (explain_) ex.action = "emptied";
+      update_meta(built);
+    } else {
+      if (explain_) ex.action = "removed";
+    }
+    stats.bytes_written += int64_t(out->size() - before);
+    if (explain_) report_->explain.push_back(std::move(ex));
+    // filterTo returns early when the output outgrew the write buffer (KAFKA-5316).
+    if (out->size() > size_t(capacity_)) break;
+  }
+  return true;
+}
+
+bool Round::CleanInto(const LoadedSegment& seg, CleanedSegment* dest, CleanedTransactionMetadata* t,
+                      const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound,
+                      std::string* error) {
+  Bytes data = seg.log->data();
+  size_t position = 0;
+  std::string out;
+  while (position < data.size()) {
+    Bytes chunk = data.subspan(position, std::min<size_t>(size_t(capacity_), data.size() - position));
+    out.clear();
+    int64_t max_offset = -1, max_timestamp = kNoTimestamp, shallow = -1;
+    size_t bytes_read = 0;
+    if (!FilterChunk(seg, chunk, position, t, last_records, retain_legacy_deletes, upper_bound, &out, &max_offset,
+                     &max_timestamp, &shallow, &bytes_read, error))
+      return false;
+    position += bytes_read;
+    if (!out.empty()) dest->Append(out, max_offset, max_timestamp, shallow);
+    if (!chunk.empty() && bytes_read == 0) {
+      if (!GrowBuffersOrFail(seg, position, error)) return false;
+    }
+  }
+  capacity_ = io_buffer_size_;  // restoreBuffers
+  return true;
+}
+
+bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset, int64_t* end_offset,
+                    std::vector<GroupOutput>* groups, std::string* error) {
+  const LogSummary& summary = log_.summary;
+  // §3 step 1: legacy delete horizon from the last clean segment's mtime.
+  SegmentRange clean = SegmentsInRange(summary, 0, first_dirty_offset);
+  int64_t legacy_delete_horizon_ms =
+      clean.empty() ? 0 : summary.segments[clean.last - 1].last_modified_ms - config_.delete_retention_ms;
+  int64_t upper_bound = first_uncleanable_offset;
+
+  bool full = false;
+  if (!BuildOffsetMap(first_dirty_offset, upper_bound, &full, error)) return false;
+  report_->map_filled = full;
+  report_->map_entries = map_->size();
+  *end_offset = map_->latest_offset() + 1;
+
+  CleanedTransactionMetadata t;
+  SegmentRange to_clean = SegmentsInRange(summary, 0, *end_offset);
+  std::vector<SegmentSummary> run(summary.segments.begin() + to_clean.first, summary.segments.begin() + to_clean.last);
+  auto grouped = GroupSegmentsBySize(run, config_.segment_bytes, config_.segment_index_bytes, first_uncleanable_offset);
+  LastRecords last_records = log_.LastRecordsOfActiveProducers();
+  for (const auto& g : grouped) {
+    GroupOutput go;
+    for (size_t k : g) go.sources.push_back(to_clean.first + k);
+    const LoadedSegment& first = log_.segments[go.sources.front()];
+    go.segment = std::make_unique<CleanedSegment>(first.base_offset, config_.index_interval_bytes);
+    t.set_cleaned_index(go.segment->txn_index());
+    for (size_t j = 0; j < go.sources.size(); j++) {
+      size_t si = go.sources[j];
+      const LoadedSegment& cur = log_.segments[si];
+      int64_t from = cur.base_offset;
+      int64_t to = j + 1 < go.sources.size() ? log_.segments[go.sources[j + 1]].base_offset
+                                             : summary.segments[si].next_offset;
+      t.AddAbortedTransactions(log_.CollectAbortedTransactions(from, to));
+      bool retain_legacy_deletes = summary.segments[si].last_modified_ms > legacy_delete_horizon_ms;
+      if (!CleanInto(cur, go.segment.get(), &t, last_records, retain_legacy_deletes, upper_bound, error)) return false;
+    }
+    go.segment->Finish();
+    go.mtime_ms = summary.segments[go.sources.back()].last_modified_ms;
+    groups->push_back(std::move(go));
+  }
+  return true;
+}
+
+std::string EncodeOffsetIndex(const std::vector<OffsetIndexEntry>& entries, int64_t base) {
+  std::string s;
+  for (const auto& e : entries) EncodeOffsetIndexEntry(e, base, &s);
+  return s;
+}
+std::string EncodeTimeIndex(const std::vector<TimeIndexEntry>& entries, int64_t base) {
+  std::string s;
+  for (const auto& e : entries) EncodeTimeIndexEntry(e, base, &s);
+  return s;
+}
+
+bool RemoveIfExists(const std::string& path, std::string* error) {
+  std::error_code ec;
+  fs::remove(path, ec);
+  if (ec) {
+    *error = path + ": cannot remove: " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+// Swaps the cleaned groups into the (staging) partition directory (replaceSegments, §6.2 step 6).
+bool ReplaceSegments(const PartitionLog& log, std::vector<GroupOutput>* groups, PassReport* report,
+                     std::string* error) {
+  Env* env = Env::Default();
+  const std::string& dir = log.dir;
+  // Write every new segment as .cleaned first, so a failure leaves the old segments in place.
+  for (auto& g : *groups) {
+    int64_t base = g.segment->base_offset();
+    auto path = [&](const char* suffix) { return dir + "/" + SegmentFileName(base, suffix); };
+    if (!WriteFileAtomically(env, path(".log.cleaned"), g.segment->log(), error) ||
+        !WriteFileAtomically(env, path(".index.cleaned"), EncodeOffsetIndex(g.segment->offset_index(), base), error) ||
+        !WriteFileAtomically(env, path(".timeindex.cleaned"), EncodeTimeIndex(g.segment->time_index(), base), error))
+      return false;
+    if (!g.segment->txn_index()->empty()) {
+      std::string txn;
+      for (const auto& e : *g.segment->txn_index()) EncodeAbortedTxn(e, &txn);
+      if (!WriteFileAtomically(env, path(".txnindex.cleaned"), txn, error)) return false;
+    }
+  }
+  for (auto& g : *groups) {
+    int64_t base = g.segment->base_offset();
+    OutputSegment os;
+    os.base_offset = base;
+    os.size = int64_t(g.segment->log().size());
+    os.cleaned = true;
+    for (size_t si : g.sources) {
+      int64_t b = log.segments[si].base_offset;
+      os.merged_from.push_back(b);
+      for (const char* suffix : {".log", ".index", ".timeindex", ".txnindex"})
+        if (!RemoveIfExists(dir + "/" + SegmentFileName(b, suffix), error)) return false;
+      // Snapshots of merged-away segments go with them (not the group's first).
+      if (b != base && !RemoveIfExists(dir + "/" + SegmentFileName(b, ".snapshot"), error)) return false;
+    }
+    for (const char* suffix : {".log", ".index", ".timeindex", ".txnindex"}) {
+      std::string final_path = dir + "/" + SegmentFileName(base, suffix);
+      std::string cleaned = final_path + ".cleaned";
+      if (!fs::exists(cleaned)) continue;
+      if (!env->RenameFile(cleaned, final_path, error)) return false;
+      if (std::string(suffix) != ".txnindex" && !env->SetMtimeMs(final_path, g.mtime_ms, error)) return false;
+    }
+    report->segments.push_back(os);
+  }
+  return env->SyncDir(dir, error);
+}
+
+bool WriteCleanerCheckpoint(const PartitionLog& log, int64_t value, std::string* error) {
+  // The file keeps only partitions hosted in the log dir (§11): the output holds this one.
+  std::vector<OffsetCheckpointEntry> entries{OffsetCheckpointEntry{log.tp, value}};
+  return WriteFileAtomically(Env::Default(), log.log_dir + "/cleaner-offset-checkpoint",
+                             EncodeOffsetCheckpoint(entries), error);
+}
+
+bool RunPass(const std::string& partition_dir, const CompactOptions& options, PassReport* report, ProblemSink* sink,
+             std::string* error) {
+  const CleanerConfig& config = options.config;
+  PartitionLog log;
+  if (!LoadPartitionLog(partition_dir, config, options.now, options.high_watermark, &log, sink, error)) return false;
+  report->partition = log.tp.ToString();
+  report->log_start_offset = log.summary.log_start_offset;
+  report->log_end_offset = log.summary.log_end_offset;
+  report->high_watermark = log.high_watermark;
+  report->last_stable_offset = log.summary.last_stable_offset;
+  report->active_segment_base = log.summary.active().base_offset;
+  for (const auto& [pid, p] : log.producers) report->active_producers.push_back(pid);
+  report->expired_producers = log.expired_producers;
+  report->cleaner_checkpoint_before = log.summary.cleaner_checkpoint;
+
+  CleaningDecision d = DecideCleaning(log.summary, config, options.now);
+  report->decision = d;
+  bool clean = options.only_if_eligible ? d.selected : d.range.cleanable_bytes > 0;
+  std::optional<int64_t> checkpoint;
+  if (d.offsets.force_update_checkpoint) checkpoint = d.offsets.first_dirty_offset;  // written at once (§2.5)
+
+  if (clean) {
+    std::unique_ptr<SkimpyOffsetMap> map = SkimpyOffsetMap::Create(config.OffsetMapMemory(), error);
+    if (!map) return false;
+    report->map_slots = map->slots();
+    report->max_desired_map_size = MaxDesiredMapSize(map->slots(), config.dedupe_buffer_load_factor);
+    if (!(double(map->slots()) * config.dedupe_buffer_load_factor > 1)) {
+      *error = "offset map is too small to fit in even a single message, so log cleaning will never make progress "
+               "(increase log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads)";
+      return false;
+    }
+    Round round(log, config, options.now, map.get(), report, sink, options.explain);
+    std::vector<GroupOutput> groups;
+    int64_t end_offset = 0;
+    if (!round.DoClean(d.offsets.first_dirty_offset, d.range.first_uncleanable_offset, &end_offset, &groups, error))
+      return false;
+    if (!ReplaceSegments(log, &groups, report, error)) return false;
+    report->cleaned = true;
+    report->end_offset = end_offset;
+    checkpoint = end_offset;
+  }
+  if (checkpoint) {
+    if (!WriteCleanerCheckpoint(log, *checkpoint, error)) return false;
+    report->checkpoint_written = checkpoint;
+  }
+  // Segments not rewritten, for the summary.
+  std::error_code ec;
+  std::vector<OutputSegment> all;
+  for (const auto& e : fs::directory_iterator(partition_dir, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.size() == 24 && n.compare(20, 4, ".log") == 0) {
+      OutputSegment os;
+      os.base_offset = std::stoll(n.substr(0, 20));
+      os.size = int64_t(e.file_size());
+      for (const auto& c : report->segments)
+        if (c.base_offset == os.base_offset) os = c;
+      all.push_back(os);
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.base_offset < b.base_offset; });
+  report->segments = all;
+  return true;
+}
+
+bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* error) {
+  std::error_code ec;
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (!ec) fs::permissions(to, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                   fs::perms::others_read, ec);
+  if (!ec) fs::last_write_time(to, fs::last_write_time(from, ec), ec);
+  if (ec) {
+    *error = from.string() + " -> " + to.string() + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool CompactPartition(const std::string& partition_dir, const std::string& out_dir, const CompactOptions& options,
+                      CompactReport* report, ProblemSink* sink, std::string* error) {
+  fs::path in = fs::absolute(partition_dir).lexically_normal();
+  if (in.filename().empty()) in = in.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(in, ec)) {
+    *error = partition_dir + ": not a directory";
+    return false;
+  }
+  fs::path log_dir = in.parent_path();
+  StagedDirectory::Options so;
+  so.force = options.force;
+  // --out must not be (or be inside) the partition directory being read.
+  so.inputs = {in.string()};
+  auto staged = StagedDirectory::Create(Env::Default(), out_dir, so, error);
+  if (!staged) return false;
+  fs::path staging_part = fs::path(staged->path()) / in.filename();
+  fs::create_directories(staging_part, ec);
+  if (ec) {
+    *error = staging_part.string() + ": " + ec.message();
+    return false;
+  }
+  for (const auto& e : fs::directory_iterator(in, ec)) {
+    if (!e.is_regular_file()) continue;
+    if (!CopyPreservingMtime(e.path(), staging_part / e.path().filename(), error)) return false;
+  }
+  if (ec) {
+    *error = in.string() + ": " + ec.message();
+    return false;
+  }
+  for (const char* name : {"cleaner-offset-checkpoint", "log-start-offset-checkpoint",
+                           "recovery-point-offset-checkpoint", "replication-offset-checkpoint"}) {
+    fs::path p = log_dir / name;
+    if (fs::exists(p, ec) && !CopyPreservingMtime(p, fs::path(staged->path()) / name, error)) return false;
+  }
+  for (int pass = 0; pass < std::max(options.passes, 1); pass++) {
+    PassReport pr;
+    if (!RunPass(staging_part.string(), options, &pr, sink, error)) return false;
+    // Explain paths name the input, not the staging copy.
+    for (auto& ex : pr.explain) ex.file = (in / fs::path(ex.file).filename()).string();
+    report->passes.push_back(std::move(pr));
+  }
+  if (!staged->Commit(error)) return false;
+  report->out_partition_dir = (fs::path(staged->final_path()) / in.filename()).string();
+  return true;
+}
+
+}  // namespace klf

@@ -1,0 +1,107 @@
+// Kafka's log cleaner, run offline on a copy of a partition directory (`klf compact`).
+//
+// The pipeline (spec kafka-log-cleaner.md §13), one broker cleaning round per pass:
+//   1. Copy the partition directory (mtimes preserved) and its log-dir checkpoint files into a
+//      staging directory; every pass works on that copy (inputs are never opened for writing).
+//   2. Load segments, summaries, transaction indexes, producer state (partition_log.h, §7.3).
+//   3. Decide like LogCleanerManager: first dirty offset, first uncleanable offset, dirty ratio,
+//      max-lag forcing (cleanable.h, §2). A checkpoint reset is written as a broker would.
+//   4. Build the SkimpyOffsetMap over [firstDirtyOffset, firstUncleanableOffset), stopping at the
+//      fill limit (offset_map.h, §4, §5); endOffset = map.latestOffset + 1.
+//   5. Group segments below endOffset (grouping.h, §6.1); clean each group chunk by chunk with the
+//      cleaner's read-buffer sizes, deciding every batch and record (txn_metadata.h, retention.h,
+//      §6.2-§9) and re-encoding through segment_writer's batch builders.
+//   6. Write each cleaned segment with its .index/.timeindex built per chunk (§10.2), its .txnindex
+//      (§10.3), the group's last mtime; delete merged-away segments and their snapshots; set the
+//      cleaner checkpoint to endOffset (§11).
+//   7. Rename the staging directory to --out.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compactor/cleanable.h"
+#include "compactor/config.h"
+#include "compactor/retention.h"
+#include "segment_reader/problem.h"
+
+namespace klf {
+
+struct CompactOptions {
+  CleanerConfig config;
+  int64_t now = 0;
+  bool only_if_eligible = false;  // exactly one broker pass: clean only when a broker would
+  int passes = 1;
+  bool explain = false;
+  bool force = false;             // replace a non-empty --out
+  std::optional<int64_t> high_watermark;
+};
+
+// What --explain prints for one record.
+struct RecordExplain {
+  int64_t offset = 0;
+  RecordDecision decision = RecordDecision::kKept;
+  bool tombstone = false;
+};
+
+// What --explain prints for one source batch.
+struct BatchExplain {
+  std::string file;       // source segment
+  uint64_t position = 0;  // in the source segment
+  int64_t base_offset = 0, last_offset = 0;
+  bool is_control = false;
+  int64_t producer_id = -1;
+  BatchRetention retention = BatchRetention::kDeleteEmpty;
+  BatchReason reason = BatchReason::kRecordsDecide;
+  // "copied", "rebuilt", "stamped" (rebuilt with a new delete horizon), "emptied" (written as an
+  // empty batch), "removed".
+  std::string action;
+  std::optional<int64_t> delete_horizon_ms;  // of the written batch
+  std::vector<RecordExplain> records;        // not filled for DELETE batches (records not read)
+};
+
+struct CleanerStats {
+  int64_t messages_read = 0, bytes_read = 0, messages_written = 0, bytes_written = 0;
+  int64_t invalid_messages_read = 0, map_messages_read = 0, map_bytes_read = 0;
+  int64_t tombstones_removed = 0, markers_removed = 0;
+};
+
+struct OutputSegment {
+  int64_t base_offset = 0;
+  int64_t size = 0;
+  bool cleaned = false;  // written by this pass (else untouched)
+  std::vector<int64_t> merged_from;  // source segment bases
+};
+
+struct PassReport {
+  CleaningDecision decision;
+  std::string partition;
+  int64_t log_start_offset = 0, log_end_offset = 0, high_watermark = 0, last_stable_offset = 0;
+  int64_t active_segment_base = 0;
+  std::vector<int64_t> active_producers, expired_producers;
+  std::optional<int64_t> cleaner_checkpoint_before;
+  bool cleaned = false;
+  int64_t end_offset = 0;  // new cleaner checkpoint when cleaned
+  bool map_filled = false;  // the offset map reached its fill limit
+  int32_t map_slots = 0, map_entries = 0, max_desired_map_size = 0;
+  std::optional<int64_t> checkpoint_written;  // value written to cleaner-offset-checkpoint, if any
+  CleanerStats stats;
+  std::vector<OutputSegment> segments;
+  std::vector<BatchExplain> explain;
+};
+
+struct CompactReport {
+  std::string out_partition_dir;
+  std::vector<PassReport> passes;
+};
+
+// Runs the pipeline above from `partition_dir` (left untouched) into `out_dir`, which receives
+// `<topic>-<partition>/` and the log-dir checkpoint files. Returns false with *error on bad input
+// (corruption where the cleaner reads: Kafka would mark the partition uncleanable) or I/O failure;
+// `out_dir` is then not created.
+bool CompactPartition(const std::string& partition_dir, const std::string& out_dir, const CompactOptions& options,
+                      CompactReport* report, ProblemSink* sink, std::string* error);
+
+}  // namespace klf

@@ -1,0 +1,74 @@
+// A partition directory loaded the way the log cleaner sees it (spec kafka-log-cleaner.md §0, §7.1,
+// §7.3, §13 steps 1-2): its segments (mapped read-only), their summaries, transaction indexes, the
+// log-dir checkpoint values, and the producer state that decides which producers are active.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compactor/cleanable.h"
+#include "compactor/config.h"
+#include "compactor/retention.h"
+#include "segment_reader/batch.h"
+#include "segment_reader/checkpoints.h"
+#include "segment_reader/file.h"
+#include "segment_reader/index_files.h"
+#include "segment_reader/problem.h"
+
+namespace klf {
+
+struct LoadedSegment {
+  int64_t base_offset = 0;
+  std::string log_path;
+  std::unique_ptr<MappedFile> log;
+  std::vector<AbortedTxn> txn_index;  // .txnindex entries (empty if absent)
+  std::vector<OffsetIndexEntry> offset_index;
+};
+
+// One producer as the broker's ProducerStateManager knows it (only what the cleaner uses).
+struct ActiveProducer {
+  int16_t epoch = -1;
+  std::optional<int64_t> last_data_offset;  // last offset of its last data batch
+  int64_t last_timestamp = -1;
+  std::optional<int64_t> current_txn_first_offset;
+};
+
+struct PartitionLog {
+  std::string dir;
+  std::string log_dir;  // parent directory (holds the checkpoint files)
+  TopicPartition tp;
+  std::vector<LoadedSegment> segments;   // ascending base offset
+  LogSummary summary;                    // parallel to `segments`
+  std::map<int64_t, std::string> snapshot_files;  // offset -> path
+  int64_t high_watermark = 0;
+  std::map<int64_t, ActiveProducer> producers;  // after expiration at `now`
+  std::vector<int64_t> expired_producers;
+
+  // lastRecordsOfActiveProducers (§7.3).
+  LastRecords LastRecordsOfActiveProducers() const;
+  // UnifiedLog.collectAbortedTransactions(start, upper) (§7.1).
+  std::vector<AbortedTxn> CollectAbortedTransactions(int64_t start, int64_t upper) const;
+};
+
+// Loads `partition_dir`. `now` applies producer.id.expiration.ms. `high_watermark`: when unset, the
+// replication-offset-checkpoint value capped at the log end offset, else the log end offset.
+// Returns false with *error when the directory or a segment cannot be read, or a segment is corrupt
+// where the cleaner would read it (problems also go to `sink`).
+bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& config, int64_t now,
+                      std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink,
+                      std::string* error);
+
+// Kafka's in-memory batch iteration over a read buffer (ByteBufferLogInputStream, FMT §2): the entry
+// at `pos` of `buf`. kIncomplete when the buffer ends inside it; kCorrupt (with *error) for a size
+// below 14 or a magic outside 0..2.
+enum class EntryStatus { kOk, kIncomplete, kCorrupt };
+EntryStatus NextEntry(Bytes buf, size_t pos, uint64_t file_position, BatchView* batch, std::string* error);
+
+// The 20-digit file name prefix of an offset.
+std::string SegmentFileName(int64_t offset, const char* suffix);
+
+}  // namespace klf
