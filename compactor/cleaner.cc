@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "compactor/grouping.h"
 #include "compactor/offset_map.h"
@@ -184,8 +185,10 @@ bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t s
   if (h.is_control) {
     if (need_records && !Decode(seg, batch, error)) return false;
     m->OnControlBatchRead(h, need_records ? FirstControlType(batch) : std::nullopt);
+    report_->stats.map_messages_read += 1;  // Kafka counts a control batch as one message read
   } else {
     bool aborted = m->OnBatchRead(h);
+    if (aborted) report_->stats.map_messages_read += h.record_count;  // skipped, but counted
     if (!aborted && need_records) {
       if (!Decode(seg, batch, error)) return false;
       int32_t limit = MaxDesiredMapSize(map_->slots(), config_.dedupe_buffer_load_factor);
@@ -518,6 +521,35 @@ bool WriteCleanerCheckpoint(const PartitionLog& log, int64_t value, std::string*
                              EncodeOffsetCheckpoint(entries), error);
 }
 
+// What a broker's log load does to snapshot files before the cleaner ever runs
+// (ProducerStateManager.removeStraySnapshots and truncateAndReload): snapshots that are not at a
+// segment base offset are deleted, except the largest one if it is at or above the last segment's
+// base (the clean-shutdown snapshot); snapshots above the log end or at/below the log start go too.
+bool RemoveSnapshotsAsLoadDoes(const PartitionLog& log, ProblemSink* sink, std::string* error) {
+  std::set<int64_t> bases;
+  for (const auto& s : log.segments) bases.insert(s.base_offset);
+  int64_t max_base = *bases.rbegin();
+  std::optional<int64_t> latest_stray;
+  std::vector<int64_t> remove;
+  for (const auto& [offset, path] : log.snapshot_files) {
+    if (bases.count(offset)) continue;
+    if (latest_stray) remove.push_back(*latest_stray);
+    latest_stray = offset;
+  }
+  if (latest_stray && *latest_stray < max_base) remove.push_back(*latest_stray);
+  for (const auto& [offset, path] : log.snapshot_files)
+    if (offset > log.summary.log_end_offset || offset <= log.summary.log_start_offset) remove.push_back(offset);
+  for (int64_t offset : remove) {
+    auto it = log.snapshot_files.find(offset);
+    if (it == log.snapshot_files.end() || !fs::exists(it->second)) continue;
+    if (sink)
+      sink->Report(Problem{Severity::kInfo, it->second, 0, "stray-snapshot",
+                           "deleted as a broker's log load would (removeStraySnapshots/truncateAndReload)"});
+    if (!RemoveIfExists(it->second, error)) return false;
+  }
+  return true;
+}
+
 bool RunPass(const std::string& partition_dir, const CompactOptions& options, PassReport* report, ProblemSink* sink,
              std::string* error) {
   const CleanerConfig& config = options.config;
@@ -532,6 +564,7 @@ bool RunPass(const std::string& partition_dir, const CompactOptions& options, Pa
   for (const auto& [pid, p] : log.producers) report->active_producers.push_back(pid);
   report->expired_producers = log.expired_producers;
   report->cleaner_checkpoint_before = log.summary.cleaner_checkpoint;
+  if (!RemoveSnapshotsAsLoadDoes(log, sink, error)) return false;
 
   CleaningDecision d = DecideCleaning(log.summary, config, options.now);
   report->decision = d;
