@@ -178,6 +178,7 @@ std::unique_ptr<PartitionWriter> PartitionWriter::Create(Env* env, const std::st
   w->dir_ = dir;
   w->options_ = options;
   w->producer_state_ = std::make_unique<ProducerStateManager>(options.producer_state);
+  w->leader_epochs_ = options.initial_leader_epochs;
   return w;
 }
 
@@ -303,6 +304,11 @@ bool PartitionWriter::Close(std::string* error) {
   if (closed_) return true;
   closed_ = true;
   if (active_ && !active_->Close(error)) return false;
+  // LeaderEpochFileCache.truncateFromEnd(logEndOffset): entries starting at or past the end go.
+  while (!leader_epochs_.empty() && leader_epochs_.back().start_offset >= log_end_offset_ &&
+         active_ != nullptr) {
+    leader_epochs_.pop_back();
+  }
   // Clean shutdown: a snapshot at the log end offset.
   producer_state_->UpdateMapEndOffset(std::max(producer_state_->map_end_offset(), log_end_offset_));
   if (active_ && !TakeSnapshot(error)) return false;
@@ -354,6 +360,7 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
   po.config = options.config;
   po.producer_state = options.producer_state;
   po.auto_roll = false;
+  if (options.keep_leader_epoch_checkpoint && dir.leader_epochs) po.initial_leader_epochs = *dir.leader_epochs;
   auto writer = PartitionWriter::Create(env, staged->path(), po, error);
   if (!writer) return false;
 

@@ -118,6 +118,9 @@ struct PartitionWriterOptions {
   // Roll by LogSegment.shouldRoll before a chunk. Off: segments change only by Roll() (reproducing
   // an existing directory's boundaries); a chunk that does not fit the active segment then fails.
   bool auto_roll = true;
+  // Leader-epoch cache content before the first append (LeaderEpochFileCache loaded from its file);
+  // batches then add entries by LeaderEpochFileCache.assign's rule (a higher epoch only).
+  std::vector<LeaderEpochEntry> initial_leader_epochs;
   std::optional<PartitionMetadata> partition_metadata;  // written as partition.metadata when set
 };
 
@@ -183,6 +186,10 @@ struct ReindexOptions {
   LogConfig config;  // index.interval.bytes matters; segment.index.bytes bounds the indexes
   ProducerStateOptions producer_state;
   bool force = false;  // replace a non-empty output directory
+  // Start the leader-epoch cache from the input's leader-epoch-checkpoint, as a broker's recovery does
+  // (then entries at or above the log end offset are dropped, truncateFromEnd). Off: rebuilt from the
+  // batches alone. Cleaning never changes the checkpoint, so only this reproduces it for cleaned logs.
+  bool keep_leader_epoch_checkpoint = true;
 };
 
 struct ReindexResult {
