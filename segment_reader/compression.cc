@@ -510,7 +510,8 @@ bool ZstdDecompress(Bytes input, size_t max_output, std::string* out, std::strin
       ok = false;
       break;
     }
-    if (in.pos == in.size && ob.pos < ob.size) break;  // all input consumed and flushed
+    if (last == 0 && in.pos == in.size) break;  // a frame ended exactly at the end of the input
+    if (in.pos == in.size && ob.pos < ob.size) break;  // input used up mid-frame: truncated
   }
   if (ok && last != 0) {
     *error = "zstd: truncated frame (input ended inside a frame)";
