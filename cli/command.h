@@ -45,5 +45,6 @@ void PrintError(const std::string& command, const std::string& message);
 // The subcommands. Each lives in its own file (dump.cc, ...).
 Command AddDumpCommand(CLI::App* parent);
 Command AddReindexCommand(CLI::App* parent);  // reindex.cc (segment_writer helper)
+Command AddCompactCommand(CLI::App* parent);  // compact.cc (compactor helper)
 
 }  // namespace klf::cli

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   std::vector<Command> commands;
   commands.push_back(AddDumpCommand(&app));
   commands.push_back(AddReindexCommand(&app));
+  commands.push_back(AddCompactCommand(&app));
 
   try {
     app.parse(argc, argv);

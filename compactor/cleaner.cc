@@ -331,7 +331,11 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
           if (h.is_control) stats.markers_removed++;
           else if (!r.value && rd != RecordDecision::kRemovedNoKey) stats.tombstones_removed++;
         }
-        if (explain_) ex.records.push_back(RecordExplain{r.offset, rd, !r.value.has_value()});
+        if (explain_) {
+          RecordExplain re{r.offset, rd, !r.value.has_value(), std::nullopt};
+          if (r.key) re.key = std::string(AsStringView(*r.key));
+          ex.records.push_back(std::move(re));
+        }
       }
     }
 
@@ -667,7 +671,10 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
   }
   for (int pass = 0; pass < std::max(options.passes, 1); pass++) {
     PassReport pr;
-    if (!RunPass(staging_part.string(), options, &pr, sink, error)) return false;
+    CompactOptions pass_options = options;
+    pass_options.now = options.now + int64_t(pass) * options.pass_interval_ms;
+    pr.now = pass_options.now;
+    if (!RunPass(staging_part.string(), pass_options, &pr, sink, error)) return false;
     // Explain paths name the input, not the staging copy.
     for (auto& ex : pr.explain) ex.file = (in / fs::path(ex.file).filename()).string();
     report->passes.push_back(std::move(pr));

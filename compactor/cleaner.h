@@ -32,6 +32,9 @@ namespace klf {
 struct CompactOptions {
   CleanerConfig config;
   int64_t now = 0;
+  // --passes N: pass k (0-based) runs at now + k × pass_interval_ms, so later passes can reach the
+  // delete horizons stamped by earlier ones (tombstones and markers need 2-3 rounds, spec §12).
+  int64_t pass_interval_ms = 0;
   bool only_if_eligible = false;  // exactly one broker pass: clean only when a broker would
   int passes = 1;
   bool explain = false;
@@ -44,6 +47,7 @@ struct RecordExplain {
   int64_t offset = 0;
   RecordDecision decision = RecordDecision::kKept;
   bool tombstone = false;
+  std::optional<std::string> key;  // copied (explain mode only); nullopt = null key
 };
 
 // What --explain prints for one source batch.
@@ -76,6 +80,7 @@ struct OutputSegment {
 };
 
 struct PassReport {
+  int64_t now = 0;
   CleaningDecision decision;
   std::string partition;
   int64_t log_start_offset = 0, log_end_offset = 0, high_watermark = 0, last_stable_offset = 0;

@@ -1,0 +1,274 @@
+// klf compact PARTITION_DIR --out DIR [--now MS] [--config KEY=VALUE]... [--only-if-eligible]
+//             [--passes N] [--pass-interval-ms MS] [--explain] [--json] [--force]
+//
+// Runs Kafka's log cleaner offline on a copy of a partition directory (compactor/cleaner.h) and
+// prints what a broker would have decided and done (spec cli.md "compact").
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "compactor/cleaner.h"
+#include "segment_reader/problem.h"
+
+namespace klf::cli {
+namespace {
+
+struct CompactArgs {
+  std::string dir;
+  std::string out;
+  std::vector<std::string> configs;
+  int64_t now = -1;
+  bool only_if_eligible = false;
+  int passes = 1;
+  int64_t pass_interval_ms = 0;
+  bool explain = false;
+  bool force = false;
+  std::string mode = "uncoordinated";
+  std::vector<std::string> replicas;
+  std::optional<int64_t> high_watermark;
+  CommonOptions common;
+};
+
+std::string Horizon(const std::optional<int64_t>& h) { return h ? std::to_string(*h) : "none"; }
+
+nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
+  const CleaningDecision& d = p.decision;
+  nlohmann::json j;
+  j["now"] = p.now;
+  j["partition"] = p.partition;
+  j["logStartOffset"] = p.log_start_offset;
+  j["logEndOffset"] = p.log_end_offset;
+  j["highWatermark"] = p.high_watermark;
+  j["lastStableOffset"] = p.last_stable_offset;
+  j["activeSegmentBase"] = p.active_segment_base;
+  j["activeProducers"] = p.active_producers;
+  j["expiredProducers"] = p.expired_producers;
+  j["cleanerCheckpoint"] = p.cleaner_checkpoint_before ? nlohmann::json(*p.cleaner_checkpoint_before) : nullptr;
+  j["firstDirtyOffset"] = d.offsets.first_dirty_offset;
+  j["uncleanableOffset"] = d.offsets.first_uncleanable_dirty_offset;
+  j["firstUncleanableOffset"] = d.range.first_uncleanable_offset;
+  j["checkpointReset"] = d.offsets.force_update_checkpoint;
+  j["cleanBytes"] = d.range.clean_bytes;
+  j["cleanableBytes"] = d.range.cleanable_bytes;
+  j["cleanableRatio"] = d.range.cleanable_ratio;
+  j["maxCompactionDelayMs"] = d.max_compaction_delay_ms;
+  j["needCompactionNow"] = d.need_compaction_now;
+  j["wouldClean"] = d.selected;
+  j["reason"] = d.reason;
+  j["cleaned"] = p.cleaned;
+  j["cleanedRange"] = p.cleaned ? nlohmann::json::array({d.offsets.first_dirty_offset, p.end_offset}) : nullptr;
+  j["endOffset"] = p.cleaned ? nlohmann::json(p.end_offset) : nullptr;
+  j["checkpointWritten"] = p.checkpoint_written ? nlohmann::json(*p.checkpoint_written) : nullptr;
+  j["offsetMap"] = {{"slots", p.map_slots}, {"entries", p.map_entries}, {"maxDesiredSize", p.max_desired_map_size},
+                    {"filled", p.map_filled}};
+  j["recordsRead"] = p.stats.messages_read;
+  j["recordsRetained"] = p.stats.messages_written;
+  j["bytesRead"] = p.stats.bytes_read;
+  j["bytesWritten"] = p.stats.bytes_written;
+  j["invalidRecordsRead"] = p.stats.invalid_messages_read;
+  j["mapRecordsRead"] = p.stats.map_messages_read;
+  j["mapBytesRead"] = p.stats.map_bytes_read;
+  j["tombstonesRemoved"] = p.stats.tombstones_removed;
+  j["markersRemoved"] = p.stats.markers_removed;
+  nlohmann::json segs = nlohmann::json::array();
+  for (const auto& s : p.segments)
+    segs.push_back({{"baseOffset", s.base_offset}, {"size", s.size}, {"cleaned", s.cleaned},
+                    {"mergedFrom", s.merged_from}});
+  j["segments"] = segs;
+  if (a.explain) {
+    nlohmann::json ex = nlohmann::json::array();
+    BytesFormat bf = a.common.bytes_format();
+    for (const auto& b : p.explain) {
+      nlohmann::json records = nlohmann::json::array();
+      for (const auto& r : b.records)
+        records.push_back({{"offset", r.offset},
+                           {"key", r.key ? nlohmann::json(FormatBytes(AsBytes(*r.key), bf)) : nullptr},
+                           {"tombstone", r.tombstone},
+                           {"decision", RecordDecisionName(r.decision)}});
+      ex.push_back({{"file", b.file}, {"position", b.position}, {"baseOffset", b.base_offset},
+                    {"lastOffset", b.last_offset}, {"isControl", b.is_control}, {"producerId", b.producer_id},
+                    {"retention", BatchRetentionName(b.retention)}, {"rule", BatchReasonName(b.reason)},
+                    {"action", b.action},
+                    {"deleteHorizonMs", b.delete_horizon_ms ? nlohmann::json(*b.delete_horizon_ms) : nullptr},
+                    {"records", records}});
+    }
+    j["explain"] = ex;
+  }
+  return j;
+}
+
+void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size_t count) {
+  const CleaningDecision& d = p.decision;
+  if (count > 1) std::printf("pass %zu (now=%lld)\n", index + 1, static_cast<long long>(p.now));
+  std::string producers;
+  for (auto pid : p.active_producers) producers += (producers.empty() ? "" : ", ") + std::to_string(pid);
+  std::printf("log %s logStartOffset=%lld logEndOffset=%lld highWatermark=%lld lastStableOffset=%lld "
+              "activeSegmentBase=%lld activeProducers=[%s] cleanerCheckpoint=%s\n",
+              p.partition.c_str(), (long long)p.log_start_offset, (long long)p.log_end_offset,
+              (long long)p.high_watermark, (long long)p.last_stable_offset, (long long)p.active_segment_base,
+              producers.c_str(), Horizon(p.cleaner_checkpoint_before).c_str());
+  std::printf("cleanable firstDirtyOffset=%lld uncleanableOffset=%lld firstUncleanableOffset=%lld cleanBytes=%lld "
+              "cleanableBytes=%lld cleanableRatio=%.4f maxCompactionDelayMs=%lld needCompactionNow=%s "
+              "wouldClean=%s (%s)\n",
+              (long long)d.offsets.first_dirty_offset, (long long)d.offsets.first_uncleanable_dirty_offset,
+              (long long)d.range.first_uncleanable_offset, (long long)d.range.clean_bytes,
+              (long long)d.range.cleanable_bytes, d.range.cleanable_ratio, (long long)d.max_compaction_delay_ms,
+              d.need_compaction_now ? "true" : "false", d.selected ? "true" : "false", d.reason.c_str());
+  if (p.cleaned) {
+    std::printf("result cleaned endOffset=%lld messagesRead=%lld bytesRead=%lld messagesWritten=%lld "
+                "bytesWritten=%lld invalidMessagesRead=%lld mapMessagesRead=%lld tombstonesRemoved=%lld "
+                "markersRemoved=%lld offsetMap=%d/%d%s\n",
+                (long long)p.end_offset, (long long)p.stats.messages_read, (long long)p.stats.bytes_read,
+                (long long)p.stats.messages_written, (long long)p.stats.bytes_written,
+                (long long)p.stats.invalid_messages_read, (long long)p.stats.map_messages_read,
+                (long long)p.stats.tombstones_removed, (long long)p.stats.markers_removed, p.map_entries,
+                p.max_desired_map_size, p.map_filled ? " (full: the round stopped early)" : "");
+  } else {
+    std::printf("result not cleaned%s\n",
+                a.only_if_eligible ? " (--only-if-eligible: a broker would not pick this log now)" : "");
+  }
+  if (p.checkpoint_written)
+    std::printf("cleaner-offset-checkpoint %s=%lld\n", p.partition.c_str(), (long long)*p.checkpoint_written);
+  if (a.explain) {
+    BytesFormat bf = a.common.bytes_format();
+    for (const auto& b : p.explain) {
+      std::printf("batch %s@%llu offsets %lld..%lld%s pid=%lld %s (%s) -> %s", b.file.c_str(),
+                  (unsigned long long)b.position, (long long)b.base_offset, (long long)b.last_offset,
+                  b.is_control ? " control" : "", (long long)b.producer_id, BatchRetentionName(b.retention),
+                  BatchReasonName(b.reason), b.action.c_str());
+      if (b.delete_horizon_ms) std::printf(" deleteHorizonMs=%lld", (long long)*b.delete_horizon_ms);
+      std::printf("\n");
+      for (const auto& r : b.records) {
+        std::printf("  record offset=%lld key=%s%s %s\n", (long long)r.offset,
+                    r.key ? FormatBytes(AsBytes(*r.key), bf).c_str() : "null", r.tombstone ? " (tombstone)" : "",
+                    RecordDecisionName(r.decision));
+      }
+    }
+  }
+}
+
+int RunCompact(const CompactArgs& a) {
+  if (a.mode != "uncoordinated") {
+    PrintError("compact", "--mode " + a.mode + " is not implemented yet (only uncoordinated)");
+    return kExitUsage;
+  }
+  CompactOptions o;
+  std::string error;
+  for (const std::string& kv : a.configs) {
+    if (!o.config.SetFromArg(kv, &error)) {
+      PrintError("compact", error);
+      return kExitUsage;
+    }
+  }
+  o.now = a.now >= 0 ? a.now
+                     : std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count();
+  o.only_if_eligible = a.only_if_eligible;
+  o.passes = a.passes;
+  o.pass_interval_ms = a.pass_interval_ms;
+  o.explain = a.explain;
+  o.force = a.force;
+  o.high_watermark = a.high_watermark;
+  if (a.passes < 1) {
+    PrintError("compact", "--passes must be at least 1");
+    return kExitUsage;
+  }
+  CollectingSink sink;
+  CompactReport report;
+  bool ok = CompactPartition(a.dir, a.out, o, &report, &sink, &error);
+  for (const Problem& p : sink.problems) {
+    if (p.severity == Severity::kInfo && !a.explain) continue;
+    std::fprintf(stderr, "klf compact: %s: %s at position %llu: %s\n", SeverityName(p.severity), p.file.c_str(),
+                 static_cast<unsigned long long>(p.position), p.message.c_str());
+  }
+  if (!ok) {
+    PrintError("compact", error);
+    return sink.ErrorCount() > 0 ? kExitProblems : kExitUnreadable;
+  }
+  if (a.common.json) {
+    nlohmann::json j;
+    j["out"] = report.out_partition_dir;
+    nlohmann::json passes = nlohmann::json::array();
+    int64_t read = 0, retained = 0, bytes_read = 0, bytes_written = 0, tomb = 0, markers = 0;
+    std::optional<int64_t> from, to;
+    for (const auto& p : report.passes) {
+      passes.push_back(PassJson(p, a));
+      read += p.stats.messages_read;
+      retained += p.stats.messages_written;
+      bytes_read += p.stats.bytes_read;
+      bytes_written += p.stats.bytes_written;
+      tomb += p.stats.tombstones_removed;
+      markers += p.stats.markers_removed;
+      if (p.cleaned) {
+        if (!from) from = p.decision.offsets.first_dirty_offset;
+        to = p.end_offset;
+      }
+    }
+    j["cleanedRange"] = from ? nlohmann::json::array({*from, *to}) : nullptr;
+    j["recordsRead"] = read;
+    j["recordsRetained"] = retained;
+    j["bytesRead"] = bytes_read;
+    j["bytesWritten"] = bytes_written;
+    j["tombstonesRemoved"] = tomb;
+    j["markersRemoved"] = markers;
+    j["segments"] = report.passes.empty() ? nlohmann::json::array() : passes.back()["segments"];
+    j["wouldClean"] = !report.passes.empty() && report.passes[0].decision.selected;
+    j["passes"] = passes;
+    nlohmann::json problems = nlohmann::json::array();
+    for (const Problem& p : sink.problems)
+      problems.push_back({{"file", p.file}, {"position", p.position}, {"check", p.check}, {"message", p.message},
+                          {"severity", SeverityName(p.severity)}});
+    j["problems"] = problems;
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    for (size_t i = 0; i < report.passes.size(); i++) PrintPassText(report.passes[i], a, i, report.passes.size());
+    std::printf("wrote %s\n", report.out_partition_dir.c_str());
+  }
+  return sink.ErrorCount() > 0 ? kExitProblems : kExitOk;
+}
+
+}  // namespace
+
+Command AddCompactCommand(CLI::App* parent) {
+  auto args = std::make_shared<CompactArgs>();
+  CLI::App* app = parent->add_subcommand(
+      "compact",
+      "Run Kafka's log cleaner offline on a copy of a partition directory: the broker's choice (dirty\n"
+      "ratio, lags, checkpoint reset), the offset map, every keep/remove decision, grouping, re-encoding,\n"
+      "rebuilt indexes and the new cleaner checkpoint. --out receives <topic>-<partition>/ and the\n"
+      "log-dir checkpoint files. The input is never modified.");
+  app->add_option("PARTITION_DIR", args->dir, "partition directory <topic>-<partition> (never modified)")->required();
+  app->add_option("--out", args->out, "output log directory (complete or absent)")->required();
+  app->add_option("--now", args->now, "the clock in ms since the epoch (default: the current time)");
+  app->add_option("--config", args->configs,
+                  "KEY=VALUE with Kafka's property names: cleanup.policy, delete.retention.ms, "
+                  "min.compaction.lag.ms, max.compaction.lag.ms, min.cleanable.dirty.ratio, segment.bytes, "
+                  "segment.index.bytes, index.interval.bytes, max.message.bytes, message.timestamp.type, "
+                  "log.cleaner.dedupe.buffer.size, log.cleaner.io.buffer.load.factor, log.cleaner.io.buffer.size, "
+                  "log.cleaner.threads, message.max.bytes, producer.id.expiration.ms");
+  app->add_flag("--only-if-eligible", args->only_if_eligible,
+                "one broker pass: clean only if a broker would pick the log now (a checkpoint reset is "
+                "still written)");
+  app->add_option("--passes", args->passes, "number of cleaning rounds (default 1)");
+  app->add_option("--pass-interval-ms", args->pass_interval_ms,
+                  "advance the clock by this much before each further pass (default 0)");
+  app->add_option("--high-watermark", args->high_watermark,
+                  "the high watermark (default: replication-offset-checkpoint capped at the log end)");
+  app->add_option("--mode", args->mode, "uncoordinated (Kafka's cleaner; default) or coordinated");
+  app->add_option("--replica", args->replicas, "other replicas' partition directories (--mode coordinated)");
+  app->add_flag("--explain", args->explain, "list every batch and record: kept or removed, and the rule");
+  app->add_flag("--force", args->force, "replace an existing non-empty --out");
+  AddCommonOptions(app, &args->common);
+  Command c;
+  c.app = app;
+  c.run = [args] { return RunCompact(*args); };
+  return c;
+}
+
+}  // namespace klf::cli
