@@ -193,6 +193,31 @@ void ParseTextFilesOfPartition(PartitionDir* out, ProblemSink* sink) {
   }
 }
 
+// A directory's kind from names only (see ClassifyPath in layout.h). Log-dir files win: a partition
+// directory never holds meta.properties or offset checkpoints, while a log directory may itself be
+// named like "<topic>-<n>" (e.g. "kafka-logs-1"). A partition directory has no subdirectories.
+PathKind ClassifyDir(const std::string& dir, bool look_into_subdirs) {
+  Listing l;
+  if (!ListDir(dir, &l, nullptr)) return PathKind::kOtherDir;
+  bool partition_files = false, logdir_files = false;
+  for (const auto& f : l.files) {
+    partition_files = partition_files || IsPartitionLevel(f.info.kind);
+    logdir_files = logdir_files || IsLogDirLevel(f.info.kind);
+  }
+  if (logdir_files) return PathKind::kLogDir;
+  if (partition_files) return PathKind::kPartitionDir;
+  if (look_into_subdirs) {
+    for (const auto& d : l.dirs) {
+      if (ParsePartitionDirName(d) &&
+          ClassifyDir(Join(dir, d), /*look_into_subdirs=*/false) == PathKind::kPartitionDir) {
+        return PathKind::kLogDir;
+      }
+    }
+  }
+  if (l.dirs.empty() && ParsePartitionDirName(BaseName(dir))) return PathKind::kPartitionDir;
+  return PathKind::kOtherDir;
+}
+
 }  // namespace
 
 const char* FileKindName(FileKind k) {
@@ -419,6 +444,11 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
       }
     }
   }
+  if (out->LogSegments().empty()) {
+    // Kafka would start such a log with a new empty segment; for an offline reader the data is gone
+    // (or was not copied).
+    Report(sink, Severity::kWarning, out->path, "no-segments", "partition directory holds no .log segment file");
+  }
   ParseTextFilesOfPartition(out, sink);
   return true;
 }
@@ -525,39 +555,14 @@ PathInfo ClassifyPath(const std::string& path_in) {
     out.kind = PathKind::kMissing;
     return out;
   }
-  // What a directory holds, by name only.
-  auto looks_like = [](const std::string& dir, bool* partition_files, bool* logdir_files, bool* partition_subdirs) {
-    *partition_files = *logdir_files = *partition_subdirs = false;
-    Listing l;
-    if (!ListDir(dir, &l, nullptr)) return false;
-    for (const auto& f : l.files) {
-      if (IsPartitionLevel(f.info.kind)) *partition_files = true;
-      if (IsLogDirLevel(f.info.kind)) *logdir_files = true;
-    }
-    for (const auto& d : l.dirs) {
-      if (ParsePartitionDirName(d)) *partition_subdirs = true;
-    }
-    return true;
-  };
-  auto is_partition_dir = [&](const std::string& dir) {
-    bool pf, lf, ps;
-    if (!looks_like(dir, &pf, &lf, &ps)) return false;
-    if (pf) return true;
-    return !lf && !ps && ParsePartitionDirName(BaseName(dir)).has_value();
-  };
   if (fs::is_directory(st)) {
-    bool pf, lf, ps;
-    looks_like(out.path, &pf, &lf, &ps);
-    if (pf || (!lf && !ps && ParsePartitionDirName(BaseName(out.path)))) {
-      out.kind = PathKind::kPartitionDir;
+    out.kind = ClassifyDir(out.path, /*look_into_subdirs=*/true);
+    if (out.kind == PathKind::kPartitionDir) {
       out.partition_dir = out.path;
       out.tp = ParsePartitionDirName(BaseName(out.path));
       out.log_dir = ParentOf(out.path);
-    } else if (lf || ps) {
-      out.kind = PathKind::kLogDir;
+    } else if (out.kind == PathKind::kLogDir) {
       out.log_dir = out.path;
-    } else {
-      out.kind = PathKind::kOtherDir;
     }
     return out;
   }
@@ -566,7 +571,7 @@ PathInfo ClassifyPath(const std::string& path_in) {
   std::string parent = ParentOf(out.path);
   if (IsLogDirLevel(out.file.kind)) {
     out.log_dir = parent;
-  } else if (is_partition_dir(parent)) {
+  } else if (ClassifyDir(parent, /*look_into_subdirs=*/false) == PathKind::kPartitionDir) {
     out.partition_dir = parent;
     out.tp = ParsePartitionDirName(BaseName(parent));
     out.log_dir = ParentOf(parent);
