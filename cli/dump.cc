@@ -417,10 +417,12 @@ class Dumper : public ProblemSink {
 Command AddDumpCommand(CLI::App* parent) {
   auto options = std::make_shared<DumpOptions>();
   CLI::App* app = parent->add_subcommand(
-      "dump",
-      "Print every batch of .log files (and the entries of .index, .timeindex, .txnindex, .snapshot, "
-      "leader-epoch-checkpoint, partition.metadata and log-dir checkpoint files). PATH may be a file, a "
-      "partition directory or a broker log directory.");
+      "dump", "Print every batch, record and index, snapshot or checkpoint entry (like kafka-dump-log.sh)");
+  app->footer(
+      "Prints every batch of .log files and the entries of .index, .timeindex, .txnindex, .snapshot,\n"
+      "leader-epoch-checkpoint, partition.metadata and log-dir checkpoint files. PATH may be a file, a\n"
+      "partition directory or a broker log directory (dumped whole, in order). Problems in the data are\n"
+      "printed where found (JSON: {\"file\", \"position\", \"error\"}) and dumping resumes; exit 1 then.");
   app->add_flag("--records", options->records, "Also print every record (key, value, headers, control type)");
   AddCommonOptions(app, &options->common);
   app->add_option("--offsets", options->offsets,
@@ -432,7 +434,7 @@ Command AddDumpCommand(CLI::App* parent) {
             int64_t a, b;
             return ParseOffsetRange(s, &a, &b) ? std::string() : "expected A:B, A:, :B or N with A <= B";
           },
-          "A:B"));
+          ""));
   app->add_option("PATH", options->paths, "Files or directories to dump, in order")->required()->type_name("PATH");
 
   Command command;
