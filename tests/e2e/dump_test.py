@@ -614,6 +614,56 @@ def test_poison_visible_on_broker2():
     check(poison["broker2"] and not aborts["broker2"], "broker2 has poison without ABORT")
 
 
+def test_random_damage_never_crashes():
+    """Random byte flips, truncations and garbage in logs of every codec and magic: klf dump never
+    crashes, prints only JSON lines, exits 0 or 1, and every problem names the file and a position
+    inside it."""
+    import random
+    rng = random.Random(20261202)
+    sources = [os.path.join(ORACLE, "x-legacy/legacy-0/00000000000000000000.log"),
+               os.path.join(ORACLE, "x-legacy/legacy-0/00000000000000000013.log"),
+               os.path.join(ORACLE, "b-txn/txn-0/00000000000000000007.log")]
+    sources += [os.path.join(ORACLE, "a-keyed/keyed-%s-0/00000000000000000000.log" % c)
+                for c in ("gzip", "snappy", "lz4", "zstd")]
+    runs = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for src in sources:
+            check(os.path.exists(src), "missing fixture " + src)
+            data = open(src, "rb").read()
+            for i in range(40):
+                b = bytearray(data)
+                action = rng.choice(["flip", "flip", "flip", "truncate", "garbage", "zero-run"])
+                if action == "flip":
+                    for _ in range(rng.randint(1, 4)):
+                        b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+                elif action == "truncate":
+                    del b[rng.randrange(len(b)):]
+                elif action == "garbage":
+                    at = rng.randrange(len(b))
+                    b[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 64)))
+                else:
+                    at = rng.randrange(len(b))
+                    n = rng.randint(1, 64)
+                    b[at:at + n] = bytes(min(n, len(b) - at))
+                f = os.path.join(tmp, "%020d.log" % (runs % 7))
+                with open(f, "wb") as out:
+                    out.write(bytes(b))
+                for mode in (["--json", "--records"], ["--records", "--bytes", "hex"]):
+                    p = subprocess.run([KLF, "dump"] + mode + [f], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                    where = "%s %s #%d (%s)" % (src, mode, i, action)
+                    check(p.returncode in (0, 1), "%s: exit %d, stderr %r" % (where, p.returncode, p.stderr[-500:]))
+                    if mode[0] == "--json":
+                        for line in p.stdout.decode("utf-8").splitlines():
+                            o = json.loads(line)
+                            check(o["file"] == f, where + ": file")
+                            if "error" in o:
+                                check(0 <= o["position"] <= len(b), where + ": position %r" % o["position"])
+                        if p.returncode == 0:
+                            check(b'"error"' not in p.stdout, where + ": error object but exit 0")
+                runs += 1
+    check(runs == 40 * len(sources), "runs")
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 if __name__ == "__main__":
