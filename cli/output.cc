@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -151,6 +155,21 @@ char* WriteText(char* o, Bytes b, bool json) {
     *o++ = kHexDigits[c & 15];
   };
   while (i < n) {
+#if defined(__SSE2__)
+    // Sixteen plain ASCII bytes at a time (the common case of keys and values): a byte below 0x20
+    // or above 0x7f (both negative or small as signed bytes), '"' or '\\' sends them to the
+    // byte-by-byte path below.
+    while (i + 16 <= n) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      __m128i special = _mm_or_si128(
+          _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(v, _mm_set1_epi8('"'))),
+          _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+      if (_mm_movemask_epi8(special) != 0) break;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
+      o += 16;
+      i += 16;
+    }
+#endif
     // Eight plain ASCII bytes at a time (no control byte, no byte >= 0x80, no '"' or '\\'): the
     // common case of keys and values, copied without looking at each byte.
     while (i + 8 <= n) {

@@ -156,5 +156,18 @@ TEST(OutputTest, ValueLargerThanTheBufferIsWrittenWhole) {
   EXPECT_EQ(s, expected);
 }
 
+// The 16- and 8-byte fast paths must hand every special byte to the exact path, wherever it sits.
+TEST(OutputTest, SpecialByteAtEveryPositionOfALongRun) {
+  for (char special : {'"', '\\', '\n', '\t', '\x7f', '\xc3', '\xff', '\0'}) {
+    for (size_t at = 0; at < 40; ++at) {
+      std::string s(40, 'a');
+      s[at] = special;
+      ASSERT_EQ(Render(B(s), BytesFormat::kText, false), FormatBytes(B(s), BytesFormat::kText)) << at;
+      std::string json = "\"" + Render(B(s), BytesFormat::kText, true) + "\"";
+      ASSERT_EQ(nlohmann::json::parse(json).get<std::string>(), FormatBytes(B(s), BytesFormat::kText)) << at;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace klf::cli
