@@ -664,6 +664,27 @@ def test_random_damage_never_crashes():
     check(runs == 40 * len(sources), "runs")
 
 
+def test_kraft_snapshot_file():
+    """A KRaft snapshot written by a real broker (spec §13): v2 batches framed by SNAPSHOT_HEADER and
+    SNAPSHOT_FOOTER control records; the name gives end offset and epoch."""
+    d = os.path.join(FIXTURES, "real/ItumelengMogase__Real-Time-Data-Pipeline-for-Patient-Admissions/"
+                               "kafka-data/__cluster_metadata-0")
+    f = os.path.join(d, "00000000000000007364-0000000001.checkpoint")
+    objs, _ = dump_json(["--records", f])
+    batches = [o for o in objs if o["type"] == "batch"]
+    check(batches and all(b["crcValid"] for b in batches), "snapshot batches with valid CRCs")
+    first, last = batches[0]["records"][0], batches[-1]["records"][-1]
+    check(first["control"]["type"] == "SNAPSHOT_HEADER" and first["control"]["coordinatorEpoch"] is None,
+          "first record: %r" % first.get("control"))
+    check(last["control"]["type"] == "SNAPSHOT_FOOTER", "last record: %r" % last.get("control"))
+    check(all(r["key"] is None for b in batches if not b["isControl"] for r in b["records"]),
+          "metadata records have null keys")
+    p = run(["dump", "--records", f], 0)
+    out = p.stdout.decode()
+    check("Snapshot end offset: 7364, epoch: 1" in out and "controlType: SNAPSHOT_HEADER(3)" in out,
+          "text mode snapshot header and control type")
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 if __name__ == "__main__":
