@@ -4,6 +4,7 @@
 // `.timeindex`, `.txnindex`, producer snapshots and leader-epoch-checkpoint are rebuilt as Kafka's
 // segment recovery rebuilds them (segment_writer.h ReindexPartition).
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,16 @@ int RunReindex(const ReindexArgs& a) {
       PrintError("reindex", error);
       return kExitUsage;
     }
+  }
+  // cli.md: commands that write refuse an existing non-empty --out unless --force (a usage error);
+  // an unreadable input is exit 3.
+  if (!a.force && Env::Default()->IsNonEmptyDir(a.out)) {
+    PrintError("reindex", a.out + ": exists and is not empty (use --force to replace it)");
+    return kExitUsage;
+  }
+  if (!std::filesystem::is_directory(a.dir)) {
+    PrintError("reindex", a.dir + ": not a partition directory");
+    return kExitUnreadable;
   }
   CollectingSink sink;
   ReindexResult result;

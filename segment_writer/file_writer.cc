@@ -235,6 +235,14 @@ std::unique_ptr<StagedDirectory> StagedDirectory::Create(Env* env, const std::st
     *error = trimmed + ": exists and is not empty (use --force to replace it)";
     return nullptr;
   }
+  // Missing parent directories are created (mkdir -p), so `--out a/b/c` works on a fresh path.
+  std::vector<std::string> missing;
+  for (std::string p = ParentDir(trimmed); p != "." && p != "/" && !env->FileExists(p); p = ParentDir(p)) {
+    missing.push_back(p);
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (!env->CreateDir(*it, error)) return nullptr;
+  }
   std::unique_ptr<StagedDirectory> d(new StagedDirectory());
   d->env_ = env;
   d->out_ = trimmed;
