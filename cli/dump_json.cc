@@ -186,11 +186,14 @@ class JsonDumpPrinter : public DumpPrinter {
     // cli.md: {"file", "position", "error"}. Every problem carries its message under "error" so a
     // consumer needs one key; "severity" says whether Kafka itself would call it an error
     // (a torn or zero-filled tail is a "warning": Kafka's recovery truncates it silently).
+    // Notes (severity info: an unexpected subdirectory, ...) are not problems: "type": "note" and
+    // the message under "note", so that every object with an "error" key is a problem.
+    const bool note = p.severity == Severity::kInfo;
     JsonObject j(out_);
     j.String("file", p.file);
-    j.String("type", "error");
+    j.String("type", note ? "note" : "error");
     j.Uint("position", p.position);
-    j.String("error", p.message);
+    j.String(note ? "note" : "error", p.message);
     j.String("check", p.check);
     j.String("severity", SeverityName(p.severity));
     j.CloseLine();
