@@ -87,6 +87,9 @@ std::vector<AbortedTxn> PartitionLog::CollectAbortedTransactions(int64_t start, 
 
 namespace {
 
+// currentTimeMs - lastTimestamp as Java's long arithmetic computes it (wrapping).
+int64_t IdleFor(int64_t now, int64_t last_timestamp) { return int64_t(uint64_t(now) - uint64_t(last_timestamp)); }
+
 // ProducerStateManager as far as the cleaner needs it (§7.3): load the newest usable snapshot, replay
 // the batches after it, then remove producers expired at `now`.
 // TODO(compactor): switch to segment_reader/producer_state.h (LoadProducerState) once it lands; this
@@ -109,7 +112,7 @@ void LoadProducers(PartitionLog* log, const CleanerConfig& config, int64_t now, 
     }
     for (const auto& e : snap.entries) {
       bool open = e.current_txn_first_offset >= 0;
-      if (!open && now - e.timestamp >= config.producer_id_expiration_ms) continue;  // expired at load
+      if (!open && IdleFor(now, e.timestamp) >= config.producer_id_expiration_ms) continue;  // expired at load
       ActiveProducer p;
       p.epoch = e.epoch;
       if (e.last_offset >= 0) p.last_data_offset = e.last_offset;
@@ -162,7 +165,7 @@ void LoadProducers(PartitionLog* log, const CleanerConfig& config, int64_t now, 
   }
   // removeExpiredProducers at `now` (never one with an open transaction).
   for (auto it = log->producers.begin(); it != log->producers.end();) {
-    if (!it->second.current_txn_first_offset && now - it->second.last_timestamp >= config.producer_id_expiration_ms) {
+    if (!it->second.current_txn_first_offset && IdleFor(now, it->second.last_timestamp) >= config.producer_id_expiration_ms) {
       log->expired_producers.push_back(it->first);
       it = log->producers.erase(it);
     } else {
