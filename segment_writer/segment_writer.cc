@@ -254,8 +254,9 @@ bool PartitionWriter::AppendChunk(Bytes chunk, std::span<const BatchView> batche
   int64_t first_offset = first.base_offset_known ? first.base_offset : first.last_offset;
   if (!active_) {
     if (!StartSegment(next_base_offset_.value_or(first_offset), error)) return false;
-  } else if (options_.auto_roll && active_->size() > 0 &&
-             (int64_t(active_->size()) > options_.config.segment_bytes - int64_t(chunk.size()) ||
+  } else if (options_.auto_roll &&
+             ((active_->size() > 0 &&
+               int64_t(active_->size()) > options_.config.segment_bytes - int64_t(chunk.size())) ||
               active_->offset_index_full() || active_->time_index_full() ||
               !active_->CanConvertToRelativeOffset(info.largest_offset))) {
     // LogSegment.shouldRoll (time-based rolling is not modelled: it depends on the wall clock).
@@ -312,17 +313,32 @@ bool PartitionWriter::Close(std::string* error) {
   // Clean shutdown: a snapshot at the log end offset.
   producer_state_->UpdateMapEndOffset(std::max(producer_state_->map_end_offset(), log_end_offset_));
   if (active_ && !TakeSnapshot(error)) return false;
-  if (options_.write_leader_epoch_checkpoint &&
-      !WriteFileAtomically(env_, dir_ + "/leader-epoch-checkpoint", EncodeLeaderEpochCheckpoint(leader_epochs_),
-                           error)) {
+  if (options_.write_leader_epoch_checkpoint && !WriteLeaderEpochCheckpointFile(env_, dir_, leader_epochs_, error)) {
     return false;
   }
-  if (options_.partition_metadata &&
-      !WriteFileAtomically(env_, dir_ + "/partition.metadata", EncodePartitionMetadata(*options_.partition_metadata),
-                           error)) {
+  if (options_.partition_metadata && !WritePartitionMetadataFile(env_, dir_, *options_.partition_metadata, error)) {
     return false;
   }
   return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoint files
+
+bool WriteOffsetCheckpointFile(Env* env, const std::string& path, const std::vector<OffsetCheckpointEntry>& entries,
+                               std::string* error) {
+  return WriteFileAtomically(env, path, EncodeOffsetCheckpoint(entries), error);
+}
+
+bool WriteLeaderEpochCheckpointFile(Env* env, const std::string& partition_dir,
+                                    const std::vector<LeaderEpochEntry>& entries, std::string* error) {
+  return WriteFileAtomically(env, partition_dir + "/leader-epoch-checkpoint", EncodeLeaderEpochCheckpoint(entries),
+                             error);
+}
+
+bool WritePartitionMetadataFile(Env* env, const std::string& partition_dir, const PartitionMetadata& metadata,
+                                std::string* error) {
+  return WriteFileAtomically(env, partition_dir + "/partition.metadata", EncodePartitionMetadata(metadata), error);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -180,6 +180,20 @@ class PartitionWriter {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Text checkpoint files (spec §11), each written as `<file>.tmp`, fsync, rename (CheckpointFile).
+
+// A log-dir offset checkpoint: cleaner-offset-checkpoint, recovery-point-offset-checkpoint,
+// replication-offset-checkpoint or log-start-offset-checkpoint (`path` names which).
+bool WriteOffsetCheckpointFile(Env* env, const std::string& path, const std::vector<OffsetCheckpointEntry>& entries,
+                               std::string* error);
+// `<partition dir>/leader-epoch-checkpoint`.
+bool WriteLeaderEpochCheckpointFile(Env* env, const std::string& partition_dir,
+                                    const std::vector<LeaderEpochEntry>& entries, std::string* error);
+// `<partition dir>/partition.metadata` (no trailing newline, as Kafka writes it).
+bool WritePartitionMetadataFile(Env* env, const std::string& partition_dir, const PartitionMetadata& metadata,
+                                std::string* error);
+
+// ---------------------------------------------------------------------------------------------
 // Rebuilding a partition directory as Kafka's segment recovery does (`klf reindex`).
 
 struct ReindexOptions {

@@ -420,3 +420,39 @@ TEST(FileWriter, AtomicFileIsInvisibleUntilCommit) {
 
 }  // namespace
 }  // namespace klf
+
+namespace klf {
+namespace {
+
+// Checkpoint files written back from their parsed entries equal Kafka's bytes.
+TEST(CheckpointWriters, ReproduceKafkasFiles) {
+  writer_test::TempDir tmp;
+  std::string error;
+  CollectingSink sink;
+  std::string base = writer_test::Oracle() + "/c-compact/pass2-input";
+  for (const char* name : {"cleaner-offset-checkpoint", "recovery-point-offset-checkpoint",
+                           "replication-offset-checkpoint", "log-start-offset-checkpoint"}) {
+    std::string text = writer_test::ReadFile(base + "/" + name);
+    std::vector<OffsetCheckpointEntry> entries;
+    ASSERT_TRUE(ParseOffsetCheckpoint(name, text, &entries, &sink)) << name;
+    ASSERT_TRUE(WriteOffsetCheckpointFile(Env::Default(), tmp.path() + "/" + name, entries, &error)) << error;
+    EXPECT_EQ(writer_test::ReadFile(tmp.path() + "/" + name), text) << name;
+  }
+  std::string part = base + "/compact-demo-0";
+  std::vector<LeaderEpochEntry> epochs;
+  std::string text = writer_test::ReadFile(part + "/leader-epoch-checkpoint");
+  ASSERT_TRUE(ParseLeaderEpochCheckpoint("lec", text, &epochs, &sink));
+  ASSERT_TRUE(WriteLeaderEpochCheckpointFile(Env::Default(), tmp.path(), epochs, &error)) << error;
+  EXPECT_EQ(writer_test::ReadFile(tmp.path() + "/leader-epoch-checkpoint"), text);
+  PartitionMetadata metadata;
+  text = writer_test::ReadFile(part + "/partition.metadata");
+  ASSERT_TRUE(ParsePartitionMetadata("pm", text, &metadata, &sink));
+  ASSERT_TRUE(WritePartitionMetadataFile(Env::Default(), tmp.path(), metadata, &error)) << error;
+  EXPECT_EQ(writer_test::ReadFile(tmp.path() + "/partition.metadata"), text);
+  EXPECT_EQ(sink.ErrorCount(), 0u);
+  // Nothing but the files themselves (no .tmp left).
+  EXPECT_EQ(writer_test::ListDir(tmp.path()).size(), 6u);
+}
+
+}  // namespace
+}  // namespace klf
