@@ -522,7 +522,8 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
     const uint8_t* rend = p + length;
     const char* why = nullptr;
     const uint8_t* fail_at = p;
-    Record r;
+    // Filled in place: no per-record temporaries (the vector keeps its capacity across batches).
+    Record& r = records_.emplace_back();
     int64_t ts_delta = 0;
     int32_t offset_delta = 0, key_len = 0, value_len = 0, header_count = 0;
     do {
@@ -552,13 +553,13 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
       if (int64_t(header_count) > rend - p) { why = "more record headers than bytes left in the record"; break; }
       r.first_header = uint32_t(headers_.size());
       r.header_count = uint32_t(header_count);
-      for (int32_t k = 0; k < header_count && why == nullptr; ++k) {
+      for (int32_t k = 0; k < header_count; ++k) {
         fail_at = p;
         int32_t hk_len, hv_len;
         if (!(p = ReadVarint32(p, rend, &hk_len))) { why = "malformed header key length varint"; break; }
         if (hk_len < 0) { why = "negative header key length"; break; }
         if (int64_t(hk_len) > rend - p) { why = "header key past the end of the record"; break; }
-        RecordHeader rh;
+        RecordHeader& rh = headers_.emplace_back();
         rh.key = Bytes(p, size_t(hk_len));
         p += hk_len;
         fail_at = p;
@@ -568,13 +569,13 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
           rh.value = Bytes(p, size_t(hv_len));
           p += hv_len;
         }
-        headers_.push_back(rh);
       }
       if (why != nullptr) break;
       fail_at = p;
       if (p != rend) { why = "record body longer than its fields (Kafka: invalid record size)"; break; }
     } while (false);
     if (why != nullptr) {
+      records_.pop_back();
       ReportTo(sink, file, where(fail_at), "record-parse",
                "record " + Num(i) + " of the batch at " + Num(pos) + " (body of " + Num(length) + " bytes at " +
                    (compressed ? "decompressed byte " + Num(body - data.data()) : "file byte " + Num(where(body))) +
@@ -586,7 +587,6 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
     r.sequence = base_seq == kNoSequence ? kNoSequence : IncrementSequence(base_seq, offset_delta);
     r.magic = 2;
     r.size_in_bytes = uint32_t(rend - start);
-    records_.push_back(r);
   }
   if (p != end) {
     ReportTo(sink, file, where(p), "record-count",
