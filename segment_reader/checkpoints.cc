@@ -429,10 +429,11 @@ bool ParseMetaProperties(const std::string& file, std::string_view text, MetaPro
   auto version = out->version();
   auto it = out->properties.find("version");
   if (it == out->properties.end()) {
-    Report(sink, file, 0, "meta-properties", "no version property; expected version=0 or version=1");
-    return false;
-  }
-  if (!version || (*version != 0 && *version != 1)) {
+    // Kafka's RawMetaProperties reads a missing version as 0.
+    Report(sink, file, 0, "meta-properties", "no version property; read as version 0 as Kafka does",
+           Severity::kWarning);
+    version = 0;
+  } else if (!version || (*version != 0 && *version != 1)) {
     Report(sink, file, 0, "meta-properties",
            fmt::format("version \"{}\" is not 0 or 1", Printable(it->second)));
     return false;

@@ -216,7 +216,14 @@ TEST(MetaPropertiesTest, ZooKeeperV0AndJavaPropertiesSyntax) {
 }
 
 TEST(MetaPropertiesTest, MissingRequiredKeys) {
-  for (std::string text : {"broker.id=1\n", "version=2\n", "version=0\n", "version=1\nnode.id=1\n",
+  {
+    MetaProperties m;
+    CollectingSink sink;
+    EXPECT_TRUE(ParseMetaProperties("mp", "broker.id=1\n", &m, &sink));
+    ASSERT_NE(Find(sink, "meta-properties"), nullptr);
+    EXPECT_EQ(Find(sink, "meta-properties")->severity, Severity::kWarning);
+  }
+  for (std::string text : {"cluster.id=x\n", "version=2\n", "version=0\n", "version=1\nnode.id=1\n",
                            "version=1\ncluster.id=x\nnode.id=one\n"}) {
     MetaProperties m;
     CollectingSink sink;
