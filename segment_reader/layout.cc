@@ -172,6 +172,20 @@ const char* LeftoverMeaning(const DirEntry& e) {
   return "leftover file";
 }
 
+// A name ending in a segment-file extension (possibly with a leftover suffix) whatever its prefix.
+bool LooksLikeSegmentFile(std::string_view name) {
+  for (std::string_view suffix : {".cleaned", ".swap", ".deleted", ".tmp"}) {
+    if (EndsWith(name, suffix)) {
+      name.remove_suffix(suffix.size());
+      break;
+    }
+  }
+  for (std::string_view ext : {".log", ".index", ".timeindex", ".txnindex", ".snapshot"}) {
+    if (EndsWith(name, ext)) return true;
+  }
+  return false;
+}
+
 PartitionDirState StateOfDirName(std::string_view name) {
   if (EndsWith(name, "-future")) return PartitionDirState::kFuture;
   if (EndsWith(name, "-delete")) return PartitionDirState::kDelete;
@@ -425,8 +439,16 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
         out->quorum_state = std::move(e);
         break;
       default:
-        Report(sink, Severity::kInfo, e.path, "unknown-file",
-               fmt::format("file is not one Kafka keeps in a partition directory ({})", FileKindName(e.info.kind)));
+        if (LooksLikeSegmentFile(e.name)) {
+          // LogLoader parses the name of every *.log (and index/snapshot) file with Long.parseLong:
+          // a broker would fail to load this directory.
+          Report(sink, Severity::kWarning, e.path, "file-name",
+                 "name has a segment/index/snapshot extension but does not start with a decimal offset "
+                 "(spec §1.3); Kafka cannot parse it");
+        } else {
+          Report(sink, Severity::kInfo, e.path, "unknown-file",
+                 fmt::format("file is not one Kafka keeps in a partition directory ({})", FileKindName(e.info.kind)));
+        }
         out->unknown.push_back(std::move(e));
     }
   }

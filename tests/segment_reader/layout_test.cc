@@ -137,6 +137,31 @@ TEST(LayoutTest, PartitionDirScan) {
   EXPECT_EQ(sink.ErrorCount(), 0u);
 }
 
+TEST(LayoutTest, UnparseableAndNonCanonicalNames) {
+  TempDir t;
+  t.Write("foo-1/00000000000000000000.log", "");
+  t.Write("foo-1/segment-a.log", "");
+  t.Write("foo-1/12.index", "");
+  PartitionDir p;
+  CollectingSink sink;
+  ASSERT_TRUE(ScanPartitionDir(t.path() + "/foo-1", &p, &sink));
+  const Problem* bad = Find(sink, "file-name", "segment-a.log");
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ(bad->severity, Severity::kWarning);
+  EXPECT_NE(Find(sink, "file-name", "12.index"), nullptr);  // not 20 digits
+  EXPECT_NE(Find(sink, "orphan-index", "12.index"), nullptr);
+  EXPECT_EQ(p.unknown.size(), 1u);
+  ASSERT_TRUE(p.segments.count(12));
+
+  t.Mkdir("not_a_partition");
+  PartitionDir r;
+  CollectingSink sink3;
+  ASSERT_TRUE(ScanPartitionDir(t.path() + "/not_a_partition", &r, &sink3));
+  EXPECT_FALSE(r.tp.has_value());
+  EXPECT_NE(Find(sink3, "partition-dir-name"), nullptr);
+  EXPECT_NE(Find(sink3, "no-segments"), nullptr);
+}
+
 TEST(LayoutTest, PartitionDirWithBadTextFiles) {
   TempDir t;
   t.Write("bar-2/00000000000000000000.log", "");
