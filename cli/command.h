@@ -46,5 +46,6 @@ void PrintError(const std::string& command, const std::string& message);
 Command AddDumpCommand(CLI::App* parent);
 Command AddReindexCommand(CLI::App* parent);  // reindex.cc (segment_writer helper)
 Command AddCompactCommand(CLI::App* parent);  // compact.cc (compactor helper)
+Command AddVerifyCommand(CLI::App* parent);   // verify.cc (verify helper)
 
 }  // namespace klf::cli

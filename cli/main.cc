@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   commands.push_back(AddDumpCommand(&app));
   commands.push_back(AddReindexCommand(&app));
   commands.push_back(AddCompactCommand(&app));
+  commands.push_back(AddVerifyCommand(&app));
 
   try {
     app.parse(argc, argv);

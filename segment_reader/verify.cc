@@ -1,0 +1,1101 @@
+// Verification (see verify.h). The recipe, per partition directory:
+//
+// 1. Scan the directory (layout.h): leftovers of interrupted cleaner/swap/delete operations, orphan
+//    index files and unparseable text files are reported by the scan (spec §12, §11).
+// 2. Parse every producer snapshot (version, CRC, layout: §10).
+// 3. For each segment in base-offset order, walk the `.log` once with LogReader (framing and CRCs,
+//    torn and zero-filled tails, §2, §14) and, for every batch with a valid CRC, decode its records
+//    (counts, offset deltas, timestamps, control records: §4, §5). In the same pass:
+//    - offsets: increasing across batches and segments, the first batch not below the file name's
+//      base offset, relative offsets within int32 (§1.3); gaps classified (below the cleaner
+//      checkpoint = compaction, normal; elsewhere = fetched from a compacted leader, info);
+//    - `.index` entries (sorted by position) against batch positions, `.timeindex` entries (sorted by
+//      offset) against the running max timestamp (§8; the index checks of kafka-dump-log
+//      --verify-index-only without its false positives, dump-log-segments.md §7.3/§7.4);
+//    - producer state rebuilt batch by batch (producer_state.h) and compared with each snapshot when
+//      the replay reaches its offset; the `.txnindex` entries Kafka would have written collected.
+//    Then `.txnindex` entries are checked against the segment's control batches and the collected
+//    aborted transactions (§9).
+// 4. Partition-level: leader-epoch-checkpoint against the batches' epochs (§11.3), log-dir
+//    checkpoints (cleaner, recovery point, high watermark, log start) against the log (§11.2).
+#include "segment_reader/verify.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "segment_reader/checkpoints.h"
+#include "segment_reader/file.h"
+#include "segment_reader/index_files.h"
+#include "segment_reader/layout.h"
+#include "segment_reader/producer_snapshot.h"
+#include "segment_reader/producer_state.h"
+
+namespace klf {
+
+void VerifyStats::Add(const VerifyStats& o) {
+  files_checked += o.files_checked;
+  bytes_checked += o.bytes_checked;
+  batches += o.batches;
+  records += o.records;
+  errors += o.errors;
+  warnings += o.warnings;
+  infos += o.infos;
+  gaps_below_cleaner_checkpoint += o.gaps_below_cleaner_checkpoint;
+  gaps_never_cleaned += o.gaps_never_cleaned;
+  if (o.unreadable && !unreadable) {
+    unreadable = true;
+    unreadable_reason = o.unreadable_reason;
+  }
+}
+
+namespace {
+
+constexpr uint64_t kMaxTextFileBytes = uint64_t(64) << 20;
+// Distinct leader epochs remembered per partition (a damaged log could show one per batch).
+constexpr size_t kMaxTrackedEpochs = 65536;
+
+// Collects one partition's (or one file's) problems: each reported once, counted by severity.
+class CountingSink : public ProblemSink {
+ public:
+  explicit CountingSink(VerifyStats* stats) : stats_(stats) {}
+  void Report(const Problem& p) override {
+    std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", p.file, p.position, p.check, p.message);
+    if (!seen_.insert(std::move(key)).second) return;
+    switch (p.severity) {
+      case Severity::kError: ++stats_->errors; break;
+      case Severity::kWarning: ++stats_->warnings; break;
+      case Severity::kInfo: ++stats_->infos; break;
+    }
+    problems.push_back(p);
+  }
+  std::vector<Problem> problems;
+
+ private:
+  VerifyStats* stats_;
+  std::set<std::string> seen_;
+};
+
+// LogReader calls a torn or zero-filled tail a warning: routine for the active (last) segment after
+// an unclean shutdown. Anywhere else it is damage: segments are trimmed when rolled, and Kafka's
+// recovery would truncate there and delete every later segment (§14 step 3).
+class TailSink : public ProblemSink {
+ public:
+  TailSink(ProblemSink* inner, bool last_segment) : inner_(inner), last_segment_(last_segment) {}
+  void Report(const Problem& p) override {
+    if (!last_segment_ && (p.check == "zero-tail" || p.check == "truncated-tail")) {
+      Problem q = p;
+      q.severity = Severity::kError;
+      q.message += " (this is not the last segment: a rolled segment is never torn, and recovery would also "
+                   "delete every later segment)";
+      inner_->Report(q);
+      return;
+    }
+    inner_->Report(p);
+  }
+
+ private:
+  ProblemSink* inner_;
+  bool last_segment_;
+};
+
+void Report(ProblemSink* sink, Severity s, const std::string& file, uint64_t position, const char* check,
+            std::string message) {
+  sink->Report(Problem{s, file, position, check, std::move(message)});
+}
+
+// A file mapped for reading, counted in the stats.
+std::unique_ptr<MappedFile> OpenCounted(const std::string& path, ProblemSink* sink, VerifyStats* stats) {
+  std::string error;
+  std::unique_ptr<MappedFile> f = MappedFile::Open(path, &error);
+  if (!f) {
+    Report(sink, Severity::kError, path, 0, "file-read", error);
+    return nullptr;
+  }
+  ++stats->files_checked;
+  stats->bytes_checked += f->size();
+  return f;
+}
+
+struct Marker {
+  int64_t offset = 0;
+  int64_t producer_id = 0;
+  ControlType type = ControlType::kUnknown;
+  uint64_t position = 0;
+};
+
+struct SnapshotToCheck {
+  int64_t offset = 0;
+  std::string path;
+  ProducerSnapshot snapshot;
+};
+
+// Per-partition context shared by the segment walks.
+struct PartitionContext {
+  std::optional<int64_t> first_dirty_offset;  // cleaner-offset-checkpoint
+  PartitionCheckpoints checkpoints;
+  bool have_checkpoints = false;
+  const std::vector<LeaderEpochEntry>* leader_epochs = nullptr;
+  std::string leader_epoch_file;
+};
+
+class PartitionVerifier {
+ public:
+  PartitionVerifier(const VerifyOptions& options, ProblemSink* sink, VerifyStats* stats, PartitionContext ctx)
+      : options_(options), sink_(sink), stats_(stats), ctx_(std::move(ctx)), decoder_(options.read) {}
+
+  // Verifies every segment of `dir` and the partition-level consistency.
+  void VerifyPartition(const PartitionDir& dir);
+  // Verifies one segment on its own (a file given by the user): no partition-level checks.
+  void VerifyLoneSegment(const SegmentFiles& seg);
+  // A file of v2 batches that is not a segment (KRaft snapshot, bootstrap.checkpoint).
+  void VerifyBatchFile(const std::string& path);
+
+ private:
+  struct GapSummary {
+    uint64_t count = 0;
+    uint64_t offsets = 0;
+    int64_t first_from = 0, first_to = 0;
+    uint64_t first_position = 0;
+    bool any_below_checkpoint = false;
+  };
+
+  void LoadSnapshots(const PartitionDir& dir);
+  void VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone);
+  void CheckRecords(const std::string& file, const BatchHeader& h, GapSummary* gaps);
+  void Gap(int64_t from, int64_t to_exclusive, uint64_t position, GapSummary* gaps);
+  void ApplyProducerState(const std::string& file, const BatchHeader& h, std::vector<AbortedTxn>* expected);
+  void CompareSnapshotsBefore(int64_t next_offset, bool at_end);
+  void CompareSnapshot(const SnapshotToCheck& s);
+  void CheckEpoch(const std::string& file, const BatchHeader& h);
+  void CheckPartitionLevel(const PartitionDir& dir);
+
+  const VerifyOptions& options_;
+  ProblemSink* sink_;
+  VerifyStats* stats_;
+  PartitionContext ctx_;
+  RecordDecoder decoder_;
+  ProducerStateManager producers_;
+
+  // Across segments.
+  std::optional<int64_t> prev_last_offset_;
+  std::string prev_file_;
+  uint64_t prev_position_ = 0;
+  int64_t replay_start_ = 0;
+  std::optional<int64_t> log_end_offset_;
+  int64_t last_segment_base_ = 0;
+  std::vector<SnapshotToCheck> snapshots_;  // ascending offset
+  size_t next_snapshot_ = 0;
+  int32_t prev_epoch_ = -1;
+  std::string prev_epoch_file_;
+  uint64_t prev_epoch_position_ = 0;
+  std::map<int32_t, int64_t> epoch_first_offset_;
+};
+
+void PartitionVerifier::Gap(int64_t from, int64_t to_exclusive, uint64_t position, GapSummary* gaps) {
+  if (to_exclusive <= from) return;
+  // Kafka's cleaner removes records and whole batches below the first dirty offset (its checkpoint):
+  // gaps there are the normal result of compaction.
+  if (ctx_.first_dirty_offset && to_exclusive <= *ctx_.first_dirty_offset) {
+    ++stats_->gaps_below_cleaner_checkpoint;
+    gaps->any_below_checkpoint = true;
+    return;
+  }
+  ++stats_->gaps_never_cleaned;
+  if (gaps->count == 0) {
+    gaps->first_from = from;
+    gaps->first_to = to_exclusive - 1;
+    gaps->first_position = position;
+  }
+  ++gaps->count;
+  gaps->offsets += uint64_t(to_exclusive - from);
+}
+
+void PartitionVerifier::LoadSnapshots(const PartitionDir& dir) {
+  for (const auto& [offset, entry] : dir.producer_snapshots) {
+    std::unique_ptr<MappedFile> f = OpenCounted(entry.path, sink_, stats_);
+    if (!f) continue;
+    SnapshotToCheck s;
+    s.offset = offset;
+    s.path = entry.path;
+    // Version, CRC and layout problems are errors reported by the parser; such a snapshot is deleted
+    // by Kafka at load (and the state rebuilt from an older one or the log), so it is not compared.
+    if (!ParseProducerSnapshot(entry.path, f->data(), offset, &s.snapshot, sink_)) continue;
+    snapshots_.push_back(std::move(s));
+  }
+}
+
+void PartitionVerifier::CompareSnapshotsBefore(int64_t next_offset, bool at_end) {
+  while (next_snapshot_ < snapshots_.size()) {
+    const SnapshotToCheck& s = snapshots_[next_snapshot_];
+    // A snapshot at N holds the state of every batch below N: compare once the replay is about to
+    // apply a batch at or above N (or reached the end of the log).
+    if (!at_end && s.offset > next_offset) return;
+    if (at_end && log_end_offset_ && s.offset > *log_end_offset_) {
+      Report(sink_, Severity::kWarning, s.path, 0, "snapshot-range",
+             fmt::format("producer snapshot at offset {} is above the log end offset {}; Kafka deletes it at load "
+                         "(the log it describes is not here)",
+                         s.offset, *log_end_offset_));
+    } else if (s.offset >= replay_start_) {
+      CompareSnapshot(s);
+    }
+    ++next_snapshot_;
+  }
+}
+
+// The snapshot against the state rebuilt from the log below its offset. Kafka's state may also hold
+// producers whose batches are gone (deleted segments, compaction) and lack producers it expired, so
+// only disagreements about batches that are still in the log are reported (warnings: a broker that
+// loads this snapshot starts from a producer state the log does not support).
+void PartitionVerifier::CompareSnapshot(const SnapshotToCheck& s) {
+  std::map<int64_t, ProducerSnapshotEntry> rebuilt;
+  for (const ProducerSnapshotEntry& e : producers_.SnapshotEntries()) rebuilt.emplace(e.producer_id, e);
+  auto in_log = [&](int64_t offset) {
+    if (offset < replay_start_) return false;
+    if (ctx_.first_dirty_offset && offset < *ctx_.first_dirty_offset) return false;  // may be cleaned away
+    return true;
+  };
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < s.snapshot.entries.size(); ++i) {
+    const ProducerSnapshotEntry& e = s.snapshot.entries[i];
+    const uint64_t pos = 10 + 46 * uint64_t(i);
+    seen.insert(e.producer_id);
+    if (e.last_offset >= s.offset) {
+      Report(sink_, Severity::kError, s.path, pos + 16, "producer-snapshot",
+             fmt::format("entry {} (producer {}): last batch offset {} is not below the snapshot offset {}; the "
+                         "state of a snapshot covers only offsets below it",
+                         i, e.producer_id, e.last_offset, s.offset));
+      continue;
+    }
+    auto it = rebuilt.find(e.producer_id);
+    if (it == rebuilt.end()) {
+      if (e.last_offset >= 0 && in_log(e.last_offset)) {
+        Report(sink_, Severity::kWarning, s.path, pos, "producer-snapshot",
+               fmt::format("entry {}: producer {} has its last batch at offset {}, but the log below offset {} holds "
+                           "no batch of this producer",
+                           i, e.producer_id, e.last_offset, s.offset));
+      }
+      continue;
+    }
+    const ProducerSnapshotEntry& r = it->second;
+    if (r.last_offset != e.last_offset) {
+      if (in_log(std::max(r.last_offset, e.last_offset))) {
+        Report(sink_, Severity::kWarning, s.path, pos + 16, "producer-snapshot",
+               fmt::format("entry {}: producer {} last batch offset {} in the snapshot, {} in the log", i,
+                           e.producer_id, e.last_offset, r.last_offset));
+      }
+      continue;
+    }
+    std::vector<std::string> diffs;
+    if (r.epoch != e.epoch) diffs.push_back(fmt::format("epoch {} (log: {})", e.epoch, r.epoch));
+    if (r.last_sequence != e.last_sequence)
+      diffs.push_back(fmt::format("lastSequence {} (log: {})", e.last_sequence, r.last_sequence));
+    if (r.offset_delta != e.offset_delta)
+      diffs.push_back(fmt::format("offsetDelta {} (log: {})", e.offset_delta, r.offset_delta));
+    // A producer idle longer than producer.id.expiration.ms is expired and re-registered by its next
+    // batch with coordinatorEpoch -1 (ProducerStateManager.removeExpiredProducers); the log cannot
+    // tell, so only a snapshot epoch other than -1 is compared.
+    if (r.coordinator_epoch != e.coordinator_epoch && e.coordinator_epoch != -1)
+      diffs.push_back(fmt::format("coordinatorEpoch {} (log: {})", e.coordinator_epoch, r.coordinator_epoch));
+    if (r.current_txn_first_offset != e.current_txn_first_offset)
+      diffs.push_back(fmt::format("currentTxnFirstOffset {} (log: {})", e.current_txn_first_offset,
+                                  r.current_txn_first_offset));
+    if (!diffs.empty()) {
+      std::string all;
+      for (const std::string& d : diffs) all += (all.empty() ? "" : ", ") + d;
+      Report(sink_, Severity::kWarning, s.path, pos, "producer-snapshot",
+             fmt::format("entry {}: producer {} differs from the state rebuilt from the log below offset {}: {}", i,
+                         e.producer_id, s.offset, all));
+    }
+  }
+  // An open transaction never expires: the snapshot must carry it.
+  for (const auto& [pid, r] : rebuilt) {
+    if (r.current_txn_first_offset >= 0 && !seen.count(pid)) {
+      Report(sink_, Severity::kWarning, s.path, 0, "producer-snapshot",
+             fmt::format("producer {} has an open transaction from offset {} in the log below offset {}, but the "
+                         "snapshot does not list it (a broker loading it would not know the transaction)",
+                         pid, r.current_txn_first_offset, s.offset));
+    }
+  }
+}
+
+void PartitionVerifier::ApplyProducerState(const std::string& file, const BatchHeader& h,
+                                           std::vector<AbortedTxn>* expected) {
+  // LogSegment.updateProducerState (see ProducerStateManager::Apply), reusing our decoded records.
+  if (h.magic >= 2 && h.has_producer_id()) {
+    if (h.is_control) {
+      if (h.record_count <= 0) {
+        producers_.ApplyEmptyControlBatch(h);
+      } else if (!decoder_.records().empty()) {
+        ControlRecord marker;
+        std::string why;
+        if (ParseControlRecord(decoder_.records().front(), &marker, &why) &&
+            (marker.type == ControlType::kAbort || marker.type == ControlType::kCommit)) {
+          BatchUpdate u = producers_.ApplyEndTxnMarker(h, marker, decoder_.records().front().timestamp, file, sink_);
+          if (u.aborted_txn) expected->push_back(*u.aborted_txn);
+        }
+      }
+    } else {
+      producers_.ApplyDataBatch(h, file, sink_);
+    }
+  }
+  producers_.UpdateMapEndOffset(h.last_offset + 1);
+}
+
+void PartitionVerifier::CheckEpoch(const std::string& file, const BatchHeader& h) {
+  if (h.magic < 2 || h.partition_leader_epoch < 0) return;
+  const int32_t epoch = h.partition_leader_epoch;
+  // A replica's log holds leader epochs in non-decreasing order: a follower truncates to the
+  // leader's epoch boundaries before appending (LeaderEpochFileCache.assign keeps them ascending).
+  if (epoch < prev_epoch_) {
+    Report(sink_, Severity::kError, file, h.position + 12, "leader-epoch-order",
+           fmt::format("batch at {} (offset {}) has partition leader epoch {}, below epoch {} of the earlier batch at "
+                       "{}:{}; epochs never go back in one replica's log",
+                       h.position, h.base_offset, epoch, prev_epoch_, prev_epoch_file_, prev_epoch_position_));
+  }
+  if (epoch >= prev_epoch_) {
+    prev_epoch_ = epoch;
+    prev_epoch_file_ = file;
+    prev_epoch_position_ = h.position;
+  }
+  if (epoch_first_offset_.size() < kMaxTrackedEpochs || epoch_first_offset_.count(epoch)) {
+    epoch_first_offset_.emplace(epoch, h.base_offset);
+  }
+}
+
+void PartitionVerifier::CheckRecords(const std::string& file, const BatchHeader& h, GapSummary* gaps) {
+  const std::vector<Record>& records = decoder_.records();
+  stats_->records += records.size();
+  const uint64_t pos = h.position;
+  if (h.magic >= 2) {
+    // Offsets: strictly increasing deltas within [0, lastOffsetDelta]. The cleaner keeps a v2 batch's
+    // base offset and last offset when it removes records (MemoryRecords.filterTo, overrideLastOffset),
+    // so holes inside a batch are compaction, classified like gaps between batches.
+    int64_t expect = h.base_offset;
+    int64_t max_ts = LLONG_MIN;
+    for (size_t i = 0; i < records.size(); ++i) {
+      const Record& r = records[i];
+      if (r.offset < expect || r.offset > h.last_offset) {
+        Report(sink_, Severity::kError, file, pos, "record-offset",
+               fmt::format("record {} of the batch at {} has offset {} (delta {}); expected above {} and at most the "
+                           "batch's last offset {} (lastOffsetDelta {})",
+                           i, pos, r.offset, r.offset - h.base_offset, expect - 1, h.last_offset,
+                           h.last_offset_delta));
+        return;
+      }
+      if (r.offset > expect) Gap(expect, r.offset, pos, gaps);
+      expect = r.offset + 1;
+      if (r.timestamp > max_ts) max_ts = r.timestamp;
+    }
+    if (!records.empty()) {
+      Gap(expect, h.last_offset + 1, pos, gaps);
+      // LogValidator sets maxTimestamp to the largest record timestamp (CreateTime); the cleaner's
+      // rebuilt batches recompute it from the retained records.
+      if (h.timestamp_type == TimestampType::kCreateTime && max_ts != h.max_timestamp) {
+        Report(sink_, Severity::kError, file, pos + 35, "batch-timestamp",
+               fmt::format("batch at {}: maxTimestamp {} but the largest record timestamp is {}", pos,
+                           h.max_timestamp, max_ts));
+      }
+    }
+    if (h.is_control) {
+      bool end_txn = false;
+      for (const Record& r : records) {
+        ControlRecord c;
+        std::string why;
+        if (!ParseControlRecord(r, &c, &why)) {
+          Report(sink_, Severity::kError, file, pos, "control-record",
+                 fmt::format("control batch at {}, record at offset {}: {}", pos, r.offset, why));
+        } else if (c.type == ControlType::kAbort || c.type == ControlType::kCommit) {
+          end_txn = true;
+        }
+      }
+      // An end-transaction marker batch holds exactly one record (EndTransactionMarker; the cleaner
+      // may leave it empty). KRaft control batches (SNAPSHOT_HEADER, KRAFT_VERSION, ...) hold several.
+      if (end_txn && records.size() > 1) {
+        Report(sink_, Severity::kError, file, pos + 57, "control-batch",
+               fmt::format("transaction marker batch at {} holds {} records; expected one", pos, records.size()));
+      }
+    }
+    return;
+  }
+  // v0/v1: a plain message is its own record; inner messages of a wrapper have increasing offsets
+  // ending at the wrapper's offset (AbstractLegacyRecordBatch).
+  int64_t prev = LLONG_MIN;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
+    if (r.offset <= prev || r.offset > h.last_offset) {
+      Report(sink_, Severity::kError, file, pos, "record-offset",
+             fmt::format("inner message {} of the wrapper at {} has offset {}; expected above {} and at most the "
+                         "wrapper offset {}",
+                         i, pos, r.offset, prev == LLONG_MIN ? h.base_offset - 1 : prev, h.last_offset));
+      return;
+    }
+    if (prev != LLONG_MIN) Gap(prev + 1, r.offset, pos, gaps);
+    prev = r.offset;
+  }
+}
+
+void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone) {
+  const std::string& log_path = seg.log->path;
+  const int64_t base = seg.base_offset;
+  const bool canonical = seg.log->info.canonical_name;
+
+  // Index files first (small: bounded by segment.index.bytes); their entries are checked during the
+  // log walk.
+  std::unique_ptr<MappedFile> index_file, time_file, txn_file;
+  OffsetIndex index;
+  TimeIndex time_index;
+  TxnIndex txn_index;
+  if (seg.index) {
+    index_file = OpenCounted(seg.index->path, sink_, stats_);
+    if (index_file) index = ParseOffsetIndex(seg.index->path, index_file->data(), base, sink_);
+  } else if (!standalone) {
+    Report(sink_, Severity::kWarning, log_path, 0, "missing-index",
+           fmt::format("{}.index is missing; Kafka rebuilds it at startup by recovering the segment (§8.2)",
+                       OffsetFileNamePrefix(base)));
+  }
+  if (seg.time_index) {
+    time_file = OpenCounted(seg.time_index->path, sink_, stats_);
+    if (time_file) time_index = ParseTimeIndex(seg.time_index->path, time_file->data(), base, sink_);
+  } else if (!standalone) {
+    Report(sink_, Severity::kWarning, log_path, 0, "missing-time-index",
+           fmt::format("{}.timeindex is missing; Kafka creates it empty (it is not rebuilt unless the segment is "
+                       "recovered), so time lookups in this segment fall back (§8.2)",
+                       OffsetFileNamePrefix(base)));
+  }
+  if (seg.txn_index) {
+    txn_file = OpenCounted(seg.txn_index->path, sink_, stats_);
+    if (txn_file) txn_index = ParseTxnIndex(seg.txn_index->path, txn_file->data(), sink_);
+  }
+  // Offset-index entries by position, for the merge with the batches (the parser reports order).
+  std::vector<uint32_t> by_position(index.entries.size());
+  for (uint32_t i = 0; i < by_position.size(); ++i) by_position[i] = i;
+  std::stable_sort(by_position.begin(), by_position.end(), [&](uint32_t a, uint32_t b) {
+    return index.entries[a].position < index.entries[b].position;
+  });
+  size_t ix = 0;
+  std::vector<uint32_t> by_offset(time_index.entries.size());
+  for (uint32_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
+  std::stable_sort(by_offset.begin(), by_offset.end(), [&](uint32_t a, uint32_t b) {
+    return time_index.entries[a].offset < time_index.entries[b].offset;
+  });
+  size_t tx = 0;
+  int64_t running_max_ts = LLONG_MIN;
+  const std::string index_path = seg.index ? seg.index->path : "";
+  const std::string time_path = seg.time_index ? seg.time_index->path : "";
+  auto check_time_entry = [&](uint32_t i, int64_t max_ts) {
+    const TimeIndexEntry& e = time_index.entries[i];
+    const uint64_t epos = uint64_t(i) * kTimeIndexEntrySize;
+    // The entry's timestamp is the largest timestamp of the segment up to the batch holding its
+    // offset (§8.1): no batch starting at or below that offset may be needed to exceed it, and it must
+    // have been seen there.
+    if (max_ts == LLONG_MIN) {
+      Report(sink_, Severity::kError, time_path, epos + 8, "time-index-offset",
+             fmt::format("entry {}: offset {} is below every batch of the segment", i, e.offset));
+    } else if (e.timestamp != max_ts) {
+      Report(sink_, Severity::kError, time_path, epos, "time-index-timestamp",
+             fmt::format("entry {} (offset {}): timestamp {} but the largest batch timestamp up to that offset is {}",
+                         i, e.offset, e.timestamp, max_ts));
+    }
+  };
+
+  std::unique_ptr<MappedFile> log = OpenCounted(log_path, sink_, stats_);
+  if (!log) return;
+  log->AdviseSequential();
+  TailSink tail_sink(sink_, last_segment);
+  LogReader reader(log_path, log->data(), &tail_sink, options_.read);
+  BatchView batch;
+  GapSummary gaps;
+  std::vector<Marker> markers;
+  std::vector<AbortedTxn> expected_aborts;
+  bool first = true;
+  int64_t segment_last = -1;
+  bool any_batch = false;
+  while (reader.Next(&batch)) {
+    ++stats_->batches;
+    const BatchHeader* h = &batch.header;
+    bool decoded = false;
+    const bool decode = h->crc_valid && (options_.check_records || !h->base_offset_known || h->is_control);
+    if (decode) {
+      decoded = decoder_.Decode(batch, log_path, sink_);
+      if (decoder_.header().base_offset_known) h = &decoder_.header();
+      if (decoded && options_.check_records) CheckRecords(log_path, *h, &gaps);
+    }
+    const uint64_t pos = h->position;
+    const int64_t first_offset = h->base_offset_known ? h->base_offset : h->last_offset;
+
+    // Offsets against the file name and the previous batch (within a file LogReader already reports
+    // offsets going back).
+    if (first && canonical && first_offset < base) {
+      Report(sink_, Severity::kError, log_path, pos, "segment-base-offset",
+             fmt::format("first batch starts at offset {}, below the segment's base offset {} (its file name)",
+                         first_offset, base));
+    }
+    if (canonical && h->last_offset - base > int64_t(INT32_MAX)) {
+      Report(sink_, Severity::kError, log_path, pos, "offset-overflow",
+             fmt::format("batch at {} ends at offset {}, more than 2^31-1 above the base offset {} (Kafka splits such "
+                         "a segment: §1.3)",
+                         pos, h->last_offset, base));
+    }
+    if (prev_last_offset_) {
+      if (first && first_offset <= *prev_last_offset_) {
+        Report(sink_, Severity::kError, log_path, pos, "segment-overlap",
+               fmt::format("first batch starts at offset {}, not above the last offset {} of the previous segment "
+                           "({})",
+                           first_offset, *prev_last_offset_, prev_file_));
+      } else if (first_offset > *prev_last_offset_ + 1) {
+        Gap(*prev_last_offset_ + 1, first_offset, pos, &gaps);
+      }
+    } else if (first && canonical && first_offset > base) {
+      // The first segment's base offset is the log start (or was, before cleaning/retention).
+      Gap(base, first_offset, pos, &gaps);
+    }
+    if (!prev_last_offset_ || h->last_offset > *prev_last_offset_) prev_last_offset_ = h->last_offset;
+    prev_file_ = log_path;
+    prev_position_ = pos;
+    segment_last = std::max(segment_last, h->last_offset);
+    any_batch = true;
+    first = false;
+
+    // Offset index: entries at positions before this batch do not start a batch.
+    while (ix < by_position.size() && uint64_t(index.entries[by_position[ix]].position) < pos) {
+      uint32_t i = by_position[ix++];
+      const OffsetIndexEntry& e = index.entries[i];
+      Report(sink_, Severity::kError, index_path, uint64_t(i) * kOffsetIndexEntrySize + 4, "offset-index-position",
+             fmt::format("entry {} (offset {}): position {} is not the start of a batch in {}", i, e.offset,
+                         e.position, log_path));
+    }
+    while (ix < by_position.size() && uint64_t(index.entries[by_position[ix]].position) == pos) {
+      uint32_t i = by_position[ix++];
+      const OffsetIndexEntry& e = index.entries[i];
+      // The entry maps the last offset of an appended chunk to the chunk's start (§8.3): the batch
+      // there starts at or below it. (kafka-dump-log's "lastOffset == entry offset" is a false
+      // positive for multi-batch chunks.)
+      if (first_offset > e.offset) {
+        Report(sink_, Severity::kError, index_path, uint64_t(i) * kOffsetIndexEntrySize, "offset-index-offset",
+               fmt::format("entry {}: offset {} at position {}, but the batch there starts at offset {}", i, e.offset,
+                           e.position, first_offset));
+      }
+    }
+    // Time index: entries whose offset is below this batch's base are complete.
+    while (tx < by_offset.size() && time_index.entries[by_offset[tx]].offset < first_offset) {
+      check_time_entry(by_offset[tx++], running_max_ts);
+    }
+    if (h->magic >= 1 && h->max_timestamp > running_max_ts) running_max_ts = h->max_timestamp;
+
+    if (h->magic >= 2 && h->is_control && decoded && !decoder_.records().empty()) {
+      ControlRecord c;
+      std::string why;
+      if (ParseControlRecord(decoder_.records().front(), &c, &why)) {
+        markers.push_back(Marker{h->base_offset, h->producer_id, c.type, pos});
+      }
+    }
+    // Producer state, epochs and the log end move only with batches Kafka's recovery would keep.
+    if (h->crc_valid && (decoded || !decode)) {
+      CompareSnapshotsBefore(first_offset, false);
+      CheckEpoch(log_path, *h);
+      ApplyProducerState(log_path, *h, &expected_aborts);
+      log_end_offset_ = h->last_offset + 1;
+    }
+  }
+  const bool tail_lost = reader.end() != LogEnd::kEndOfData;
+  const uint64_t valid_bytes = reader.valid_bytes();
+  if (!any_batch && !log_end_offset_) log_end_offset_ = base;
+  if (!any_batch && log_end_offset_ && *log_end_offset_ < base) log_end_offset_ = base;
+
+  // Offset-index entries past the last batch.
+  for (; ix < by_position.size(); ++ix) {
+    uint32_t i = by_position[ix];
+    const OffsetIndexEntry& e = index.entries[i];
+    const uint64_t epos = uint64_t(i) * kOffsetIndexEntrySize + 4;
+    if (uint64_t(e.position) >= log->size()) {
+      Report(sink_, Severity::kError, index_path, epos, "offset-index-position",
+             fmt::format("entry {} (offset {}): position {} is past the end of {} ({} bytes)", i, e.offset, e.position,
+                         log_path, log->size()));
+    } else if (uint64_t(e.position) >= valid_bytes && tail_lost) {
+      Report(sink_, Severity::kWarning, index_path, epos, "offset-index-position",
+             fmt::format("entry {} (offset {}): position {} is in the unreadable tail of {} (valid data ends at {}); "
+                         "Kafka's recovery rebuilds the index",
+                         i, e.offset, e.position, log_path, valid_bytes));
+    } else {
+      Report(sink_, Severity::kError, index_path, epos, "offset-index-position",
+             fmt::format("entry {} (offset {}): position {} is not the start of a batch in {}", i, e.offset,
+                         e.position, log_path));
+    }
+  }
+  // Entry offsets within the log.
+  for (size_t i = 0; i < index.entries.size(); ++i) {
+    const OffsetIndexEntry& e = index.entries[i];
+    if (e.offset > segment_last && uint64_t(e.position) < valid_bytes) {
+      Report(sink_, tail_lost ? Severity::kWarning : Severity::kError, index_path, i * kOffsetIndexEntrySize,
+             "offset-index-offset",
+             fmt::format("entry {}: offset {} is above the last offset {} of {}", i, e.offset, segment_last,
+                         log_path));
+    }
+  }
+  for (; tx < by_offset.size(); ++tx) {
+    uint32_t i = by_offset[tx];
+    const TimeIndexEntry& e = time_index.entries[i];
+    if (e.offset > segment_last) {
+      Report(sink_, tail_lost ? Severity::kWarning : Severity::kError, time_path,
+             uint64_t(i) * kTimeIndexEntrySize + 8, "time-index-offset",
+             fmt::format("entry {}: offset {} is above the last offset {} of {}{}", i, e.offset, segment_last, log_path,
+                         tail_lost ? " (its data is in the lost tail; recovery rebuilds the index)" : ""));
+    } else {
+      check_time_entry(i, running_max_ts);
+    }
+  }
+
+  // Transaction index: each entry names an ABORT marker of this segment, and every aborted
+  // transaction the log shows is indexed (else read_committed consumers get its data: §9).
+  std::sort(markers.begin(), markers.end(), [](const Marker& a, const Marker& b) { return a.offset < b.offset; });
+  std::set<int64_t> indexed;
+  const std::string txn_path = seg.txn_index ? seg.txn_index->path : log_path.substr(0, log_path.size() - 4) + ".txnindex";
+  for (size_t i = 0; i < txn_index.entries.size(); ++i) {
+    const AbortedTxn& e = txn_index.entries[i];
+    const uint64_t epos = i * kTxnIndexEntrySize;
+    indexed.insert(e.last_offset);
+    if (canonical && e.last_offset < base) {
+      Report(sink_, Severity::kError, txn_path, epos + 18, "txn-index-entry",
+             fmt::format("entry {}: lastOffset {} is below the segment's base offset {} (Kafka's sanity check fails "
+                         "and the segment is recovered)",
+                         i, e.last_offset, base));
+      continue;
+    }
+    auto m = std::lower_bound(markers.begin(), markers.end(), e.last_offset,
+                              [](const Marker& a, int64_t o) { return a.offset < o; });
+    if (m == markers.end() || m->offset != e.last_offset) {
+      Report(sink_, Severity::kError, txn_path, epos + 18, "txn-index-marker",
+             fmt::format("entry {} (producer {}, firstOffset {}): no control batch at lastOffset {} in {}", i,
+                         e.producer_id, e.first_offset, e.last_offset, log_path));
+      continue;
+    }
+    if (m->type != ControlType::kAbort) {
+      Report(sink_, Severity::kError, txn_path, epos + 18, "txn-index-marker",
+             fmt::format("entry {}: the marker at offset {} (position {}) is {}, not ABORT", i, e.last_offset,
+                         m->position, ControlTypeName(m->type)));
+    } else if (m->producer_id != e.producer_id) {
+      Report(sink_, Severity::kError, txn_path, epos + 2, "txn-index-marker",
+             fmt::format("entry {}: producer {} but the ABORT marker at offset {} is producer {}'s", i, e.producer_id,
+                         e.last_offset, m->producer_id));
+    }
+    for (const AbortedTxn& x : expected_aborts) {
+      // The cleaner copies entries as they were, so an older firstOffset is fine; a later one hides
+      // aborted data from read_committed consumers.
+      if (x.last_offset == e.last_offset && e.first_offset > x.first_offset) {
+        Report(sink_, Severity::kError, txn_path, epos + 10, "txn-index-first-offset",
+               fmt::format("entry {}: firstOffset {} but producer {}'s aborted transaction starts at offset {}; "
+                           "read_committed consumers would get its data in [{}, {})",
+                           i, e.first_offset, e.producer_id, x.first_offset, x.first_offset, e.first_offset));
+      }
+    }
+  }
+  for (const AbortedTxn& x : expected_aborts) {
+    if (indexed.count(x.last_offset)) continue;
+    auto m = std::lower_bound(markers.begin(), markers.end(), x.last_offset,
+                              [](const Marker& a, int64_t o) { return a.offset < o; });
+    uint64_t mpos = m != markers.end() && m->offset == x.last_offset ? m->position : 0;
+    Report(sink_, Severity::kError, log_path, mpos, "txn-index-missing",
+           fmt::format("ABORT marker at offset {} (producer {}, transaction data from offset {}) has no entry in {}; "
+                       "read_committed consumers would get the aborted data",
+                       x.last_offset, x.producer_id, x.first_offset, txn_path));
+  }
+
+  if (gaps.count > 0) {
+    Report(sink_, Severity::kInfo, log_path, gaps.first_position, "offset-gap",
+           fmt::format("{} offset gap{} ({} offsets) in a range this broker's cleaner never cleaned ({}); first: "
+                       "offsets {}..{} missing at the batch at {}. Normal for a follower that fetched from a "
+                       "compacted leader; not corruption",
+                       gaps.count, gaps.count == 1 ? "" : "s", gaps.offsets,
+                       ctx_.first_dirty_offset ? fmt::format("firstDirtyOffset {}", *ctx_.first_dirty_offset)
+                                               : std::string("no cleaner checkpoint"),
+                       gaps.first_from, gaps.first_to, gaps.first_position));
+  }
+  last_segment_base_ = base;
+}
+
+void PartitionVerifier::VerifyLoneSegment(const SegmentFiles& seg) {
+  replay_start_ = seg.base_offset;
+  VerifySegment(seg, true, true);
+}
+
+void PartitionVerifier::VerifyBatchFile(const std::string& path) {
+  std::unique_ptr<MappedFile> f = OpenCounted(path, sink_, stats_);
+  if (!f) return;
+  f->AdviseSequential();
+  LogReader reader(path, f->data(), sink_, options_.read);
+  BatchView batch;
+  GapSummary gaps;
+  while (reader.Next(&batch)) {
+    ++stats_->batches;
+    if (!batch.header.crc_valid || !options_.check_records) continue;
+    if (decoder_.Decode(batch, path, sink_)) {
+      CheckRecords(path, decoder_.header(), &gaps);
+    }
+  }
+}
+
+void PartitionVerifier::CheckPartitionLevel(const PartitionDir& dir) {
+  const int64_t leo = log_end_offset_.value_or(0);
+  const int64_t log_start = dir.LogSegments().empty() ? 0 : dir.LogSegments().front()->base_offset;
+  // Leader-epoch cache (§11.3): every epoch of the log's batches starts at or before its first batch.
+  if (ctx_.leader_epochs && !ctx_.leader_epochs->empty()) {
+    std::map<int32_t, int64_t> cache;
+    for (const LeaderEpochEntry& e : *ctx_.leader_epochs) cache[e.epoch] = e.start_offset;
+    for (const auto& [epoch, first] : epoch_first_offset_) {
+      auto it = cache.find(epoch);
+      if (it == cache.end()) {
+        // The checkpoint is written after the append (asynchronously in newer brokers), so the
+        // newest epoch may be missing after a crash; Kafka re-adds it when recovering the segment.
+        Report(sink_, Severity::kInfo, ctx_.leader_epoch_file, 0, "leader-epoch-cache",
+               fmt::format("epoch {} (first batch at offset {}) has no entry", epoch, first));
+      } else if (it->second > first) {
+        Report(sink_, Severity::kWarning, ctx_.leader_epoch_file, 0, "leader-epoch-cache",
+               fmt::format("epoch {} starts at offset {} in the checkpoint, but the log has a batch of that epoch at "
+                           "offset {}",
+                           epoch, it->second, first));
+      }
+    }
+    for (const LeaderEpochEntry& e : *ctx_.leader_epochs) {
+      if (log_end_offset_ && e.start_offset > leo) {
+        Report(sink_, Severity::kWarning, ctx_.leader_epoch_file, 0, "leader-epoch-cache",
+               fmt::format("epoch {} starts at offset {}, above the log end offset {} (Kafka truncates the cache at "
+                           "load)",
+                           e.epoch, e.start_offset, leo));
+      }
+    }
+  }
+  if (!ctx_.have_checkpoints || !log_end_offset_) return;
+  const PartitionCheckpoints& c = ctx_.checkpoints;
+  const std::string name = dir.tp ? dir.tp->ToString() : dir.name;
+  auto file = [&](const char* f) { return c.log_dir + "/" + f; };
+  if (c.cleaner_offset) {
+    if (*c.cleaner_offset > leo) {
+      Report(sink_, Severity::kWarning, file("cleaner-offset-checkpoint"), 0, "cleaner-checkpoint",
+             fmt::format("{}: firstDirtyOffset {} is above the log end offset {}; Kafka resets it to the log start",
+                         name, *c.cleaner_offset, leo));
+    } else if (*c.cleaner_offset < log_start) {
+      Report(sink_, Severity::kWarning, file("cleaner-offset-checkpoint"), 0, "cleaner-checkpoint",
+             fmt::format("{}: firstDirtyOffset {} is below the log start offset {}; Kafka resets it to the log start",
+                         name, *c.cleaner_offset, log_start));
+    }
+  }
+  if (c.recovery_point && *c.recovery_point > leo) {
+    Report(sink_, Severity::kWarning, file("recovery-point-offset-checkpoint"), 0, "recovery-point",
+           fmt::format("{}: recovery point {} is above the log end offset {} (data flushed once is not here: a "
+                       "partial copy or a lost tail)",
+                       name, *c.recovery_point, leo));
+  }
+  if (c.high_watermark && *c.high_watermark > leo) {
+    Report(sink_, Severity::kWarning, file("replication-offset-checkpoint"), 0, "high-watermark",
+           fmt::format("{}: high watermark {} is above the log end offset {} (committed data is not here: a partial "
+                       "copy or a lost tail)",
+                       name, *c.high_watermark, leo));
+  }
+  if (c.log_start_offset && *c.log_start_offset > leo) {
+    Report(sink_, Severity::kWarning, file("log-start-offset-checkpoint"), 0, "log-start-offset",
+           fmt::format("{}: log start offset {} is above the log end offset {}", name, *c.log_start_offset, leo));
+  }
+}
+
+void PartitionVerifier::VerifyPartition(const PartitionDir& dir) {
+  if (dir.leader_epoch_checkpoint_file) {
+    ++stats_->files_checked;
+    stats_->bytes_checked += dir.leader_epoch_checkpoint_file->size;
+  }
+  if (dir.partition_metadata_file) {
+    ++stats_->files_checked;
+    stats_->bytes_checked += dir.partition_metadata_file->size;
+  }
+  LoadSnapshots(dir);
+  std::vector<const SegmentFiles*> segments = dir.LogSegments();
+  replay_start_ = segments.empty() ? 0 : segments.front()->base_offset;
+  producers_.TruncateFullyAndStartAt(replay_start_);
+  for (size_t i = 0; i < segments.size(); ++i) {
+    VerifySegment(*segments[i], i + 1 == segments.size(), false);
+  }
+  if (!log_end_offset_ && !segments.empty()) log_end_offset_ = segments.back()->base_offset;
+  CompareSnapshotsBefore(log_end_offset_.value_or(0), true);
+  for (const KraftSnapshotFile& k : dir.kraft_snapshots) VerifyBatchFile(k.file.path);
+  CheckPartitionLevel(dir);
+}
+
+PartitionContext ContextFor(const PartitionDir& dir, const PartitionCheckpoints* checkpoints) {
+  PartitionContext ctx;
+  if (checkpoints) {
+    ctx.checkpoints = *checkpoints;
+    ctx.have_checkpoints = true;
+    ctx.first_dirty_offset = checkpoints->cleaner_offset;
+  }
+  if (dir.leader_epochs) {
+    ctx.leader_epochs = &*dir.leader_epochs;
+    ctx.leader_epoch_file = dir.leader_epoch_checkpoint_file ? dir.leader_epoch_checkpoint_file->path : "";
+  }
+  return ctx;
+}
+
+// A partition's result, kept until it can be forwarded in order.
+struct PartitionResult {
+  std::vector<Problem> problems;
+  VerifyStats stats;
+};
+
+void VerifyOnePartition(const PartitionDir& dir, const PartitionCheckpoints* checkpoints, const VerifyOptions& options,
+                        PartitionResult* out) {
+  CountingSink sink(&out->stats);
+  PartitionVerifier v(options, &sink, &out->stats, ContextFor(dir, checkpoints));
+  v.VerifyPartition(dir);
+  out->problems = std::move(sink.problems);
+}
+
+void Forward(const std::vector<Problem>& problems, ProblemSink* sink) {
+  for (const Problem& p : problems) sink->Report(p);
+}
+
+// The checkpoint values of one partition from an already scanned log directory.
+PartitionCheckpoints CheckpointsFromLogDir(const LogDir& dir, const TopicPartition& tp) {
+  PartitionCheckpoints c;
+  c.log_dir = dir.path;
+  auto pick = [&](const std::optional<std::map<TopicPartition, int64_t>>& m, std::optional<int64_t>* out) {
+    if (!m) return;
+    auto it = m->find(tp);
+    if (it != m->end()) *out = it->second;
+  };
+  pick(dir.cleaner_offsets, &c.cleaner_offset);
+  pick(dir.recovery_points, &c.recovery_point);
+  pick(dir.high_watermarks, &c.high_watermark);
+  pick(dir.log_start_offsets, &c.log_start_offset);
+  return c;
+}
+
+VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, ProblemSink* sink) {
+  VerifyStats stats;
+  LogDir dir;
+  {
+    CountingSink scan_sink(&stats);
+    bool ok = ScanLogDir(path, &dir, &scan_sink);
+    if (!ok) {
+      stats.unreadable = true;
+      stats.unreadable_reason = path + ": cannot list the log directory";
+    }
+    for (const DirEntry& e : dir.files) {
+      if (e.info.suffix != FileSuffix::kNone || e.info.kind == FileKind::kLock) continue;
+      switch (e.info.kind) {
+        case FileKind::kCleanerOffsetCheckpoint:
+        case FileKind::kRecoveryPointCheckpoint:
+        case FileKind::kReplicationOffsetCheckpoint:
+        case FileKind::kLogStartOffsetCheckpoint:
+        case FileKind::kMetaProperties:
+        case FileKind::kCleanShutdown:
+          ++stats.files_checked;  // parsed by the scan
+          stats.bytes_checked += e.size;
+          break;
+        default:
+          break;
+      }
+    }
+    if (dir.bootstrap_checkpoint) {
+      PartitionVerifier v(options, &scan_sink, &stats, PartitionContext{});
+      v.VerifyBatchFile(dir.bootstrap_checkpoint->path);
+    }
+    Forward(scan_sink.problems, sink);
+    if (!ok) return stats;
+  }
+  // Partitions in parallel: a bounded pool pulls partition indices; results are forwarded in name
+  // order as soon as every earlier partition is done, so memory holds only finished-but-unforwarded
+  // partitions' problems.
+  const size_t n = dir.partitions.size();
+  std::vector<PartitionCheckpoints> checkpoints(n);
+  std::vector<bool> has_tp(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    if (dir.partitions[i].tp) {
+      checkpoints[i] = CheckpointsFromLogDir(dir, *dir.partitions[i].tp);
+      has_tp[i] = true;
+    }
+  }
+  std::vector<PartitionResult> results(n);
+  std::vector<char> done(n, 0);
+  std::mutex mu;
+  size_t forwarded = 0;
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    while (true) {
+      size_t i = next.fetch_add(1);
+      if (i >= n) return;
+      VerifyOnePartition(dir.partitions[i], has_tp[i] ? &checkpoints[i] : nullptr, options, &results[i]);
+      std::lock_guard<std::mutex> lock(mu);
+      done[i] = 1;
+      while (forwarded < n && done[forwarded]) {
+        Forward(results[forwarded].problems, sink);
+        stats.Add(results[forwarded].stats);
+        results[forwarded] = PartitionResult();
+        ++forwarded;
+      }
+    }
+  };
+  size_t threads = options.threads > 0 ? size_t(options.threads) : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<size_t>({threads, 16, std::max<size_t>(n, 1)});
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (std::thread& t : pool) t.join();
+  }
+  return stats;
+}
+
+VerifyStats VerifyPartitionDir(const std::string& path, const VerifyOptions& options, ProblemSink* sink) {
+  VerifyStats stats;
+  PartitionDir dir;
+  CountingSink counting(&stats);
+  if (!ScanPartitionDir(path, &dir, &counting)) {
+    Forward(counting.problems, sink);
+    stats.unreadable = true;
+    stats.unreadable_reason = path + ": cannot list the partition directory";
+    return stats;
+  }
+  std::optional<PartitionCheckpoints> checkpoints;
+  if (dir.tp) checkpoints = ReadParentCheckpoints(dir.path, *dir.tp, &counting);
+  PartitionVerifier v(options, &counting, &stats, ContextFor(dir, checkpoints ? &*checkpoints : nullptr));
+  v.VerifyPartition(dir);
+  Forward(counting.problems, sink);
+  return stats;
+}
+
+std::string DirName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+VerifyStats VerifyFile(const PathInfo& info, const VerifyOptions& options, ProblemSink* sink) {
+  VerifyStats stats;
+  CountingSink counting(&stats);
+  const std::string& path = info.path;
+  FileName name = info.file;
+  auto unreadable = [&](const std::string& why) {
+    stats.unreadable = true;
+    stats.unreadable_reason = why;
+  };
+  switch (name.kind) {
+    case FileKind::kLog:
+    case FileKind::kOffsetIndex:
+    case FileKind::kTimeIndex:
+    case FileKind::kTxnIndex: {
+      if (!name.offset || name.suffix != FileSuffix::kNone) {
+        // Not a segment name Kafka would use: check the bytes of a log alone.
+        if (name.kind != FileKind::kLog) {
+          unreadable(path + ": an index file is verified against its segment's .log; give a file with Kafka's name");
+          break;
+        }
+        PartitionVerifier v(options, &counting, &stats, PartitionContext{});
+        v.VerifyBatchFile(path);
+        break;
+      }
+      // The whole segment the file belongs to (its .log and indexes).
+      PartitionDir dir;
+      NullSink quiet;
+      ScanPartitionDir(DirName(path), &dir, &quiet);
+      auto it = dir.segments.find(*name.offset);
+      if (it == dir.segments.end() || !it->second.log) {
+        unreadable(path + ": its segment's .log (" + OffsetFileNamePrefix(*name.offset) + ".log) is missing");
+        break;
+      }
+      std::optional<PartitionCheckpoints> checkpoints;
+      if (dir.tp) checkpoints = ReadParentCheckpoints(dir.path, *dir.tp, &quiet);
+      PartitionVerifier v(options, &counting, &stats, ContextFor(dir, checkpoints ? &*checkpoints : nullptr));
+      v.VerifyLoneSegment(it->second);
+      break;
+    }
+    case FileKind::kKraftSnapshot:
+    case FileKind::kKraftSnapshotPart:
+    case FileKind::kBootstrapCheckpoint: {
+      PartitionVerifier v(options, &counting, &stats, PartitionContext{});
+      v.VerifyBatchFile(path);
+      break;
+    }
+    case FileKind::kProducerSnapshot: {
+      std::unique_ptr<MappedFile> f = OpenCounted(path, &counting, &stats);
+      if (!f) break;
+      ProducerSnapshot snapshot;
+      ParseProducerSnapshot(path, f->data(), name.offset.value_or(0), &snapshot, &counting);
+      break;
+    }
+    case FileKind::kLeaderEpochCheckpoint:
+    case FileKind::kPartitionMetadata:
+    case FileKind::kMetaProperties:
+    case FileKind::kCleanShutdown:
+    case FileKind::kCleanerOffsetCheckpoint:
+    case FileKind::kRecoveryPointCheckpoint:
+    case FileKind::kReplicationOffsetCheckpoint:
+    case FileKind::kLogStartOffsetCheckpoint: {
+      std::string text, error;
+      if (!ReadSmallFile(path, kMaxTextFileBytes, &text, &error)) {
+        unreadable(error);
+        break;
+      }
+      ++stats.files_checked;
+      stats.bytes_checked += text.size();
+      if (name.kind == FileKind::kLeaderEpochCheckpoint) {
+        std::vector<LeaderEpochEntry> e;
+        ParseLeaderEpochCheckpoint(path, text, &e, &counting);
+      } else if (name.kind == FileKind::kPartitionMetadata) {
+        PartitionMetadata m;
+        ParsePartitionMetadata(path, text, &m, &counting);
+      } else if (name.kind == FileKind::kMetaProperties) {
+        MetaProperties m;
+        ParseMetaProperties(path, text, &m, &counting);
+      } else if (name.kind == FileKind::kCleanShutdown) {
+        CleanShutdown c;
+        ParseCleanShutdown(path, text, &c, &counting);
+      } else {
+        std::vector<OffsetCheckpointEntry> e;
+        ParseOffsetCheckpoint(path, text, &e, &counting);
+      }
+      break;
+    }
+    default:
+      unreadable(path + ": not a file klf verifies (" + FileKindName(name.kind) + ")");
+      break;
+  }
+  Forward(counting.problems, sink);
+  return stats;
+}
+
+}  // namespace
+
+VerifyStats VerifyPath(const std::string& path, const VerifyOptions& options, ProblemSink* sink) {
+  PathInfo info = ClassifyPath(path);
+  VerifyStats stats;
+  switch (info.kind) {
+    case PathKind::kMissing:
+      stats.unreadable = true;
+      stats.unreadable_reason = path + ": no such file or directory";
+      return stats;
+    case PathKind::kOtherDir:
+      stats.unreadable = true;
+      stats.unreadable_reason = path + ": a directory that is neither a partition directory (<topic>-<partition> "
+                                       "with segments) nor a broker log directory";
+      return stats;
+    case PathKind::kFile:
+      return VerifyFile(info, options, sink);
+    case PathKind::kPartitionDir:
+      return VerifyPartitionDir(path, options, sink);
+    case PathKind::kLogDir:
+      return VerifyLogDir(path, options, sink);
+  }
+  return stats;
+}
+
+}  // namespace klf

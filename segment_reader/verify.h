@@ -1,0 +1,63 @@
+// Verification of Kafka data: a file, a partition directory or a whole broker log directory
+// (spec cli.md "verify"; kafka-on-disk-format.md §2, §8-§12, §14; dump-log-segments.md §7).
+//
+// What a caller may rely on:
+// - Every problem goes to the sink with file, byte position, check and severity:
+//     error   — corruption or an inconsistency Kafka would not have written (bad CRC, unparseable
+//               records, offsets going back, an index entry that points nowhere, a .txnindex entry
+//               without its ABORT marker, ...);
+//     warning — damage Kafka repairs or tolerates on its own but that loses or hides something (a torn
+//               or zero-filled tail of the last segment, missing index files it rebuilds, leftover
+//               .cleaned/.swap/.deleted files, checkpoints ahead of the log, snapshot disagreements);
+//     info    — normal-but-worth-knowing facts (offset gaps in a range the local cleaner never
+//               cleaned: the data was fetched from a compacted leader).
+// - Offset gaps below the cleaner checkpoint, control markers and empty retained batches are normal
+//   and never reported (they are counted in VerifyStats).
+// - A broker log directory's partitions are verified in parallel (a bounded std::thread pool); the
+//   problems of each partition still reach the sink in partition-name order, from one thread at a
+//   time, and in the order they were found within the partition.
+// - Inputs are only read (read-only mappings); memory does not grow with segment size: the log is
+//   walked once, batch by batch, and index entries are checked against it in the same pass.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "segment_reader/batch.h"
+#include "segment_reader/problem.h"
+
+namespace klf {
+
+struct VerifyOptions {
+  // Worker threads for a log directory's partitions; 0 = the number of cores (capped at 16).
+  int threads = 0;
+  // Decode every record of every batch (record counts, offset deltas, timestamps, control records).
+  // When false only framing, CRCs and headers are checked.
+  bool check_records = true;
+  ReadOptions read;
+};
+
+struct VerifyStats {
+  uint64_t files_checked = 0;
+  uint64_t bytes_checked = 0;
+  uint64_t batches = 0;
+  uint64_t records = 0;
+  uint64_t errors = 0;
+  uint64_t warnings = 0;
+  uint64_t infos = 0;
+  // Offset gaps seen, by classification (spec: compaction below the cleaner checkpoint is normal).
+  uint64_t gaps_below_cleaner_checkpoint = 0;
+  uint64_t gaps_never_cleaned = 0;
+  // True when a PATH could not be read at all (missing, unlistable, not Kafka data): exit 3.
+  bool unreadable = false;
+  // Why, when `unreadable`.
+  std::string unreadable_reason;
+
+  void Add(const VerifyStats& o);
+};
+
+// Verifies `path` (a file, a partition directory or a broker log directory) and reports every
+// problem to `sink`. Returns what was checked and how many problems of each severity were found.
+VerifyStats VerifyPath(const std::string& path, const VerifyOptions& options, ProblemSink* sink);
+
+}  // namespace klf
