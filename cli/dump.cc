@@ -103,7 +103,7 @@ class Dumper : public ProblemSink {
  public:
   Dumper(const DumpOptions& options, int64_t from, int64_t to, DumpPrinter* printer, Output* out)
       : options_(options), from_(from), to_(to), printer_(printer), out_(out),
-        progress_("klf dump", isatty(2) == 1 ? InputBytes(options.paths) : 0) {}
+        progress_("klf dump", isatty(2) == 1 && isatty(1) == 0 ? InputBytes(options.paths) : 0) {}
 
   int Run() {
     for (const std::string& path : options_.paths) {

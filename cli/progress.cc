@@ -7,7 +7,9 @@
 namespace klf::cli {
 
 Progress::Progress(std::string label, uint64_t total_bytes)
-    : label_(std::move(label)), total_(total_bytes), enabled_(isatty(2) == 1) {
+    // When stdout is the same terminal, the output itself shows progress and a line rewritten with
+    // \r would garble it: only a redirected stdout gets a progress line.
+    : label_(std::move(label)), total_(total_bytes), enabled_(isatty(2) == 1 && isatty(1) == 0) {
   start_ = last_ = std::chrono::steady_clock::now();
 }
 

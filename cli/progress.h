@@ -1,4 +1,5 @@
-// Progress of a long run on stderr, only when stderr is a terminal (spec: stdout stays data only).
+// Progress of a long run on stderr, only when stderr is a terminal and stdout is not (stdout stays
+// data only; when stdout is the terminal, the output scrolling by is the progress).
 //
 // Nothing is shown during the first second, so short runs print nothing at all; afterwards one line
 // is rewritten in place at most four times a second and erased when the run ends.
