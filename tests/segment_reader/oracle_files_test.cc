@@ -2,9 +2,12 @@
 // (fixtures/kafka-oracle) read the way Kafka's dump (<dir>.dump.txt, parsed by
 // tests/support/oracle_dump.h) shows them, and re-encode to the same bytes.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -263,6 +266,79 @@ TEST(OracleFilesTest, PartitionTextFilesMatchDumpAndReencode) {
   }
   EXPECT_GE(epochs, 39u);
   EXPECT_GE(metadata, 39u);
+}
+
+// LevelDB's corruption_test style: copy a Kafka-written directory, damage one file, and check the
+// exact problem (file, byte position, check) while everything else still reads.
+TEST(OracleFilesTest, DamagedCopyReportsExactProblems) {
+  std::string tmpl = (fs::temp_directory_path() / "klf-oracle-damage-XXXXXX").string();
+  fs::path tmp = mkdtemp(tmpl.data());
+  fs::path dir = tmp / "txn-0";
+  fs::copy(kOracle / "b-txn" / "txn-0", dir);
+  for (const auto& e : fs::directory_iterator(dir)) {
+    fs::permissions(e.path(), fs::perms::owner_read | fs::perms::owner_write);
+  }
+  auto rewrite = [](const fs::path& p, const std::function<void(std::string*)>& damage) {
+    std::string contents, error;
+    ASSERT_TRUE(ReadSmallFile(p.string(), 1 << 20, &contents, &error)) << error;
+    damage(&contents);
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << contents;
+  };
+  const fs::path snapshot = dir / "00000000000000000015.snapshot";
+  const fs::path index = dir / "00000000000000000007.index";
+  const fs::path txn = dir / "00000000000000000007.txnindex";
+  uint64_t index_size = fs::file_size(index);
+  rewrite(snapshot, [](std::string* s) { (*s)[30] ^= 0x40; });      // inside the first entry
+  rewrite(index, [](std::string* s) { s->append("\x01\x02\x03"); });  // 3 stray bytes
+  rewrite(txn, [](std::string* s) { s->resize(s->size() - 5); });    // partial last entry
+  rewrite(dir / "leader-epoch-checkpoint", [](std::string* s) { (*s)[2] = '7'; });  // count 1 -> 7
+  rewrite(dir / "partition.metadata", [](std::string* s) {
+    *s = s->substr(0, s->find("topic_id: ") + 10) + std::string(22, 'A');
+  });
+
+  PartitionDir pd;
+  CollectingSink sink;
+  ASSERT_TRUE(ScanPartitionDir(dir.string(), &pd, &sink));
+  auto find = [](const CollectingSink& sink, const std::string& check) -> const Problem* {
+    for (const auto& p : sink.problems) {
+      if (p.check == check) return &p;
+    }
+    return nullptr;
+  };
+  const Problem* count = find(sink, "checkpoint-count");
+  ASSERT_NE(count, nullptr);
+  EXPECT_EQ(count->file, (dir / "leader-epoch-checkpoint").string());
+  EXPECT_EQ(count->position, 2u);
+  const Problem* uuid = find(sink, "partition-metadata-topic-id");
+  ASSERT_NE(uuid, nullptr);
+  EXPECT_EQ(uuid->position, 11u);
+  EXPECT_FALSE(pd.leader_epochs.has_value());
+  EXPECT_FALSE(pd.partition_metadata.has_value());
+
+  std::string bytes, error;
+  ASSERT_TRUE(ReadSmallFile(snapshot.string(), 1 << 20, &bytes, &error));
+  CollectingSink snap_sink;
+  ProducerSnapshot snap;
+  EXPECT_FALSE(ParseProducerSnapshot(snapshot.string(), AsBytes(bytes), 15, &snap, &snap_sink));
+  ASSERT_NE(find(snap_sink, "snapshot-crc"), nullptr);
+  EXPECT_EQ(find(snap_sink, "snapshot-crc")->position, 2u);
+  EXPECT_EQ(snap.entries.size(), 3u);  // the entries still decode
+
+  ASSERT_TRUE(ReadSmallFile(index.string(), 1 << 20, &bytes, &error));
+  CollectingSink index_sink;
+  OffsetIndex idx = ParseOffsetIndex(index.string(), AsBytes(bytes), 7, &index_sink);
+  EXPECT_EQ(idx.entries.size(), 2u);
+  ASSERT_NE(find(index_sink, "offset-index-size"), nullptr);
+  EXPECT_EQ(find(index_sink, "offset-index-size")->position, index_size);
+
+  ASSERT_TRUE(ReadSmallFile(txn.string(), 1 << 20, &bytes, &error));
+  CollectingSink txn_sink;
+  TxnIndex t = ParseTxnIndex(txn.string(), AsBytes(bytes), &txn_sink);
+  EXPECT_TRUE(t.entries.empty());
+  ASSERT_NE(find(txn_sink, "txn-index-size"), nullptr);
+  EXPECT_EQ(find(txn_sink, "txn-index-size")->position, 0u);
+
+  fs::remove_all(tmp);
 }
 
 TEST(OracleFilesTest, LogDirCheckpointsReencode) {
