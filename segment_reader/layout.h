@@ -181,10 +181,13 @@ struct PathInfo {
                                          // kLogDir: the path itself
 };
 
-// A directory is a partition directory when it holds partition-level files (segments, snapshots,
-// leader-epoch-checkpoint, partition.metadata) or, holding nothing recognised, its name parses as
-// <topic>-<partition>; it is a log directory when it holds log-dir files (meta.properties, offset
-// checkpoints, .kafka_cleanshutdown) or partition directories. Never reads file contents.
+// A directory is a log directory when it holds log-dir files (meta.properties, offset checkpoints,
+// .kafka_cleanshutdown, .lock, bootstrap.checkpoint) -- even when its own name looks like
+// <topic>-<n>, e.g. "kafka-logs-1"; otherwise a partition directory when it holds partition-level
+// files (segments, indexes, snapshots, leader-epoch-checkpoint, partition.metadata, KRaft files);
+// otherwise a log directory when a subdirectory is a partition directory; otherwise, with no
+// subdirectories and a name that parses as <topic>-<partition>, an (empty) partition directory.
+// Never reads file contents.
 PathInfo ClassifyPath(const std::string& path);
 
 }  // namespace klf
