@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache
   libcli11-dev libboost-iostreams-dev zlib1g-dev liblz4-dev libsnappy-dev libzstd-dev
   libisal-dev libssl-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
