@@ -138,57 +138,72 @@ std::string EncodeProducerSnapshot(const std::vector<ProducerSnapshotEntry>& ent
 //  * a bucket that reaches 9 nodes while the table is smaller than 64 triggers a resize instead of
 //    treeification (treeifyBin), which is modelled here.
 // Not modelled: buckets that become red-black trees (9+ colliding keys with capacity >= 64) order
-// new nodes next to their tree parent, not at the tail. That needs hundreds of producers whose hashes
-// collide in one bucket; for such maps the order within that one bucket may differ from Java's.
+// new nodes next to their tree parent, not at the tail, and removals may untreeify them. That needs 9
+// or more producer ids colliding in one bucket of a 64+ slot table (not seen with real producer ids,
+// which are allocated in sequence); for such maps the order within that one bucket may differ.
 // Iteration visits buckets in index order, each bucket's list in order.
-std::vector<int64_t> JavaHashMapOrder(const std::vector<int64_t>& insertion_order) {
-  auto spread = [](int64_t v) {
-    uint64_t u = uint64_t(v);
-    uint32_t h = uint32_t(u ^ (u >> 32));
-    return h ^ (h >> 16);
-  };
-  struct Node {
-    int64_t key;
-    uint32_t hash;
-  };
-  std::vector<std::vector<Node>> table;
-  size_t size = 0;
-  size_t threshold = 0;
-  auto resize = [&]() {
-    size_t old_cap = table.size();
-    size_t new_cap = old_cap == 0 ? 16 : old_cap * 2;
-    std::vector<std::vector<Node>> next(new_cap);
-    for (size_t j = 0; j < old_cap; ++j) {
-      for (const Node& n : table[j]) {
-        next[(n.hash & old_cap) == 0 ? j : j + old_cap].push_back(n);
-      }
-    }
-    table = std::move(next);
-    threshold = new_cap * 3 / 4;
-  };
-  for (int64_t key : insertion_order) {
-    if (table.empty()) resize();
-    uint32_t hash = spread(key);
-    auto& bucket = table[hash & (table.size() - 1)];
-    bool found = false;
-    for (const Node& n : bucket) {
-      if (n.key == key) {
-        found = true;
-        break;
-      }
-    }
-    if (found) continue;
-    bucket.push_back(Node{key, hash});
-    // putVal: appending the 9th node of a bin calls treeifyBin, which resizes while capacity < 64.
-    if (bucket.size() >= 9 && table.size() < 64) resize();
-    if (++size > threshold) resize();
+namespace {
+uint32_t JavaLongHash(int64_t v) {
+  uint64_t u = uint64_t(v);
+  uint32_t h = uint32_t(u ^ (u >> 32));  // Long.hashCode
+  return h ^ (h >> 16);                  // HashMap.hash spreads the high half into the low half
+}
+}  // namespace
+
+void JavaLongHashMapOrder::Resize() {
+  size_t old_cap = table_.size();
+  size_t new_cap = old_cap == 0 ? 16 : old_cap * 2;
+  std::vector<std::vector<Node>> next(new_cap);
+  for (size_t j = 0; j < old_cap; ++j) {
+    for (const Node& n : table_[j]) next[(n.hash & old_cap) == 0 ? j : j + old_cap].push_back(n);
   }
+  table_ = std::move(next);
+  threshold_ = new_cap * 3 / 4;
+}
+
+void JavaLongHashMapOrder::Put(int64_t key) {
+  if (table_.empty()) Resize();
+  uint32_t hash = JavaLongHash(key);
+  auto& bucket = table_[hash & (table_.size() - 1)];
+  for (const Node& n : bucket) {
+    if (n.key == key) return;
+  }
+  bucket.push_back(Node{key, hash});
+  // putVal: appending the 9th node of a bin calls treeifyBin, which resizes while capacity < 64.
+  if (bucket.size() >= 9 && table_.size() < 64) Resize();
+  if (++size_ > threshold_) Resize();
+}
+
+void JavaLongHashMapOrder::Remove(int64_t key) {
+  if (table_.empty()) return;
+  auto& bucket = table_[JavaLongHash(key) & (table_.size() - 1)];
+  for (auto it = bucket.begin(); it != bucket.end(); ++it) {
+    if (it->key == key) {
+      bucket.erase(it);
+      --size_;
+      return;
+    }
+  }
+}
+
+void JavaLongHashMapOrder::Clear() {
+  for (auto& bucket : table_) bucket.clear();
+  size_ = 0;
+}
+
+std::vector<int64_t> JavaLongHashMapOrder::Keys() const {
   std::vector<int64_t> out;
-  out.reserve(size);
-  for (const auto& bucket : table) {
+  out.reserve(size_);
+  for (const auto& bucket : table_) {
     for (const Node& n : bucket) out.push_back(n.key);
   }
   return out;
+}
+
+std::vector<int64_t> JavaHashMapOrder(const std::vector<int64_t>& insertion_order) {
+  JavaLongHashMapOrder map;
+  for (int64_t key : insertion_order) map.Put(key);
+  return map.Keys();
 }
 
 }  // namespace klf

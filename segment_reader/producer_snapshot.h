@@ -44,4 +44,27 @@ std::string EncodeProducerSnapshot(const std::vector<ProducerSnapshotEntry>& ent
 // would iterate them (spec §10). Used to write snapshots byte-identical to Kafka's.
 std::vector<int64_t> JavaHashMapOrder(const std::vector<int64_t>& insertion_order);
 
+// The key order of a java.util.HashMap<Long, ...> that also sees removals (expired producers,
+// truncation) and clear(): Java never shrinks the table, so the order of the remaining keys depends
+// on the largest size the map ever had. JavaHashMapOrder(ids) == Put(each id) then Keys().
+class JavaLongHashMapOrder {
+ public:
+  void Put(int64_t key);     // a new key goes to the tail of its bucket; an existing key stays
+  void Remove(int64_t key);  // unlinks the key; the others keep their places
+  void Clear();              // HashMap.clear(): empties every bucket, keeps the capacity
+  std::vector<int64_t> Keys() const;  // iteration order
+  size_t capacity() const { return table_.size(); }
+  size_t size() const { return size_; }
+
+ private:
+  struct Node {
+    int64_t key;
+    uint32_t hash;
+  };
+  void Resize();
+  std::vector<std::vector<Node>> table_;
+  size_t size_ = 0;
+  size_t threshold_ = 0;
+};
+
 }  // namespace klf

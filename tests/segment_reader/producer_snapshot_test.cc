@@ -183,6 +183,24 @@ TEST(JavaHashMapOrderTest, TreeifyBinResizesSmallTables) {
   EXPECT_EQ(JavaHashMapOrder(keys), expect);
 }
 
+TEST(JavaHashMapOrderTest, RemovalsAndClearKeepTheCapacity) {
+  JavaLongHashMapOrder map;
+  for (int64_t k : {0, 16, 32, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}) map.Put(k);
+  EXPECT_EQ(map.capacity(), 32u);
+  for (int64_t k = 1; k <= 10; ++k) map.Remove(k);
+  map.Remove(999);  // absent: nothing happens
+  EXPECT_EQ(map.size(), 3u);
+  // Java does not shrink: 16 still lives in bucket 16 of 32, after 0 and 32 in bucket 0 ...
+  EXPECT_EQ(map.Keys(), (std::vector<int64_t>{0, 32, 16}));
+  // ... while a map that only ever held these three keys iterates them in bucket 0 of 16.
+  EXPECT_EQ(JavaHashMapOrder({0, 16, 32}), (std::vector<int64_t>{0, 16, 32}));
+  map.Clear();
+  EXPECT_EQ(map.capacity(), 32u);
+  map.Put(16);
+  map.Put(0);
+  EXPECT_EQ(map.Keys(), (std::vector<int64_t>{0, 16}));
+}
+
 TEST(JavaHashMapOrderTest, ManyProducersIsAPermutation) {
   std::vector<int64_t> keys;
   for (int64_t i = 0; i < 1000; ++i) keys.push_back(i * 7919 + 123456789012);
