@@ -47,5 +47,6 @@ Command AddDumpCommand(CLI::App* parent);
 Command AddReindexCommand(CLI::App* parent);  // reindex.cc (segment_writer helper)
 Command AddCompactCommand(CLI::App* parent);  // compact.cc (compactor helper)
 Command AddVerifyCommand(CLI::App* parent);   // verify.cc (verify helper)
+Command AddDiffCommand(CLI::App* parent);     // diff.cc (diff helper)
 
 }  // namespace klf::cli

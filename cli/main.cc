@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   commands.push_back(AddReindexCommand(&app));
   commands.push_back(AddCompactCommand(&app));
   commands.push_back(AddVerifyCommand(&app));
+  commands.push_back(AddDiffCommand(&app));
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,455 @@
+// `klf diff [--json] [--html FILE] [--bytes ...] [--now MS] REPLICA_DIR REPLICA_DIR...` (spec cli.md "diff").
+//
+// Each REPLICA_DIR is a copy of one partition from a different broker; given broker log directories
+// instead, every partition present in at least two of them is diffed. The work is diff/diff.h's; this
+// file prints it: readable text, the JSON of cli.md, and a self-contained HTML page (inline CSS, SVG and
+// a few lines of JS, nothing fetched from the network) with the replicas side by side on an offset
+// timeline and the findings marked.
+// Exit: 1 when any finding is a divergence (missing_range alone is lag, exit 0), 3 when a replica
+// cannot be read, 2 on usage errors.
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/output.h"
+#include "diff/diff.h"
+#include "segment_reader/layout.h"
+#include "segment_writer/file_writer.h"
+
+namespace klf::cli {
+namespace {
+
+struct DiffArgs {
+  CommonOptions common;
+  std::string html;
+  std::optional<int64_t> now;
+  int64_t producer_id_expiration_ms = 86400000;
+  std::vector<std::string> paths;
+};
+
+struct PartitionDiff {
+  std::string name;
+  std::vector<ReplicaState> replicas;
+  DiffReport report;
+};
+
+nlohmann::json BytesJson(const std::optional<std::string>& b, BytesFormat format) {
+  if (!b) return nullptr;
+  return FormatBytes(AsBytes(*b), format);
+}
+
+std::string TextBytes(const std::optional<std::string>& b, BytesFormat format) {
+  return b ? FormatBytes(AsBytes(*b), format) : "null";
+}
+
+nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format) {
+  nlohmann::json j;
+  j["partition"] = d.report.partition.empty() ? d.name : d.report.partition;
+  j["replicas"] = nlohmann::json::array();
+  for (const ReplicaState& r : d.replicas) {
+    nlohmann::json open = nlohmann::json::array();
+    for (const OpenTxn& t : r.open_txns) {
+      open.push_back({{"producerId", t.producer_id}, {"producerEpoch", t.producer_epoch},
+                      {"firstOffset", t.first_offset}, {"lastOffset", t.last_offset},
+                      {"lastTimestamp", t.last_timestamp}});
+    }
+    j["replicas"].push_back({{"path", r.path},
+                             {"name", r.label},
+                             {"logStartOffset", r.log_start_offset},
+                             {"logEndOffset", r.log_end_offset},
+                             {"highWatermark", r.high_watermark},
+                             {"highWatermarkFromCheckpoint", r.high_watermark_from_checkpoint},
+                             {"lastStableOffset", r.last_stable_offset},
+                             {"cleanerCheckpoint", r.cleaner_checkpoint ? nlohmann::json(*r.cleaner_checkpoint) : nullptr},
+                             {"openTransactions", open},
+                             {"readCommittedRecords", r.ReadCommittedCount()},
+                             {"readUncommittedRecords", r.ReadUncommittedCount()},
+                             {"liveKeys", std::count_if(r.key_view.begin(), r.key_view.end(),
+                                                        [](const auto& kv) { return !kv.second.tombstone; })},
+                             {"notes", r.notes.size()}});
+  }
+  j["findings"] = nlohmann::json::array();
+  for (const Finding& f : d.report.findings) {
+    nlohmann::json affected = nlohmann::json::array(), healthy = nlohmann::json::array();
+    for (size_t i : f.affected) affected.push_back(d.replicas[i].path);
+    for (size_t i : f.healthy) healthy.push_back(d.replicas[i].path);
+    nlohmann::json fj = {{"kind", FindingKindName(f.kind)},
+                         {"divergence", IsDivergence(f.kind)},
+                         {"key", f.has_key ? BytesJson(f.key, format) : nullptr},
+                         {"value", f.has_key ? BytesJson(f.value, format) : nullptr},
+                         {"offsets", f.first_offset >= 0 ? nlohmann::json::array({f.first_offset, f.last_offset})
+                                                         : nlohmann::json::array()},
+                         {"producerId", f.producer_id ? nlohmann::json(*f.producer_id) : nullptr},
+                         {"producerEpoch", f.producer_epoch ? nlohmann::json(*f.producer_epoch) : nullptr},
+                         {"affectedReplicas", affected},
+                         {"healthyReplicas", healthy},
+                         {"evidence", f.evidence},
+                         {"impact", f.impact}};
+    j["findings"].push_back(fj);
+  }
+  return j;
+}
+
+void PrintText(const PartitionDiff& d, BytesFormat format, Output* out) {
+  out->Append(fmt::format("partition {}: {} replicas\n", d.report.partition.empty() ? d.name : d.report.partition,
+                          d.replicas.size()));
+  for (const ReplicaState& r : d.replicas) {
+    out->Append(fmt::format(
+        "  {:<10} log {}..{}  HW {}{}  LSO {}  cleaner checkpoint {}  read_committed {} records  {}\n", r.label,
+        r.log_start_offset, r.log_end_offset, r.high_watermark, r.high_watermark_from_checkpoint ? "" : " (no checkpoint)",
+        r.last_stable_offset, r.cleaner_checkpoint ? std::to_string(*r.cleaner_checkpoint) : "none",
+        r.ReadCommittedCount(), r.path));
+    for (const OpenTxn& t : r.open_txns) {
+      out->Append(fmt::format("             open transaction: producer {} epoch {} from offset {}\n", t.producer_id,
+                              t.producer_epoch, t.first_offset));
+    }
+  }
+  size_t divergences = 0, lag = 0;
+  for (const Finding& f : d.report.findings) {
+    (IsDivergence(f.kind) ? divergences : lag)++;
+    std::string head = FindingKindName(f.kind);
+    std::transform(head.begin(), head.end(), head.begin(), ::toupper);
+    std::vector<std::string> parts;
+    if (f.producer_id) parts.push_back(fmt::format("producer {} epoch {}", *f.producer_id, f.producer_epoch.value_or(-1)));
+    if (f.first_offset >= 0) {
+      parts.push_back(f.first_offset == f.last_offset ? fmt::format("offset {}", f.first_offset)
+                                                      : fmt::format("offsets {}..{}", f.first_offset, f.last_offset));
+    }
+    if (f.has_key) parts.push_back("key " + TextBytes(f.key, format));
+    out->Append(fmt::format("\n{}  {}\n", head, fmt::join(parts, ", ")));
+    std::vector<std::string> a, h;
+    for (size_t i : f.affected) a.push_back(d.replicas[i].label);
+    for (size_t i : f.healthy) h.push_back(d.replicas[i].label);
+    out->Append(fmt::format("  affected: {}", fmt::join(a, ", ")));
+    if (!h.empty()) out->Append(fmt::format("   healthy: {}", fmt::join(h, ", ")));
+    out->Append(fmt::format("\n  evidence: {}\n  impact:   {}\n", f.evidence, f.impact));
+  }
+  if (d.report.findings.empty()) {
+    out->Append("\nno findings: every replica serves the same records to consumers\n");
+  } else {
+    out->Append(fmt::format("\n{} divergence{}, {} lag/retention finding{}\n", divergences, divergences == 1 ? "" : "s",
+                            lag, lag == 1 ? "" : "s"));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTML
+
+std::string Esc(std::string_view s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '&': o += "&amp;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+// One replica's row: batches bucketed into pixel columns so the page stays small for any log size.
+std::string ReplicaRow(const ReplicaState& r, int64_t lo, int64_t hi, double x0, double width, double y, double h) {
+  const int kColumns = int(width);
+  // Column class, by priority: 4 aborted data, 3 control, 2 transactional, 1 data, 0 nothing.
+  std::vector<int> col(kColumns, 0);
+  double span = double(std::max<int64_t>(1, hi - lo));
+  auto column = [&](int64_t o) { return std::clamp(int((double(o - lo) / span) * kColumns), 0, kColumns - 1); };
+  for (const BatchSpan& b : r.batches) {
+    int cls = b.control ? 3 : b.transactional ? 2 : 1;
+    for (int c = column(b.base_offset); c <= column(b.last_offset); ++c) col[c] = std::max(col[c], cls);
+  }
+  for (const RecordDigest& d : r.records) {
+    if (!d.control && d.transactional && d.fate == TxnFate::kAborted) col[column(d.offset)] = 4;
+  }
+  static const char* kFill[] = {"", "#7fb77e", "#f0a04b", "#8a7fd1", "#d9534f"};
+  static const char* kName[] = {"", "data", "transactional data", "control batch", "aborted data"};
+  std::string s;
+  for (int c = 0; c < kColumns;) {
+    int e = c;
+    while (e < kColumns && col[e] == col[c]) ++e;
+    if (col[c] != 0) {
+      int64_t from = lo + int64_t(double(c) / kColumns * span), to = lo + int64_t(double(e) / kColumns * span) - 1;
+      s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"><title>{} {}: offsets ~{}..{}</title></rect>)",
+                       x0 + c, y, double(e - c), h, kFill[col[c]], Esc(r.label), kName[col[c]], from, std::max(from, to));
+    }
+    c = e;
+  }
+  // Log end, high watermark and last stable offset marks.
+  auto mark = [&](int64_t o, const char* color, const char* what) {
+    double x = x0 + (double(o - lo) / span) * width;
+    s += fmt::format(R"(<line x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2"><title>{} {} {}</title></line>)",
+                     x, x, y - 3, y + h + 3, color, Esc(r.label), what, o);
+  };
+  mark(r.log_end_offset, "#333", "log end offset");
+  if (r.last_stable_offset < r.log_end_offset) mark(r.last_stable_offset, "#d9534f", "last stable offset (pinned)");
+  return s;
+}
+
+std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format) {
+  std::string body;
+  for (const PartitionDiff& d : diffs) {
+    int64_t lo = INT64_MAX, hi = 0;
+    for (const ReplicaState& r : d.replicas) {
+      lo = std::min(lo, r.log_start_offset);
+      hi = std::max(hi, r.log_end_offset);
+    }
+    if (lo == INT64_MAX || hi <= lo) lo = 0, hi = std::max<int64_t>(hi, 1);
+    const double kLabel = 140, kWidth = 900, kRow = 34, kBar = 18, kTop = 30;
+    double height = kTop + kRow * double(d.replicas.size()) + 30;
+    std::string svg = fmt::format(R"(<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img">)",
+                                  kLabel + kWidth + 20, height);
+    // Offset axis.
+    for (int t = 0; t <= 10; ++t) {
+      double x = kLabel + kWidth * t / 10.0;
+      int64_t o = lo + int64_t(double(hi - lo) * t / 10.0);
+      svg += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}" stroke="#ddd"/><text x="{0:.1f}" y="{3:.0f}" class="tick">{4}</text>)",
+                         x, kTop - 8, height - 22, height - 8, o);
+    }
+    // Findings as bands behind and across the rows.
+    double span = double(hi - lo);
+    for (size_t fi = 0; fi < d.report.findings.size(); ++fi) {
+      const Finding& f = d.report.findings[fi];
+      if (f.first_offset < 0) continue;
+      double x1 = kLabel + (double(std::clamp(f.first_offset, lo, hi) - lo) / span) * kWidth;
+      double x2 = kLabel + (double(std::clamp(f.last_offset + 1, lo, hi) - lo) / span) * kWidth;
+      for (size_t a : f.affected) {
+        double y = kTop + kRow * double(a) - 4;
+        svg += fmt::format(R"(<rect class="finding-band f{}" data-finding="{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="0.25" stroke="{}"><title>{}: {}</title></rect>)",
+                           fi, fi, x1 - 2, y, std::max(4.0, x2 - x1 + 4), kBar + 8,
+                           IsDivergence(f.kind) ? "#d9534f" : "#999", IsDivergence(f.kind) ? "#b52b27" : "#777",
+                           FindingKindName(f.kind), Esc(f.evidence));
+      }
+    }
+    for (size_t i = 0; i < d.replicas.size(); ++i) {
+      const ReplicaState& r = d.replicas[i];
+      double y = kTop + kRow * double(i);
+      svg += fmt::format(R"(<text x="4" y="{:.1f}" class="label">{}</text>)", y + kBar - 4, Esc(r.label));
+      svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f4f4f4"/>)", kLabel, y, kWidth, kBar);
+      svg += ReplicaRow(r, lo, hi, kLabel, kWidth, y, kBar);
+      for (size_t fi = 0; fi < d.report.findings.size(); ++fi) {
+        const Finding& f = d.report.findings[fi];
+        if (f.first_offset < 0 || std::find(f.affected.begin(), f.affected.end(), i) == f.affected.end()) continue;
+        double x = kLabel + (double(std::clamp(f.first_offset, lo, hi) - lo) / span) * kWidth;
+        svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="flabel">&#9650; {}</text>)", x, y + kBar + 11,
+                           FindingKindName(f.kind));
+      }
+    }
+    svg += "</svg>";
+
+    std::string replicas = "<table><tr><th>replica</th><th>path</th><th>log start</th><th>log end</th><th>HW</th><th>LSO</th><th>cleaner checkpoint</th><th>read_committed records</th><th>open transactions</th></tr>";
+    for (const ReplicaState& r : d.replicas) {
+      std::string open;
+      for (const OpenTxn& t : r.open_txns) open += fmt::format("producer {} from {} ", t.producer_id, t.first_offset);
+      replicas += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                              Esc(r.label), Esc(r.path), r.log_start_offset, r.log_end_offset, r.high_watermark,
+                              r.last_stable_offset, r.cleaner_checkpoint ? std::to_string(*r.cleaner_checkpoint) : "none",
+                              r.ReadCommittedCount(), open.empty() ? "none" : Esc(open));
+    }
+    replicas += "</table>";
+
+    std::string findings;
+    if (d.report.findings.empty()) {
+      findings = R"(<p class="ok">No findings: every replica serves the same records to consumers.</p>)";
+    } else {
+      findings = R"(<table class="findings"><tr><th>kind</th><th>offsets</th><th>key</th><th>producer</th><th>affected</th><th>healthy</th><th>evidence</th><th>impact</th></tr>)";
+      for (size_t fi = 0; fi < d.report.findings.size(); ++fi) {
+        const Finding& f = d.report.findings[fi];
+        std::vector<std::string> a, h;
+        for (size_t i : f.affected) a.push_back(Esc(d.replicas[i].label));
+        for (size_t i : f.healthy) h.push_back(Esc(d.replicas[i].label));
+        findings += fmt::format(
+            R"(<tr class="finding {}" data-finding="{}" id="finding-{}"><td class="kind">{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>)",
+            IsDivergence(f.kind) ? "divergence" : "lag", fi, fi, FindingKindName(f.kind),
+            f.first_offset < 0 ? "" : fmt::format("{}..{}", f.first_offset, f.last_offset),
+            f.has_key ? Esc(TextBytes(f.key, format)) : "",
+            f.producer_id ? fmt::format("{} (epoch {})", *f.producer_id, f.producer_epoch.value_or(-1)) : "",
+            fmt::join(a, ", "), fmt::join(h, ", "), Esc(f.evidence), Esc(f.impact));
+      }
+      findings += "</table>";
+    }
+    body += fmt::format("<section><h2>{}</h2>{}<div class=\"legend\"><span style=\"background:#7fb77e\"></span>data "
+                        "<span style=\"background:#f0a04b\"></span>transactional <span style=\"background:#8a7fd1\"></span>control "
+                        "<span style=\"background:#d9534f\"></span>aborted data; bands mark findings on the affected replica; "
+                        "black line: log end, red line: pinned LSO</div>{}<h3>Findings</h3>{}</section>",
+                        Esc(d.report.partition.empty() ? d.name : d.report.partition), svg, replicas, findings);
+  }
+  return std::string(R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>klf diff</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:20px;color:#222}
+h1{font-size:20px}h2{font-size:17px;margin-top:28px}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top;text-align:left}
+tr.divergence td.kind{color:#b52b27;font-weight:bold}tr.lag td.kind{color:#777}
+tr.finding.hl{background:#fff3cd}.finding-band.hl{fill-opacity:.6}
+.tick{font-size:10px;fill:#666;text-anchor:middle}.label{font-size:12px;font-weight:bold}.flabel{font-size:10px;fill:#b52b27}
+.legend span{display:inline-block;width:12px;height:12px;margin:0 3px 0 8px;vertical-align:middle}
+.ok{color:#2d7a2d;font-weight:bold}
+</style></head><body><h1>klf diff</h1>
+)") + body + R"(
+<script>
+document.querySelectorAll('[data-finding]').forEach(function(el){
+  function set(on){document.querySelectorAll('[data-finding="'+el.dataset.finding+'"]').forEach(function(x){x.classList.toggle('hl',on);});}
+  el.addEventListener('mouseenter',function(){set(true);});el.addEventListener('mouseleave',function(){set(false);});
+});
+</script></body></html>
+)";
+}
+
+// ---------------------------------------------------------------------------------------------
+
+int Run(const DiffArgs& args) {
+  BytesFormat format = args.common.bytes_format();
+  ReplicaOptions options;
+  options.now_ms = args.now;
+  options.producer_id_expiration_ms = args.producer_id_expiration_ms;
+
+  // Which partitions to compare.
+  std::vector<std::pair<std::string, std::vector<std::string>>> work;  // name -> partition dirs
+  std::vector<PathInfo> infos;
+  bool all_log_dirs = true;
+  for (const std::string& p : args.paths) {
+    PathInfo info = ClassifyPath(p);
+    if (info.kind == PathKind::kMissing) {
+      PrintError("diff", p + ": no such file or directory");
+      return kExitUnreadable;
+    }
+    if (info.kind != PathKind::kLogDir) all_log_dirs = false;
+    infos.push_back(info);
+  }
+  if (all_log_dirs) {
+    std::map<std::string, std::vector<std::string>> by_name;
+    for (const PathInfo& info : infos) {
+      LogDir dir;
+      NullSink quiet;
+      if (!ScanLogDir(info.path, &dir, &quiet)) {
+        PrintError("diff", info.path + ": cannot list the directory");
+        return kExitUnreadable;
+      }
+      for (const PartitionDir& pd : dir.partitions) {
+        if (pd.state == PartitionDirState::kLive) by_name[pd.name].push_back(pd.path);
+      }
+    }
+    for (auto& [name, dirs] : by_name) {
+      if (dirs.size() >= 2) work.emplace_back(name, dirs);
+    }
+    if (work.empty()) {
+      PrintError("diff", "no partition directory is present in two of the log directories given");
+      return kExitUsage;
+    }
+  } else {
+    for (const PathInfo& info : infos) {
+      if (info.kind != PathKind::kPartitionDir) {
+        PrintError("diff", info.path + ": not a partition directory (" + PathKindName(info.kind) +
+                               "); give partition directories, or broker log directories only");
+        return kExitUsage;
+      }
+    }
+    work.emplace_back("", args.paths);
+  }
+
+  std::vector<PartitionDiff> diffs;
+  int exit_code = kExitOk;
+  for (auto& [name, dirs] : work) {
+    PartitionDiff d;
+    d.name = name;
+    bool ok = true;
+    for (const std::string& dir : dirs) {
+      ReplicaState r;
+      std::string error;
+      if (!LoadReplica(dir, options, &r, &error)) {
+        PrintError("diff", error);
+        exit_code = kExitUnreadable;
+        ok = false;
+        break;
+      }
+      d.replicas.push_back(std::move(r));
+    }
+    if (!ok) continue;
+    // Labels must tell replicas apart (two log dirs named alike): fall back to paths.
+    std::set<std::string> labels;
+    for (const ReplicaState& r : d.replicas) labels.insert(r.label);
+    if (labels.size() != d.replicas.size()) {
+      for (ReplicaState& r : d.replicas) r.label = r.path;
+    }
+    d.report = DiffReplicas(d.replicas);
+    if (d.report.HasDivergence()) exit_code = WorseExit(exit_code, kExitProblems);
+    diffs.push_back(std::move(d));
+  }
+
+  Output out(1);
+  if (args.common.json) {
+    nlohmann::json j;
+    if (!all_log_dirs && diffs.size() == 1) {
+      j = ReportJson(diffs.front(), format);
+    } else {
+      j["logDirs"] = args.paths;
+      j["partitions"] = nlohmann::json::array();
+      j["findings"] = nlohmann::json::array();
+      for (const PartitionDiff& d : diffs) {
+        nlohmann::json pj = ReportJson(d, format);
+        for (auto f : pj["findings"]) {
+          f["partition"] = pj["partition"];
+          j["findings"].push_back(f);
+        }
+        j["partitions"].push_back(pj);
+      }
+    }
+    out.Append(j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
+    out.Append('\n');
+  } else {
+    for (size_t i = 0; i < diffs.size(); ++i) {
+      if (i) out.Append("\n");
+      PrintText(diffs[i], format, &out);
+    }
+  }
+  out.Flush();
+  if (!args.html.empty()) {
+    std::string error;
+    if (!WriteFileAtomically(Env::Default(), args.html, HtmlPage(diffs, format), &error)) {
+      PrintError("diff", error);
+      return kExitUnreadable;
+    }
+  }
+  if (out.failed()) return kExitUnreadable;
+  return exit_code;
+}
+
+}  // namespace
+
+Command AddDiffCommand(CLI::App* parent) {
+  auto args = std::make_shared<DiffArgs>();
+  CLI::App* app = parent->add_subcommand(
+      "diff", "Compare replicas of a partition: name every divergence consumers can see, with its evidence");
+  app->footer(
+      "Each REPLICA_DIR is a copy of the same partition from a different broker (or give broker log\n"
+      "directories: every partition present in two or more of them is compared). Per replica: producer\n"
+      "state as a broker loads it, open transactions, aborted ranges, last stable offset, high watermark\n"
+      "(replication-offset-checkpoint), and what read_committed / read_uncommitted consumers get. Across\n"
+      "replicas: lost_tombstone, lost_abort, lost_commit, hanging_transaction, divergent_record (each a\n"
+      "divergence, exit 1) and missing_range (lag or retention, not a divergence). Different compaction\n"
+      "progress is not a divergence. --html writes a self-contained page with an offset timeline.");
+  AddCommonOptions(app, &args->common);
+  app->add_option("--html", args->html, "Also write a self-contained HTML report to FILE")->type_name("FILE");
+  app->add_option("--now", args->now, "Clock for producer expiration when loading snapshots (ms)")->type_name("MS");
+  app->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms,
+                  "producer.id.expiration.ms used when loading producer snapshots (default 86400000)");
+  app->add_option("REPLICA_DIR", args->paths, "Partition directories (one per broker), or broker log directories")
+      ->required()
+      ->expected(2, -1)
+      ->type_name("DIR");
+  Command command;
+  command.app = app;
+  command.run = [args]() { return Run(*args); };
+  return command;
+}
+
+}  // namespace klf::cli

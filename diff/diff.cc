@@ -1,0 +1,573 @@
+// Replica comparison (see diff.h). The rules come from the cleaner's invariants (kafka-log-cleaner.md,
+// scenarios.md §2 and §6):
+//   * the cleaner removes a value only when a later record for its key exists (then that record, or a
+//     tombstone that later went, proves a newer state), and removes aborted data whatever its key;
+//   * a COMMIT goes only after its transaction's data was superseded; an ABORT only after its data went;
+//   * a follower appends the leader's batches at the leader's offsets, so the same offset holds the same
+//     record on every replica that has it; a marker that never arrived makes the next marker of that
+//     producer close everything from the open transaction's first offset.
+#include "diff/diff.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "segment_reader/bytes.h"
+
+namespace klf {
+namespace {
+
+std::string Text(const std::optional<std::string>& b) {
+  if (!b) return "null";
+  return FormatBytes(AsBytes(*b), BytesFormat::kText);
+}
+
+std::string Names(const std::vector<ReplicaState>& rs, const std::vector<size_t>& idx) {
+  std::string s;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    if (i) s += i + 1 == idx.size() ? " and " : ", ";
+    s += rs[idx[i]].label;
+  }
+  return s;
+}
+
+std::string OffsetRange(int64_t a, int64_t b) { return a == b ? std::to_string(a) : fmt::format("{}..{}", a, b); }
+
+// Pairwise agreement of the records two replicas both hold.
+struct PairStats {
+  int64_t matches = 0, mismatches = 0;
+  bool first_common_mismatch = false;
+  bool any = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Record-by-record alignment: divergent records, and unrelated logs.
+
+struct Divergent {
+  int64_t first = 0, last = 0;
+  std::vector<size_t> affected, healthy;
+};
+
+void AlignRecords(const std::vector<ReplicaState>& rs, std::vector<std::vector<PairStats>>* stats,
+                  std::vector<Divergent>* divergent) {
+  size_t n = rs.size();
+  stats->assign(n, std::vector<PairStats>(n));
+  std::vector<size_t> pos(n, 0);
+  int64_t last_match = -1;
+  while (true) {
+    int64_t offset = INT64_MAX;
+    for (size_t i = 0; i < n; ++i) {
+      if (pos[i] < rs[i].records.size()) offset = std::min(offset, rs[i].records[pos[i]].offset);
+    }
+    if (offset == INT64_MAX) break;
+    std::vector<size_t> holders;
+    for (size_t i = 0; i < n; ++i) {
+      if (pos[i] < rs[i].records.size() && rs[i].records[pos[i]].offset == offset) holders.push_back(i);
+    }
+    if (holders.size() >= 2) {
+      auto same = [&](size_t i, size_t j) {
+        const RecordDigest& a = rs[i].records[pos[i]];
+        const RecordDigest& b = rs[j].records[pos[j]];
+        return a.content == b.content && a.control == b.control && a.producer_id == b.producer_id &&
+               a.producer_epoch == b.producer_epoch;
+      };
+      bool all_same = true;
+      for (size_t x = 0; x < holders.size(); ++x) {
+        for (size_t y = x + 1; y < holders.size(); ++y) {
+          PairStats& s = (*stats)[holders[x]][holders[y]];
+          bool eq = same(holders[x], holders[y]);
+          if (!s.any) s.first_common_mismatch = !eq;
+          s.any = true;
+          (eq ? s.matches : s.mismatches)++;
+          all_same = all_same && eq;
+        }
+      }
+      if (all_same) {
+        last_match = offset;
+      } else {
+        // Largest group of equal records is healthy (ties: the first replica given).
+        std::vector<std::vector<size_t>> groups;
+        for (size_t h : holders) {
+          bool placed = false;
+          for (auto& g : groups) {
+            if (same(g.front(), h)) {
+              g.push_back(h);
+              placed = true;
+              break;
+            }
+          }
+          if (!placed) groups.push_back({h});
+        }
+        auto best = std::max_element(groups.begin(), groups.end(),
+                                     [](const auto& a, const auto& b) { return a.size() < b.size(); });
+        std::vector<size_t> healthy = *best, affected;
+        for (size_t h : holders) {
+          if (std::find(healthy.begin(), healthy.end(), h) == healthy.end()) affected.push_back(h);
+        }
+        if (!divergent->empty() && divergent->back().affected == affected && divergent->back().healthy == healthy &&
+            divergent->back().last > last_match) {
+          divergent->back().last = offset;
+        } else {
+          divergent->push_back({offset, offset, affected, healthy});
+        }
+      }
+    }
+    for (size_t h : holders) ++pos[h];
+  }
+}
+
+bool Unrelated(const PairStats& s) {
+  // Copies of one partition agree on every offset both hold, except a diverged suffix after a
+  // truncation; logs of different clusters or topic incarnations disagree from the first common offset.
+  return s.mismatches > 0 && (s.matches == 0 || (s.first_common_mismatch && s.mismatches > 10 * s.matches));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transactions.
+
+enum class Verdict { kAgree, kLostAbort, kLostCommit, kHanging };
+
+struct Judgement {
+  Verdict verdict = Verdict::kAgree;
+  std::string evidence;  // what the healthy replica shows
+  bool latent = false;   // the swallowed record is superseded on the healthy replica
+};
+
+// What replica B did with record `rec` of A's transaction `t`.
+Judgement Judge(const ReplicaState& a, const Txn& t, const RecordDigest& rec, const ReplicaState& b) {
+  Judgement j;
+  int64_t o = rec.offset;
+  std::optional<int64_t> m_a = t.marker_offset;
+  auto superseded_on_b = [&]() {
+    if (!rec.has_key) return false;
+    const KeyState* k = b.Key(rec.key);
+    return k != nullptr && k->offset > o;
+  };
+  auto decide = [&](TxnFate fate_b, bool latent) {
+    if (t.fate == TxnFate::kCommitted && fate_b == TxnFate::kAborted) j.verdict = Verdict::kLostAbort;
+    if (t.fate == TxnFate::kAborted && fate_b == TxnFate::kCommitted) j.verdict = Verdict::kLostCommit;
+    if (t.fate == TxnFate::kOpen && fate_b != TxnFate::kOpen) j.verdict = Verdict::kHanging;
+    j.latent = latent;
+  };
+
+  int64_t idx = b.FindRecord(o);
+  if (idx >= 0) {
+    const RecordDigest& rb = b.records[idx];
+    if (rb.content != rec.content || rb.txn < 0) return j;  // divergent_record's business
+    const Txn& tb = b.txns[rb.txn];
+    if (tb.fate == t.fate) return j;
+    // The replica whose transaction closes later merged across a marker it lacks; only that one is wrong.
+    if (!tb.marker_offset) return j;
+    if (m_a && *m_a <= *tb.marker_offset) return j;
+    if (*tb.marker_offset >= a.log_end_offset || a.HoldsOffset(*tb.marker_offset)) return j;
+    j.evidence = fmt::format("{} holds offset {} in a transaction of producer {} closed by its {} at offset {}, which {} lacks",
+                             b.label, o, t.producer_id, TxnFateName(tb.fate) == std::string("committed") ? "COMMIT" : "ABORT",
+                             *tb.marker_offset, a.label);
+    decide(tb.fate, false);
+    return j;
+  }
+
+  // B no longer holds the record: compaction removed it, and the markers B kept tell which transaction it was in.
+  const Marker* m = b.NextMarker(t.producer_id, o);
+  auto inferred = [&]() { return superseded_on_b() ? TxnFate::kNone : TxnFate::kAborted; };
+  if (m != nullptr && (!m_a || m->offset < *m_a)) {
+    if (m->offset >= a.log_end_offset) return j;  // A simply has not fetched that far
+    if (a.HoldsOffset(m->offset)) return j;
+    TxnFate fb = m->type == MarkerType::kCommit  ? TxnFate::kCommitted
+                 : m->type == MarkerType::kAbort ? TxnFate::kAborted
+                                                 : inferred();
+    bool latent = false;
+    if (fb == TxnFate::kNone && t.fate == TxnFate::kAborted) {
+      fb = TxnFate::kCommitted;  // an emptied marker whose data was superseded: a committed transaction's remnant
+      latent = true;
+    }
+    if (t.fate == TxnFate::kOpen && fb == TxnFate::kNone) fb = TxnFate::kCommitted;
+    j.evidence = fmt::format("{} holds the {} of producer {} at offset {} (after offset {}), which {} lacks",
+                             b.label, MarkerTypeName(m->type), t.producer_id, m->offset, o, a.label);
+    decide(fb, latent);
+    return j;
+  }
+  if (m != nullptr && m_a && m->offset == *m_a) {
+    // Same closing marker: where does B's transaction closed by it start?
+    std::optional<int64_t> f_b;
+    for (const Txn& tb : b.txns) {
+      if (tb.producer_id == t.producer_id && tb.marker_offset == m_a) f_b = tb.first_offset;
+    }
+    if (!f_b) {
+      for (const AbortedTxn& e : b.txn_index) {
+        if (e.producer_id == t.producer_id && e.last_offset == *m_a) f_b = e.first_offset;
+      }
+    }
+    if (!f_b || o >= *f_b) return j;
+    // On B the record belonged to an earlier transaction whose marker both replicas lack now.
+    bool superseded = superseded_on_b();
+    if (t.fate == TxnFate::kCommitted && !superseded) {
+      j.evidence = fmt::format(
+          "on {} the {} at offset {} closes a transaction of producer {} that starts at offset {}, and {} removed offset {} "
+          "without keeping any later record for its key (only aborted data is removed that way)",
+          b.label, MarkerTypeName(m->type), *m_a, t.producer_id, *f_b, b.label, o);
+      decide(TxnFate::kAborted, false);
+    } else if (t.fate == TxnFate::kAborted && superseded) {
+      j.evidence = fmt::format(
+          "on {} the ABORT at offset {} covers producer {}'s transaction from offset {} only; offset {} belonged to an "
+          "earlier transaction there, whose records were superseded before its COMMIT was removed",
+          b.label, *m_a, t.producer_id, *f_b, o);
+      decide(TxnFate::kCommitted, true);
+    }
+    return j;
+  }
+  if (m == nullptr && t.fate == TxnFate::kOpen) {
+    for (const OpenTxn& ot : b.open_txns) {
+      if (ot.producer_id == t.producer_id && ot.first_offset <= o) return j;  // open there too: in flight
+    }
+    j.evidence = fmt::format(
+        "{} removed offset {} and holds no open transaction of producer {} (its last stable offset is {}): the "
+        "transaction was decided and its marker compacted away",
+        b.label, o, t.producer_id, b.last_stable_offset);
+    decide(TxnFate::kCommitted, false);
+    return j;
+  }
+  return j;
+}
+
+struct TxnFindingKey {
+  Verdict verdict;
+  size_t affected;
+  int32_t txn;
+  auto operator<=>(const TxnFindingKey&) const = default;
+};
+
+struct TxnFindingAcc {
+  std::set<size_t> healthy;
+  std::vector<int64_t> offsets;  // affected records
+  std::string evidence;
+  bool latent = true;
+};
+
+}  // namespace
+
+const char* FindingKindName(FindingKind k) {
+  switch (k) {
+    case FindingKind::kLostTombstone: return "lost_tombstone";
+    case FindingKind::kLostAbort: return "lost_abort";
+    case FindingKind::kLostCommit: return "lost_commit";
+    case FindingKind::kHangingTransaction: return "hanging_transaction";
+    case FindingKind::kDivergentRecord: return "divergent_record";
+    case FindingKind::kMissingRange: return "missing_range";
+    case FindingKind::kUnrelatedLogs: return "unrelated_logs";
+  }
+  return "?";
+}
+
+bool DiffReport::HasDivergence() const {
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return IsDivergence(f.kind); });
+}
+
+DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
+  DiffReport report;
+  size_t n = rs.size();
+  for (const ReplicaState& r : rs) {
+    if (r.tp) {
+      report.partition = r.tp->ToString();
+      break;
+    }
+  }
+
+  // Not copies of one partition at all?
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      std::string why;
+      if (rs[i].tp && rs[j].tp && *rs[i].tp != *rs[j].tp) {
+        why = fmt::format("{} is partition {} but {} is partition {}", rs[i].path, rs[i].tp->ToString(), rs[j].path,
+                          rs[j].tp->ToString());
+      } else if (rs[i].topic_id && rs[j].topic_id && *rs[i].topic_id != *rs[j].topic_id) {
+        why = fmt::format("partition.metadata names topic id {} in {} but {} in {}: different incarnations of the topic",
+                          *rs[i].topic_id, rs[i].path, *rs[j].topic_id, rs[j].path);
+      }
+      if (!why.empty()) {
+        Finding f;
+        f.kind = FindingKind::kUnrelatedLogs;
+        f.affected = {i, j};
+        f.evidence = why;
+        f.impact = "these directories are not replicas of one partition; nothing else was compared";
+        report.findings.push_back(f);
+      }
+    }
+  }
+  if (!report.findings.empty()) return report;
+
+  std::vector<std::vector<PairStats>> stats;
+  std::vector<Divergent> divergent;
+  AlignRecords(rs, &stats, &divergent);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      const PairStats& s = stats[i][j];
+      if (!Unrelated(s)) continue;
+      Finding f;
+      f.kind = FindingKind::kUnrelatedLogs;
+      f.affected = {i, j};
+      f.evidence = fmt::format(
+          "{} and {} disagree on {} of the {} offsets both hold, starting at the first one they share: these logs were "
+          "written by different clusters or topic incarnations",
+          rs[i].label, rs[j].label, s.mismatches, s.matches + s.mismatches);
+      f.impact = "these directories are not replicas of one partition; nothing else was compared";
+      report.findings.push_back(f);
+    }
+  }
+  if (!report.findings.empty()) return report;
+
+  // Offsets where some replica holds a different record (and which the key view must not re-report).
+  std::vector<std::set<int64_t>> explained(n);
+  for (const Divergent& d : divergent) {
+    Finding f;
+    f.kind = FindingKind::kDivergentRecord;
+    f.first_offset = d.first;
+    f.last_offset = d.last;
+    f.affected = d.affected;
+    f.healthy = d.healthy;
+    if (auto rb = ReadRecordBytes(rs[d.affected.front()], d.first)) {
+      f.has_key = true;
+      f.key = rb->key;
+      f.value = rb->value;
+    }
+    std::string other;
+    if (auto hb = ReadRecordBytes(rs[d.healthy.front()], d.first)) {
+      other = fmt::format(" ({} has key {} value {} there)", rs[d.healthy.front()].label, Text(hb->key), Text(hb->value));
+    }
+    f.evidence = fmt::format("offsets {} hold different records on {} than on {}{}: the logs diverged (truncation or an "
+                             "unclean leader election)",
+                             OffsetRange(d.first, d.last), Names(rs, d.affected), Names(rs, d.healthy), other);
+    f.impact = fmt::format("consumers get different records at offsets {} depending on the replica they read",
+                           OffsetRange(d.first, d.last));
+    for (size_t a : d.affected) {
+      for (int64_t o = d.first; o <= d.last && o - d.first < 100000; ++o) explained[a].insert(o);
+    }
+    report.findings.push_back(f);
+  }
+
+  // Transactions decided differently.
+  std::map<TxnFindingKey, TxnFindingAcc> txn_findings;
+  for (size_t a = 0; a < n; ++a) {
+    const ReplicaState& A = rs[a];
+    for (const RecordDigest& rec : A.records) {
+      if (rec.control || !rec.transactional || rec.txn < 0) continue;
+      const Txn& t = A.txns[rec.txn];
+      for (size_t b = 0; b < n; ++b) {
+        if (b == a || !rs[b].Covers(rec.offset)) continue;
+        Judgement j = Judge(A, t, rec, rs[b]);
+        if (j.verdict == Verdict::kAgree) continue;
+        TxnFindingAcc& acc = txn_findings[{j.verdict, a, rec.txn}];
+        acc.healthy.insert(b);
+        if (acc.offsets.empty() || acc.offsets.back() != rec.offset) acc.offsets.push_back(rec.offset);
+        if (acc.evidence.empty()) acc.evidence = j.evidence;
+        acc.latent = acc.latent && j.latent;
+      }
+    }
+  }
+  for (const auto& [key, acc] : txn_findings) {
+    const ReplicaState& A = rs[key.affected];
+    const Txn& t = A.txns[key.txn];
+    Finding f;
+    f.affected = {key.affected};
+    f.healthy.assign(acc.healthy.begin(), acc.healthy.end());
+    f.producer_id = t.producer_id;
+    f.producer_epoch = t.producer_epoch;
+    f.first_offset = acc.offsets.front();
+    f.last_offset = t.marker_offset.value_or(t.last_data_offset);
+    if (auto rb = ReadRecordBytes(A, acc.offsets.front())) {
+      f.has_key = true;
+      f.key = rb->key;
+      f.value = rb->value;
+    }
+    std::string records = acc.offsets.size() == 1 ? fmt::format("offset {}", acc.offsets.front())
+                                                   : fmt::format("{} records at offsets {}..{}", acc.offsets.size(),
+                                                                 acc.offsets.front(), acc.offsets.back());
+    std::string first_kv = f.has_key ? fmt::format("{}={}", Text(f.key), Text(f.value)) : "?";
+    switch (key.verdict) {
+      case Verdict::kLostAbort:
+        f.kind = FindingKind::kLostAbort;
+        f.evidence = fmt::format(
+            "on {} producer {} (epoch {}) has one transaction from offset {} to its COMMIT at offset {}, so {} ({}) is "
+            "committed there; {}",
+            A.label, t.producer_id, t.producer_epoch, t.first_offset, f.last_offset, records, first_kv, acc.evidence);
+        f.impact = fmt::format(
+            "read_committed consumers of {} receive aborted data ({}{}) that {} never deliver; {}'s own cleaner will keep "
+            "it as committed",
+            A.label, first_kv, acc.offsets.size() > 1 ? fmt::format(" and {} more", acc.offsets.size() - 1) : "",
+            Names(rs, f.healthy), A.label);
+        break;
+      case Verdict::kLostCommit:
+        f.kind = FindingKind::kLostCommit;
+        f.evidence = fmt::format(
+            "on {} the ABORT of producer {} (epoch {}) at offset {} closes one transaction from offset {}, earlier than on "
+            "the healthy replicas, so {} ({}) is aborted there; {}",
+            A.label, t.producer_id, t.producer_epoch, f.last_offset, t.first_offset, records, first_kv, acc.evidence);
+        f.impact = acc.latent
+                       ? fmt::format(
+                             "latent: every swallowed record is superseded on {}, so the latest values agree today, but "
+                             "read_committed consumers of {} reading from offset {} skip committed data and {}'s cleaner will "
+                             "delete it as aborted",
+                             Names(rs, f.healthy), A.label, f.first_offset, A.label)
+                       : fmt::format("read_committed consumers of {} skip committed data ({}) that {} deliver, and {}'s "
+                                     "cleaner will delete it as aborted",
+                                     A.label, first_kv, Names(rs, f.healthy), A.label);
+        break;
+      case Verdict::kHanging:
+        f.kind = FindingKind::kHangingTransaction;
+        f.first_offset = t.first_offset;
+        f.last_offset = t.last_data_offset;
+        f.evidence = fmt::format(
+            "on {} producer {} (epoch {}) has a transaction open since offset {} (last data offset {}) with no marker, "
+            "pinning its last stable offset at {}; {}",
+            A.label, t.producer_id, t.producer_epoch, t.first_offset, t.last_data_offset, A.last_stable_offset,
+            acc.evidence);
+        f.impact = fmt::format(
+            "read_committed consumers of {} stall at offset {} while read_uncommitted consumers and lag tools move on; "
+            "it lifts only on a later marker of producer {}, retention, or kafka-transactions.sh abort",
+            A.label, A.last_stable_offset, t.producer_id);
+        break;
+      case Verdict::kAgree: break;
+    }
+    for (int64_t o : acc.offsets) explained[key.affected].insert(o);
+    report.findings.push_back(f);
+  }
+
+  // Keys: the latest committed value of every key must agree where both replicas expose it.
+  struct KeyAcc {
+    std::set<size_t> healthy;
+    int64_t offset = 0;
+    int64_t proof = -1;  // healthy replica's tombstone / newer value offset, if it still holds one
+    bool tombstone = true;
+    Digest key{};
+  };
+  std::map<std::pair<size_t, Digest>, KeyAcc> key_findings;
+  for (size_t a = 0; a < n; ++a) {
+    const ReplicaState& A = rs[a];
+    for (const auto& [k, ka] : A.key_view) {
+      if (ka.tombstone || explained[a].count(ka.offset)) continue;
+      for (size_t b = 0; b < n; ++b) {
+        const ReplicaState& B = rs[b];
+        if (b == a || !B.Covers(ka.offset) || ka.offset >= B.last_stable_offset) continue;
+        const KeyState* kb = B.Key(k);
+        if (kb && kb->offset == ka.offset) continue;
+        if (B.HoldsOffset(ka.offset) && B.FindRecord(ka.offset) >= 0) continue;  // divergent_record's business
+        bool tombstone = true;
+        int64_t proof = -1;
+        if (kb && kb->offset < ka.offset) continue;  // B is the stale one: reported from B's side
+        if (kb) {
+          // B holds a newer record for the key that A lacks.
+          if (kb->offset >= A.last_stable_offset) continue;  // lag or A's pinned LSO explains it
+          if (A.HoldsOffset(kb->offset)) continue;
+          tombstone = kb->tombstone;
+          proof = kb->offset;
+        }
+        KeyAcc& acc = key_findings[{a, k}];
+        acc.healthy.insert(b);
+        acc.offset = ka.offset;
+        acc.key = k;
+        if (proof >= 0) acc.proof = proof;
+        acc.tombstone = acc.tombstone && tombstone;
+      }
+    }
+  }
+  for (const auto& [key, acc] : key_findings) {
+    const ReplicaState& A = rs[key.first];
+    Finding f;
+    f.kind = acc.tombstone ? FindingKind::kLostTombstone : FindingKind::kDivergentRecord;
+    f.affected = {key.first};
+    f.healthy.assign(acc.healthy.begin(), acc.healthy.end());
+    f.first_offset = acc.offset;
+    f.last_offset = acc.proof >= 0 ? acc.proof : acc.offset;
+    const RecordDigest& rec = A.records[A.FindRecord(acc.offset)];
+    if (rec.producer_id >= 0) {
+      f.producer_id = rec.producer_id;
+      f.producer_epoch = rec.producer_epoch;
+    }
+    if (auto rb = ReadRecordBytes(A, acc.offset)) {
+      f.has_key = true;
+      f.key = rb->key;
+      f.value = rb->value;
+    }
+    std::string kv = fmt::format("{}={}", Text(f.key), Text(f.value));
+    std::string gap;
+    if (const OffsetGap* g = A.GapAtOrAfter(acc.offset + 1)) {
+      bool above = !A.cleaner_checkpoint || g->from >= *A.cleaner_checkpoint;
+      gap = fmt::format("; {} has an offset gap {}..{}{}", A.label, g->from, g->to - 1,
+                        above ? fmt::format(" above its own cleaner checkpoint ({}), so it fetched that range already "
+                                            "compacted",
+                                            A.cleaner_checkpoint ? std::to_string(*A.cleaner_checkpoint) : "none")
+                              : "");
+    }
+    if (acc.tombstone) {
+      f.evidence =
+          acc.proof >= 0
+              ? fmt::format("{} holds {} at offset {} as its latest value; {} hold the tombstone for the key at offset {}, "
+                            "which {} lacks{}",
+                            A.label, kv, acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap)
+              : fmt::format("{} holds {} at offset {} as its latest value; {} removed that record, which the cleaner does "
+                            "only when a later record for the key exists, yet hold no record for the key: a tombstone "
+                            "deleted it and was removed after delete.retention.ms{}",
+                            A.label, kv, acc.offset, Names(rs, f.healthy), gap);
+      f.impact = fmt::format("the deleted key {} comes back for consumers of {} (value {}), and {}'s cleaner will keep it "
+                             "for good",
+                             Text(f.key), A.label, Text(f.value), A.label);
+    } else {
+      f.evidence = fmt::format("{} holds {} at offset {} as its latest value; {} hold a newer value for the key at offset "
+                               "{}, which {} lacks{}",
+                               A.label, kv, acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap);
+      f.impact = fmt::format("consumers of {} see a stale value for key {}", A.label, Text(f.key));
+    }
+    report.findings.push_back(f);
+  }
+
+  // Lag and log start: offsets some replica does not hold (yet, or any more). Not a divergence.
+  int64_t max_end = 0, min_start = INT64_MAX;
+  for (const ReplicaState& r : rs) {
+    max_end = std::max(max_end, r.log_end_offset);
+    min_start = std::min(min_start, r.log_start_offset);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<size_t> ahead, earlier;
+    for (size_t j = 0; j < n; ++j) {
+      if (rs[j].log_end_offset > rs[i].log_end_offset) ahead.push_back(j);
+      if (rs[j].log_start_offset < rs[i].log_start_offset) earlier.push_back(j);
+    }
+    if (!ahead.empty()) {
+      Finding f;
+      f.kind = FindingKind::kMissingRange;
+      f.first_offset = rs[i].log_end_offset;
+      f.last_offset = max_end - 1;
+      f.affected = {i};
+      f.healthy = ahead;
+      f.evidence = fmt::format("{}'s log ends at offset {} (high watermark {}); {} reach{} offset {}", rs[i].label,
+                               rs[i].log_end_offset, rs[i].high_watermark, Names(rs, ahead), ahead.size() == 1 ? "es" : "",
+                               max_end);
+      f.impact = fmt::format("lag, not divergence: consumers of {} get offsets {} once it has fetched them", rs[i].label,
+                             OffsetRange(f.first_offset, f.last_offset));
+      report.findings.push_back(f);
+    }
+    if (!earlier.empty() && rs[i].log_start_offset > min_start) {
+      Finding f;
+      f.kind = FindingKind::kMissingRange;
+      f.first_offset = min_start;
+      f.last_offset = rs[i].log_start_offset - 1;
+      f.affected = {i};
+      f.healthy = earlier;
+      f.evidence = fmt::format("{}'s log starts at offset {}; {} still hold offsets from {}", rs[i].label,
+                               rs[i].log_start_offset, Names(rs, earlier), min_start);
+      f.impact = fmt::format("retention, not divergence: consumers of {} cannot read offsets {} any more", rs[i].label,
+                             OffsetRange(f.first_offset, f.last_offset));
+      report.findings.push_back(f);
+    }
+  }
+  // Divergences first, then by offset.
+  std::stable_sort(report.findings.begin(), report.findings.end(), [](const Finding& x, const Finding& y) {
+    if (IsDivergence(x.kind) != IsDivergence(y.kind)) return IsDivergence(x.kind);
+    return x.first_offset < y.first_offset;
+  });
+  return report;
+}
+
+}  // namespace klf

@@ -1,0 +1,66 @@
+// Comparing replicas of one partition (`klf diff`, spec cli.md "diff", scenarios.md §4-§6).
+//
+// Replicas are aligned by offset. What is normal is not reported as divergence: different compaction
+// progress (records, markers and whole batches removed on one replica and still present on another),
+// a replica that merely lags (reported as missing_range), emptied control batches, gaps. What a
+// consumer could see differently is reported with its evidence:
+//   lost_abort          a COMMIT on the affected replica closes records the healthy replicas aborted
+//                       (the ABORT never reached it: its transaction merged across the lost marker);
+//   lost_commit         an ABORT on the affected replica swallows records the healthy replicas
+//                       committed (its aborted range starts earlier than theirs), even when those
+//                       records are superseded everywhere (latent damage);
+//   hanging_transaction a transaction open on the affected replica that the others decided: its LSO
+//                       is pinned (keys that differ only because of the pin are not reported again);
+//   lost_tombstone      a key alive on the affected replica that the healthy replicas deleted;
+//   divergent_record    the same offset holding different records (truncation, unclean election), or
+//                       a replica missing a record it cannot legitimately have lost;
+//   missing_range       offsets a replica does not hold yet (lag) or any more (log start): not a divergence;
+//   unrelated_logs      the directories are not copies of one partition (different topic ids, or no
+//                       record in common at the offsets they share): nothing else is reported.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diff/replica_state.h"
+
+namespace klf {
+
+enum class FindingKind {
+  kLostTombstone,
+  kLostAbort,
+  kLostCommit,
+  kHangingTransaction,
+  kDivergentRecord,
+  kMissingRange,
+  kUnrelatedLogs,
+};
+const char* FindingKindName(FindingKind k);  // "lost_tombstone", ...
+// Everything but missing_range is a divergence (exit 1).
+inline bool IsDivergence(FindingKind k) { return k != FindingKind::kMissingRange; }
+
+struct Finding {
+  FindingKind kind = FindingKind::kDivergentRecord;
+  bool has_key = false;            // a key is named (key may still be nullopt = null key)
+  std::optional<std::string> key;  // raw key bytes
+  std::optional<std::string> value;  // the value the affected replica serves, when one is named
+  int64_t first_offset = -1, last_offset = -1;
+  std::optional<int64_t> producer_id;
+  std::optional<int16_t> producer_epoch;
+  std::vector<size_t> affected, healthy;  // indices into the replicas
+  std::string evidence;                   // offsets and files that prove it
+  std::string impact;                     // what consumers get, one sentence
+};
+
+struct DiffReport {
+  std::string partition;
+  std::vector<Finding> findings;
+  bool HasDivergence() const;
+};
+
+// Compares at least two loaded replicas of one partition.
+DiffReport DiffReplicas(const std::vector<ReplicaState>& replicas);
+
+}  // namespace klf

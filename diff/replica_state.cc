@@ -1,0 +1,456 @@
+// Loading one replica (see replica_state.h). Kafka sources followed: UnifiedLog/LogLoader (log start,
+// high watermark, producer state load), LocalLog.collectAbortedTransactions + CompletedFetch
+// (read_committed filtering by the aborted-transaction list and ABORT markers), ProducerAppendInfo
+// (which marker closes which transaction).
+#include "diff/replica_state.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "segment_reader/batch.h"
+#include "segment_reader/file.h"
+#include "segment_reader/layout.h"
+#include "segment_reader/producer_state.h"
+
+namespace klf {
+namespace {
+
+// MD5 with one reused context (EVP_Digest would allocate a context per record).
+class Hasher {
+ public:
+  Hasher() : ctx_(EVP_MD_CTX_new()) {}
+  ~Hasher() { EVP_MD_CTX_free(ctx_); }
+  void Begin() { EVP_DigestInit_ex(ctx_, EVP_md5(), nullptr); }
+  void Add(const void* p, size_t n) { EVP_DigestUpdate(ctx_, p, n); }
+  void AddInt(int64_t v) { Add(&v, sizeof(v)); }
+  void AddOptional(const std::optional<Bytes>& b) {
+    AddInt(b ? int64_t(b->size()) : -1);
+    if (b && !b->empty()) Add(b->data(), b->size());
+  }
+  Digest End() {
+    Digest d{};
+    unsigned int len = 0;
+    EVP_DigestFinal_ex(ctx_, d.data(), &len);
+    return d;
+  }
+
+ private:
+  EVP_MD_CTX* ctx_;
+};
+
+void Note(ReplicaState* r, Severity s, const std::string& file, uint64_t position, const char* check,
+          std::string message) {
+  Problem p;
+  p.severity = s;
+  p.file = file;
+  p.position = position;
+  p.check = check;
+  p.message = std::move(message);
+  r->notes.push_back(std::move(p));
+}
+
+std::string Label(const std::string& partition_dir) {
+  std::filesystem::path p(partition_dir);
+  while (!p.empty() && p.filename().empty()) p = p.parent_path();
+  std::string parent = p.parent_path().filename().string();
+  if (!parent.empty() && parent != "." && parent != "..") return parent;
+  return partition_dir;
+}
+
+}  // namespace
+
+Digest Md5(Bytes b) {
+  Digest d{};
+  unsigned int len = 0;
+  EVP_Digest(b.data(), b.size(), d.data(), &len, EVP_md5(), nullptr);
+  return d;
+}
+
+std::string DigestHex(const Digest& d) {
+  static const char* kHex = "0123456789abcdef";
+  std::string s;
+  for (uint8_t c : d) {
+    s.push_back(kHex[c >> 4]);
+    s.push_back(kHex[c & 15]);
+  }
+  return s;
+}
+
+const char* TxnFateName(TxnFate f) {
+  switch (f) {
+    case TxnFate::kNone: return "none";
+    case TxnFate::kCommitted: return "committed";
+    case TxnFate::kAborted: return "aborted";
+    case TxnFate::kOpen: return "open";
+  }
+  return "?";
+}
+
+const char* MarkerTypeName(MarkerType t) {
+  switch (t) {
+    case MarkerType::kCommit: return "COMMIT";
+    case MarkerType::kAbort: return "ABORT";
+    case MarkerType::kEmpty: return "empty control batch";
+    case MarkerType::kOther: return "control";
+  }
+  return "?";
+}
+
+int64_t ReplicaState::FindRecord(int64_t offset) const {
+  auto it = std::lower_bound(records.begin(), records.end(), offset,
+                             [](const RecordDigest& r, int64_t o) { return r.offset < o; });
+  if (it == records.end() || it->offset != offset) return -1;
+  return it - records.begin();
+}
+
+bool ReplicaState::HoldsOffset(int64_t offset) const {
+  auto it = std::lower_bound(batches.begin(), batches.end(), offset,
+                             [](const BatchSpan& b, int64_t o) { return b.last_offset < o; });
+  return it != batches.end() && it->base_offset <= offset;
+}
+
+const Marker* ReplicaState::NextMarker(int64_t producer_id, int64_t after) const {
+  auto it = std::upper_bound(markers.begin(), markers.end(), after,
+                             [](int64_t o, const Marker& m) { return o < m.offset; });
+  for (; it != markers.end(); ++it) {
+    if (it->producer_id == producer_id) return &*it;
+  }
+  return nullptr;
+}
+
+const OffsetGap* ReplicaState::GapAtOrAfter(int64_t offset) const {
+  for (const OffsetGap& g : gaps) {
+    if (g.to > offset) return &g;
+  }
+  return nullptr;
+}
+
+const KeyState* ReplicaState::Key(const Digest& key) const {
+  auto it = key_view.find(key);
+  return it == key_view.end() ? nullptr : &it->second;
+}
+
+size_t ReplicaState::ReadCommittedCount() const {
+  return std::count_if(records.begin(), records.end(), [](const RecordDigest& r) { return r.read_committed; });
+}
+size_t ReplicaState::ReadUncommittedCount() const {
+  return std::count_if(records.begin(), records.end(), [](const RecordDigest& r) { return r.read_uncommitted; });
+}
+
+bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options, ReplicaState* out,
+                 std::string* error) {
+  ReplicaState& r = *out;
+  r = ReplicaState();
+  r.path = partition_dir;
+  r.label = Label(partition_dir);
+
+  CollectingSink scan_sink;
+  PartitionDir dir;
+  if (!ScanPartitionDir(partition_dir, &dir, &scan_sink)) {
+    *error = partition_dir + ": cannot list the directory";
+    if (!scan_sink.problems.empty()) *error = scan_sink.problems.front().message;
+    return false;
+  }
+  for (const Problem& p : scan_sink.problems) r.notes.push_back(p);
+  r.tp = dir.tp;
+  if (dir.partition_metadata) r.topic_id = dir.partition_metadata->topic_id;
+  std::vector<const SegmentFiles*> segments = dir.LogSegments();
+  if (segments.empty() && dir.segments.empty() && !dir.tp) {
+    *error = partition_dir + ": not a partition directory (no segments, name is not <topic>-<partition>)";
+    return false;
+  }
+
+  // Log-dir facts: checkpoints (§11.2) and the broker identity (meta.properties).
+  std::string parent = std::filesystem::path(partition_dir).lexically_normal().parent_path().string();
+  if (parent.empty()) parent = ".";
+  if (r.tp) {
+    CollectingSink cp_sink;
+    PartitionCheckpoints cp = ReadParentCheckpoints(partition_dir, *r.tp, &cp_sink);
+    for (const Problem& p : cp_sink.problems) r.notes.push_back(p);
+    r.cleaner_checkpoint = cp.cleaner_offset;
+    if (cp.high_watermark) {
+      r.high_watermark = *cp.high_watermark;
+      r.high_watermark_from_checkpoint = true;
+    }
+    if (cp.log_start_offset) r.log_start_offset = *cp.log_start_offset;
+  }
+  {
+    std::string text, why;
+    std::string meta = parent + "/meta.properties";
+    if (std::filesystem::exists(meta) && ReadSmallFile(meta, 1 << 20, &text, &why)) {
+      MetaProperties mp;
+      NullSink quiet;
+      if (ParseMetaProperties(meta, text, &mp, &quiet)) {
+        r.cluster_id = mp.cluster_id();
+        r.node_id = mp.node_id();
+      }
+    }
+  }
+  for (const SegmentFiles* s : segments) r.segment_files.push_back(s->log->path);
+  if (!segments.empty()) r.log_start_offset = std::max(r.log_start_offset, segments.front()->base_offset);
+
+  // Aborted transactions as the fetch path reads them: every segment's .txnindex.
+  for (const auto& [base, seg] : dir.segments) {
+    if (!seg.txn_index) continue;
+    auto file = MappedFile::Open(seg.txn_index->path, error);
+    if (!file) {
+      Note(&r, Severity::kError, seg.txn_index->path, 0, "file-read", *error);
+      continue;
+    }
+    CollectingSink sink;
+    TxnIndex idx = ParseTxnIndex(seg.txn_index->path, file->data(), &sink);
+    for (const Problem& p : sink.problems) r.notes.push_back(p);
+    r.txn_index.insert(r.txn_index.end(), idx.entries.begin(), idx.entries.end());
+  }
+  std::stable_sort(r.txn_index.begin(), r.txn_index.end(),
+                   [](const AbortedTxn& a, const AbortedTxn& b) { return a.first_offset < b.first_offset; });
+
+  // The broker's producer state after a restart: latest valid snapshot plus the log after it.
+  ProducerStateOptions pso;
+  pso.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  ProducerStateManager loaded(pso);
+  ProducerStateLoadResult load;
+  {
+    CollectingSink sink;
+    int64_t now = options.now_ms.value_or(0);
+    if (!LoadProducerState(partition_dir, now, &loaded, &load, &sink)) {
+      *error = partition_dir + ": cannot load producer state";
+      return false;
+    }
+    for (const Problem& p : sink.problems) r.notes.push_back(p);
+    if (options.now_ms) loaded.RemoveExpiredProducers(now);
+  }
+  r.snapshot_offset = load.snapshot_offset;
+  r.log_end_offset = load.log_end_offset;
+  if (!r.high_watermark_from_checkpoint || r.high_watermark > r.log_end_offset) {
+    // Without a checkpoint (or one past the log end) the high watermark is the log end, as on a
+    // single-replica leader; Kafka caps it at the log end offset on load too.
+    if (r.high_watermark_from_checkpoint) {
+      Note(&r, Severity::kWarning, parent + "/replication-offset-checkpoint", 0, "high-watermark",
+           "high watermark " + std::to_string(r.high_watermark) + " is above the log end offset " +
+               std::to_string(r.log_end_offset) + "; capped as Kafka does");
+    }
+    r.high_watermark = r.log_end_offset;
+  }
+  if (r.high_watermark < r.log_start_offset) r.high_watermark = r.log_start_offset;
+  r.last_stable_offset = loaded.LastStableOffset(r.high_watermark);
+  for (const auto& [first, meta] : loaded.ongoing_txns()) {
+    OpenTxn t;
+    t.producer_id = meta.producer_id;
+    t.first_offset = first;
+    if (const ProducerStateEntry* e = loaded.Find(meta.producer_id)) {
+      t.producer_epoch = e->producer_epoch;
+      t.last_offset = e->last_data_offset();
+      t.last_timestamp = e->last_timestamp;
+    }
+    r.open_txns.push_back(t);
+  }
+
+  // One pass over the log: digests, markers, transactions by replay from the log start, consumer views.
+  ProducerStateManager replay(pso);
+  replay.TruncateFullyAndStartAt(segments.empty() ? 0 : segments.front()->base_offset);
+  std::map<std::pair<int64_t, int64_t>, int32_t> txn_by_first;  // (pid, first offset) -> txns index
+  size_t next_aborted = 0;
+  std::set<int64_t> aborted_pids;  // CompletedFetch.abortedProducerIds
+  Hasher hasher;
+  RecordDecoder decoder;
+  int64_t prev_end = -1;
+  for (uint32_t si = 0; si < segments.size(); ++si) {
+    const std::string& path = segments[si]->log->path;
+    auto file = MappedFile::Open(path, error);
+    if (!file) {
+      Note(&r, Severity::kError, path, 0, "file-read", *error);
+      continue;
+    }
+    file->AdviseSequential();
+    CollectingSink sink;
+    LogReader reader(path, file->data(), &sink);
+    BatchView batch;
+    while (reader.Next(&batch)) {
+      if (!batch.header.crc_valid) break;  // recovery truncates here (spec §14); Kafka serves nothing after
+      bool decoded = decoder.Decode(batch, path, &sink);
+      const BatchHeader& h = decoded ? decoder.header() : batch.header;
+      BatchSpan span;
+      span.base_offset = h.base_offset;
+      span.last_offset = h.last_offset;
+      span.producer_id = h.producer_id;
+      span.producer_epoch = h.producer_epoch;
+      span.transactional = h.is_transactional;
+      span.control = h.is_control;
+      span.records = int32_t(decoder.records().size());
+      span.segment = si;
+      span.position = h.position;
+      if (prev_end >= 0 && span.base_offset > prev_end) r.gaps.push_back({prev_end, span.base_offset});
+      if (prev_end < 0 && span.base_offset > r.log_start_offset) r.gaps.push_back({r.log_start_offset, span.base_offset});
+      prev_end = std::max(prev_end, span.last_offset + 1);
+      uint32_t batch_index = uint32_t(r.batches.size());
+      r.batches.push_back(span);
+
+      // Transaction structure (replay from the log start).
+      BatchUpdate u = replay.Apply(batch, path, nullptr);
+      int32_t txn_index = -1;
+      if (h.magic >= 2 && h.has_producer_id()) {
+        if (h.is_control) {
+          Marker m;
+          m.offset = h.base_offset;
+          m.producer_id = h.producer_id;
+          m.producer_epoch = h.producer_epoch;
+          m.type = MarkerType::kEmpty;
+          if (decoded && !decoder.records().empty()) {
+            ControlRecord c;
+            std::string why;
+            m.type = MarkerType::kOther;
+            if (ParseControlRecord(decoder.records().front(), &c, &why)) {
+              if (c.type == ControlType::kCommit) m.type = MarkerType::kCommit;
+              if (c.type == ControlType::kAbort) m.type = MarkerType::kAbort;
+              m.coordinator_epoch = c.coordinator_epoch;
+            }
+          }
+          r.markers.push_back(m);
+          if (u.completed) {
+            auto it = txn_by_first.find({u.completed->producer_id, u.completed->first_offset});
+            if (it != txn_by_first.end()) {
+              Txn& t = r.txns[it->second];
+              t.marker_offset = u.completed->last_offset;
+              t.fate = u.completed->is_aborted ? TxnFate::kAborted : TxnFate::kCommitted;
+              txn_by_first.erase(it);
+            }
+          }
+        } else if (h.is_transactional) {
+          const ProducerStateEntry* e = replay.Find(h.producer_id);
+          if (e && e->current_txn_first_offset) {
+            auto key = std::make_pair(h.producer_id, *e->current_txn_first_offset);
+            auto it = txn_by_first.find(key);
+            if (it == txn_by_first.end()) {
+              Txn t;
+              t.producer_id = h.producer_id;
+              t.producer_epoch = h.producer_epoch;
+              t.first_offset = *e->current_txn_first_offset;
+              it = txn_by_first.emplace(key, int32_t(r.txns.size())).first;
+              r.txns.push_back(t);
+            }
+            txn_index = it->second;
+            r.txns[txn_index].last_data_offset = h.last_offset;
+            r.txns[txn_index].producer_epoch = h.producer_epoch;
+          }
+        }
+      }
+
+      // read_committed as CompletedFetch filters it (aborted list from the .txnindex, ABORT markers).
+      bool batch_aborted = false;
+      if (h.magic >= 2 && h.has_producer_id()) {
+        while (next_aborted < r.txn_index.size() && r.txn_index[next_aborted].first_offset <= h.last_offset) {
+          aborted_pids.insert(r.txn_index[next_aborted].producer_id);
+          ++next_aborted;
+        }
+        bool abort_marker = h.is_control && !r.markers.empty() && r.markers.back().offset == h.base_offset &&
+                            r.markers.back().type == MarkerType::kAbort;
+        if (abort_marker) {
+          aborted_pids.erase(h.producer_id);
+        } else if (h.is_transactional && aborted_pids.count(h.producer_id)) {
+          batch_aborted = true;
+        }
+      }
+
+      if (!decoded) continue;
+      for (const Record& rec : decoder.records()) {
+        RecordDigest d;
+        d.offset = rec.offset;
+        d.timestamp = rec.timestamp;
+        d.producer_id = h.producer_id;
+        d.producer_epoch = h.producer_epoch;
+        d.leader_epoch = h.partition_leader_epoch;
+        d.transactional = h.is_transactional;
+        d.control = h.is_control;
+        d.has_key = rec.key.has_value();
+        d.has_value = rec.value.has_value();
+        d.batch = batch_index;
+        d.txn = h.is_control ? -1 : txn_index;
+        if (rec.key) d.key = Md5(*rec.key);
+        if (rec.value) d.value = Md5(*rec.value);
+        hasher.Begin();
+        hasher.AddInt(rec.timestamp);
+        hasher.AddInt(h.is_control ? 1 : 0);
+        hasher.AddOptional(rec.key);
+        hasher.AddOptional(rec.value);
+        for (const RecordHeader& hd : decoder.headers(rec)) {
+          hasher.AddOptional(std::optional<Bytes>(hd.key));
+          hasher.AddOptional(hd.value);
+        }
+        d.content = hasher.End();
+        bool served = rec.offset >= r.log_start_offset && !h.is_control;
+        d.read_uncommitted = served && rec.offset < r.high_watermark;
+        d.read_committed = served && rec.offset < r.last_stable_offset && !batch_aborted;
+        r.max_timestamp = std::max(r.max_timestamp, rec.timestamp);
+        r.records.push_back(d);
+      }
+    }
+    for (const Problem& p : sink.problems) r.notes.push_back(p);
+  }
+  // Records of a transaction take its fate; transactions still open at the end stay open.
+  for (RecordDigest& d : r.records) {
+    if (d.control || !d.transactional) continue;
+    if (d.txn < 0) continue;
+    Txn& t = r.txns[d.txn];
+    d.fate = t.fate;
+    ++t.records;
+  }
+  // The markers' verdict and the .txnindex (what consumers get) must agree on every record a
+  // read_committed consumer can reach; a mismatch is noted once per transaction.
+  std::set<int32_t> mismatched;
+  for (const RecordDigest& d : r.records) {
+    if (d.control || !d.transactional || d.txn < 0 || d.offset >= r.last_stable_offset) continue;
+    if (d.offset < r.log_start_offset) continue;
+    bool by_markers = d.fate == TxnFate::kCommitted;
+    if (by_markers != d.read_committed && mismatched.insert(d.txn).second) {
+      const Txn& t = r.txns[d.txn];
+      Note(&r, Severity::kWarning, partition_dir, 0, "txnindex",
+           "transaction of producer " + std::to_string(t.producer_id) + " from offset " +
+               std::to_string(t.first_offset) + " is " + TxnFateName(t.fate) +
+               " by its marker but the .txnindex makes read_committed consumers " +
+               (d.read_committed ? "receive" : "skip") + " it (offset " + std::to_string(d.offset) + ")");
+    }
+  }
+  // Compacted view: the latest read_committed record per key (tombstones kept as deletions).
+  for (uint32_t i = 0; i < r.records.size(); ++i) {
+    const RecordDigest& d = r.records[i];
+    if (!d.read_committed || !d.has_key) continue;
+    KeyState& k = r.key_view[d.key];
+    k.offset = d.offset;
+    k.tombstone = !d.has_value;
+    k.value = d.value;
+    k.record = i;
+  }
+  return true;
+}
+
+std::optional<RecordBytes> ReadRecordBytes(const ReplicaState& replica, int64_t offset) {
+  auto it = std::lower_bound(replica.batches.begin(), replica.batches.end(), offset,
+                             [](const BatchSpan& b, int64_t o) { return b.last_offset < o; });
+  if (it == replica.batches.end() || it->base_offset > offset) return std::nullopt;
+  std::string error;
+  auto file = MappedFile::Open(replica.segment_files[it->segment], &error);
+  if (!file || it->position >= file->size()) return std::nullopt;
+  NullSink quiet;
+  LogReader reader(file->path(), file->data().subspan(it->position), &quiet);
+  BatchView batch;
+  if (!reader.Next(&batch)) return std::nullopt;
+  RecordDecoder decoder;
+  if (!decoder.Decode(batch, file->path(), &quiet)) return std::nullopt;
+  for (const Record& rec : decoder.records()) {
+    if (rec.offset != offset) continue;
+    RecordBytes out;
+    if (rec.key) out.key = std::string(AsStringView(*rec.key));
+    if (rec.value) out.value = std::string(AsStringView(*rec.value));
+    out.timestamp = rec.timestamp;
+    return out;
+  }
+  return std::nullopt;
+}
+
+}  // namespace klf
