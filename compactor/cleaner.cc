@@ -24,17 +24,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The new segment of one group, built in memory as LogSegment.append builds it: one Append per
-// cleaner chunk, with the index.interval.bytes rule deciding index entries (spec §10.2, FMT §8.3).
-// (segment_writer's SegmentWriter implements the same rule for files; the cleaner keeps the
-// segment in memory until the whole pass succeeded, so a failing round leaves nothing behind.)
+// The new segment of one group, written as LogSegment.append writes it: one Append per cleaner
+// chunk, with the index.interval.bytes rule deciding index entries (spec §10.2, FMT §8.3). The .log
+// streams to `<base>.log.cleaned` (via a .tmp and an atomic rename) so a group never sits in memory;
+// index entries are few and are written when the group is swapped in.
 class CleanedSegment {
  public:
   CleanedSegment(int64_t base_offset, int32_t index_interval_bytes)
       : base_offset_(base_offset), interval_(index_interval_bytes), offset_of_max_timestamp_(base_offset) {}
 
-  void Append(const std::string& chunk, int64_t largest_offset, int64_t largest_timestamp, int64_t shallow_offset) {
-    int64_t position = int64_t(log_.size());
+  bool Open(const std::string& dir, std::string* error) {
+    log_ = AtomicFile::Create(Env::Default(), dir + "/" + SegmentFileName(base_offset_, ".log.cleaned"), error);
+    return log_ != nullptr;
+  }
+
+  bool Append(const std::string& chunk, int64_t largest_offset, int64_t largest_timestamp, int64_t shallow_offset,
+              std::string* error) {
+    int64_t position = int64_t(size_);
     if (largest_timestamp > max_timestamp_) {
       max_timestamp_ = largest_timestamp;
       offset_of_max_timestamp_ = shallow_offset;
@@ -46,13 +52,17 @@ class CleanedSegment {
       bytes_since_last_index_entry_ = 0;
     }
     bytes_since_last_index_entry_ += int64_t(chunk.size());
-    log_ += chunk;
+    size_ += chunk.size();
+    return log_->Append(chunk, error);
   }
-  // onBecomeInactiveSegment: the final time-index entry.
-  void Finish() { MaybeAppendTime(max_timestamp_, offset_of_max_timestamp_); }
+  // onBecomeInactiveSegment: the final time-index entry; the .log is fsynced and renamed.
+  bool Finish(std::string* error) {
+    MaybeAppendTime(max_timestamp_, offset_of_max_timestamp_);
+    return log_->Commit(error);
+  }
+  uint64_t size() const { return size_; }
 
   int64_t base_offset() const { return base_offset_; }
-  const std::string& log() const { return log_; }
   const std::vector<OffsetIndexEntry>& offset_index() const { return offset_index_; }
   const std::vector<TimeIndexEntry>& time_index() const { return time_index_; }
   std::vector<AbortedTxn>* txn_index() { return &txn_index_; }
@@ -67,7 +77,8 @@ class CleanedSegment {
 
   int64_t base_offset_;
   int32_t interval_;
-  std::string log_;
+  std::unique_ptr<AtomicFile> log_;
+  uint64_t size_ = 0;
   std::vector<OffsetIndexEntry> offset_index_;
   std::vector<TimeIndexEntry> time_index_;
   std::vector<AbortedTxn> txn_index_;
@@ -95,6 +106,11 @@ class Round {
 
   bool DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset, int64_t* end_offset,
                std::vector<GroupOutput>* groups, std::string* error);
+  // Coordinated mode (CompactOptions::max_tombstone_remove_offset / max_tx_end_remove_offset).
+  void SetRemovalLimits(std::optional<int64_t> mtro, std::optional<int64_t> mxro) {
+    mtro_ = mtro;
+    mxro_ = mxro;
+  }
 
  private:
   bool BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* error);
@@ -118,6 +134,7 @@ class Round {
   PassReport* report_;
   ProblemSink* sink_;
   bool explain_;
+  std::optional<int64_t> mtro_, mxro_;  // exclusive removal limits; nullopt = Kafka's rules only
   int32_t io_buffer_size_;
   int32_t capacity_;  // current read (and write) buffer capacity
   RecordDecoder decoder_;
@@ -281,6 +298,16 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
     bool can_discard = h.is_control ? t->OnControlBatchRead(h, need_records ? FirstControlType(b) : std::nullopt)
                                     : t->OnBatchRead(h);
     BatchDecision d = CheckBatchRetention(h, can_discard, last_records, upper_bound, now_);
+    // Coordinated mode: a COMMIT/ABORT at or above MXRO keeps its record, whatever Kafka's rules say
+    // (neither deleted nor emptied: an empty control batch closes nothing on a follower).
+    if (h.is_control && d.discard_batch_records && mxro_ && h.last_offset >= *mxro_) {
+      d.discard_batch_records = false;
+      if (d.retention == BatchRetention::kDelete) {
+        d.retention = BatchRetention::kDeleteEmpty;
+        d.reason = BatchReason::kRecordsDecide;
+      }
+      report_->stats.markers_held++;
+    }
     stats.bytes_read += int64_t(b.bytes.size());
     if (need_records && !h.is_control && d.retention != BatchRetention::kDelete && !Decode(seg, b, error)) return false;
     const BatchHeader& full_header = need_records && (h.is_control || d.retention != BatchRetention::kDelete)
@@ -321,6 +348,12 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
       for (const Record& r : decoder_.records()) {
         stats.messages_read++;
         RecordDecision rd = ShouldRetainRecord(h, d, r, *map_, now_, retain_legacy_deletes);
+        // Coordinated mode: a tombstone whose horizon passed stays unless it is below MTRO.
+        if ((rd == RecordDecision::kRemovedPastHorizon || rd == RecordDecision::kRemovedLegacyTombstone) && mtro_ &&
+            r.offset >= *mtro_) {
+          rd = RecordDecision::kKeptTombstone;
+          stats.tombstones_held++;
+        }
         if (rd == RecordDecision::kRemovedNoKey) stats.invalid_messages_read++;
         if (IsRetained(rd)) {
           if (r.magic != h.magic) write_original = false;  // KAFKA-4298: rewrite v0 inside v1
@@ -400,7 +433,7 @@ bool Round::CleanInto(const LoadedSegment& seg, CleanedSegment* dest, CleanedTra
                      &max_timestamp, &shallow, &bytes_read, error))
       return false;
     position += bytes_read;
-    if (!out.empty()) dest->Append(out, max_offset, max_timestamp, shallow);
+    if (!out.empty() && !dest->Append(out, max_offset, max_timestamp, shallow, error)) return false;
     if (!chunk.empty() && bytes_read == 0) {
       if (!GrowBuffersOrFail(seg, position, error)) return false;
     }
@@ -434,6 +467,7 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
     for (size_t k : g) go.sources.push_back(to_clean.first + k);
     const LoadedSegment& first = log_.segments[go.sources.front()];
     go.segment = std::make_unique<CleanedSegment>(first.base_offset, config_.index_interval_bytes);
+    if (!go.segment->Open(log_.dir, error)) return false;
     t.set_cleaned_index(go.segment->txn_index());
     for (size_t j = 0; j < go.sources.size(); j++) {
       size_t si = go.sources[j];
@@ -445,7 +479,7 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
       bool retain_legacy_deletes = summary.segments[si].last_modified_ms > legacy_delete_horizon_ms;
       if (!CleanInto(cur, go.segment.get(), &t, last_records, retain_legacy_deletes, upper_bound, error)) return false;
     }
-    go.segment->Finish();
+    if (!go.segment->Finish(error)) return false;
     go.mtime_ms = summary.segments[go.sources.back()].last_modified_ms;
     groups->push_back(std::move(go));
   }
@@ -482,8 +516,7 @@ bool ReplaceSegments(const PartitionLog& log, std::vector<GroupOutput>* groups, 
   for (auto& g : *groups) {
     int64_t base = g.segment->base_offset();
     auto path = [&](const char* suffix) { return dir + "/" + SegmentFileName(base, suffix); };
-    if (!WriteFileAtomically(env, path(".log.cleaned"), g.segment->log(), error) ||
-        !WriteFileAtomically(env, path(".index.cleaned"), EncodeOffsetIndex(g.segment->offset_index(), base), error) ||
+    if (!WriteFileAtomically(env, path(".index.cleaned"), EncodeOffsetIndex(g.segment->offset_index(), base), error) ||
         !WriteFileAtomically(env, path(".timeindex.cleaned"), EncodeTimeIndex(g.segment->time_index(), base), error))
       return false;
     if (!g.segment->txn_index()->empty()) {
@@ -496,7 +529,7 @@ bool ReplaceSegments(const PartitionLog& log, std::vector<GroupOutput>* groups, 
     int64_t base = g.segment->base_offset();
     OutputSegment os;
     os.base_offset = base;
-    os.size = int64_t(g.segment->log().size());
+    os.size = int64_t(g.segment->size());
     os.cleaned = true;
     for (size_t si : g.sources) {
       int64_t b = log.segments[si].base_offset;
@@ -587,6 +620,7 @@ bool RunPass(const std::string& partition_dir, const CompactOptions& options, Pa
       return false;
     }
     Round round(log, config, options.now, map.get(), report, sink, options.explain);
+    round.SetRemovalLimits(options.max_tombstone_remove_offset, options.max_tx_end_remove_offset);
     std::vector<GroupOutput> groups;
     int64_t end_offset = 0;
     if (!round.DoClean(d.offsets.first_dirty_offset, d.range.first_uncleanable_offset, &end_offset, &groups, error))

@@ -40,6 +40,12 @@ struct CompactOptions {
   bool explain = false;
   bool force = false;             // replace a non-empty --out
   std::optional<int64_t> high_watermark;
+  // Coordinated compaction (spec redpanda-coordinated-compaction.md §4, §8), on top of Kafka's own
+  // rules: tombstones may be removed only at offsets below max_tombstone_remove_offset (MTRO) and
+  // COMMIT/ABORT markers only below max_tx_end_remove_offset (MXRO). Both exclusive; nullopt = no
+  // limit (Kafka's uncoordinated cleaner). The simulator and `klf compact --mode coordinated` set them.
+  std::optional<int64_t> max_tombstone_remove_offset;
+  std::optional<int64_t> max_tx_end_remove_offset;
 };
 
 // What --explain prints for one record.
@@ -70,6 +76,8 @@ struct CleanerStats {
   int64_t messages_read = 0, bytes_read = 0, messages_written = 0, bytes_written = 0;
   int64_t invalid_messages_read = 0, map_messages_read = 0, map_bytes_read = 0;
   int64_t tombstones_removed = 0, markers_removed = 0;
+  // Coordinated mode: removals Kafka would have made that MTRO / MXRO held back.
+  int64_t tombstones_held = 0, markers_held = 0;
 };
 
 struct OutputSegment {

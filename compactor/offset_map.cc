@@ -2,7 +2,9 @@
 
 #include <openssl/evp.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace klf {
 
@@ -15,8 +17,13 @@ std::unique_ptr<SkimpyOffsetMap> SkimpyOffsetMap::Create(int32_t memory, std::st
   return std::unique_ptr<SkimpyOffsetMap>(new SkimpyOffsetMap(memory));
 }
 
+void SkimpyOffsetMap::Free::operator()(uint8_t* p) const { std::free(p); }
+
 SkimpyOffsetMap::SkimpyOffsetMap(int32_t memory)
-    : bytes_(size_t(memory), 0), slots_(memory / kBytesPerEntry) {}
+    : bytes_(static_cast<uint8_t*>(std::calloc(size_t(memory), 1))), memory_(size_t(memory)),
+      slots_(memory / kBytesPerEntry) {
+  if (!bytes_) throw std::bad_alloc();
+}
 
 void SkimpyOffsetMap::Hash(Bytes key, uint8_t out[kHashSize]) {
   unsigned int len = 0;
@@ -37,7 +44,7 @@ int32_t SkimpyOffsetMap::SlotOf(const uint8_t hash[kHashSize], int32_t attempt) 
 
 bool SkimpyOffsetMap::IsEmpty(int32_t slot) const {
   // Kafka tests the first three longs of the slot for zero.
-  const uint8_t* p = bytes_.data() + size_t(slot) * kBytesPerEntry;
+  const uint8_t* p = bytes_.get() + size_t(slot) * kBytesPerEntry;
   for (int i = 0; i < 24; i++)
     if (p[i] != 0) return false;
   return true;
@@ -49,8 +56,9 @@ bool SkimpyOffsetMap::Put(Bytes key, int64_t offset) {
   Hash(key, hash);
   for (int32_t attempt = 0;; attempt++) {
     int32_t slot = SlotOf(hash, attempt);
-    uint8_t* p = bytes_.data() + size_t(slot) * kBytesPerEntry;
+    uint8_t* p = bytes_.get() + size_t(slot) * kBytesPerEntry;
     if (IsEmpty(slot)) {
+      touched_ = true;
       std::memcpy(p, hash, kHashSize);
       StoreBE64(p + kHashSize, uint64_t(offset));
       entries_++;
@@ -73,14 +81,15 @@ int64_t SkimpyOffsetMap::Get(Bytes key) const {
   for (int64_t attempt = 0; attempt < max_attempts; attempt++) {
     int32_t slot = SlotOf(hash, int32_t(attempt));
     if (IsEmpty(slot)) return -1;
-    const uint8_t* p = bytes_.data() + size_t(slot) * kBytesPerEntry;
+    const uint8_t* p = bytes_.get() + size_t(slot) * kBytesPerEntry;
     if (std::memcmp(p, hash, kHashSize) == 0) return int64_t(LoadBE64(p + kHashSize));
   }
   return -1;
 }
 
 void SkimpyOffsetMap::Clear() {
-  std::memset(bytes_.data(), 0, bytes_.size());
+  if (touched_) std::memset(bytes_.get(), 0, memory_);
+  touched_ = false;
   entries_ = 0;
   latest_offset_ = -1;
 }

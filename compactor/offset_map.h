@@ -61,7 +61,11 @@ class SkimpyOffsetMap : public OffsetMap {
   explicit SkimpyOffsetMap(int32_t memory);
   bool IsEmpty(int32_t slot) const;
 
-  std::vector<uint8_t> bytes_;
+  // calloc'd: the kernel hands out zero pages lazily, so a 128 MiB map costs only the slots touched.
+  struct Free { void operator()(uint8_t* p) const; };
+  std::unique_ptr<uint8_t, Free> bytes_;
+  size_t memory_ = 0;
+  bool touched_ = false;  // any byte written since the last Clear (else Clear has nothing to zero)
   int32_t slots_ = 0;
   int32_t entries_ = 0;
   int64_t latest_offset_ = -1;
