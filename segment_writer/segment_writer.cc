@@ -213,8 +213,9 @@ bool PartitionWriter::Roll(int64_t base_offset, std::string* error) {
     next_base_offset_ = base_offset;
     return true;
   }
-  // UnifiedLog.roll: newOffset = max(expected next offset, log end offset).
-  int64_t new_base = std::max(base_offset, log_end_offset_);
+  // UnifiedLog.roll: newOffset = max(expected next offset, log end offset). Without auto_roll the
+  // caller is reproducing existing boundaries, which are kept even when they overlap.
+  int64_t new_base = options_.auto_roll ? std::max(base_offset, log_end_offset_) : base_offset;
   if (new_base == active_->base_offset()) {
     if (active_->size() == 0) return true;  // Kafka replaces an empty segment with the same base
     *error = "cannot roll to base offset " + std::to_string(new_base) + ": the active segment has it";
@@ -398,6 +399,15 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
     bool have_active = false;
     while (reader.Next(&batch)) {
       if (batch.header.position != indexed || !batch.header.crc_valid) break;
+      // LogSegment.recover: ensureOffsetInRange. Kafka would split the segment; we keep the bytes.
+      int64_t first = batch.header.base_offset_known ? batch.header.base_offset : batch.header.last_offset;
+      if (first < seg->base_offset || batch.header.last_offset - seg->base_offset > std::numeric_limits<int32_t>::max()) {
+        ReportTo(sink, Severity::kError, path, indexed, "reindex-offset-range",
+                 "batch offsets " + std::to_string(first) + ".." + std::to_string(batch.header.last_offset) +
+                     " do not fit the segment's 32-bit relative offsets from base offset " +
+                     std::to_string(seg->base_offset));
+        break;
+      }
       if (!writer->AppendBatch(batch, error)) {
         *error = path + ": position " + std::to_string(batch.header.position) + ": " + *error;
         return false;

@@ -456,3 +456,36 @@ TEST(CheckpointWriters, ReproduceKafkasFiles) {
 
 }  // namespace
 }  // namespace klf
+
+namespace klf {
+namespace {
+
+// A preallocated segment after a crash ends in zeros: the copy keeps every byte, the indexes are those
+// of the valid batches, and the tail is reported (LevelDB-style corruption_test: damage, rerun, assert).
+TEST(Reindex, ZeroTailIsCopiedAndReportedButNotIndexed) {
+  writer_test::TempDir tmp;
+  std::string in = tmp.path() + "/txn-0";
+  fs::copy(writer_test::Oracle() + "/b-txn/txn-0", in);
+  for (const auto& e : fs::directory_iterator(in)) fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+  std::string last = in + "/00000000000000000015.log";
+  std::string damaged = writer_test::ReadFile(last) + std::string(1000, '\0');
+  writer_test::WriteFile(last, damaged);
+  std::string out = tmp.path() + "/out";
+  CollectingSink sink;
+  ReindexResult result;
+  std::string error;
+  ASSERT_TRUE(ReindexPartition(Env::Default(), in, out, OracleOptions(), &result, &sink, &error)) << error;
+  ASSERT_EQ(sink.problems.size(), 1u);
+  EXPECT_EQ(sink.problems[0].check, "reindex-tail");
+  EXPECT_EQ(sink.problems[0].position, 146u);
+  EXPECT_EQ(sink.problems[0].file, last);
+  EXPECT_EQ(writer_test::ReadFile(out + "/00000000000000000015.log"), damaged);
+  std::string oracle = writer_test::Oracle() + "/b-txn/txn-0";
+  for (const char* f : {"00000000000000000015.index", "00000000000000000015.timeindex", "00000000000000000017.snapshot"}) {
+    EXPECT_EQ(writer_test::ReadFile(out + "/" + f), writer_test::ReadFile(oracle + "/" + f)) << f;
+  }
+  EXPECT_EQ(result.log_end_offset, 17);
+}
+
+}  // namespace
+}  // namespace klf
