@@ -1,0 +1,289 @@
+// klf diff, library level: each replica's state against Kafka's own answer (truth.json of the
+// kafka-oracle replica sets), the findings on those sets, Kafka's own cleaned outputs and replicas
+// compacted to different stages by the compactor (no finding), and unrelated logs.
+#include "diff/diff.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "compactor/cleaner.h"
+#include "diff/replica_state.h"
+
+namespace klf {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Fixtures() { return KLF_FIXTURES_DIR; }
+std::string Replicas() { return Fixtures() + "/kafka-oracle/replicas"; }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "klf-diff-test-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+ReplicaState Load(const std::string& dir, ReplicaOptions options = {}) {
+  ReplicaState r;
+  std::string error;
+  EXPECT_TRUE(LoadReplica(dir, options, &r, &error)) << error;
+  return r;
+}
+
+std::vector<ReplicaState> LoadAll(const std::vector<std::string>& dirs) {
+  std::vector<ReplicaState> rs;
+  for (const std::string& d : dirs) rs.push_back(Load(d));
+  return rs;
+}
+
+Digest Md5Of(const std::string& s) { return Md5(AsBytes(s)); }
+
+std::string Describe(const DiffReport& report, const std::vector<ReplicaState>& rs) {
+  std::string s;
+  for (const Finding& f : report.findings) {
+    s += std::string(FindingKindName(f.kind)) + " [" + std::to_string(f.first_offset) + "," +
+         std::to_string(f.last_offset) + "] affected:";
+    for (size_t i : f.affected) s += " " + rs[i].label;
+    s += " evidence: " + f.evidence + "\n";
+  }
+  return s;
+}
+
+// Each broker's state, as LoadReplica rebuilds it, equals Kafka's own after reloading that broker's log.
+TEST(ReplicaState, EqualsKafkasViewOfEveryOracleBroker) {
+  for (const char* scenario : {"aborted-to-committed", "lost-tombstone-healthy-control"}) {
+    std::string base = Replicas() + "/" + scenario;
+    auto truth = nlohmann::json::parse(ReadFile(base + "/truth.json"));
+    ReplicaOptions options;
+    options.now_ms = truth["timeline"].back()["clockMs"].get<int64_t>();
+    options.producer_id_expiration_ms = truth["config"]["broker"]["producer.id.expiration.ms"].get<int64_t>();
+    for (auto& [broker, expected] : truth["brokers"].items()) {
+      SCOPED_TRACE(std::string(scenario) + " " + broker);
+      ReplicaState r = Load(base + "/" + broker + "/foo-0", options);
+      EXPECT_EQ(r.label, broker);
+      EXPECT_EQ(r.log_start_offset, expected["logStartOffset"].get<int64_t>());
+      EXPECT_EQ(r.log_end_offset, expected["logEndOffset"].get<int64_t>());
+      EXPECT_EQ(r.high_watermark, expected["highWatermark"].get<int64_t>());
+      EXPECT_TRUE(r.high_watermark_from_checkpoint);
+      EXPECT_EQ(r.last_stable_offset, expected["lastStableOffset"].get<int64_t>());
+      ASSERT_TRUE(r.cleaner_checkpoint.has_value());
+      EXPECT_EQ(*r.cleaner_checkpoint, expected["cleanerCheckpoint"].get<int64_t>());
+      EXPECT_EQ(r.open_txns.size(), expected["openTransactions"].size());
+
+      // read_committed and read_uncommitted: the same records, in order, with the same fields.
+      for (const char* view : {"readCommitted", "readUncommitted"}) {
+        SCOPED_TRACE(view);
+        bool committed = std::string(view) == "readCommitted";
+        std::vector<const RecordDigest*> got;
+        for (const RecordDigest& d : r.records) {
+          if (committed ? d.read_committed : d.read_uncommitted) got.push_back(&d);
+        }
+        const auto& want = expected[view];
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          const auto& w = want[i];
+          SCOPED_TRACE(w.dump());
+          EXPECT_EQ(got[i]->offset, w["offset"].get<int64_t>());
+          EXPECT_EQ(got[i]->timestamp, w["timestamp"].get<int64_t>());
+          EXPECT_EQ(got[i]->producer_id, w["producerId"].get<int64_t>());
+          EXPECT_EQ(got[i]->transactional, w["transactional"].get<bool>());
+          ASSERT_EQ(got[i]->has_key, !w["key"].is_null());
+          if (got[i]->has_key) {
+            EXPECT_EQ(got[i]->key, Md5Of(w["key"].get<std::string>()));
+          }
+          ASSERT_EQ(got[i]->has_value, !w["value"].is_null());
+          if (got[i]->has_value) {
+            EXPECT_EQ(got[i]->value, Md5Of(w["value"].get<std::string>()));
+          }
+        }
+      }
+      // The compacted key -> value view: latest committed value per key, tombstones applied.
+      size_t live = 0;
+      for (const auto& [k, ks] : r.key_view) live += !ks.tombstone;
+      EXPECT_EQ(live, expected["finalKeyValues"].size());
+      for (auto& [key, value] : expected["finalKeyValues"].items()) {
+        const KeyState* ks = r.Key(Md5Of(key));
+        ASSERT_NE(ks, nullptr) << key;
+        EXPECT_FALSE(ks->tombstone) << key;
+        EXPECT_EQ(ks->value, Md5Of(value.get<std::string>())) << key;
+      }
+    }
+  }
+}
+
+// Kafka's aborted-to-committed replicas: exactly one finding, the lost ABORT of producer 2000 whose
+// poison record at offset 43 broker2 serves as committed.
+TEST(Diff, AbortedToCommittedIsOneLostAbortOnBroker2) {
+  std::string base = Replicas() + "/aborted-to-committed";
+  auto rs = LoadAll({base + "/broker1/foo-0", base + "/broker2/foo-0", base + "/broker3/foo-0"});
+  DiffReport report = DiffReplicas(rs);
+  ASSERT_EQ(report.findings.size(), 1u) << Describe(report, rs);
+  const Finding& f = report.findings[0];
+  EXPECT_EQ(f.kind, FindingKind::kLostAbort);
+  EXPECT_EQ(f.producer_id, 2000);
+  EXPECT_EQ(f.producer_epoch, 0);
+  EXPECT_EQ(f.first_offset, 43);
+  auto truth = nlohmann::json::parse(ReadFile(base + "/truth.json"));
+  EXPECT_EQ(f.first_offset, truth["keyOffsets"]["poison (T1 data)"].get<int64_t>());
+  EXPECT_EQ(f.last_offset, truth["keyOffsets"]["T2 COMMIT"].get<int64_t>());
+  ASSERT_EQ(f.affected, std::vector<size_t>{1});
+  EXPECT_EQ(f.healthy, (std::vector<size_t>{0, 2}));
+  EXPECT_EQ(f.key, "poison");
+  EXPECT_EQ(f.value, "SHOULD_NOT_SEE_THIS");
+  EXPECT_TRUE(report.HasDivergence());
+  EXPECT_EQ(report.partition, "foo-0");
+  // Broker order does not matter.
+  auto swapped = LoadAll({base + "/broker2/foo-0", base + "/broker3/foo-0"});
+  DiffReport r2 = DiffReplicas(swapped);
+  ASSERT_EQ(r2.findings.size(), 1u) << Describe(r2, swapped);
+  EXPECT_EQ(r2.findings[0].kind, FindingKind::kLostAbort);
+  EXPECT_EQ(r2.findings[0].affected, std::vector<size_t>{0});
+}
+
+TEST(Diff, HealthyControlHasNoFinding) {
+  std::string base = Replicas() + "/lost-tombstone-healthy-control";
+  auto rs = LoadAll({base + "/broker1/foo-0", base + "/broker2/foo-0", base + "/broker3/foo-0"});
+  DiffReport report = DiffReplicas(rs);
+  EXPECT_TRUE(report.findings.empty()) << Describe(report, rs);
+}
+
+// Kafka's own cleaner output is the same history at a later compaction stage: no finding.
+TEST(Diff, KafkaCleanedOutputsAgreeWithTheirInputs) {
+  std::string o = Fixtures() + "/kafka-oracle";
+  for (auto pair : std::vector<std::pair<std::string, std::string>>{
+           {o + "/b-txn/txn-0", o + "/b-txn/cleaned-now-plus-10min/txn-0"},
+           {o + "/x-legacy/legacy-0", o + "/x-legacy/cleaned/legacy-0"},
+           {o + "/c-compact/pass0-before/compact-demo-0", o + "/c-compact/pass1/compact-demo-0"},
+           {o + "/c-compact/pass2-input/compact-demo-0", o + "/c-compact/pass2/compact-demo-0"}}) {
+    SCOPED_TRACE(pair.second);
+    auto rs = LoadAll({pair.first, pair.second});
+    DiffReport report = DiffReplicas(rs);
+    EXPECT_TRUE(report.findings.empty()) << Describe(report, rs);
+  }
+  // A replica that has not fetched the last records yet is lag, not divergence.
+  auto rs = LoadAll({o + "/c-compact/pass2/compact-demo-0", o + "/c-compact/pass1/compact-demo-0"});
+  DiffReport report = DiffReplicas(rs);
+  ASSERT_EQ(report.findings.size(), 1u) << Describe(report, rs);
+  EXPECT_EQ(report.findings[0].kind, FindingKind::kMissingRange);
+  EXPECT_EQ(report.findings[0].affected, std::vector<size_t>{1});
+  EXPECT_EQ(report.findings[0].first_offset, rs[1].log_end_offset);
+  EXPECT_EQ(report.findings[0].last_offset, rs[0].log_end_offset - 1);
+  EXPECT_FALSE(report.HasDivergence());
+}
+
+// Copies the partition directory and its log-dir checkpoint files into `<to>/`.
+std::string CopyReplica(const std::string& partition_dir, const std::string& to) {
+  fs::path src(partition_dir);
+  fs::create_directories(to);
+  fs::copy(src, fs::path(to) / src.filename(), fs::copy_options::recursive);
+  for (const char* f : {"cleaner-offset-checkpoint", "replication-offset-checkpoint", "log-start-offset-checkpoint",
+                        "recovery-point-offset-checkpoint"}) {
+    if (fs::exists(src.parent_path() / f)) fs::copy_file(src.parent_path() / f, fs::path(to) / f);
+  }
+  return (fs::path(to) / src.filename()).string();
+}
+
+// The same history compacted to different stages by klf's compactor (one pass; several passes a day
+// apart, which also remove tombstones and markers) never reads as divergence.
+TEST(Diff, ReplicasCompactedToDifferentStagesHaveNoFinding) {
+  std::string o = Fixtures() + "/kafka-oracle";
+  for (std::string input : {o + "/b-txn/txn-0", o + "/c-compact/pass2-input/compact-demo-0", o + "/a-keyed/keyed-none-0",
+                            o + "/a-keyed/keyed-zstd-0", o + "/x-legacy/legacy-0",
+                            Replicas() + "/aborted-to-committed/broker2/foo-0"}) {
+    SCOPED_TRACE(input);
+    TempDir tmp;
+    std::vector<std::string> dirs = {CopyReplica(input, tmp.path() + "/original")};
+    int stage = 0;
+    for (auto [passes, segment_bytes] : std::vector<std::pair<int, int32_t>>{{1, 1 << 30}, {3, 400}, {5, 1 << 30}}) {
+      CompactOptions co;
+      co.config.compact = true;
+      co.config.delete_policy = false;
+      co.config.min_cleanable_ratio = 0.0;
+      co.config.delete_retention_ms = 600000;
+      co.config.segment_bytes = segment_bytes;
+      co.now = 1800000000000;
+      co.passes = passes;
+      co.pass_interval_ms = 86400000;
+      CompactReport report;
+      CollectingSink sink;
+      std::string error;
+      std::string out = tmp.path() + "/stage" + std::to_string(++stage);
+      ASSERT_TRUE(CompactPartition(dirs.front(), out, co, &report, &sink, &error)) << error;
+      dirs.push_back(out + "/" + fs::path(input).filename().string());
+    }
+    auto rs = LoadAll(dirs);
+    // The stages really differ (otherwise this test proves nothing).
+    EXPECT_NE(rs.front().ReadUncommittedCount(), rs.back().ReadUncommittedCount());
+    DiffReport report = DiffReplicas(rs);
+    EXPECT_TRUE(report.findings.empty()) << Describe(report, rs);
+  }
+}
+
+// data/kafka of greenlemonT is another single-node cluster: its logs are unrelated to kafka1's.
+TEST(Diff, UnrelatedLogsAreSaidToBeUnrelated) {
+  std::string base = Fixtures() + "/real/greenlemonT__kafka-temp/data";
+  for (const char* partition : {"__cluster_metadata-0", "__consumer_offsets-14"}) {
+    SCOPED_TRACE(partition);
+    auto rs = LoadAll({base + "/kafka/" + partition, base + "/kafka1/" + partition});
+    DiffReport report = DiffReplicas(rs);
+    ASSERT_EQ(report.findings.size(), 1u) << Describe(report, rs);
+    EXPECT_EQ(report.findings[0].kind, FindingKind::kUnrelatedLogs);
+    EXPECT_TRUE(report.HasDivergence());
+  }
+  // Different partitions are not replicas of each other either.
+  auto rs = LoadAll({base + "/kafka1/__consumer_offsets-14", base + "/kafka2/__consumer_offsets-26"});
+  DiffReport report = DiffReplicas(rs);
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].kind, FindingKind::kUnrelatedLogs);
+}
+
+// Real brokers' replicas: lag at most, never a divergence.
+TEST(Diff, RealMultiBrokerSetsHaveNoDivergence) {
+  std::string real = Fixtures() + "/real";
+  for (auto set : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"cesaralcancio__study-kafka/data", {"kafka1", "kafka2", "kafka3", "kafka4", "kafka5"}},
+           {"ducphongphung__BigData_VietStock/data", {"kafka1", "kafka2", "kafka3"}},
+           {"hiage__kafka-raft/data", {"kafka1", "kafka2", "kafka3"}},
+           {"greenlemonT__kafka-temp/data", {"kafka1", "kafka2", "kafka3"}}}) {
+    std::map<std::string, std::vector<std::string>> partitions;
+    for (const std::string& broker : set.second) {
+      for (const auto& e : fs::directory_iterator(real + "/" + set.first + "/" + broker)) {
+        if (e.is_directory()) partitions[e.path().filename().string()].push_back(e.path().string());
+      }
+    }
+    int compared = 0;
+    for (const auto& [name, dirs] : partitions) {
+      if (dirs.size() < 2) continue;
+      SCOPED_TRACE(set.first + " " + name);
+      auto rs = LoadAll(dirs);
+      DiffReport report = DiffReplicas(rs);
+      EXPECT_FALSE(report.HasDivergence()) << Describe(report, rs);
+      ++compared;
+    }
+    EXPECT_GT(compared, 0) << set.first;
+  }
+}
+
+}  // namespace
+}  // namespace klf
