@@ -352,8 +352,15 @@ void PartitionVerifier::ApplyProducerState(const std::string& file, const BatchH
 }
 
 void PartitionVerifier::CheckEpoch(const std::string& file, const BatchHeader& h) {
-  if (h.magic < 2 || h.partition_leader_epoch < 0) return;
+  if (h.magic < 2 || h.partition_leader_epoch == kNoPartitionLeaderEpoch) return;
   const int32_t epoch = h.partition_leader_epoch;
+  if (epoch < 0) {
+    // Leader epochs are >= 0; -1 (NO_PARTITION_LEADER_EPOCH) is the only negative value Kafka writes.
+    Report(sink_, Severity::kError, file, h.position + 12, "leader-epoch",
+           fmt::format("batch at {} (offset {}) has partition leader epoch {}; expected -1 or a value >= 0",
+                       h.position, h.base_offset, epoch));
+    return;
+  }
   // A replica's log holds leader epochs in non-decreasing order: a follower truncates to the
   // leader's epoch boundaries before appending (LeaderEpochFileCache.assign keeps them ascending).
   if (epoch < prev_epoch_) {
