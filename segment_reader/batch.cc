@@ -237,13 +237,24 @@ bool LogReader::Resync(uint64_t from) {
     end_ = LogEnd::kCorrupt;
     return false;
   }
+  // Scan from inside the previous entry when its CRC failed: a corrupt length field makes the
+  // framing break right after that entry, and the real next entry may start inside it.
+  uint64_t scan_from = suspect_start_ && *suspect_start_ < from ? *suspect_start_ : from;
+  suspect_start_.reset();
   uint64_t q = 0;
   bool exhausted = false;
-  if (FindNextEntry(data_, from, options_.max_batch_bytes, &q, &exhausted)) {
-    Report(Severity::kWarning, from, "resync",
-           "skipped " + Num(q - from) + " bytes [" + Num(from) + ", " + Num(q) +
-               ") after framing corruption; resumed at the next entry with a plausible header and a valid CRC at " +
-               Num(q));
+  if (FindNextEntry(data_, scan_from, options_.max_batch_bytes, &q, &exhausted)) {
+    if (q < from) {
+      Report(Severity::kWarning, from, "resync",
+             "framing corruption at " + Num(from) + "; the next entry with a plausible header and a valid CRC starts at " +
+                 Num(q) + ", inside the previous entry at " + Num(scan_from) +
+                 " whose CRC failed (its length field is probably corrupt); resumed there");
+    } else {
+      Report(Severity::kWarning, from, "resync",
+             "skipped " + Num(q - from) + " bytes [" + Num(from) + ", " + Num(q) +
+                 ") after framing corruption; resumed at the next entry with a plausible header and a valid CRC at " +
+                 Num(q));
+    }
     pos_ = q;
     return true;
   }
@@ -312,7 +323,8 @@ bool LogReader::Next(BatchView* batch) {
     if (total > remaining) {
       uint64_t next = 0;
       bool exhausted = false;
-      if (options_.resync && FindNextEntry(data_, pos, options_.max_batch_bytes, &next, &exhausted)) {
+      uint64_t scan_from = suspect_start_ && *suspect_start_ < pos ? *suspect_start_ : pos;
+      if (options_.resync && FindNextEntry(data_, scan_from, options_.max_batch_bytes, &next, &exhausted)) {
         Report(Severity::kError, pos + 8, "batch-size",
                "entry at " + Num(pos) + " declares " + Num(total) + " bytes, past the end of the file (" +
                    Num(remaining) + " bytes left), but a valid entry starts at " + Num(next) +
@@ -365,6 +377,8 @@ bool LogReader::Next(BatchView* batch) {
     }
     if (!have_last_offset_ || h.last_offset > last_offset_seen_) last_offset_seen_ = h.last_offset;
     have_last_offset_ = true;
+    if (options_.verify_crc && !h.crc_valid) suspect_start_ = pos;
+    else suspect_start_.reset();
     pos_ = pos + total;
     valid_bytes_ = pos_;
     return true;

@@ -149,6 +149,9 @@ class LogReader {
   int64_t last_offset_seen_ = -1;
   bool have_last_offset_ = false;
   bool done_ = false;
+  // Start of the last entry returned if its CRC failed: when framing breaks right after it, its
+  // length field was probably what was corrupt, so resynchronisation scans from inside it.
+  std::optional<uint64_t> suspect_start_;
   LogEnd end_ = LogEnd::kEndOfData;
 };
 

@@ -314,10 +314,17 @@ TEST(BatchTest, LyingLengthResyncsToNextBatch) {
   StoreBE32(reinterpret_cast<uint8_t*>(data.data()) + a.size() + 8, 0x42 + 4);
   Decoded d;
   ReadAll(data, &d);
-  // b is returned with a bad CRC (its bytes now include 4 of d's); then framing fails inside d and
-  // resync finds nothing before... d's own start is behind us, so look at what we get:
-  ASSERT_GE(d.headers.size(), 2u) << Problems(d.sink);
+  // b is returned with a bad CRC (its bytes now include 4 of d's); the framing then breaks 4 bytes
+  // into d, and resynchronisation, scanning from inside the bad-CRC batch, finds d at its real start.
+  ASSERT_EQ(d.headers.size(), 3u) << Problems(d.sink);
+  EXPECT_FALSE(d.headers[1].crc_valid);
   EXPECT_TRUE(HasProblem(d.sink, "batch-crc", a.size() + 17)) << Problems(d.sink);
+  EXPECT_TRUE(HasProblem(d.sink, "batch-size", a.size() + b.size() + 4 + 8)) << Problems(d.sink);
+  EXPECT_TRUE(HasProblem(d.sink, "resync", a.size() + b.size() + 4)) << Problems(d.sink);
+  EXPECT_EQ(d.headers[2].position, a.size() + b.size());
+  EXPECT_EQ(d.headers[2].base_offset, 20);
+  EXPECT_TRUE(d.headers[2].crc_valid);
+  EXPECT_EQ(d.end, LogEnd::kEndOfData);
   // A length running past the end of the file with a valid batch after it: corrupt length, resync.
   std::string data2 = a + b + dd;
   StoreBE32(reinterpret_cast<uint8_t*>(data2.data()) + 8, 100000);

@@ -1,0 +1,41 @@
+// libFuzzer target: arbitrary bytes as a .log file through LogReader and RecordDecoder (every framing
+// rule, resync, every codec with a small cap, v2 records, legacy wrappers, control records).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "segment_reader/batch.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace klf;
+  ReadOptions options;
+  options.max_batch_bytes = 1 << 20;
+  options.max_decompressed_bytes = 1 << 20;
+  NullSink sink;
+  LogReader reader("fuzz.log", Bytes(data, size), &sink, options);
+  RecordDecoder decoder(options);
+  BatchView batch;
+  bool first = true;
+  uint64_t last_position = 0;
+  while (reader.Next(&batch)) {
+    // Entries come in file order and lie inside the data. (One may start inside the previous entry
+    // only when that entry's CRC failed and resynchronisation found a valid entry within it.)
+    if ((!first && batch.header.position <= last_position) || batch.header.position + batch.bytes.size() > size) {
+      __builtin_trap();
+    }
+    first = false;
+    last_position = batch.header.position;
+    (void)batch.header.last_sequence();
+    decoder.Decode(batch, "fuzz.log", &sink);
+    for (const Record& r : decoder.records()) {
+      for (const RecordHeader& h : decoder.headers(r)) (void)h;
+      if (decoder.header().is_control) {
+        ControlRecord c;
+        std::string error;
+        ParseControlRecord(r, &c, &error);
+      }
+    }
+  }
+  if (reader.valid_bytes() > size) __builtin_trap();
+  return 0;
+}
