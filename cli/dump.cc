@@ -291,6 +291,7 @@ class Dumper : public ProblemSink {
       if (out_->failed()) break;
     }
     FlushPending();
+    printer_->EndFile();
     done_bytes_ += file->size();
   }
 
@@ -351,6 +352,7 @@ class Dumper : public ProblemSink {
         break;
     }
     FlushPending();
+    printer_->EndFile();
     done_bytes_ += file->size();
   }
 
@@ -396,6 +398,7 @@ class Dumper : public ProblemSink {
       }
     }
     FlushPending();
+    printer_->EndFile();
     done_bytes_ += text.size();
   }
 
@@ -445,7 +448,8 @@ Command AddDumpCommand(CLI::App* parent) {
     Output out(1);
     std::unique_ptr<DumpPrinter> printer = options->common.json
                                                ? MakeJsonDumpPrinter(&out, options->common.bytes_format())
-                                               : MakeTextDumpPrinter(&out, options->common.bytes_format());
+                                               : MakeTextDumpPrinter(&out, options->common.bytes_format(),
+                                                                     /*quiet_empty_files=*/!options->offsets.empty());
     Dumper dumper(*options, from, to, printer.get(), &out);
     return dumper.Run();
   };

@@ -28,6 +28,8 @@ class DumpPrinter {
 
   // Starts the entries of one file. `name` is its classified file name (kind, offset in the name).
   virtual void BeginFile(const std::string& path, const FileName& name) = 0;
+  // Ends them. With an --offsets filter, the text printer names only files that printed something.
+  virtual void EndFile() {}
   // A batch (or legacy entry). `decoded` holds its records when they were decoded and are to be
   // printed (--records), else nullptr. `header` is the most complete header known (for legacy
   // wrappers, the one completed by decoding).
@@ -52,6 +54,7 @@ class DumpPrinter {
 };
 
 std::unique_ptr<DumpPrinter> MakeJsonDumpPrinter(Output* out, BytesFormat bytes);
-std::unique_ptr<DumpPrinter> MakeTextDumpPrinter(Output* out, BytesFormat bytes);
+// `quiet_empty_files`: a file with nothing to print (all filtered out) prints no "Dumping" header.
+std::unique_ptr<DumpPrinter> MakeTextDumpPrinter(Output* out, BytesFormat bytes, bool quiet_empty_files = false);
 
 }  // namespace klf::cli

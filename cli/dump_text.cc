@@ -12,36 +12,50 @@ namespace {
 
 class TextDumpPrinter : public DumpPrinter {
  public:
-  TextDumpPrinter(Output* out, BytesFormat bytes) : out_(out), bytes_(bytes) {}
+  TextDumpPrinter(Output* out, BytesFormat bytes, bool quiet_empty_files)
+      : out_(out), bytes_(bytes), quiet_empty_files_(quiet_empty_files) {}
+  ~TextDumpPrinter() override { EndFile(); }
 
   void BeginFile(const std::string& path, const FileName& name) override {
-    out_->Append("Dumping ");
-    out_->Append(path);
-    out_->Append('\n');
+    // The header is held back until the file prints something (or ends, unless quiet).
+    EndFile();
+    header_.clear();
+    Output o(&header_, 256);
+    o.Append("Dumping ");
+    o.Append(path);
+    o.Append('\n');
     switch (name.kind) {
       case FileKind::kLog:
-        out_->Append("Log starting offset: ");
-        if (name.offset) out_->AppendInt(*name.offset);
-        else out_->Append("unknown (file name is not <offset>.log)");
-        out_->Append('\n');
+        o.Append("Log starting offset: ");
+        if (name.offset) o.AppendInt(*name.offset);
+        else o.Append("unknown (file name is not <offset>.log)");
+        o.Append('\n');
         break;
       case FileKind::kBootstrapCheckpoint:
-        out_->Append("KRaft bootstrap snapshot\n");
+        o.Append("KRaft bootstrap snapshot\n");
         break;
       case FileKind::kKraftSnapshot:
       case FileKind::kKraftSnapshotPart:
-        out_->Append("Snapshot end offset: ");
-        out_->AppendInt(name.offset.value_or(-1));
-        out_->Append(", epoch: ");
-        out_->AppendInt(name.epoch);
-        out_->Append('\n');
+        o.Append("Snapshot end offset: ");
+        o.AppendInt(name.offset.value_or(-1));
+        o.Append(", epoch: ");
+        o.AppendInt(name.epoch);
+        o.Append('\n');
         break;
       default:
         break;
     }
+    o.Flush();
+    header_pending_ = true;
+  }
+
+  void EndFile() override {
+    if (header_pending_ && !quiet_empty_files_) Header();
+    header_pending_ = false;
   }
 
   void Batch(const BatchHeader& h, const RecordDecoder* decoded) override {
+    Header();
     Output& o = *out_;
     if (h.magic >= 2) {
       o.Append("baseOffset: ");
@@ -101,6 +115,7 @@ class TextDumpPrinter : public DumpPrinter {
   }
 
   void OffsetIndexEntry(size_t, const klf::OffsetIndexEntry& e) override {
+    Header();
     out_->Append("offset: ");
     out_->AppendInt(e.offset);
     out_->Append(" position: ");
@@ -109,6 +124,7 @@ class TextDumpPrinter : public DumpPrinter {
   }
 
   void TimeIndexEntry(size_t, const klf::TimeIndexEntry& e) override {
+    Header();
     out_->Append("timestamp: ");
     out_->AppendInt(e.timestamp);
     out_->Append(" offset: ");
@@ -117,6 +133,7 @@ class TextDumpPrinter : public DumpPrinter {
   }
 
   void TxnIndexEntry(size_t, const AbortedTxn& e) override {
+    Header();
     out_->Append("version: ");
     out_->AppendInt(e.version);
     out_->Append(" producerId: ");
@@ -131,6 +148,7 @@ class TextDumpPrinter : public DumpPrinter {
   }
 
   void ProducerSnapshotEntry(size_t, int64_t, const klf::ProducerSnapshotEntry& e) override {
+    Header();
     Output& o = *out_;
     o.Append("producerId: ");
     o.AppendInt(e.producer_id);
@@ -164,6 +182,7 @@ class TextDumpPrinter : public DumpPrinter {
   }
 
   void LeaderEpochEntry(const klf::LeaderEpochEntry& e) override {
+    Header();
     out_->Append("epoch: ");
     out_->AppendInt(e.epoch);
     out_->Append(" startOffset: ");
@@ -172,6 +191,7 @@ class TextDumpPrinter : public DumpPrinter {
   }
 
   void PartitionMetadataEntry(const PartitionMetadata& m) override {
+    Header();
     out_->Append("version: ");
     out_->AppendInt(m.version);
     out_->Append(" topicId: ");
@@ -180,6 +200,7 @@ class TextDumpPrinter : public DumpPrinter {
   }
 
   void OffsetCheckpointEntry(std::string_view, const klf::OffsetCheckpointEntry& e) override {
+    Header();
     out_->Append("partition: ");
     out_->Append(e.tp.topic);
     out_->Append('-');
@@ -190,6 +211,7 @@ class TextDumpPrinter : public DumpPrinter {
   }
 
   void MetaPropertiesEntry(const MetaProperties& m) override {
+    Header();
     for (const auto& [k, v] : m.properties) {
       out_->Append(k);
       out_->Append('=');
@@ -199,6 +221,7 @@ class TextDumpPrinter : public DumpPrinter {
   }
 
   void CleanShutdownEntry(const CleanShutdown& c) override {
+    Header();
     out_->Append("clean shutdown");
     if (c.broker_epoch) {
       out_->Append(" brokerEpoch: ");
@@ -208,11 +231,13 @@ class TextDumpPrinter : public DumpPrinter {
   }
 
   void Note(std::string_view text) override {
+    Header();
     out_->Append(text);
     out_->Append('\n');
   }
 
   void PrintProblem(const Problem& p) override {
+    Header();
     // One line, grep-able, like a compiler diagnostic: <file>: position <n>: <severity>: <message> [<check>]
     out_->Append(p.file);
     out_->Append(": position ");
@@ -227,6 +252,12 @@ class TextDumpPrinter : public DumpPrinter {
   }
 
  private:
+  void Header() {
+    if (!header_pending_) return;
+    header_pending_ = false;
+    out_->Append(header_);
+  }
+
   void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded) {
     Output& o = *out_;
     o.Append("| offset: ");
@@ -287,12 +318,15 @@ class TextDumpPrinter : public DumpPrinter {
 
   Output* out_;
   BytesFormat bytes_;
+  bool quiet_empty_files_;
+  std::string header_;
+  bool header_pending_ = false;
 };
 
 }  // namespace
 
-std::unique_ptr<DumpPrinter> MakeTextDumpPrinter(Output* out, BytesFormat bytes) {
-  return std::make_unique<TextDumpPrinter>(out, bytes);
+std::unique_ptr<DumpPrinter> MakeTextDumpPrinter(Output* out, BytesFormat bytes, bool quiet_empty_files) {
+  return std::make_unique<TextDumpPrinter>(out, bytes, quiet_empty_files);
 }
 
 }  // namespace klf::cli
