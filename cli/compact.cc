@@ -181,7 +181,38 @@ int RunCompact(const CompactArgs& a) {
   }
   CollectingSink sink;
   CompactReport report;
-  bool ok = CompactPartition(a.dir, a.out, o, &report, &sink, &error);
+  std::string partition_dir = a.dir;
+  nlohmann::json log_dir_json = nullptr;
+  if (IsLogDir(a.dir)) {
+    // A broker log directory: pick the log the cleaner thread would (grabFilthiestCompactedLog).
+    LogDirChoice choice;
+    if (!ChooseFilthiestLog(a.dir, o, &choice, &sink, &error)) {
+      PrintError("compact", error);
+      return kExitUnreadable;
+    }
+    log_dir_json = nlohmann::json::array();
+    for (size_t i = 0; i < choice.candidates.size(); i++) {
+      const auto& c = choice.candidates[i];
+      log_dir_json.push_back({{"partitionDir", c.partition_dir}, {"cleanableRatio", c.decision.range.cleanable_ratio},
+                              {"cleanableBytes", c.decision.range.cleanable_bytes},
+                              {"wouldClean", c.decision.selected}, {"reason", c.decision.reason},
+                              {"chosen", choice.chosen == i}});
+      if (!a.common.json)
+        std::printf("candidate %s cleanableRatio=%.4f cleanableBytes=%lld wouldClean=%s (%s)%s\n",
+                    c.partition_dir.c_str(), c.decision.range.cleanable_ratio,
+                    (long long)c.decision.range.cleanable_bytes, c.decision.selected ? "true" : "false",
+                    c.decision.reason.c_str(), choice.chosen == i ? " <- chosen" : "");
+    }
+    if (!choice.chosen) {
+      if (a.common.json)
+        std::printf("%s\n", nlohmann::json({{"candidates", log_dir_json}, {"cleanedRange", nullptr}}).dump().c_str());
+      else
+        std::printf("no log to clean in %s\n", a.dir.c_str());
+      return kExitOk;
+    }
+    partition_dir = choice.candidates[*choice.chosen].partition_dir;
+  }
+  bool ok = CompactPartition(partition_dir, a.out, o, &report, &sink, &error);
   for (const Problem& p : sink.problems) {
     if (p.severity == Severity::kInfo && !a.explain) continue;
     std::fprintf(stderr, "klf compact: %s: %s at position %llu: %s\n", SeverityName(p.severity), p.file.c_str(),
@@ -220,6 +251,7 @@ int RunCompact(const CompactArgs& a) {
     j["segments"] = report.passes.empty() ? nlohmann::json::array() : passes.back()["segments"];
     j["wouldClean"] = !report.passes.empty() && report.passes[0].decision.selected;
     j["passes"] = passes;
+    if (!log_dir_json.is_null()) j["candidates"] = log_dir_json;
     nlohmann::json problems = nlohmann::json::array();
     for (const Problem& p : sink.problems)
       problems.push_back({{"file", p.file}, {"position", p.position}, {"check", p.check}, {"message", p.message},
@@ -243,7 +275,9 @@ Command AddCompactCommand(CLI::App* parent) {
       "ratio, lags, checkpoint reset), the offset map, every keep/remove decision, grouping, re-encoding,\n"
       "rebuilt indexes and the new cleaner checkpoint. --out receives <topic>-<partition>/ and the\n"
       "log-dir checkpoint files. The input is never modified.");
-  app->add_option("PARTITION_DIR", args->dir, "partition directory <topic>-<partition> (never modified)")->required();
+  app->add_option("PARTITION_DIR", args->dir,
+                  "partition directory <topic>-<partition>, or a broker log directory (the log a cleaner thread "
+                  "would pick is cleaned); never modified")->required();
   app->add_option("--out", args->out, "output log directory (complete or absent)")->required();
   app->add_option("--now", args->now, "the clock in ms since the epoch (default: the current time)");
   app->add_option("--config", args->configs,

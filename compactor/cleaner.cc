@@ -718,4 +718,48 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
   return true;
 }
 
+bool IsLogDir(const std::string& path) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(path, ec)) {
+    std::string n = e.path().filename().string();
+    if (e.is_regular_file() && n.size() == 24 && n.compare(20, 4, ".log") == 0) return false;
+  }
+  for (const auto& e : fs::directory_iterator(path, ec))
+    if (e.is_directory() && ParsePartitionDirName(e.path().filename().string())) return true;
+  return false;
+}
+
+bool ChooseFilthiestLog(const std::string& log_dir, const CompactOptions& options, LogDirChoice* choice,
+                        ProblemSink* sink, std::string* error) {
+  std::error_code ec;
+  std::vector<std::string> dirs;
+  for (const auto& e : fs::directory_iterator(log_dir, ec))
+    if (e.is_directory() && ParsePartitionDirName(e.path().filename().string())) dirs.push_back(e.path().string());
+  if (ec) {
+    *error = log_dir + ": cannot list directory: " + ec.message();
+    return false;
+  }
+  std::sort(dirs.begin(), dirs.end());
+  std::vector<CleaningDecision> decisions;
+  for (const auto& d : dirs) {
+    PartitionLog log;
+    std::string e;
+    if (!LoadPartitionLog(d, options.config, options.now, options.high_watermark, &log, sink, &e)) {
+      if (sink) sink->Report(Problem{Severity::kWarning, d, 0, "uncleanable", "skipped: " + e});
+      continue;
+    }
+    choice->candidates.push_back(LogDirCandidate{d, DecideCleaning(log.summary, options.config, options.now)});
+    decisions.push_back(choice->candidates.back().decision);
+  }
+  choice->chosen = GrabFilthiest(decisions);
+  if (!choice->chosen && !options.only_if_eligible) {
+    for (size_t i = 0; i < decisions.size(); i++) {
+      if (decisions[i].range.cleanable_bytes <= 0) continue;
+      if (!choice->chosen || decisions[i].range.cleanable_ratio > decisions[*choice->chosen].range.cleanable_ratio)
+        choice->chosen = i;
+    }
+  }
+  return true;
+}
+
 }  // namespace klf

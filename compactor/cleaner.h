@@ -110,6 +110,24 @@ struct CompactReport {
   std::vector<PassReport> passes;
 };
 
+// A broker log directory: LogCleanerManager.grabFilthiestCompactedLog over its partitions (spec §2.5).
+struct LogDirCandidate {
+  std::string partition_dir;
+  CleaningDecision decision;
+};
+struct LogDirChoice {
+  std::vector<LogDirCandidate> candidates;  // every partition directory with segments, by name
+  // The eligible log with the largest dirty ratio; without `only_if_eligible`, if none is eligible,
+  // the one with the largest ratio that has something to clean.
+  std::optional<size_t> chosen;
+};
+// Returns false only when the directory cannot be listed; partitions that fail to load are reported
+// and skipped (Kafka marks them uncleanable).
+bool ChooseFilthiestLog(const std::string& log_dir, const CompactOptions& options, LogDirChoice* choice,
+                        ProblemSink* sink, std::string* error);
+// True when `path` holds partition directories rather than segments.
+bool IsLogDir(const std::string& path);
+
 // Runs the pipeline above from `partition_dir` (left untouched) into `out_dir`, which receives
 // `<topic>-<partition>/` and the log-dir checkpoint files. Returns false with *error on bad input
 // (corruption where the cleaner reads: Kafka would mark the partition uncleanable) or I/O failure;

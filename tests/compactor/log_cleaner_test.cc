@@ -44,11 +44,11 @@ constexpr int64_t kNow = 1700000000000;  // MockTime's "now" in these scenarios
 // order, transactional batches opening transactions, markers closing them and indexing aborts.
 class TestLog {
  public:
-  explicit TestLog(fs::path log_dir) : log_dir_(std::move(log_dir)) {
+  explicit TestLog(fs::path log_dir, std::string name = "t-0") : log_dir_(std::move(log_dir)), name_(std::move(name)) {
     fs::create_directories(dir());
     segments_[0];
   }
-  fs::path dir() const { return log_dir_ / "t-0"; }
+  fs::path dir() const { return log_dir_ / name_; }
   int64_t end() const { return next_; }
 
   // record(k, v [, pid, epoch, seq]): one uncompressed batch, timestamp -1 (cleaner-tests.md §0).
@@ -163,6 +163,7 @@ class TestLog {
   }
 
   fs::path log_dir_;
+  std::string name_;
   std::map<int64_t, Segment> segments_;
   std::map<int64_t, int32_t> next_seq_;
   std::map<int64_t, int64_t> open_;  // pid -> first offset of its open transaction
@@ -563,6 +564,43 @@ TEST_F(LogCleanerTest, PassesWithIntervalRemoveTombstones) {
   Observed ob = Observe(out / "t-0");
   EXPECT_EQ(ob.keys, (Keys{1, 2, 99}));
   EXPECT_EQ(ob.last_offsets, (Offsets{2, 3, 4}));
+}
+
+// LogCleanerManagerTest #2/#5 over a log directory: setupIncreasinglyFilthyLogs — log i has 20 + 5i
+// single-record batches rolled every 5; with checkpoints at 20 the dirtiest (30 batches) is chosen;
+// a log without cleanable bytes is never chosen.
+TEST_F(LogCleanerTest, GrabFilthiestOfLogDir) {
+  fs::path dir = root_ / "logdir";
+  std::vector<OffsetCheckpointEntry> checkpoints;
+  for (int i = 0; i < 3; i++) {
+    std::string name = "t-" + std::to_string(i);
+    TestLog log(dir, name);
+    for (int b = 0; b < 20 + 5 * i; b++) {
+      if (b > 0 && b % 5 == 0) log.Roll();
+      log.Record(b, b, -1, -1, -1, false, kNow);
+    }
+    log.Roll();
+    log.Write();
+    checkpoints.push_back(OffsetCheckpointEntry{TopicPartition{"t", i}, 20});
+  }
+  WriteAll(dir / "cleaner-offset-checkpoint", EncodeOffsetCheckpoint(checkpoints));
+  CompactOptions o;
+  o.config = config_;
+  o.config.min_cleanable_ratio = 0.05;
+  o.now = kNow;
+  o.only_if_eligible = true;
+  LogDirChoice choice;
+  CollectingSink sink;
+  std::string error;
+  ASSERT_TRUE(IsLogDir(dir.string()));
+  ASSERT_FALSE(IsLogDir((dir / "t-0").string()));
+  ASSERT_TRUE(ChooseFilthiestLog(dir.string(), o, &choice, &sink, &error)) << error;
+  ASSERT_EQ(choice.candidates.size(), 3u);
+  ASSERT_TRUE(choice.chosen.has_value());
+  EXPECT_EQ(fs::path(choice.candidates[*choice.chosen].partition_dir).filename(), "t-2");
+  EXPECT_EQ(choice.candidates[0].decision.range.cleanable_bytes, 0);  // 20 batches, checkpoint 20
+  EXPECT_FALSE(choice.candidates[0].decision.selected);
+  EXPECT_GT(choice.candidates[2].decision.range.cleanable_ratio, choice.candidates[1].decision.range.cleanable_ratio);
 }
 
 // The input directory is never written: contents and mtimes are unchanged after a round.
