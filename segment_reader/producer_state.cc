@@ -91,7 +91,7 @@ ProducerStateEntry& ProducerStateManager::EntryFor(int64_t producer_id) {
   // ProducerStateEntry.empty: epoch -1, coordinator epoch -1, timestamp -1, no transaction.
   ProducerStateEntry e;
   e.producer_id = producer_id;
-  insertion_order_.push_back(producer_id);
+  hash_order_.Put(producer_id);
   return producers_.emplace(producer_id, std::move(e)).first->second;
 }
 
@@ -227,7 +227,7 @@ void ProducerStateManager::LoadSnapshot(const ProducerSnapshot& snapshot, int64_
   for (const ProducerSnapshotEntry& e : snapshot.entries) {
     ProducerStateEntry entry = ProducerStateEntry::FromSnapshotEntry(e);
     if (IsProducerExpired(entry, current_time_ms)) continue;
-    if (!producers_.count(e.producer_id)) insertion_order_.push_back(e.producer_id);
+    hash_order_.Put(e.producer_id);
     if (entry.current_txn_first_offset) {
       ongoing_txns_[*entry.current_txn_first_offset] =
           TxnMetadata{e.producer_id, *entry.current_txn_first_offset, std::nullopt};
@@ -238,7 +238,7 @@ void ProducerStateManager::LoadSnapshot(const ProducerSnapshot& snapshot, int64_
 
 void ProducerStateManager::TruncateFullyAndStartAt(int64_t offset) {
   producers_.clear();
-  insertion_order_.clear();
+  hash_order_.Clear();
   ongoing_txns_.clear();
   completed_.clear();
   map_end_offset_ = offset;
@@ -250,20 +250,17 @@ bool ProducerStateManager::IsProducerExpired(const ProducerStateEntry& entry, in
 }
 
 void ProducerStateManager::RemoveExpiredProducers(int64_t current_time_ms) {
-  std::vector<int64_t> kept;
-  for (int64_t pid : insertion_order_) {
+  for (int64_t pid : hash_order_.Keys()) {
     if (IsProducerExpired(producers_.at(pid), current_time_ms)) {
       producers_.erase(pid);
-    } else {
-      kept.push_back(pid);
+      hash_order_.Remove(pid);
     }
   }
-  insertion_order_ = std::move(kept);
 }
 
 std::vector<ProducerSnapshotEntry> ProducerStateManager::SnapshotEntries() const {
   std::vector<ProducerSnapshotEntry> out;
-  for (int64_t pid : JavaHashMapOrder(insertion_order_)) out.push_back(producers_.at(pid).ToSnapshotEntry());
+  for (int64_t pid : hash_order_.Keys()) out.push_back(producers_.at(pid).ToSnapshotEntry());
   return out;
 }
 

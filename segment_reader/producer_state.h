@@ -148,7 +148,9 @@ class ProducerStateManager {
 
   ProducerStateOptions options_;
   std::map<int64_t, ProducerStateEntry> producers_;
-  std::vector<int64_t> insertion_order_;  // for the Java HashMap iteration order
+  // The producers map's key order as Java's HashMap keeps it (never shrinks, keeps bucket order
+  // through removals and clear()), which writeSnapshot iterates.
+  JavaLongHashMapOrder hash_order_;
   std::map<int64_t, TxnMetadata> ongoing_txns_;
   std::vector<CompletedTxn> completed_;
   int64_t map_end_offset_ = 0;

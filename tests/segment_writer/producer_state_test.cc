@@ -180,6 +180,27 @@ TEST(ProducerState, ExpirationNeverRemovesAnOpenTransaction) {
   EXPECT_NE(state.Find(3), nullptr);
 }
 
+TEST(ProducerState, SnapshotOrderKeepsTheGrownHashMapCapacity) {
+  // 13 producers grow Java's HashMap to 32 buckets; it never shrinks when 11 of them expire. Then
+  // pid 1 (bucket 1) iterates before pid 17 (bucket 17), although 17 was inserted first; a fresh
+  // 16-bucket map would put both in bucket 1 in insertion order (17, 1).
+  Log log;
+  int64_t offset = 0;
+  log.Data(offset++, 17, 0, 0, false, 9000);
+  for (int64_t pid = 2; pid <= 12; ++pid) log.Data(offset++, pid, 0, 0, false, 1000);
+  log.Data(offset++, 1, 0, 0, false, 9000);
+  ProducerStateOptions o;
+  o.producer_id_expiration_ms = 5000;
+  ProducerStateManager state(o);
+  NullSink sink;
+  log.ApplyTo(&state, &sink);
+  state.RemoveExpiredProducers(9000);
+  auto entries = state.SnapshotEntries();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].producer_id, 1);
+  EXPECT_EQ(entries[1].producer_id, 17);
+}
+
 TEST(ProducerState, SnapshotLoadDropsExpiredProducers) {
   ProducerSnapshot snap;
   snap.offset = 10;
