@@ -150,6 +150,7 @@ class Dumper : public ProblemSink {
   }
 
   bool Overlaps(int64_t first, int64_t last) const { return last >= from_ && first <= to_; }
+  bool has_range() const { return from_ != kMinOffset || to_ != kMaxOffset; }
 
   void DumpPath(const std::string& path) {
     PathInfo info = ClassifyPath(path);
@@ -217,7 +218,11 @@ class Dumper : public ProblemSink {
         if (out_->failed()) return;
       }
     }
-    for (const auto& [offset, e] : dir.producer_snapshots) DumpFile(e.path, e.info);
+    for (const auto& [offset, e] : dir.producer_snapshots) {
+      // A snapshot at N is the producer state below N: with --offsets A:B, those at A..B+1 describe
+      // the range (B+1: just after it).
+      if (!has_range() || (offset >= from_ && (to_ == kMaxOffset || offset <= to_ + 1))) DumpFile(e.path, e.info);
+    }
     for (const KraftSnapshotFile& s : dir.kraft_snapshots) DumpFile(s.file.path, s.file.info);
     if (dir.leader_epoch_checkpoint_file) DumpFile(dir.leader_epoch_checkpoint_file->path, dir.leader_epoch_checkpoint_file->info);
     if (dir.partition_metadata_file) DumpFile(dir.partition_metadata_file->path, dir.partition_metadata_file->info);
@@ -313,7 +318,7 @@ class Dumper : public ProblemSink {
     std::unique_ptr<MappedFile> file = MappedFile::Open(path, &error);
     if (!file) return Unreadable(error);
     printer_->BeginFile(path, name);
-    if (file->size() == 0) printer_->Note(path + " is empty.");
+    if (file->size() == 0 && !has_range()) printer_->Note(path + " is empty.");
     int64_t base = name.offset.value_or(0);
     switch (name.kind) {
       case FileKind::kOffsetIndex: {
@@ -357,7 +362,7 @@ class Dumper : public ProblemSink {
   }
 
   void NoteUnusedSlots(uint64_t slots, int entry_size) {
-    if (slots == 0) return;
+    if (slots == 0 || has_range()) return;
     printer_->Note("(" + std::to_string(slots) + " zero-filled preallocated slots, " +
                    std::to_string(slots * uint64_t(entry_size)) + " bytes, after the last entry)");
   }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make demo`: the bundled three-replica incident "aborted-to-committed", shown with klf dump.
+# `make demo`: the bundled three-replica incident "aborted-to-committed", shown with klf dump and
+# explained by klf diff.
 #
 # Usage: scripts/demo.sh path/to/klf
 # The fixture (written by Kafka's own code, see ../shared/fixtures/README.md) is copied to a temporary
@@ -44,14 +45,15 @@ say "klf demo: one partition (foo-0), three brokers, and a transaction that was 
     "     an open transaction, so that COMMIT closes it: on broker 2 the poison is committed, and" \
     "     read_committed consumers fetching from broker 2 will see it." \
     "" \
-    "Below: 'klf dump --records' of each broker's copy of foo-0 (segments, indexes, producer snapshots," \
-    "checkpoints), in the line format of kafka-dump-log.sh."
+    "Below: each broker's copy of foo-0 around the transaction (offsets 40-50), with 'klf dump'" \
+    "(kafka-dump-log.sh's line format; producer snapshots and checkpoints included; drop --offsets for" \
+    "everything), then what 'klf diff' makes of the three copies."
 rule
 
 for b in broker1 broker2 broker3; do
-  say "" "\$ klf dump --records incident/$b/foo-0"
+  say "" "\$ klf dump --records --offsets 40:50 incident/$b/foo-0"
   # Exit 1 would mean damage was found; this fixture has none, but show the dump regardless.
-  "$KLF" dump --records "incident/$b/foo-0" || true
+  "$KLF" dump --records --offsets 40:50 "incident/$b/foo-0" || true
 done
 
 say "" ""
@@ -79,13 +81,20 @@ for b in broker1 broker2 broker3; do
   fi
 done
 
+say "" ""
+rule
+say "\$ klf diff incident/broker1/foo-0 incident/broker2/foo-0 incident/broker3/foo-0"
+rule
+# diff exits 1 when it finds a divergence, which is the point here.
+"$KLF" diff incident/broker1/foo-0 incident/broker2/foo-0 incident/broker3/foo-0 || true
+
 say ""
 rule
 say "The replicas have diverged for good: no later compaction or fetch will bring the ABORT back to" \
     "broker 2. This is one of four such divergences klf looks for (lost tombstone, lost ABORT, lost" \
     "COMMIT, lost COMMIT plus its empty batch pinning the last stable offset)." \
     "" \
-    "Next steps (planned commands, see README.md): 'klf diff' names this as lost_abort with evidence," \
-    "'klf repair' writes a corrected copy of broker 2, 'klf lso' explains a pinned LSO." \
+    "More: 'klf diff --json' or '--html FILE' for the same findings as data or a report, 'klf verify" \
+    "incident/broker2' to check every file, 'klf compact' to run Kafka's cleaner offline on a copy." \
     "The fixture was copied to $WORK and is deleted on exit; the originals were never opened for writing."
 rule
