@@ -1,0 +1,421 @@
+// klf-bench: the data generator and whole-process workloads behind scripts/bench.sh and
+// docs/PERFORMANCE.md. Not part of klf itself.
+//
+//   klf-bench gen --out DIR --bytes N [--codec none|lz4|zstd] [--live F] [--segment-bytes N] [--seed S]
+//       Writes a partition directory DIR (named <topic>-<partition>, created) of N bytes of v2 batches
+//       through segment_writer's PartitionWriter (indexes, producer snapshots, leader-epoch checkpoint),
+//       deterministic for a seed: keyed records of 100-500 bytes (key + value + headers) with JSON-like
+//       values, batches of 4-16 KiB of records (a producer's batch.size), 4 idempotent producers.
+//       --live F: the key space is sized so that about F of the records are the latest for their key
+//       (F = 0.1: a compaction keeps ~10%); without it keys are (practically) unique.
+//   klf-bench floor FILE       read(2) in 4 MiB chunks, walk batch headers, CRC-32C every batch
+//   klf-bench decode FILE      LogReader + RecordDecoder over the mapped file, every record parsed
+//   klf-bench write --in LOG --out DIR [--no-sync] [--chunk-bytes N]
+//       Writes LOG's batches as a new segment through SegmentWriter (offset/time index entries by
+//       index.interval.bytes, trimmed index files, fsync, rename), one Append per batch (as recovery
+//       and a leader's per-request appends) or per chunk of N bytes of whole batches. --no-sync makes
+//       fsync a no-op, to compare with a plain `cp`.
+// Every command prints one JSON line with what it did and its in-process time.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/workloads.h"
+#include "segment_reader/batch.h"
+#include "segment_reader/file.h"
+#include "segment_writer/batch_builder.h"
+#include "segment_writer/file_writer.h"
+#include "segment_writer/segment_writer.h"
+
+namespace klf::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "klf-bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// splitmix64: a tiny generator whose output is the same on every platform and standard library
+// (std::uniform_int_distribution is not specified bit for bit).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  uint64_t Uniform(uint64_t lo, uint64_t hi) { return lo + Next() % (hi - lo + 1); }  // [lo, hi]
+
+ private:
+  uint64_t s_;
+};
+
+const char* const kWords[] = {
+    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
+    "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango", "uniform", "victor",
+    "whiskey", "xray", "yankee", "zulu", "checkout", "cart", "payment", "shipping", "refund", "login",
+    "logout", "search", "click", "view", "mobile", "desktop", "tablet", "eu-west-1", "us-east-1",
+    "ap-south-1", "premium", "basic", "trial", "visa", "mastercard", "paypal", "EUR", "USD", "GBP"};
+constexpr size_t kNumWords = sizeof(kWords) / sizeof(kWords[0]);
+
+// One record's bytes, reused across records.
+struct RecordBuf {
+  std::string key, value, header_value;
+  RecordHeader header;
+};
+
+void MakeRecord(Rng* rng, uint64_t key_id, int64_t ts, RecordBuf* r, bool* has_header) {
+  char k[32];
+  std::snprintf(k, sizeof(k), "user-%010llu", static_cast<unsigned long long>(key_id));
+  r->key = k;
+  *has_header = rng->Uniform(0, 9) < 3;  // ~30% of records carry a trace header
+  size_t header_bytes = 0;
+  if (*has_header) {
+    char h[40];
+    std::snprintf(h, sizeof(h), "%016llx%016llx", static_cast<unsigned long long>(rng->Next()),
+                  static_cast<unsigned long long>(rng->Next()));
+    r->header_value = h;
+    header_bytes = 8 + r->header_value.size();  // "trace-id" + value
+  }
+  // key + value + headers between 100 and 500 bytes.
+  size_t total = rng->Uniform(100, 500);
+  size_t value_len = total > r->key.size() + header_bytes + 16 ? total - r->key.size() - header_bytes : 16;
+  std::string& v = r->value;
+  v.clear();
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "{\"user\":\"%s\",\"ts\":%lld,\"event\":\"%s\",\"session\":\"%08llx\",\"region\":\"%s\","
+                "\"amount\":%llu.%02llu,\"currency\":\"%s\",\"note\":\"",
+                k, static_cast<long long>(ts), kWords[rng->Next() % kNumWords],
+                static_cast<unsigned long long>(rng->Next() & 0xffffffffu), kWords[rng->Next() % kNumWords],
+                static_cast<unsigned long long>(rng->Uniform(1, 999)),
+                static_cast<unsigned long long>(rng->Uniform(0, 99)), kWords[48 + rng->Next() % 3]);
+  v = buf;
+  while (v.size() + 2 < value_len) {
+    v += kWords[rng->Next() % kNumWords];
+    v += ' ';
+  }
+  v.resize(value_len - 2);
+  v += "\"}";
+}
+
+Compression ParseCodec(const std::string& s) {
+  if (s == "none") return Compression::kNone;
+  if (s == "lz4") return Compression::kLz4;
+  if (s == "zstd") return Compression::kZstd;
+  if (s == "gzip") return Compression::kGzip;
+  if (s == "snappy") return Compression::kSnappy;
+  Die("unknown codec " + s);
+}
+
+struct GenOptions {
+  std::string out;
+  uint64_t bytes = 256u << 20;
+  Compression codec = Compression::kNone;
+  double live = 0;  // 0: unique keys
+  int64_t segment_bytes = int64_t(1) << 30;
+  uint64_t seed = 42;
+};
+
+// Produces batches into `out` until it holds at least `target` bytes (or `max_records` records).
+class BatchSource {
+ public:
+  BatchSource(const GenOptions& o, uint64_t key_space) : o_(o), rng_(o.seed), key_space_(key_space) {}
+
+  // Appends one batch to *out; returns its record count.
+  int AppendBatch(std::string* out) {
+    size_t batch_target = rng_.Uniform(4096, 16384);
+    size_t bytes = 0;
+    inputs_.clear();
+    bufs_.resize(0);
+    // Records are built into stable buffers first (RecordInput holds views).
+    std::vector<bool> has_header;
+    while (bytes < batch_target || inputs_.empty()) {
+      if (bufs_.size() <= inputs_.size()) bufs_.resize(inputs_.size() + 1);
+      RecordBuf& b = bufs_[inputs_.size()];
+      bool hh = false;
+      uint64_t key_id = key_space_ == 0 ? rng_.Next() % 10000000000ull : rng_.Next() % key_space_;
+      MakeRecord(&rng_, key_id, ts_, &b, &hh);
+      b.header.key = AsBytes("trace-id");
+      b.header.value = AsBytes(b.header_value);
+      RecordInput in;
+      in.offset = next_offset_ + int64_t(inputs_.size());
+      in.timestamp = ts_++;
+      in.key = AsBytes(b.key);
+      in.value = AsBytes(b.value);
+      has_header.push_back(hh);
+      inputs_.push_back(in);
+      bytes += b.key.size() + b.value.size() + (hh ? 8 + b.header_value.size() : 0);
+    }
+    for (size_t i = 0; i < inputs_.size(); i++) {
+      if (has_header[i]) inputs_[i].headers = std::span<const RecordHeader>(&bufs_[i].header, 1);
+    }
+    int producer = int(batch_index_++ % 4);
+    V2BatchOptions bo;
+    bo.base_offset = next_offset_;
+    bo.partition_leader_epoch = 3;
+    bo.compression = o_.codec;
+    bo.producer_id = 1000 + producer;
+    bo.producer_epoch = 0;
+    bo.base_sequence = sequence_[producer];
+    std::string error;
+    BuiltBatch built;
+    if (!AppendV2Batch(bo, inputs_, out, &built, &error)) Die("AppendV2Batch: " + error);
+    sequence_[producer] += int32_t(inputs_.size());
+    next_offset_ += int64_t(inputs_.size());
+    record_bytes_ += bytes;
+    return int(inputs_.size());
+  }
+  int64_t next_offset() const { return next_offset_; }
+  uint64_t record_bytes() const { return record_bytes_; }
+
+ private:
+  GenOptions o_;
+  Rng rng_;
+  uint64_t key_space_;
+  int64_t next_offset_ = 0;
+  int64_t ts_ = 1760000000000;
+  uint64_t batch_index_ = 0;
+  int32_t sequence_[4] = {0, 0, 0, 0};
+  uint64_t record_bytes_ = 0;
+  std::vector<RecordInput> inputs_;
+  std::vector<RecordBuf> bufs_;
+};
+
+int Gen(const GenOptions& o) {
+  auto t0 = Clock::now();
+  uint64_t key_space = 0;
+  if (o.live > 0) {
+    // Estimate records per byte for this codec from a sample, then size the key space so that about
+    // `live` of the records are the last of their key (uniformly drawn keys; each key is drawn ~1/live
+    // times, so practically every key of the space appears).
+    BatchSource sample(o, 1000000);
+    std::string s;
+    while (s.size() < (8u << 20)) sample.AppendBatch(&s);
+    double records = double(o.bytes) * double(sample.next_offset()) / double(s.size());
+    key_space = std::max<uint64_t>(1, uint64_t(records * o.live));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(o.out, ec);
+  if (ec) Die(o.out + ": " + ec.message());
+  if (!std::filesystem::is_empty(o.out)) Die(o.out + ": not empty");
+  PartitionWriterOptions pwo;
+  pwo.config.segment_bytes = o.segment_bytes;
+  std::string error;
+  auto writer = PartitionWriter::Create(Env::Default(), o.out, pwo, &error);
+  if (!writer) Die(error);
+  BatchSource src(o, key_space);
+  uint64_t written = 0;
+  std::string chunk;
+  while (written < o.bytes) {
+    chunk.clear();
+    while (chunk.size() < (1u << 20) && written + chunk.size() < o.bytes) src.AppendBatch(&chunk);
+    if (!writer->AppendEntries(AsBytes(chunk), AppendGranularity::kPerBatch, &error)) Die(error);
+    written += chunk.size();
+  }
+  if (!writer->Close(&error)) Die(error);
+  std::printf(
+      "{\"command\": \"gen\", \"out\": \"%s\", \"codec\": \"%s\", \"bytes\": %llu, \"records\": %lld, "
+      "\"recordBytes\": %llu, \"keySpace\": %llu, \"seconds\": %.3f}\n",
+      o.out.c_str(), CompressionName(o.codec), static_cast<unsigned long long>(written),
+      static_cast<long long>(src.next_offset()), static_cast<unsigned long long>(src.record_bytes()),
+      static_cast<unsigned long long>(key_space), SecondsSince(t0));
+  return 0;
+}
+
+void PrintWalk(const char* command, const std::string& file, const WalkResult& r, double seconds) {
+  std::printf(
+      "{\"command\": \"%s\", \"file\": \"%s\", \"bytes\": %llu, \"batches\": %llu, \"records\": %llu, "
+      "\"badCrc\": %llu, \"ok\": %s, \"seconds\": %.4f, \"MBps\": %.1f, \"checksum\": %llu}\n",
+      command, file.c_str(), static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.batches),
+      static_cast<unsigned long long>(r.records), static_cast<unsigned long long>(r.bad_crc),
+      r.ok ? "true" : "false", seconds, double(r.bytes) / 1e6 / seconds, static_cast<unsigned long long>(r.checksum));
+}
+
+int Floor(const std::string& file) {
+  auto t0 = Clock::now();
+  WalkResult r = FloorStream(file);
+  PrintWalk("floor", file, r, SecondsSince(t0));
+  return r.ok && r.bad_crc == 0 ? 0 : 1;
+}
+
+int Decode(const std::string& file) {
+  auto t0 = Clock::now();
+  std::string error;
+  auto f = MappedFile::Open(file, &error);
+  if (!f) Die(error);
+  f->AdviseSequential();
+  WalkResult r = DecodeAll(file, f->data());
+  PrintWalk("decode", file, r, SecondsSince(t0));
+  return r.ok && r.bad_crc == 0 ? 0 : 1;
+}
+
+// Env whose files never fsync (everything else forwarded): isolates the writer's own cost.
+class NoSyncFile : public WritableFile {
+ public:
+  explicit NoSyncFile(std::unique_ptr<WritableFile> base) : base_(std::move(base)) {}
+  bool Append(Bytes data, std::string* error) override { return base_->Append(data, error); }
+  bool Sync(std::string*) override { return true; }
+  bool Close(std::string* error) override { return base_->Close(error); }
+  const std::string& path() const override { return base_->path(); }
+
+ private:
+  std::unique_ptr<WritableFile> base_;
+};
+
+class NoSyncEnv : public Env {
+ public:
+  explicit NoSyncEnv(Env* base) : base_(base) {}
+  std::unique_ptr<WritableFile> NewWritableFile(const std::string& path, std::string* error) override {
+    auto f = base_->NewWritableFile(path, error);
+    if (!f) return nullptr;
+    return std::make_unique<NoSyncFile>(std::move(f));
+  }
+  bool RenameFile(const std::string& a, const std::string& b, std::string* e) override { return base_->RenameFile(a, b, e); }
+  bool RemoveFile(const std::string& p, std::string* e) override { return base_->RemoveFile(p, e); }
+  bool CreateDir(const std::string& p, std::string* e) override { return base_->CreateDir(p, e); }
+  bool CreateUniqueDir(const std::string& prefix, std::string* p, std::string* e) override {
+    return base_->CreateUniqueDir(prefix, p, e);
+  }
+  bool RemoveDirRecursively(const std::string& p, std::string* e) override { return base_->RemoveDirRecursively(p, e); }
+  bool SyncDir(const std::string&, std::string*) override { return true; }
+  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
+  bool IsNonEmptyDir(const std::string& p) override { return base_->IsNonEmptyDir(p); }
+  bool SetMtimeMs(const std::string& p, int64_t ms, std::string* e) override { return base_->SetMtimeMs(p, ms, e); }
+
+ private:
+  Env* base_;
+};
+
+int Write(const std::string& in, const std::string& out, bool no_sync, uint64_t chunk_bytes) {
+  auto t0 = Clock::now();
+  std::string error;
+  auto f = MappedFile::Open(in, &error);
+  if (!f) Die(error);
+  f->AdviseSequential();
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) Die(out + ": " + ec.message());
+  NoSyncEnv no_sync_env(Env::Default());
+  Env* env = no_sync ? static_cast<Env*>(&no_sync_env) : Env::Default();
+  // The input's batches are trusted here (our generator wrote and CRC-checked them): framing only, as
+  // a writer handed encoded batches by a builder or a fetch.
+  CollectingSink sink;
+  ReadOptions ro;
+  ro.verify_crc = false;
+  ro.resync = false;
+  LogReader reader(in, f->data(), &sink, ro);
+  BatchView b;
+  std::unique_ptr<SegmentWriter> seg;
+  LogConfig config;
+  config.segment_bytes = std::numeric_limits<int32_t>::max();
+  std::vector<BatchHeader> pending;
+  uint64_t chunk_start = 0, chunk_end = 0, batches = 0;
+  auto flush = [&]() {
+    if (pending.empty()) return;
+    Bytes chunk = f->data().subspan(chunk_start, chunk_end - chunk_start);
+    if (!seg->Append(chunk, ChunkInfoOf(pending), &error)) Die(error);
+    pending.clear();
+  };
+  while (reader.Next(&b)) {
+    if (!seg) {
+      seg = SegmentWriter::Create(env, out, b.header.base_offset, config, &error);
+      if (!seg) Die(error);
+    }
+    if (pending.empty()) chunk_start = b.header.position;
+    pending.push_back(b.header);
+    chunk_end = b.header.position + b.header.size_in_bytes;
+    batches++;
+    if (chunk_end - chunk_start >= chunk_bytes) flush();
+  }
+  flush();
+  if (!sink.problems.empty()) Die(sink.problems.front().message);
+  if (!seg) Die(in + ": no batches");
+  if (!seg->Close(&error)) Die(error);
+  double s = SecondsSince(t0);
+  std::printf(
+      "{\"command\": \"write\", \"in\": \"%s\", \"out\": \"%s\", \"sync\": %s, \"bytes\": %llu, \"batches\": %llu, "
+      "\"indexEntries\": %zu, \"timeIndexEntries\": %zu, \"seconds\": %.3f, \"MBps\": %.1f}\n",
+      in.c_str(), out.c_str(), no_sync ? "false" : "true", static_cast<unsigned long long>(seg->size()),
+      static_cast<unsigned long long>(batches), seg->offset_index().size(), seg->time_index().size(), s,
+      double(seg->size()) / 1e6 / s);
+  return 0;
+}
+
+uint64_t ParseSize(const std::string& s) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  std::string unit = end;
+  if (unit == "" || unit == "B") return uint64_t(v);
+  if (unit == "K" || unit == "KiB") return uint64_t(v * 1024);
+  if (unit == "M" || unit == "MiB") return uint64_t(v * 1024 * 1024);
+  if (unit == "G" || unit == "GiB") return uint64_t(v * 1024 * 1024 * 1024);
+  Die("bad size " + s);
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: klf-bench gen --out DIR --bytes N [--codec none|lz4|zstd] [--live F] [--segment-bytes N] "
+               "[--seed S]\n"
+               "       klf-bench floor FILE | decode FILE\n"
+               "       klf-bench write --in LOG --out DIR [--no-sync] [--chunk-bytes N]\n");
+  return 2;
+}
+
+}  // namespace
+}  // namespace klf::bench
+
+int main(int argc, char** argv) {
+  using namespace klf::bench;
+  if (argc < 3) return Usage();
+  std::string cmd = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  auto value = [&](size_t* i) -> std::string {
+    if (*i + 1 >= args.size()) Die(args[*i] + " needs a value");
+    return args[++*i];
+  };
+  if (cmd == "floor") return Floor(args[0]);
+  if (cmd == "decode") return Decode(args[0]);
+  if (cmd == "gen") {
+    GenOptions o;
+    for (size_t i = 0; i < args.size(); i++) {
+      if (args[i] == "--out") o.out = value(&i);
+      else if (args[i] == "--bytes") o.bytes = ParseSize(value(&i));
+      else if (args[i] == "--codec") o.codec = ParseCodec(value(&i));
+      else if (args[i] == "--live") o.live = std::atof(value(&i).c_str());
+      else if (args[i] == "--segment-bytes") o.segment_bytes = int64_t(ParseSize(value(&i)));
+      else if (args[i] == "--seed") o.seed = std::strtoull(value(&i).c_str(), nullptr, 10);
+      else return Usage();
+    }
+    if (o.out.empty()) return Usage();
+    return Gen(o);
+  }
+  if (cmd == "write") {
+    std::string in, out;
+    bool no_sync = false;
+    uint64_t chunk = 0;  // 0: one Append per batch
+    for (size_t i = 0; i < args.size(); i++) {
+      if (args[i] == "--in") in = value(&i);
+      else if (args[i] == "--out") out = value(&i);
+      else if (args[i] == "--no-sync") no_sync = true;
+      else if (args[i] == "--chunk-bytes") chunk = ParseSize(value(&i));
+      else return Usage();
+    }
+    if (in.empty() || out.empty()) return Usage();
+    return Write(in, out, no_sync, chunk);
+  }
+  return Usage();
+}
