@@ -32,6 +32,7 @@ struct CompactArgs {
   std::string mode = "uncoordinated";
   std::vector<std::string> replicas;
   std::optional<int64_t> high_watermark;
+  std::optional<int64_t> first_dirty_offset;
   CommonOptions common;
 };
 
@@ -175,6 +176,7 @@ int RunCompact(const CompactArgs& a) {
   o.explain = a.explain;
   o.force = a.force;
   o.high_watermark = a.high_watermark;
+  o.first_dirty_offset = a.first_dirty_offset;
   if (a.passes < 1) {
     PrintError("compact", "--passes must be at least 1");
     return kExitUsage;
@@ -294,6 +296,9 @@ Command AddCompactCommand(CLI::App* parent) {
                   "advance the clock by this much before each further pass (default 0)");
   app->add_option("--high-watermark", args->high_watermark,
                   "the high watermark (default: replication-offset-checkpoint capped at the log end)");
+  app->add_option("--first-dirty-offset", args->first_dirty_offset,
+                  "use this instead of the cleaner-offset-checkpoint for the first pass (reset to the log start "
+                  "if outside the log, as Kafka does)");
   app->add_option("--mode", args->mode, "uncoordinated (Kafka's cleaner; default) or coordinated");
   app->add_option("--replica", args->replicas, "other replicas' partition directories (--mode coordinated)");
   app->add_flag("--explain", args->explain, "list every batch and record: kept or removed, and the rule");

@@ -601,6 +601,7 @@ bool RunPass(const std::string& partition_dir, const CompactOptions& options, Pa
   for (const auto& [pid, p] : log.producers) report->active_producers.push_back(pid);
   report->expired_producers = log.expired_producers;
   report->cleaner_checkpoint_before = log.summary.cleaner_checkpoint;
+  if (options.first_dirty_offset) log.summary.cleaner_checkpoint = options.first_dirty_offset;
   if (!RemoveSnapshotsAsLoadDoes(log, sink, error)) return false;
 
   CleaningDecision d = DecideCleaning(log.summary, config, options.now);
@@ -707,6 +708,7 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
     PassReport pr;
     CompactOptions pass_options = options;
     pass_options.now = options.now + int64_t(pass) * options.pass_interval_ms;
+    if (pass > 0) pass_options.first_dirty_offset.reset();
     pr.now = pass_options.now;
     if (!RunPass(staging_part.string(), pass_options, &pr, sink, error)) return false;
     // Explain paths name the input, not the staging copy.

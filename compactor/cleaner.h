@@ -40,6 +40,10 @@ struct CompactOptions {
   bool explain = false;
   bool force = false;             // replace a non-empty --out
   std::optional<int64_t> high_watermark;
+  // Replaces the cleaner-offset-checkpoint value for the first pass (a case.json's
+  // firstDirtyOffsetOverride; Kafka's tests' LogToClean(firstDirtyOffset)). Still subject to the
+  // log-start/log-end reset rule (§2.1).
+  std::optional<int64_t> first_dirty_offset;
   // Coordinated compaction (spec redpanda-coordinated-compaction.md §4, §8), on top of Kafka's own
   // rules: tombstones may be removed only at offsets below max_tombstone_remove_offset (MTRO) and
   // COMMIT/ABORT markers only below max_tx_end_remove_offset (MXRO). Both exclusive; nullopt = no
