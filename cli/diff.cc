@@ -165,10 +165,14 @@ std::string ReplicaRow(const ReplicaState& r, int64_t lo, int64_t hi, double x0,
   auto column = [&](int64_t o) { return std::clamp(int((double(o - lo) / span) * kColumns), 0, kColumns - 1); };
   for (const BatchSpan& b : r.batches) {
     int cls = b.control ? 3 : b.transactional ? 2 : 1;
-    for (int c = column(b.base_offset); c <= column(b.last_offset); ++c) col[c] = std::max(col[c], cls);
+    // Each offset covers its whole share of the width (a one-offset batch is more than a pixel).
+    int end = std::max(column(b.base_offset), column(b.last_offset + 1) - (b.last_offset + 1 < hi ? 1 : 0));
+    for (int c = column(b.base_offset); c <= end; ++c) col[c] = std::max(col[c], cls);
   }
   for (const RecordDigest& d : r.records) {
-    if (!d.control && d.transactional && d.fate == TxnFate::kAborted) col[column(d.offset)] = 4;
+    if (d.control || !d.transactional || d.fate != TxnFate::kAborted) continue;
+    int end = std::max(column(d.offset), column(d.offset + 1) - (d.offset + 1 < hi ? 1 : 0));
+    for (int c = column(d.offset); c <= end; ++c) col[c] = 4;
   }
   static const char* kFill[] = {"", "#7fb77e", "#f0a04b", "#8a7fd1", "#d9534f"};
   static const char* kName[] = {"", "data", "transactional data", "control batch", "aborted data"};
@@ -207,27 +211,13 @@ std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format
     double height = kTop + kRow * double(d.replicas.size()) + 30;
     std::string svg = fmt::format(R"(<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img">)",
                                   kLabel + kWidth + 20, height);
+    double span = double(hi - lo);
     // Offset axis.
     for (int t = 0; t <= 10; ++t) {
       double x = kLabel + kWidth * t / 10.0;
       int64_t o = lo + int64_t(double(hi - lo) * t / 10.0);
       svg += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}" stroke="#ddd"/><text x="{0:.1f}" y="{3:.0f}" class="tick">{4}</text>)",
                          x, kTop - 8, height - 22, height - 8, o);
-    }
-    // Findings as bands behind and across the rows.
-    double span = double(hi - lo);
-    for (size_t fi = 0; fi < d.report.findings.size(); ++fi) {
-      const Finding& f = d.report.findings[fi];
-      if (f.first_offset < 0) continue;
-      double x1 = kLabel + (double(std::clamp(f.first_offset, lo, hi) - lo) / span) * kWidth;
-      double x2 = kLabel + (double(std::clamp(f.last_offset + 1, lo, hi) - lo) / span) * kWidth;
-      for (size_t a : f.affected) {
-        double y = kTop + kRow * double(a) - 4;
-        svg += fmt::format(R"(<rect class="finding-band f{}" data-finding="{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="0.25" stroke="{}"><title>{}: {}</title></rect>)",
-                           fi, fi, x1 - 2, y, std::max(4.0, x2 - x1 + 4), kBar + 8,
-                           IsDivergence(f.kind) ? "#d9534f" : "#999", IsDivergence(f.kind) ? "#b52b27" : "#777",
-                           FindingKindName(f.kind), Esc(f.evidence));
-      }
     }
     for (size_t i = 0; i < d.replicas.size(); ++i) {
       const ReplicaState& r = d.replicas[i];
@@ -241,6 +231,20 @@ std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format
         double x = kLabel + (double(std::clamp(f.first_offset, lo, hi) - lo) / span) * kWidth;
         svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="flabel">&#9650; {}</text>)", x, y + kBar + 11,
                            FindingKindName(f.kind));
+      }
+    }
+    // Findings as translucent bands over the affected replicas' rows.
+    for (size_t fi = 0; fi < d.report.findings.size(); ++fi) {
+      const Finding& f = d.report.findings[fi];
+      if (f.first_offset < 0) continue;
+      double x1 = kLabel + (double(std::clamp(f.first_offset, lo, hi) - lo) / span) * kWidth;
+      double x2 = kLabel + (double(std::clamp(f.last_offset + 1, lo, hi) - lo) / span) * kWidth;
+      for (size_t a : f.affected) {
+        double y = kTop + kRow * double(a) - 4;
+        svg += fmt::format(R"(<rect class="finding-band f{}" data-finding="{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="0.25" stroke="{}"><title>{}: {}</title></rect>)",
+                           fi, fi, x1 - 2, y, std::max(4.0, x2 - x1 + 4), kBar + 8,
+                           IsDivergence(f.kind) ? "#d9534f" : "#999", IsDivergence(f.kind) ? "#b52b27" : "#777",
+                           FindingKindName(f.kind), Esc(f.evidence));
       }
     }
     svg += "</svg>";

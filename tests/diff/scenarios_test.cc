@@ -1,0 +1,286 @@
+// klf diff on hand-built replicas of the four failure modes of scenarios.md §4 (what each broker holds
+// after the lagging one came back and fetched the already-compacted leader log), each giving exactly
+// its finding and no other divergence, plus truncation, lag and in-flight transactions.
+//
+// Each replica is written with segment_writer's batch builders at the offsets a follower copies from
+// its leader; its .txnindex holds the aborted transactions Kafka's producer-state replay produces.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "diff/diff.h"
+#include "segment_reader/file.h"
+#include "segment_reader/producer_state.h"
+#include "segment_writer/batch_builder.h"
+
+namespace klf {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "klf-diff-scenario-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+constexpr int64_t kTxnPid = 7, kPlainPid = 100;
+constexpr int64_t kT0 = 1700000000000;
+
+// One broker's copy of partition foo-0.
+class Replica {
+ public:
+  Replica(const std::string& root, const std::string& broker) : dir_(root + "/" + broker + "/foo-0") {
+    fs::create_directories(dir_);
+  }
+  // A plain (idempotent) record; value nullopt = tombstone.
+  Replica& Put(int64_t offset, const std::string& key, std::optional<std::string> value) {
+    return Data(offset, key, std::move(value), kPlainPid, false);
+  }
+  // A record of the transactional producer.
+  Replica& Txn(int64_t offset, const std::string& key, const std::string& value) {
+    return Data(offset, key, value, kTxnPid, true);
+  }
+  Replica& Marker(int64_t offset, ControlType type) {
+    EndTxnMarkerOptions o;
+    o.offset = offset;
+    o.partition_leader_epoch = 0;
+    o.producer_id = kTxnPid;
+    o.timestamp = kT0 + offset;
+    o.type = type;
+    BuiltBatch built;
+    std::string error;
+    EXPECT_TRUE(AppendEndTxnMarker(o, &log_, &built, &error)) << error;
+    return *this;
+  }
+  // Writes the .log and the .txnindex Kafka would have built while appending.
+  std::string Write() {
+    std::string log_path = dir_ + "/00000000000000000000.log";
+    std::ofstream(log_path, std::ios::binary) << log_;
+    ProducerStateManager state;
+    LogReader reader(log_path, AsBytes(log_), nullptr);
+    BatchView batch;
+    std::string txn;
+    while (reader.Next(&batch)) {
+      BatchUpdate u = state.Apply(batch, log_path, nullptr);
+      if (u.aborted_txn) EncodeAbortedTxn(*u.aborted_txn, &txn);
+    }
+    if (!txn.empty()) std::ofstream(dir_ + "/00000000000000000000.txnindex", std::ios::binary) << txn;
+    return dir_;
+  }
+
+ private:
+  Replica& Data(int64_t offset, const std::string& key, std::optional<std::string> value, int64_t pid, bool txn) {
+    RecordInput r;
+    r.offset = offset;
+    r.timestamp = kT0 + offset;
+    r.key = AsBytes(key);
+    if (value) r.value = AsBytes(*value);
+    V2BatchOptions o;
+    o.base_offset = offset;
+    o.partition_leader_epoch = 0;
+    o.producer_id = pid;
+    o.producer_epoch = 0;
+    o.base_sequence = int32_t(offset);
+    o.is_transactional = txn;
+    BuiltBatch built;
+    std::string error;
+    EXPECT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &log_, &built, &error)) << error;
+    return *this;
+  }
+
+  std::string dir_;
+  std::string log_;
+};
+
+std::vector<ReplicaState> LoadAll(const std::vector<std::string>& dirs) {
+  std::vector<ReplicaState> rs;
+  for (const std::string& d : dirs) {
+    ReplicaState r;
+    std::string error;
+    EXPECT_TRUE(LoadReplica(d, {}, &r, &error)) << error;
+    rs.push_back(std::move(r));
+  }
+  return rs;
+}
+
+std::string Describe(const DiffReport& report, const std::vector<ReplicaState>& rs) {
+  std::string s;
+  for (const Finding& f : report.findings) {
+    s += std::string(FindingKindName(f.kind)) + " [" + std::to_string(f.first_offset) + "," +
+         std::to_string(f.last_offset) + "] affected:";
+    for (size_t i : f.affected) s += " " + rs[i].label;
+    s += " evidence: " + f.evidence + " impact: " + f.impact + "\n";
+  }
+  return s;
+}
+
+std::vector<const Finding*> Divergences(const DiffReport& report) {
+  std::vector<const Finding*> out;
+  for (const Finding& f : report.findings) {
+    if (IsDivergence(f.kind)) out.push_back(&f);
+  }
+  return out;
+}
+
+// §4.1: K=v1 at 0, tombstone at 2. B1/B2 compacted both away; B3 kept v1 and fetched the compacted tail.
+TEST(DiffScenario, LostTombstone) {
+  TempDir tmp;
+  auto healthy = [&](const char* b) {
+    return Replica(tmp.path(), b).Put(1, "other", "x").Put(3, "other", "y").Put(4, "z", "1").Write();
+  };
+  std::string b1 = healthy("B1"), b2 = healthy("B2");
+  std::string b3 = Replica(tmp.path(), "B3").Put(0, "K", "v1").Put(1, "other", "x").Put(3, "other", "y").Put(4, "z", "1").Write();
+  auto rs = LoadAll({b1, b2, b3});
+  DiffReport report = DiffReplicas(rs);
+  auto d = Divergences(report);
+  ASSERT_EQ(d.size(), 1u) << Describe(report, rs);
+  EXPECT_EQ(d[0]->kind, FindingKind::kLostTombstone);
+  EXPECT_EQ(d[0]->key, "K");
+  EXPECT_EQ(d[0]->value, "v1");
+  EXPECT_EQ(d[0]->first_offset, 0);
+  EXPECT_EQ(d[0]->affected, std::vector<size_t>{2});
+  EXPECT_EQ(d[0]->healthy, (std::vector<size_t>{0, 1}));
+  EXPECT_NE(d[0]->evidence.find("gap 2..2"), std::string::npos) << d[0]->evidence;
+}
+
+// The tombstone is still on the healthy replicas (its horizon has not passed) but B3 skipped it.
+TEST(DiffScenario, LostTombstoneStillHeldByHealthyReplica) {
+  TempDir tmp;
+  std::string b1 = Replica(tmp.path(), "B1").Put(1, "other", "x").Put(2, "K", std::nullopt).Put(3, "z", "1").Write();
+  std::string b3 = Replica(tmp.path(), "B3").Put(0, "K", "v1").Put(1, "other", "x").Put(3, "z", "1").Write();
+  auto rs = LoadAll({b1, b3});
+  DiffReport report = DiffReplicas(rs);
+  auto d = Divergences(report);
+  ASSERT_EQ(d.size(), 1u) << Describe(report, rs);
+  EXPECT_EQ(d[0]->kind, FindingKind::kLostTombstone);
+  EXPECT_EQ(d[0]->first_offset, 0);
+  EXPECT_EQ(d[0]->last_offset, 2);
+  EXPECT_EQ(d[0]->affected, std::vector<size_t>{1});
+}
+
+// §4.2: poison (T1) at 0, ABORT at 1, T2 good at 2 + COMMIT at 3. The ABORT is still on the healthy
+// replicas here (explicit evidence).
+TEST(DiffScenario, LostAbortWithMarkerStillOnHealthyReplicas) {
+  TempDir tmp;
+  std::string b1 = Replica(tmp.path(), "B1").Marker(1, ControlType::kAbort).Txn(2, "good", "data").Marker(3, ControlType::kCommit).Write();
+  std::string b3 = Replica(tmp.path(), "B3").Txn(0, "poison", "SHOULD_NOT_SEE_THIS").Txn(2, "good", "data").Marker(3, ControlType::kCommit).Write();
+  auto rs = LoadAll({b1, b3});
+  DiffReport report = DiffReplicas(rs);
+  auto d = Divergences(report);
+  ASSERT_EQ(d.size(), 1u) << Describe(report, rs);
+  EXPECT_EQ(d[0]->kind, FindingKind::kLostAbort);
+  EXPECT_EQ(d[0]->producer_id, kTxnPid);
+  EXPECT_EQ(d[0]->first_offset, 0);
+  EXPECT_EQ(d[0]->affected, std::vector<size_t>{1});
+  EXPECT_NE(d[0]->evidence.find("ABORT"), std::string::npos);
+}
+
+// §4.3: T1 k1=a at 0 + COMMIT at 1, k1 overwritten at 2, T2 k2=c at 3 + ABORT at 4. Healthy replicas
+// removed T1 (superseded) and its COMMIT; B3 held T1 open and the ABORT swallowed it. Latent: k1's latest
+// value agrees everywhere.
+TEST(DiffScenario, LostCommitLatent) {
+  TempDir tmp;
+  std::string b1 = Replica(tmp.path(), "B1").Put(2, "k1", "b").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
+  std::string b2 = Replica(tmp.path(), "B2").Put(2, "k1", "b").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
+  std::string b3 = Replica(tmp.path(), "B3").Txn(0, "k1", "a").Put(2, "k1", "b").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
+  auto rs = LoadAll({b1, b2, b3});
+  // B3's aborted range starts at T1, the healthy ones' at T2.
+  ASSERT_EQ(rs[2].txn_index.size(), 1u);
+  EXPECT_EQ(rs[2].txn_index[0].first_offset, 0);
+  EXPECT_EQ(rs[0].txn_index[0].first_offset, 3);
+  DiffReport report = DiffReplicas(rs);
+  auto d = Divergences(report);
+  ASSERT_EQ(d.size(), 1u) << Describe(report, rs);
+  EXPECT_EQ(d[0]->kind, FindingKind::kLostCommit);
+  EXPECT_EQ(d[0]->first_offset, 0);
+  EXPECT_EQ(d[0]->last_offset, 4);
+  EXPECT_EQ(d[0]->affected, std::vector<size_t>{2});
+  EXPECT_EQ(d[0]->healthy, (std::vector<size_t>{0, 1}));
+  EXPECT_NE(d[0]->impact.find("latent"), std::string::npos) << d[0]->impact;
+}
+
+// The COMMIT is still on the healthy replica: B3 lacks it and its later ABORT hides committed data.
+TEST(DiffScenario, LostCommitWithMarkerStillOnHealthyReplica) {
+  TempDir tmp;
+  std::string b1 = Replica(tmp.path(), "B1").Txn(0, "k1", "a").Marker(1, ControlType::kCommit).Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
+  std::string b3 = Replica(tmp.path(), "B3").Txn(0, "k1", "a").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
+  auto rs = LoadAll({b1, b3});
+  DiffReport report = DiffReplicas(rs);
+  auto d = Divergences(report);
+  ASSERT_EQ(d.size(), 1u) << Describe(report, rs);
+  EXPECT_EQ(d[0]->kind, FindingKind::kLostCommit);
+  EXPECT_EQ(d[0]->key, "k1");
+  EXPECT_EQ(d[0]->affected, std::vector<size_t>{1});
+  EXPECT_EQ(d[0]->impact.find("latent"), std::string::npos) << d[0]->impact;
+}
+
+// §4.4: T1 k1=a at 0 + COMMIT at 1, then much traffic. Healthy replicas removed T1, the COMMIT and its
+// empty remnant; B3 holds T1 open: its LSO is pinned at 0, which explains every later key it hides.
+TEST(DiffScenario, HangingTransactionExplainsTheKeysItHides) {
+  TempDir tmp;
+  auto tail = [](Replica& r) -> Replica& { return r.Put(2, "k1", "b").Put(3, "x", "1").Put(4, "y", "2"); };
+  Replica r1(tmp.path(), "B1"), r2(tmp.path(), "B2"), r3(tmp.path(), "B3");
+  std::string b1 = tail(r1).Write(), b2 = tail(r2).Write();
+  std::string b3 = tail(r3.Txn(0, "k1", "a")).Write();
+  auto rs = LoadAll({b1, b2, b3});
+  EXPECT_EQ(rs[2].last_stable_offset, 0);
+  EXPECT_EQ(rs[0].last_stable_offset, 5);
+  DiffReport report = DiffReplicas(rs);
+  auto d = Divergences(report);
+  ASSERT_EQ(d.size(), 1u) << Describe(report, rs);
+  EXPECT_EQ(d[0]->kind, FindingKind::kHangingTransaction);
+  EXPECT_EQ(d[0]->producer_id, kTxnPid);
+  EXPECT_EQ(d[0]->first_offset, 0);
+  EXPECT_EQ(d[0]->affected, std::vector<size_t>{2});
+  EXPECT_EQ(d[0]->healthy, (std::vector<size_t>{0, 1}));
+}
+
+// A transaction still open on every replica (in flight) and a follower that has not fetched the
+// marker yet are normal.
+TEST(DiffScenario, InFlightTransactionAndLaggingMarkerAreNotDivergence) {
+  TempDir tmp;
+  std::string b1 = Replica(tmp.path(), "B1").Put(0, "a", "1").Txn(1, "k", "v").Marker(2, ControlType::kCommit).Write();
+  std::string b2 = Replica(tmp.path(), "B2").Put(0, "a", "1").Txn(1, "k", "v").Write();
+  std::string b3 = Replica(tmp.path(), "B3").Put(0, "a", "1").Txn(1, "k", "v").Write();
+  auto rs = LoadAll({b1, b2, b3});
+  DiffReport report = DiffReplicas(rs);
+  EXPECT_FALSE(report.HasDivergence()) << Describe(report, rs);
+  ASSERT_EQ(report.findings.size(), 2u) << Describe(report, rs);
+  for (const Finding& f : report.findings) {
+    EXPECT_EQ(f.kind, FindingKind::kMissingRange);
+    EXPECT_EQ(f.first_offset, 2);
+  }
+}
+
+// An unclean leader election: B2 was truncated and took different records at offsets 2..3.
+TEST(DiffScenario, DivergentRecordsAfterUncleanElection) {
+  TempDir tmp;
+  auto common = [](Replica& r) -> Replica& { return r.Put(0, "a", "1").Put(1, "b", "2"); };
+  Replica r1(tmp.path(), "B1"), r2(tmp.path(), "B2"), r3(tmp.path(), "B3");
+  std::string b1 = common(r1).Put(2, "c", "3").Put(3, "d", "4").Write();
+  std::string b2 = common(r2).Put(2, "c", "X").Put(3, "e", "Y").Write();
+  std::string b3 = common(r3).Put(2, "c", "3").Put(3, "d", "4").Write();
+  auto rs = LoadAll({b1, b2, b3});
+  DiffReport report = DiffReplicas(rs);
+  auto d = Divergences(report);
+  ASSERT_EQ(d.size(), 1u) << Describe(report, rs);
+  EXPECT_EQ(d[0]->kind, FindingKind::kDivergentRecord);
+  EXPECT_EQ(d[0]->first_offset, 2);
+  EXPECT_EQ(d[0]->last_offset, 3);
+  EXPECT_EQ(d[0]->affected, std::vector<size_t>{1});
+}
+
+}  // namespace
+}  // namespace klf
