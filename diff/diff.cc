@@ -163,7 +163,7 @@ Judgement Judge(const ReplicaState& a, const Txn& t, const RecordDigest& rec, co
     if (m_a && *m_a <= *tb.marker_offset) return j;
     if (*tb.marker_offset >= a.log_end_offset || a.HoldsOffset(*tb.marker_offset)) return j;
     j.evidence = fmt::format("{} holds offset {} in a transaction of producer {} closed by its {} at offset {}, which {} lacks",
-                             b.label, o, t.producer_id, TxnFateName(tb.fate) == std::string("committed") ? "COMMIT" : "ABORT",
+                             b.label, o, t.producer_id, tb.fate == TxnFate::kCommitted ? "COMMIT" : "ABORT",
                              *tb.marker_offset, a.label);
     decide(tb.fate, false);
     return j;
@@ -440,6 +440,7 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
     int64_t offset = 0;
     int64_t proof = -1;  // healthy replica's tombstone / newer value offset, if it still holds one
     bool tombstone = true;
+    bool resurrected = false;  // the affected replica deleted the key; the healthy ones hold a newer value
     Digest key{};
   };
   std::map<std::pair<size_t, Digest>, KeyAcc> key_findings;
@@ -455,7 +456,19 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
         if (B.HoldsOffset(ka.offset) && B.FindRecord(ka.offset) >= 0) continue;  // divergent_record's business
         bool tombstone = true;
         int64_t proof = -1;
-        if (kb && kb->offset < ka.offset) continue;  // B is the stale one: reported from B's side
+        if (kb && kb->offset < ka.offset) {
+          // B is the stale one. A live older value on B is reported from B's side; a deletion on B that A
+          // overwrote later is reported here, since deleted keys are not walked.
+          if (!kb->tombstone || explained[b].count(kb->offset)) continue;
+          KeyAcc& acc = key_findings[{b, k}];
+          acc.healthy.insert(a);
+          acc.offset = kb->offset;
+          acc.key = k;
+          acc.proof = ka.offset;
+          acc.tombstone = false;
+          acc.resurrected = true;
+          continue;
+        }
         if (kb) {
           // B holds a newer record for the key that A lacks.
           if (kb->offset >= A.last_stable_offset) continue;  // lag or A's pinned LSO explains it
@@ -513,6 +526,12 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
       f.impact = fmt::format("the deleted key {} comes back for consumers of {} (value {}), and {}'s cleaner will keep it "
                              "for good",
                              Text(f.key), A.label, Text(f.value), A.label);
+    } else if (acc.resurrected) {
+      f.value.reset();
+      f.evidence = fmt::format("{} holds the tombstone of key {} at offset {} as its latest record; {} hold a newer value "
+                               "for the key at offset {}, which {} lacks{}",
+                               A.label, Text(f.key), acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap);
+      f.impact = fmt::format("consumers of {} see key {} deleted although it was written again", A.label, Text(f.key));
     } else {
       f.evidence = fmt::format("{} holds {} at offset {} as its latest value; {} hold a newer value for the key at offset "
                                "{}, which {} lacks{}",
@@ -541,9 +560,10 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
       f.last_offset = max_end - 1;
       f.affected = {i};
       f.healthy = ahead;
-      f.evidence = fmt::format("{}'s log ends at offset {} (high watermark {}); {} reach{} offset {}", rs[i].label,
-                               rs[i].log_end_offset, rs[i].high_watermark, Names(rs, ahead), ahead.size() == 1 ? "es" : "",
-                               max_end);
+      std::vector<std::string> ends;
+      for (size_t j : ahead) ends.push_back(fmt::format("{} ends at {}", rs[j].label, rs[j].log_end_offset));
+      f.evidence = fmt::format("{}'s log ends at offset {} (high watermark {}); {}", rs[i].label, rs[i].log_end_offset,
+                               rs[i].high_watermark, fmt::join(ends, ", "));
       f.impact = fmt::format("lag, not divergence: consumers of {} get offsets {} once it has fetched them", rs[i].label,
                              OffsetRange(f.first_offset, f.last_offset));
       report.findings.push_back(f);

@@ -284,3 +284,25 @@ TEST(DiffScenario, DivergentRecordsAfterUncleanElection) {
 
 }  // namespace
 }  // namespace klf
+
+namespace klf {
+namespace {
+
+// A replica that lacks the value written after a key's deletion serves the key as deleted.
+TEST(DiffScenario, MissingNewerValueAfterDeletionIsDivergent) {
+  TempDir tmp;
+  std::string b1 = Replica(tmp.path(), "B1").Put(1, "K", std::nullopt).Put(3, "K", "v2").Put(4, "z", "1").Write();
+  std::string b2 = Replica(tmp.path(), "B2").Put(1, "K", std::nullopt).Put(4, "z", "1").Write();
+  auto rs = LoadAll({b1, b2});
+  DiffReport report = DiffReplicas(rs);
+  auto d = Divergences(report);
+  ASSERT_EQ(d.size(), 1u) << Describe(report, rs);
+  EXPECT_EQ(d[0]->kind, FindingKind::kDivergentRecord);
+  EXPECT_EQ(d[0]->key, "K");
+  EXPECT_EQ(d[0]->first_offset, 1);
+  EXPECT_EQ(d[0]->last_offset, 3);
+  EXPECT_EQ(d[0]->affected, std::vector<size_t>{1});
+}
+
+}  // namespace
+}  // namespace klf
