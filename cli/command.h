@@ -48,5 +48,6 @@ Command AddReindexCommand(CLI::App* parent);  // reindex.cc (segment_writer help
 Command AddCompactCommand(CLI::App* parent);  // compact.cc (compactor helper)
 Command AddVerifyCommand(CLI::App* parent);   // verify.cc (verify helper)
 Command AddDiffCommand(CLI::App* parent);     // diff.cc (diff helper)
+Command AddSimulateCommand(CLI::App* parent); // simulate.cc (simulator helper)
 
 }  // namespace klf::cli

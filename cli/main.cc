@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   commands.push_back(AddCompactCommand(&app));
   commands.push_back(AddVerifyCommand(&app));
   commands.push_back(AddDiffCommand(&app));
+  commands.push_back(AddSimulateCommand(&app));
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,908 @@
+#include "simulator/simulator.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <memory>
+#include <set>
+
+#include "compactor/cleaner.h"
+#include "compactor/config.h"
+#include "segment_writer/batch_builder.h"
+#include "segment_writer/file_writer.h"
+#include "simulator/replica_log.h"
+
+namespace klf {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const char* CoordinationModeName(CoordinationMode m) {
+  return m == CoordinationMode::kCoordinated ? "coordinated" : "uncoordinated";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timeline parsing
+
+namespace {
+
+const std::set<std::string> kOps = {"produce", "traffic", "begin", "commit", "abort", "down",  "up",
+                                    "leader",  "advance", "clean", "roll",   "note"};
+
+std::string ConfigValueString(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  return v.dump();
+}
+
+}  // namespace
+
+bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* error) {
+  *out = Timeline{};
+  json j = json::parse(json_text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    *error = "timeline: not a JSON object";
+    return false;
+  }
+  try {
+    out->name = j.value("name", "");
+    out->description = j.value("description", "");
+    if (j.contains("topic")) out->tp.topic = j.at("topic").get<std::string>();
+    if (j.contains("partition")) out->tp.partition = j.at("partition").get<int32_t>();
+    out->brokers = j.value("brokers", 3);
+    out->leader = j.value("leader", 1);
+    out->start_ms = j.value("start_ms", int64_t(1700000000000));
+    out->record_step_ms = j.value("record_step_ms", int64_t(200));
+    if (out->brokers < 1 || out->brokers > 16) {
+      *error = "timeline: brokers must be 1..16";
+      return false;
+    }
+    if (out->leader < 1 || out->leader > out->brokers) {
+      *error = "timeline: leader must name a broker 1.." + std::to_string(out->brokers);
+      return false;
+    }
+    if (out->tp.topic.empty() || out->tp.partition < 0) {
+      *error = "timeline: topic must be non-empty and partition >= 0";
+      return false;
+    }
+    if (j.contains("config")) {
+      for (const auto& [k, v] : j.at("config").items()) out->config.emplace_back(k, ConfigValueString(v));
+    }
+    if (j.contains("producers")) {
+      for (const auto& [name, p] : j.at("producers").items()) {
+        ProducerSpec s;
+        s.name = name;
+        s.transactional = p.value("transactional", false);
+        bool idempotent = p.value("idempotent", s.transactional);
+        s.producer_id = p.value("producer_id", int64_t(-1));
+        if ((idempotent || s.transactional) && s.producer_id < 0) {
+          *error = "timeline: producer " + name + ": an idempotent or transactional producer needs producer_id >= 0";
+          return false;
+        }
+        if (!idempotent && !s.transactional) s.producer_id = -1;
+        s.epoch = s.producer_id >= 0 ? p.value("epoch", int16_t(0)) : int16_t(-1);
+        s.transactional_id = p.value("transactional_id", "");
+        s.coordinator_epoch = p.value("coordinator_epoch", 0);
+        std::string codec = p.value("compression", "none");
+        auto c = CompressionFromName(codec);
+        if (!c) {
+          *error = "timeline: producer " + name + ": unknown compression " + codec;
+          return false;
+        }
+        s.compression = *c;
+        out->producers[name] = s;
+      }
+    }
+    if (!j.contains("events") || !j.at("events").is_array()) {
+      *error = "timeline: \"events\" must be an array";
+      return false;
+    }
+    size_t i = 0;
+    for (const auto& e : j.at("events")) {
+      if (!e.is_object() || !e.contains("op") || !e.at("op").is_string() || !kOps.count(e.at("op").get<std::string>())) {
+        *error = fmt::format("timeline: event {}: needs \"op\" (one of produce, traffic, begin, commit, abort, down, "
+                             "up, leader, advance, clean, roll, note)", i);
+        return false;
+      }
+      out->events.push_back(e);
+      i++;
+    }
+  } catch (const json::exception& e) {
+    *error = std::string("timeline: ") + e.what();
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cluster
+
+namespace {
+
+struct ProducerRuntime {
+  ProducerSpec spec;
+  int32_t next_sequence = 0;
+  bool in_txn = false;
+  bool txn_has_data = false;  // the partition was added to the transaction (a marker is due)
+  std::map<std::string, int> versions;  // traffic: writes per key
+};
+
+struct Broker {
+  int id = 0;
+  bool up = true;
+  std::unique_ptr<ReplicaLog> log;
+  std::optional<int64_t> mcco, mxfo;  // last report to the coordinator
+};
+
+// A deterministic Kafka topic id (22 chars of URL-safe base64) from the topic name.
+std::string TopicIdFor(const std::string& topic) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  uint64_t h = 1469598103934665603ull;
+  std::string id;
+  for (int i = 0; i < 22; i++) {
+    for (char c : topic) h = (h ^ uint8_t(c)) * 1099511628211ull;
+    h = (h ^ uint64_t(i)) * 1099511628211ull;
+    id += kAlphabet[(h >> 20) % 64];
+  }
+  id[21] = 'A';  // the last character of a 16-byte Uuid in base64 carries 2 bits only
+  return id;
+}
+
+class Cluster {
+ public:
+  Cluster(const Timeline& t, const SimulationOptions& o, SimulationResult* r) : t_(t), o_(o), r_(r) {}
+  bool Run(const std::string& root, std::string* error);
+
+ private:
+  bool Setup(const std::string& root, std::string* error);
+  bool Apply(const json& e, std::string* error);
+  bool Produce(ProducerRuntime& p, const std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>&
+                                        records, bool one_batch, std::string* error);
+  bool EndTxn(ProducerRuntime& p, ControlType type, std::string* error);
+  bool AppendAsLeader(const std::string& chunk, std::string* error);
+  bool Replicate(std::string* error);
+  bool CatchUp(Broker& f, int* fetches, int64_t* bytes, std::string* error);
+  bool Clean(Broker& b, bool force, json* detail, std::string* error);
+  void Tick();
+  void SetClock(int64_t ms);
+  std::vector<Broker*> Targets(const json& e, std::string* error);
+  Broker& leader() { return brokers_[leader_ - 1]; }
+  void Step(const std::string& op, std::string text, json detail = json::object());
+
+  const Timeline& t_;
+  const SimulationOptions& o_;
+  SimulationResult* r_;
+  CleanerConfig cleaner_;
+  LogConfig log_config_;
+  std::vector<Broker> brokers_;
+  std::map<std::string, ProducerRuntime> producers_;
+  int leader_ = 1;
+  int32_t leader_epoch_ = 0;
+  int64_t clock_ = 0;
+  std::string scratch_;
+  std::optional<int64_t> mtro_, mxro_;
+  size_t event_index_ = 0;
+};
+
+void Cluster::Step(const std::string& op, std::string text, json detail) {
+  SimStep s;
+  s.step = int(r_->steps.size()) + 1;
+  s.clock_ms = clock_;
+  s.op = op;
+  s.text = std::move(text);
+  s.detail = std::move(detail);
+  r_->steps.push_back(std::move(s));
+}
+
+bool Cluster::Setup(const std::string& root, std::string* error) {
+  cleaner_.compact = true;
+  cleaner_.delete_policy = false;
+  for (const auto& [k, v] : t_.config) {
+    if (!cleaner_.Set(k, v, error)) {
+      *error = "timeline: config " + k + ": " + *error;
+      return false;
+    }
+  }
+  log_config_.segment_bytes = cleaner_.segment_bytes;
+  log_config_.segment_index_bytes = cleaner_.segment_index_bytes;
+  log_config_.index_interval_bytes = cleaner_.index_interval_bytes;
+  for (const auto& [name, spec] : t_.producers) producers_[name].spec = spec;
+  clock_ = t_.start_ms;
+  leader_ = t_.leader;
+  scratch_ = root + "/.klf-simulate-scratch";
+  std::error_code ec;
+  fs::create_directories(scratch_, ec);
+  std::string topic_id = TopicIdFor(t_.tp.topic);
+  for (int i = 1; i <= t_.brokers; i++) {
+    Broker b;
+    b.id = i;
+    b.log = ReplicaLog::Create(root + "/broker" + std::to_string(i), t_.tp, topic_id, i, log_config_,
+                               ProducerStateOptions{cleaner_.producer_id_expiration_ms}, error);
+    if (!b.log) return false;
+    brokers_.push_back(std::move(b));
+  }
+  leader().log->AssignLeaderEpoch(leader_epoch_);
+  return true;
+}
+
+void Cluster::SetClock(int64_t ms) {
+  if (ms != clock_) {
+    clock_ = ms;
+    // producer.id.expiration.check.interval.ms modelled as: checked whenever the clock moves.
+    for (Broker& b : brokers_)
+      if (b.up) b.log->RemoveExpiredProducers(clock_);
+  }
+}
+
+// The coordinator's tick (Redpanda's compaction_coordinator, offline): every replica that is up
+// reports; MTRO/MXRO are recomputed only once all have reported, and never move backwards.
+void Cluster::Tick() {
+  if (o_.mode != CoordinationMode::kCoordinated) return;
+  for (Broker& b : brokers_) {
+    if (!b.up) continue;
+    int64_t leo = b.log->log_end_offset();
+    int64_t dirty = b.log->cleaner_checkpoint().value_or(b.log->log_start_offset());
+    b.mcco = std::min(dirty, leo);
+    std::optional<int64_t> fu = b.log->producer_state().FirstUndecidedOffset();
+    b.mxfo = fu ? std::min(*fu, leo) : leo;
+  }
+  std::optional<int64_t> mtro, mxro;
+  for (const Broker& b : brokers_) {
+    if (!b.mcco) return;  // a replica that never reported freezes removal
+    mtro = mtro ? std::min(*mtro, *b.mcco) : *b.mcco;
+    mxro = mxro ? std::min(*mxro, *b.mxfo) : *b.mxfo;
+  }
+  if (!mtro_ || *mtro > *mtro_) mtro_ = mtro;
+  if (!mxro_ || *mxro > *mxro_) mxro_ = mxro;
+}
+
+bool Cluster::AppendAsLeader(const std::string& chunk, std::string* error) {
+  if (!leader().log->AppendChunk(chunk, clock_, error)) return false;
+  return Replicate(error);
+}
+
+bool Cluster::CatchUp(Broker& f, int* fetches, int64_t* bytes, std::string* error) {
+  ReplicaLog& l = *leader().log;
+  if (f.log->log_end_offset() > l.log_end_offset()) {
+    *error = fmt::format("broker {} has log end offset {} beyond the leader's {}: divergent suffixes need "
+                         "leader-epoch truncation, which the simulator does not model",
+                         f.id, f.log->log_end_offset(), l.log_end_offset());
+    return false;
+  }
+  for (int guard = 0; guard < 1000000 && f.log->log_end_offset() < l.log_end_offset(); guard++) {
+    std::string chunk;
+    if (!l.ReadForFetch(f.log->log_end_offset(), &chunk, error)) return false;
+    if (chunk.empty()) break;
+    if (!f.log->AppendChunk(chunk, clock_, error)) return false;
+    (*fetches)++;
+    *bytes += int64_t(chunk.size());
+  }
+  return true;
+}
+
+bool Cluster::Replicate(std::string* error) {
+  for (Broker& b : brokers_) {
+    if (!b.up || b.id == leader_) continue;
+    int fetches = 0;
+    int64_t bytes = 0;
+    if (!CatchUp(b, &fetches, &bytes, error)) return false;
+  }
+  // Every replica that is up is in the ISR and caught up: the high watermark is the leader's log end.
+  int64_t hw = leader().log->log_end_offset();
+  for (Broker& b : brokers_)
+    if (b.up) b.log->set_high_watermark(hw);
+  return true;
+}
+
+bool Cluster::Produce(ProducerRuntime& p,
+                      const std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>& records,
+                      bool one_batch, std::string* error) {
+  if (p.spec.transactional && !p.in_txn) {
+    *error = "producer " + p.spec.name + " is transactional: \"begin\" a transaction first";
+    return false;
+  }
+  size_t i = 0;
+  while (i < records.size()) {
+    size_t n = one_batch ? records.size() : 1;
+    int64_t base = leader().log->log_end_offset();
+    std::vector<RecordInput> in;
+    for (size_t k = 0; k < n; k++) {
+      const auto& [key, value] = records[i + k];
+      if (!key) {
+        // A compacted topic's leader rejects records without a key (LogValidator).
+        *error = "a compacted topic rejects records with a null key";
+        return false;
+      }
+      RecordInput r;
+      r.offset = base + int64_t(k);
+      r.timestamp = clock_;
+      r.key = AsBytes(*key);
+      if (value) r.value = AsBytes(*value);
+      in.push_back(r);
+      SetClock(clock_ + t_.record_step_ms);
+    }
+    // Timestamps were taken before each step; the batch is appended at the current clock.
+    V2BatchOptions bo;
+    bo.base_offset = base;
+    bo.partition_leader_epoch = leader_epoch_;
+    bo.compression = p.spec.compression;
+    bo.producer_id = p.spec.producer_id;
+    bo.producer_epoch = p.spec.epoch;
+    bo.base_sequence = p.spec.producer_id >= 0 ? p.next_sequence : -1;
+    bo.is_transactional = p.spec.transactional;
+    std::string chunk;
+    BuiltBatch built;
+    if (!AppendV2Batch(bo, in, &chunk, &built, error)) return false;
+    if (p.spec.producer_id >= 0) p.next_sequence = IncrementSequence(p.next_sequence, int32_t(n));
+    if (p.spec.transactional) p.txn_has_data = true;
+    if (!AppendAsLeader(chunk, error)) return false;
+    i += n;
+  }
+  return true;
+}
+
+bool Cluster::EndTxn(ProducerRuntime& p, ControlType type, std::string* error) {
+  if (!p.spec.transactional || !p.in_txn) {
+    *error = "producer " + p.spec.name + " has no open transaction";
+    return false;
+  }
+  p.in_txn = false;
+  if (!p.txn_has_data) return true;  // the coordinator writes markers only to partitions in the transaction
+  p.txn_has_data = false;
+  EndTxnMarkerOptions m;
+  m.offset = leader().log->log_end_offset();
+  m.partition_leader_epoch = leader_epoch_;
+  m.producer_id = p.spec.producer_id;
+  m.producer_epoch = p.spec.epoch;
+  m.timestamp = clock_;
+  m.type = type;
+  m.coordinator_epoch = p.spec.coordinator_epoch;
+  std::string chunk;
+  BuiltBatch built;
+  if (!AppendEndTxnMarker(m, &chunk, &built, error)) return false;
+  return AppendAsLeader(chunk, error);
+}
+
+bool Cluster::Clean(Broker& b, bool force, json* detail, std::string* error) {
+  Tick();
+  CompactOptions co;
+  co.config = cleaner_;
+  co.now = clock_;
+  co.only_if_eligible = !force;
+  if (o_.mode == CoordinationMode::kCoordinated) {
+    // Never computed = nothing removable (exclusive bound 0).
+    co.max_tombstone_remove_offset = mtro_.value_or(0);
+    co.max_tx_end_remove_offset = mxro_.value_or(0);
+  }
+  CollectingSink sink;
+  PassReport pr;
+  if (!b.log->Clean(co, scratch_, &pr, &sink, error)) {
+    *error = fmt::format("broker {}: cleaning: {}", b.id, *error);
+    return false;
+  }
+  const CleaningDecision& d = pr.decision;
+  (*detail)["broker"] = b.id;
+  (*detail)["cleaned"] = pr.cleaned;
+  (*detail)["firstDirtyOffset"] = d.offsets.first_dirty_offset;
+  (*detail)["firstUncleanableOffset"] = d.range.first_uncleanable_offset;
+  (*detail)["cleanableRatio"] = d.range.cleanable_ratio;
+  (*detail)["reason"] = d.reason;
+  (*detail)["cleanerCheckpoint"] = b.log->cleaner_checkpoint() ? json(*b.log->cleaner_checkpoint()) : json(nullptr);
+  (*detail)["tombstonesRemoved"] = pr.stats.tombstones_removed;
+  (*detail)["markersRemoved"] = pr.stats.markers_removed;
+  if (o_.mode == CoordinationMode::kCoordinated) {
+    (*detail)["mtro"] = *co.max_tombstone_remove_offset;
+    (*detail)["mxro"] = *co.max_tx_end_remove_offset;
+    (*detail)["tombstonesHeld"] = pr.stats.tombstones_held;
+    (*detail)["markersHeld"] = pr.stats.markers_held;
+  }
+  Tick();  // the new checkpoint is reported at once
+  return true;
+}
+
+std::vector<Broker*> Cluster::Targets(const json& e, std::string* error) {
+  std::vector<Broker*> out;
+  if (e.contains("broker")) {
+    int id = e.at("broker").get<int>();
+    if (id < 1 || id > int(brokers_.size())) {
+      *error = "no broker " + std::to_string(id);
+      return {};
+    }
+    out.push_back(&brokers_[id - 1]);
+  } else if (e.contains("brokers")) {
+    for (const auto& v : e.at("brokers")) {
+      int id = v.get<int>();
+      if (id < 1 || id > int(brokers_.size())) {
+        *error = "no broker " + std::to_string(id);
+        return {};
+      }
+      out.push_back(&brokers_[id - 1]);
+    }
+  } else {
+    for (Broker& b : brokers_)
+      if (b.up) out.push_back(&b);
+  }
+  return out;
+}
+
+bool Cluster::Apply(const json& e, std::string* error) {
+  const std::string op = e.at("op").get<std::string>();
+  auto producer = [&](ProducerRuntime** p) {
+    std::string name = e.value("producer", "");
+    auto it = producers_.find(name);
+    if (it == producers_.end()) {
+      *error = "unknown producer \"" + name + "\"";
+      return false;
+    }
+    *p = &it->second;
+    return true;
+  };
+  if (op == "note") {
+    Step(op, e.value("text", ""));
+    return true;
+  }
+  if (op == "advance") {
+    int64_t to = e.contains("to_ms") ? e.at("to_ms").get<int64_t>() : clock_ + e.value("ms", int64_t(0));
+    if (to < clock_) {
+      *error = "the clock cannot go backwards";
+      return false;
+    }
+    SetClock(to);
+    Step(op, fmt::format("clock -> {}", clock_));
+    return true;
+  }
+  if (op == "produce") {
+    ProducerRuntime* p;
+    if (!producer(&p)) return false;
+    std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> records;
+    for (const auto& r : e.at("records")) {
+      if (!r.is_array() || r.size() != 2) {
+        *error = "records must be [key, value] pairs (value null = tombstone)";
+        return false;
+      }
+      std::optional<std::string> k, v;
+      if (!r[0].is_null()) k = r[0].get<std::string>();
+      if (!r[1].is_null()) v = r[1].get<std::string>();
+      records.emplace_back(k, v);
+    }
+    int64_t first = leader().log->log_end_offset();
+    if (!Produce(*p, records, e.value("batch", "single") != "each", error)) return false;
+    int64_t last = leader().log->log_end_offset() - 1;
+    json d = {{"producer", p->spec.name}, {"firstOffset", first}, {"lastOffset", last}};
+    std::string what;
+    for (const auto& [k, v] : records) what += (what.empty() ? "" : ", ") + *k + "=" + (v ? *v : "<tombstone>");
+    Step(op, fmt::format("{} wrote {} at offsets {}..{} (leader {})", p->spec.name, what, first, last, leader_), d);
+    return true;
+  }
+  if (op == "traffic") {
+    ProducerRuntime* p;
+    if (!producer(&p)) return false;
+    std::vector<std::string> keys;
+    if (e.contains("keys")) {
+      keys = e.at("keys").get<std::vector<std::string>>();
+    } else {
+      std::string prefix = e.value("key_prefix", "key-");
+      int n = e.value("key_count", 10);
+      for (int i = 0; i < n; i++) keys.push_back(fmt::format("{}{:02d}", prefix, i));
+    }
+    if (keys.empty()) {
+      *error = "traffic needs at least one key";
+      return false;
+    }
+    std::string value_prefix = e.value("value_prefix", "v");
+    bool until_roll = e.value("until_roll", false);
+    int count = e.value("count", until_roll ? 100000 : 10);
+    int64_t first = leader().log->log_end_offset();
+    int64_t base = leader().log->active_base_offset();
+    int written = 0;
+    size_t next = size_t(e.value("key_offset", 0));
+    for (; written < count; written++) {
+      if (until_roll && leader().log->active_base_offset() != base) break;
+      const std::string& k = keys[(next + size_t(written)) % keys.size()];
+      int version = ++p->versions[k];
+      if (!Produce(*p, {{k, value_prefix + std::to_string(version)}}, true, error)) return false;
+    }
+    int64_t last = leader().log->log_end_offset() - 1;
+    Step(op, fmt::format("{} wrote {} keyed records at offsets {}..{}{}", p->spec.name, written, first, last,
+                         until_roll ? fmt::format(" (until the leader rolled to {})", leader().log->active_base_offset())
+                                    : ""),
+         {{"producer", p->spec.name}, {"records", written}, {"firstOffset", first}, {"lastOffset", last}});
+    return true;
+  }
+  if (op == "begin") {
+    ProducerRuntime* p;
+    if (!producer(&p)) return false;
+    if (!p->spec.transactional || p->in_txn) {
+      *error = "producer " + p->spec.name + (p->spec.transactional ? " already has an open transaction"
+                                                                   : " is not transactional");
+      return false;
+    }
+    p->in_txn = true;
+    p->txn_has_data = false;
+    Step(op, p->spec.name + " begins a transaction");
+    return true;
+  }
+  if (op == "commit" || op == "abort") {
+    ProducerRuntime* p;
+    if (!producer(&p)) return false;
+    int64_t at = leader().log->log_end_offset();
+    bool had_data = p->txn_has_data;
+    if (!EndTxn(*p, op == "commit" ? ControlType::kCommit : ControlType::kAbort, error)) return false;
+    std::string up;
+    for (const Broker& b : brokers_)
+      if (b.up) up += (up.empty() ? "" : ",") + std::to_string(b.id);
+    Step(op, had_data ? fmt::format("{} {}s: {} marker at offset {} (on brokers {})", p->spec.name, op,
+                                    op == "commit" ? "COMMIT" : "ABORT", at, up)
+                      : fmt::format("{} {}s an empty transaction (no marker on this partition)", p->spec.name, op),
+         had_data ? json{{"producer", p->spec.name}, {"markerOffset", at}} : json::object());
+    return true;
+  }
+  if (op == "down" || op == "up") {
+    std::vector<Broker*> bs = Targets(e, error);
+    if (bs.empty()) {
+      if (error->empty()) *error = op + " needs \"broker\"";
+      return false;
+    }
+    for (Broker* b : bs) {
+      if (op == "down") {
+        if (!b->up) {
+          *error = fmt::format("broker {} is already down", b->id);
+          return false;
+        }
+        // Controlled shutdown: the active segment, a snapshot at the log end and the checkpoints.
+        if (!b->log->Flush(true, clock_, error)) return false;
+        b->up = false;
+        json d = {{"broker", b->id}, {"logEndOffset", b->log->log_end_offset()},
+                  {"lastStableOffset", b->log->last_stable_offset()}};
+        std::string extra;
+        if (b->id == leader_) {
+          int next = 0;
+          for (const Broker& c : brokers_)
+            if (c.up) {
+              next = c.id;
+              break;
+            }
+          if (!next) {
+            *error = "every broker is down: no leader can be elected";
+            return false;
+          }
+          leader_ = next;
+          leader_epoch_++;
+          leader().log->AssignLeaderEpoch(leader_epoch_);
+          extra = fmt::format("; broker {} becomes leader (epoch {})", leader_, leader_epoch_);
+          d["newLeader"] = leader_;
+        }
+        Step(op, fmt::format("broker {} shuts down at log end offset {}{}", b->id, b->log->log_end_offset(), extra), d);
+      } else {
+        if (b->up) {
+          *error = fmt::format("broker {} is already up", b->id);
+          return false;
+        }
+        b->up = true;
+        b->log->RemoveExpiredProducers(clock_);  // a restart reloads producer state at the current time
+        int64_t from = b->log->log_end_offset();
+        int fetches = 0;
+        int64_t bytes = 0;
+        if (!CatchUp(*b, &fetches, &bytes, error)) return false;
+        b->log->set_high_watermark(leader().log->high_watermark());
+        Tick();
+        Step(op, fmt::format("broker {} returns and fetches {}..{} from leader {} ({} fetches, {} bytes)", b->id, from,
+                             b->log->log_end_offset(), leader_, fetches, bytes),
+             {{"broker", b->id}, {"fromOffset", from}, {"logEndOffset", b->log->log_end_offset()},
+              {"fetches", fetches}, {"bytes", bytes}, {"lastStableOffset", b->log->last_stable_offset()}});
+      }
+    }
+    return true;
+  }
+  if (op == "leader") {
+    std::vector<Broker*> bs = Targets(e, error);
+    if (bs.size() != 1 || !e.contains("broker")) {
+      if (error->empty()) *error = "leader needs \"broker\"";
+      return false;
+    }
+    if (!bs[0]->up) {
+      *error = fmt::format("broker {} is down and cannot become leader", bs[0]->id);
+      return false;
+    }
+    leader_ = bs[0]->id;
+    leader_epoch_++;
+    leader().log->AssignLeaderEpoch(leader_epoch_);
+    Tick();
+    Step(op, fmt::format("broker {} becomes leader (epoch {})", leader_, leader_epoch_),
+         {{"broker", leader_}, {"leaderEpoch", leader_epoch_}});
+    return true;
+  }
+  if (op == "roll") {
+    std::vector<Broker*> bs = Targets(e, error);
+    if (!error->empty()) return false;
+    for (Broker* b : bs) {
+      if (!b->up) {
+        *error = fmt::format("broker {} is down", b->id);
+        return false;
+      }
+      if (!b->log->Roll(clock_, error)) return false;
+      Step(op, fmt::format("broker {} rolls its active segment (new base {})", b->id, b->log->active_base_offset()),
+           {{"broker", b->id}, {"activeSegmentBase", b->log->active_base_offset()}});
+    }
+    return true;
+  }
+  if (op == "clean") {
+    std::vector<Broker*> bs = Targets(e, error);
+    if (!error->empty()) return false;
+    for (Broker* b : bs) {
+      if (!b->up) {
+        *error = fmt::format("broker {} is down: its cleaner cannot run", b->id);
+        return false;
+      }
+      json d;
+      if (!Clean(*b, e.value("force", false), &d, error)) return false;
+      std::string text = fmt::format("broker {} cleaner: ", b->id);
+      if (d["cleaned"].get<bool>()) {
+        text += fmt::format("cleaned {}..{}, checkpoint {}, tombstones removed {}, markers removed {}",
+                            d["firstDirtyOffset"].get<int64_t>(), d["firstUncleanableOffset"].get<int64_t>(),
+                            d["cleanerCheckpoint"].dump(), d["tombstonesRemoved"].get<int64_t>(),
+                            d["markersRemoved"].get<int64_t>());
+      } else {
+        text += "nothing cleaned (" + d["reason"].get<std::string>() + ")";
+      }
+      if (o_.mode == CoordinationMode::kCoordinated)
+        text += fmt::format(" [MTRO {} MXRO {}; held back: {} tombstones, {} markers]", d["mtro"].get<int64_t>(),
+                            d["mxro"].get<int64_t>(), d["tombstonesHeld"].get<int64_t>(),
+                            d["markersHeld"].get<int64_t>());
+      Step(op, text, d);
+    }
+    return true;
+  }
+  *error = "unknown op " + op;
+  return false;
+}
+
+bool Cluster::Run(const std::string& root, std::string* error) {
+  if (!Setup(root, error)) return false;
+  Tick();
+  for (event_index_ = 0; event_index_ < t_.events.size(); event_index_++) {
+    const json& e = t_.events[event_index_];
+    error->clear();
+    bool ok;
+    try {
+      ok = Apply(e, error);
+    } catch (const json::exception& ex) {
+      *error = ex.what();
+      ok = false;
+    }
+    if (!ok) {
+      *error = fmt::format("timeline event {} ({}): {}", event_index_, e.dump(), *error);
+      return false;
+    }
+  }
+  // Controlled shutdown of every broker still up: the directories are what is left on disk.
+  for (Broker& b : brokers_)
+    if (b.up && !b.log->Flush(true, clock_, error)) return false;
+  Tick();
+  r_->end_clock_ms = clock_;
+  for (const Broker& b : brokers_)
+    r_->coordination.replicas.push_back(CoordinationReport::Replica{b.id, b.mcco, b.mxfo});
+  r_->coordination.mtro = mtro_;
+  r_->coordination.mxro = mxro_;
+  for (const Broker& b : brokers_) {
+    BrokerSummary s;
+    s.broker = b.id;
+    s.up = b.up;
+    s.leader = b.id == leader_;
+    r_->brokers.push_back(std::move(s));
+  }
+  std::error_code ec;
+  fs::remove_all(scratch_, ec);
+  return true;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+DivergenceReport CompareReplicas(const std::vector<BrokerSummary>& brokers) {
+  DivergenceReport d;
+  if (brokers.size() < 2) return d;
+  std::set<std::string> keys;
+  for (const auto& b : brokers)
+    for (const auto& [k, v] : b.view.key_values) keys.insert(k);
+  for (const std::string& k : keys) {
+    std::map<int, std::optional<std::string>> values;
+    std::set<std::optional<std::string>> distinct;
+    for (const auto& b : brokers) {
+      auto it = b.view.key_values.find(k);
+      std::optional<std::string> v = it == b.view.key_values.end() ? std::nullopt : std::optional(it->second);
+      values[b.broker] = v;
+      distinct.insert(v);
+    }
+    if (distinct.size() > 1) d.key_values[k] = values;
+  }
+  std::set<int64_t> lsos, leos;
+  for (const auto& b : brokers) {
+    lsos.insert(b.view.last_stable_offset);
+    leos.insert(b.view.log_end_offset);
+  }
+  for (const auto& b : brokers) {
+    if (lsos.size() > 1) d.last_stable_offsets[b.broker] = b.view.last_stable_offset;
+    if (leos.size() > 1) d.log_end_offsets[b.broker] = b.view.log_end_offset;
+  }
+  std::map<int64_t, DivergenceReport::Visibility> vis;
+  for (const auto& b : brokers) {
+    for (const auto& r : b.view.read_committed) vis[r.offset].served_by.push_back(b.broker);
+    for (int64_t o : b.view.hidden_offsets) vis[o].hidden_by.push_back(b.broker);
+  }
+  for (auto& [offset, v] : vis) {
+    if (v.served_by.empty() || v.hidden_by.empty()) continue;
+    v.offset = offset;
+    d.visibility.push_back(v);
+  }
+  return d;
+}
+
+namespace {
+
+// Copies a directory tree keeping modification times (the cleaner reads segment mtimes).
+bool CopyTree(const std::string& from, const std::string& to, std::string* error) {
+  std::error_code ec;
+  fs::create_directories(to, ec);
+  for (const auto& e : fs::directory_iterator(from, ec)) {
+    fs::path target = fs::path(to) / e.path().filename();
+    if (e.is_directory()) {
+      if (!CopyTree(e.path().string(), target.string(), error)) return false;
+      continue;
+    }
+    fs::copy_file(e.path(), target, fs::copy_options::overwrite_existing, ec);
+    if (!ec) fs::last_write_time(target, fs::last_write_time(e.path(), ec), ec);
+    if (ec) break;
+  }
+  if (ec) {
+    *error = from + " -> " + to + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+// One syncfs(2) for the whole output instead of an fsync per file.
+bool SyncFilesystem(const std::string& dir, std::string* error) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0 || ::syncfs(fd) != 0) {
+    *error = dir + ": syncfs: " + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return false;
+  }
+  ::close(fd);
+  return true;
+}
+
+}  // namespace
+
+bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, SimulationResult* result,
+                   std::string* error) {
+  *result = SimulationResult{};
+  result->timeline = timeline.name;
+  result->mode = options.mode;
+  StagedDirectory::Options so;
+  so.force = options.force;
+  auto staged = StagedDirectory::Create(Env::Default(), options.out_dir, so, error);
+  if (!staged) return false;
+  // The brokers live in a scratch directory on tmpfs while the timeline runs: every segment, index
+  // and checkpoint write (and every cleaner pass) is written atomically with an fsync, which on a
+  // disk costs milliseconds each; the finished directories are then copied into the staged output,
+  // flushed once (syncfs) and renamed into place.
+  std::string work;
+  Env* env = Env::Default();
+  std::string ignored;
+  if (!env->CreateUniqueDir("/dev/shm/klf-simulate-", &work, &ignored) &&
+      !env->CreateUniqueDir(staged->path() + "/.work-", &work, error))
+    return false;
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!dir.empty()) fs::remove_all(dir, ec);
+    }
+  } cleanup{work};
+  Cluster cluster(timeline, options, result);
+  if (!cluster.Run(work, error)) return false;
+  for (const auto& b : result->brokers) {
+    std::string name = "broker" + std::to_string(b.broker);
+    if (!CopyTree(work + "/" + name, staged->path() + "/" + name, error)) return false;
+  }
+  {
+    std::error_code ec;
+    fs::remove_all(work, ec);
+    cleanup.dir.clear();
+  }
+  if (!SyncFilesystem(staged->path(), error) || !staged->Commit(error)) return false;
+  result->out_dir = staged->final_path();
+  CleanerConfig c;
+  for (const auto& [k, v] : timeline.config) c.Set(k, v, error);
+  error->clear();
+  for (BrokerSummary& b : result->brokers) {
+    std::string dir = result->out_dir + "/broker" + std::to_string(b.broker) + "/" + timeline.tp.ToString();
+    CollectingSink sink;
+    if (!LoadReplicaView(dir, result->end_clock_ms, c.producer_id_expiration_ms, &b.view, &sink, error)) return false;
+  }
+  result->divergence = CompareReplicas(result->brokers);
+  return true;
+}
+
+json SimulationResultJson(const SimulationResult& r) {
+  json j;
+  j["timeline"] = r.timeline;
+  j["mode"] = CoordinationModeName(r.mode);
+  j["out"] = r.out_dir;
+  j["endClockMs"] = r.end_clock_ms;
+  json steps = json::array();
+  for (const SimStep& s : r.steps)
+    steps.push_back({{"step", s.step}, {"clockMs", s.clock_ms}, {"op", s.op}, {"text", s.text}, {"detail", s.detail}});
+  j["steps"] = steps;
+  json replicas = json::array();
+  for (const BrokerSummary& b : r.brokers) {
+    const ReplicaView& v = b.view;
+    json rc = json::array();
+    for (const ServedRecord& s : v.read_committed)
+      rc.push_back({{"offset", s.offset}, {"key", s.key ? json(*s.key) : json(nullptr)},
+                    {"value", s.value ? json(*s.value) : json(nullptr)}, {"producerId", s.producer_id},
+                    {"transactional", s.transactional}, {"timestamp", s.timestamp}});
+    json open = json::array();
+    for (const OpenTxnInfo& t : v.open_txns) open.push_back({{"producerId", t.producer_id}, {"firstOffset", t.first_offset}});
+    json aborted = json::array();
+    for (const AbortedTxn& t : v.aborted_txns)
+      aborted.push_back({{"producerId", t.producer_id}, {"firstOffset", t.first_offset}, {"lastOffset", t.last_offset}});
+    replicas.push_back({{"broker", b.broker},
+                        {"up", b.up},
+                        {"leader", b.leader},
+                        {"path", v.path},
+                        {"logStartOffset", v.log_start_offset},
+                        {"logEndOffset", v.log_end_offset},
+                        {"highWatermark", v.high_watermark},
+                        {"lastStableOffset", v.last_stable_offset},
+                        {"cleanerCheckpoint", v.cleaner_checkpoint ? json(*v.cleaner_checkpoint) : json(nullptr)},
+                        {"mcco", v.mcco},
+                        {"mxfo", v.mxfo},
+                        {"openTransactions", open},
+                        {"abortedTransactions", aborted},
+                        {"recordsInLog", v.records_in_log},
+                        {"readCommitted", rc},
+                        {"hiddenOffsets", v.hidden_offsets},
+                        {"keyValues", v.key_values}});
+  }
+  j["replicas"] = replicas;
+  json coord = json::object();
+  coord["mtro"] = r.coordination.mtro ? json(*r.coordination.mtro) : json(nullptr);
+  coord["mxro"] = r.coordination.mxro ? json(*r.coordination.mxro) : json(nullptr);
+  json reports = json::array();
+  for (const auto& c : r.coordination.replicas)
+    reports.push_back({{"broker", c.broker}, {"mcco", c.mcco ? json(*c.mcco) : json(nullptr)},
+                       {"mxfo", c.mxfo ? json(*c.mxfo) : json(nullptr)}});
+  coord["replicas"] = reports;
+  j["coordination"] = coord;
+  const DivergenceReport& d = r.divergence;
+  json dj;
+  dj["diverged"] = d.diverged();
+  json kv = json::object();
+  for (const auto& [k, m] : d.key_values) {
+    json per = json::object();
+    for (const auto& [b, v] : m) per["broker" + std::to_string(b)] = v ? json(*v) : json(nullptr);
+    kv[k] = per;
+  }
+  dj["keyValues"] = kv;
+  json lso = json::object();
+  for (const auto& [b, o] : d.last_stable_offsets) lso["broker" + std::to_string(b)] = o;
+  dj["lastStableOffsets"] = lso;
+  json leo = json::object();
+  for (const auto& [b, o] : d.log_end_offsets) leo["broker" + std::to_string(b)] = o;
+  dj["logEndOffsets"] = leo;
+  json vis = json::array();
+  for (const auto& v : d.visibility) vis.push_back({{"offset", v.offset}, {"servedBy", v.served_by}, {"hiddenBy", v.hidden_by}});
+  dj["visibility"] = vis;
+  j["divergence"] = dj;
+  return j;
+}
+
+}  // namespace klf

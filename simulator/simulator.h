@@ -1,0 +1,139 @@
+// The incident simulator (`klf simulate`): a partition replicated on N brokers, driven by a timeline
+// of produce / transaction / broker down-up / leadership / clock / cleaner events, with every broker's
+// log directory written on disk in Kafka's format as it goes (README "klf simulate" documents the
+// timeline format).
+//
+// Replication is modelled as Kafka does it (scenarios.md §2.7, §6): the leader assigns offsets and
+// stamps its leader epoch, idempotent/transactional producer fields and sequences; COMMIT/ABORT
+// markers are written when a transaction ends; every follower that is up fetches from its own log end
+// offset after each event, one leader segment per fetch from the leader's current (possibly compacted)
+// log, and appends with the leader's offsets, updating its own producer state and `.txnindex`. A
+// broker that is down keeps its log as it was; when it comes back it fetches the compacted tail.
+// Each broker's cleaner runs on its own log, at the times the timeline says (compactor/cleaner.h).
+//
+// Modes:
+//   uncoordinated - Kafka's rules: each replica compacts alone.
+//   coordinated   - Redpanda's protocol, offline (redpanda-coordinated-compaction.md §2-§4, §8): per
+//                   replica MCCO (cleaner checkpoint capped at its log end) and MXFO (first unstable
+//                   offset, else log end) are reported whenever the coordinator ticks (before every
+//                   clean, at every up and leadership change); MTRO = min MCCO, MXRO = min MXFO over
+//                   all replicas, using the last report of a replica that is down, nothing removable
+//                   until every replica has reported, both only moving forward. The cleaner then removes
+//                   tombstones only below MTRO and markers only below MXRO, on top of Kafka's rules.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "segment_reader/checkpoints.h"
+#include "segment_reader/compression.h"
+#include "simulator/replica_view.h"
+
+namespace klf {
+
+struct ProducerSpec {
+  std::string name;
+  int64_t producer_id = -1;  // -1: a plain (non-idempotent) producer
+  int16_t epoch = -1;
+  bool transactional = false;
+  std::string transactional_id;
+  int32_t coordinator_epoch = 0;
+  Compression compression = Compression::kNone;
+};
+
+struct Timeline {
+  std::string name;
+  std::string description;
+  TopicPartition tp{"foo", 0};
+  int brokers = 3;
+  int leader = 1;
+  int64_t start_ms = 1700000000000;
+  int64_t record_step_ms = 200;  // the clock advances this much per produced record
+  // Topic and broker configs by Kafka's names (segment.bytes, delete.retention.ms, ...).
+  std::vector<std::pair<std::string, std::string>> config;
+  std::map<std::string, ProducerSpec> producers;
+  std::vector<nlohmann::json> events;  // each an object with "op"
+};
+
+// Parses a timeline file's JSON. Returns false with *error naming the field (and event index).
+bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* error);
+
+enum class CoordinationMode { kUncoordinated, kCoordinated };
+const char* CoordinationModeName(CoordinationMode m);  // "uncoordinated", "coordinated"
+
+struct SimulationOptions {
+  CoordinationMode mode = CoordinationMode::kUncoordinated;
+  std::string out_dir;  // receives broker1/, broker2/, ... (complete or absent)
+  bool force = false;   // replace a non-empty out_dir
+};
+
+// One executed event, for the report.
+struct SimStep {
+  int step = 0;
+  int64_t clock_ms = 0;
+  std::string op;
+  std::string text;      // one line for humans
+  nlohmann::json detail;  // machine-readable facts of the step
+};
+
+struct CoordinationReport {
+  struct Replica {
+    int broker = 0;
+    std::optional<int64_t> mcco, mxfo;  // last report; nullopt = never reported
+  };
+  std::vector<Replica> replicas;
+  std::optional<int64_t> mtro, mxro;  // nullopt = never computed (nothing removable)
+};
+
+struct BrokerSummary {
+  int broker = 0;
+  bool up = true;
+  bool leader = false;
+  ReplicaView view;
+};
+
+// Where replicas disagree about what they serve (read_committed).
+struct DivergenceReport {
+  // key -> broker -> value (nullopt = absent) for keys whose values differ.
+  std::map<std::string, std::map<int, std::optional<std::string>>> key_values;
+  std::map<int, int64_t> last_stable_offsets;  // filled only if they differ
+  std::map<int, int64_t> log_end_offsets;      // filled only if they differ
+  // Offsets several replicas hold as data, served by some and hidden (as aborted) by others.
+  struct Visibility {
+    int64_t offset = 0;
+    std::vector<int> served_by, hidden_by;
+  };
+  std::vector<Visibility> visibility;
+  bool diverged() const {
+    return !key_values.empty() || !last_stable_offsets.empty() || !log_end_offsets.empty() || !visibility.empty();
+  }
+};
+
+struct SimulationResult {
+  std::string timeline;
+  CoordinationMode mode = CoordinationMode::kUncoordinated;
+  std::string out_dir;
+  int64_t end_clock_ms = 0;
+  std::vector<SimStep> steps;
+  std::vector<BrokerSummary> brokers;
+  CoordinationReport coordination;
+  DivergenceReport divergence;
+};
+
+// Runs `timeline`, writing the broker directories to options.out_dir. Returns false with *error for
+// an invalid timeline (naming the event) or an I/O failure; out_dir is then not created.
+bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, SimulationResult* result,
+                   std::string* error);
+
+// Compares replica views (used by RunSimulation; exposed for tests).
+DivergenceReport CompareReplicas(const std::vector<BrokerSummary>& brokers);
+
+// JSON of a result (the `klf simulate --json` document).
+nlohmann::json SimulationResultJson(const SimulationResult& r);
+
+}  // namespace klf
