@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   commands.push_back(AddCompactCommand(&app));
   commands.push_back(AddVerifyCommand(&app));
   commands.push_back(AddDiffCommand(&app));
+  commands.push_back(AddRepairCommand(&app));
+  commands.push_back(AddLsoCommand(&app));
   commands.push_back(AddSimulateCommand(&app));
 
   try {

@@ -1,0 +1,290 @@
+// `klf repair --replica DIR... --target DIR --out DIR [--dry-run] [--json] [--force] [--now MS]` and
+// `klf repair --salvage DIR --out DIR` (spec cli.md "repair"). The work is repair/repair.h's; this file
+// parses, prints the plan and the result.
+// Exit: 0 the copy was written and diff finds no divergence left (salvage: the input had no damage);
+// 1 problems (findings to repair in a dry run, an unrepairable finding or a divergence left, salvage
+// dropped something); 2 usage; 3 an input cannot be read or the copy cannot be written.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "repair/repair.h"
+#include "segment_reader/bytes.h"
+
+namespace klf::cli {
+namespace {
+
+struct RepairArgs {
+  std::vector<std::string> replicas;
+  std::string target;
+  std::string salvage;
+  std::string out;
+  bool dry_run = false;
+  bool json = false;
+  bool force = false;
+  std::optional<int64_t> now;
+  std::vector<std::string> configs;
+};
+
+bool ApplyConfig(const std::string& kv, LogConfig* config, int64_t* expiration, std::string* error) {
+  auto eq = kv.find('=');
+  long long v = 0;
+  try {
+    size_t used = 0;
+    if (eq == std::string::npos) throw 0;
+    v = std::stoll(kv.substr(eq + 1), &used);
+    if (used != kv.size() - eq - 1) throw 0;
+  } catch (...) {
+    *error = "--config expects KEY=INTEGER, got '" + kv + "'";
+    return false;
+  }
+  std::string key = kv.substr(0, eq);
+  if (key == "index.interval.bytes" && v >= 0 && v <= INT32_MAX) {
+    config->index_interval_bytes = int32_t(v);
+  } else if (key == "segment.index.bytes" && v >= 24 && v <= INT32_MAX) {
+    config->segment_index_bytes = int32_t(v);
+  } else if (key == "producer.id.expiration.ms" && v >= 0) {
+    *expiration = v;
+  } else {
+    *error = "--config " + kv + ": unknown or out of range (repair takes index.interval.bytes, segment.index.bytes, "
+             "producer.id.expiration.ms)";
+    return false;
+  }
+  return true;
+}
+
+std::string KeyText(const Finding& f) {
+  if (!f.has_key) return "";
+  return f.key ? FormatBytes(AsBytes(*f.key), BytesFormat::kText) : "null";
+}
+
+nlohmann::json FindingJson(const Finding& f, const std::vector<std::string>& labels) {
+  nlohmann::json affected = nlohmann::json::array(), healthy = nlohmann::json::array();
+  for (size_t i : f.affected) affected.push_back(i < labels.size() ? labels[i] : std::to_string(i));
+  for (size_t i : f.healthy) healthy.push_back(i < labels.size() ? labels[i] : std::to_string(i));
+  return {{"kind", FindingKindName(f.kind)},
+          {"key", f.has_key && f.key ? nlohmann::json(KeyText(f)) : nlohmann::json(nullptr)},
+          {"offsets", f.first_offset >= 0 ? nlohmann::json::array({f.first_offset, f.last_offset})
+                                          : nlohmann::json::array()},
+          {"producerId", f.producer_id ? nlohmann::json(*f.producer_id) : nlohmann::json(nullptr)},
+          {"producerEpoch", f.producer_epoch ? nlohmann::json(*f.producer_epoch) : nlohmann::json(nullptr)},
+          {"affectedReplicas", affected},
+          {"healthyReplicas", healthy},
+          {"evidence", f.evidence}};
+}
+
+nlohmann::json ActionJson(const RepairAction& a) {
+  nlohmann::json j = {{"action", RepairActionKindName(a.kind)},
+                      {"finding", FindingKindName(a.finding)},
+                      {"offset", a.offset},
+                      {"reason", a.reason}};
+  if (a.kind == RepairActionKind::kInsertMarker) {
+    j["marker"] = {{"type", ControlTypeName(a.marker_type)},     {"producerId", a.producer_id},
+                   {"producerEpoch", a.producer_epoch},          {"coordinatorEpoch", a.coordinator_epoch},
+                   {"timestamp", a.timestamp},                   {"partitionLeaderEpoch", a.partition_leader_epoch},
+                   {"replacesEmptyBatch", a.replaces_empty_batch}, {"window", {a.window_after, a.window_before}}};
+  }
+  if (a.kind == RepairActionKind::kRemoveRecords) j["removedOffsets"] = a.removed_offsets;
+  if (a.kind == RepairActionKind::kCopyBatch) {
+    j["source"] = {{"file", a.source_file}, {"position", a.source_position}, {"lastOffset", a.source_last_offset}};
+  }
+  return j;
+}
+
+int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration) {
+  if (!std::filesystem::is_directory(a.salvage)) {
+    PrintError("repair", a.salvage + ": not a partition directory");
+    return kExitUnreadable;
+  }
+  SalvageOptions so;
+  so.config = config;
+  so.producer_id_expiration_ms = expiration;
+  so.force = a.force;
+  SalvageResult r;
+  std::string error;
+  if (!SalvagePartition(Env::Default(), a.salvage, a.out, so, &r, &error)) {
+    PrintError("repair", error);
+    return kExitUnreadable;
+  }
+  if (a.json) {
+    nlohmann::json j;
+    j["out"] = r.out_partition_dir;
+    j["segmentsKept"] = r.segments_kept;
+    j["batchesKept"] = r.batches_kept;
+    j["logEndOffset"] = r.log_end_offset;
+    j["dropped"] = nlohmann::json::array();
+    for (const SalvageDrop& d : r.dropped) {
+      j["dropped"].push_back({{"file", d.file},
+                              {"position", d.position},
+                              {"bytes", d.bytes},
+                              {"batches", d.batches},
+                              {"firstOffset", d.first_offset ? nlohmann::json(*d.first_offset) : nlohmann::json(nullptr)},
+                              {"lastOffset", d.last_offset ? nlohmann::json(*d.last_offset) : nlohmann::json(nullptr)},
+                              {"wholeSegment", d.whole_segment},
+                              {"reason", d.reason}});
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::string out = fmt::format("salvaged {} -> {}: {} segments, {} batches kept, log end offset {}\n", a.salvage,
+                                  r.out_partition_dir, r.segments_kept, r.batches_kept, r.log_end_offset);
+    if (r.dropped.empty()) out += "nothing dropped: every batch is valid\n";
+    for (const SalvageDrop& d : r.dropped) {
+      out += fmt::format("dropped {} bytes of {} from position {}{}: {}\n", d.bytes, d.file, d.position,
+                         d.first_offset ? fmt::format(" ({} framed batches, offsets {}..{})", d.batches, *d.first_offset,
+                                                      *d.last_offset)
+                                        : " (no batch could be framed there)",
+                         d.reason);
+    }
+    std::fputs(out.c_str(), stdout);
+  }
+  return r.dropped.empty() ? kExitOk : kExitProblems;
+}
+
+int RunRepair(const RepairArgs& a) {
+  RepairOptions options;
+  options.now_ms = a.now;
+  options.force = a.force;
+  std::string error;
+  for (const std::string& kv : a.configs) {
+    if (!ApplyConfig(kv, &options.config, &options.producer_id_expiration_ms, &error)) {
+      PrintError("repair", error);
+      return kExitUsage;
+    }
+  }
+  if (!a.salvage.empty()) {
+    if (!a.target.empty() || !a.replicas.empty()) {
+      PrintError("repair", "--salvage takes no --target or --replica");
+      return kExitUsage;
+    }
+  } else if (a.target.empty() || a.replicas.empty()) {
+    PrintError("repair", "--target and at least one --replica are required (or --salvage DIR)");
+    return kExitUsage;
+  }
+  if (a.out.empty() && !(a.dry_run && a.salvage.empty())) {
+    PrintError("repair", "--out is required (unless --dry-run)");
+    return kExitUsage;
+  }
+  if (!a.out.empty() && !a.dry_run && !a.force && Env::Default()->IsNonEmptyDir(a.out)) {
+    PrintError("repair", a.out + ": exists and is not empty (use --force to replace it)");
+    return kExitUsage;
+  }
+  if (!a.salvage.empty()) return RunSalvage(a, options.config, options.producer_id_expiration_ms);
+
+  for (const std::string& d : a.replicas) {
+    if (!std::filesystem::is_directory(d)) {
+      PrintError("repair", d + ": not a partition directory");
+      return kExitUnreadable;
+    }
+  }
+  if (!std::filesystem::is_directory(a.target)) {
+    PrintError("repair", a.target + ": not a partition directory");
+    return kExitUnreadable;
+  }
+  RepairPlan plan;
+  if (!PlanRepair(a.replicas, a.target, options, &plan, &error)) {
+    PrintError("repair", error);
+    return kExitUnreadable;
+  }
+  RepairResult result;
+  bool wrote = false;
+  if (!a.dry_run) {
+    if (!WriteRepairedCopy(Env::Default(), plan, a.out, options, &result, &error)) {
+      PrintError("repair", error);
+      return kExitUnreadable;
+    }
+    wrote = true;
+  }
+  int exit = kExitOk;
+  if (a.dry_run) exit = plan.findings.empty() ? kExitOk : kExitProblems;
+  if (plan.HasUnrepairable() || (wrote && !result.remaining.empty())) exit = kExitProblems;
+
+  if (a.json) {
+    nlohmann::json j;
+    j["partition"] = plan.partition;
+    j["target"] = plan.target;
+    j["healthyReplicas"] = plan.healthy;
+    j["dryRun"] = a.dry_run;
+    j["findings"] = nlohmann::json::array();
+    for (const Finding& f : plan.findings) j["findings"].push_back(FindingJson(f, plan.replica_labels));
+    j["plan"] = nlohmann::json::array();
+    for (const RepairAction& x : plan.actions) j["plan"].push_back(ActionJson(x));
+    if (wrote) {
+      nlohmann::json rem = nlohmann::json::array();
+      for (const Finding& f : result.remaining) rem.push_back(FindingJson(f, result.remaining_labels));
+      j["result"] = {{"out", result.out_partition_dir},       {"segments", result.segments},
+                     {"batchesWritten", result.batches_written}, {"markersInserted", result.markers_inserted},
+                     {"batchesCopied", result.batches_copied},   {"recordsRemoved", result.records_removed},
+                     {"logEndOffset", result.log_end_offset},    {"lastStableOffset", result.last_stable_offset},
+                     {"remainingDivergences", rem}};
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return exit;
+  }
+  std::string out = fmt::format("partition {}: target {}, healthy {}\n", plan.partition, plan.target,
+                                fmt::join(plan.healthy, ", "));
+  if (plan.findings.empty()) out += "no divergence of the target: nothing to repair (the copy is the target, reindexed)\n";
+  for (const Finding& f : plan.findings) {
+    std::string head = FindingKindName(f.kind);
+    out += fmt::format("finding  {}{}{} offsets {}..{}\n", head,
+                       f.producer_id ? fmt::format(" producer {}", *f.producer_id) : "",
+                       f.has_key ? " key " + KeyText(f) : "", f.first_offset, f.last_offset);
+  }
+  if (!plan.actions.empty()) out += "plan:\n";
+  int n = 0;
+  for (const RepairAction& x : plan.actions) out += fmt::format("  {}. {}: {}\n", ++n, RepairActionKindName(x.kind), x.reason);
+  if (a.dry_run) {
+    out += "dry run: nothing written\n";
+  } else {
+    out += fmt::format("wrote {}: {} segments, {} batches ({} markers inserted, {} batches copied, {} records removed), "
+                       "log end offset {}, last stable offset {}\n",
+                       result.out_partition_dir, result.segments, result.batches_written, result.markers_inserted,
+                       result.batches_copied, result.records_removed, result.log_end_offset, result.last_stable_offset);
+    if (result.remaining.empty()) {
+      out += "diff of the copy against the healthy replicas: no divergence\n";
+    } else {
+      for (const Finding& f : result.remaining) {
+        out += fmt::format("still divergent: {} offsets {}..{}: {}\n", FindingKindName(f.kind), f.first_offset,
+                           f.last_offset, f.evidence);
+      }
+    }
+  }
+  std::fputs(out.c_str(), stdout);
+  return exit;
+}
+
+}  // namespace
+
+Command AddRepairCommand(CLI::App* parent) {
+  auto args = std::make_shared<RepairArgs>();
+  CLI::App* app = parent->add_subcommand(
+      "repair",
+      "Write a repaired copy of a diverged replica (--target) that agrees with the healthy replicas\n"
+      "(--replica): lost ABORT/COMMIT markers and hanging transactions get the marker the healthy replicas\n"
+      "imply at a free offset, stale values of deleted keys are removed; indexes, .txnindex, producer\n"
+      "snapshots and leader-epoch-checkpoint are rebuilt. Or --salvage DIR: truncate a damaged partition at\n"
+      "its first invalid batch as Kafka's recovery does. Inputs are never modified.");
+  app->add_option("--replica", args->replicas, "a healthy replica's partition directory (repeat)")->type_name("DIR");
+  app->add_option("--target", args->target, "the diverged replica's partition directory")->type_name("DIR");
+  app->add_option("--salvage", args->salvage, "a damaged partition directory to salvage")->type_name("DIR");
+  app->add_option("--out", args->out,
+                  "output log directory: receives <topic>-<partition>/ and its checkpoint files (complete or absent)")
+      ->type_name("DIR");
+  app->add_flag("--dry-run", args->dry_run, "print the plan, write nothing");
+  app->add_flag("--json", args->json, "print the findings, plan and result as JSON");
+  app->add_flag("--force", args->force, "replace an existing non-empty --out");
+  app->add_option("--now", args->now, "clock (ms) for producer expiration when loading snapshots")->type_name("MS");
+  app->add_option("--config", args->configs,
+                  "KEY=VALUE: index.interval.bytes (default 4096), segment.index.bytes, producer.id.expiration.ms");
+  Command c;
+  c.app = app;
+  c.run = [args] { return RunRepair(*args); };
+  return c;
+}
+
+}  // namespace klf::cli

@@ -1,0 +1,905 @@
+// Repair and salvage (see repair.h).
+//
+// Recipe of `klf repair --replica H... --target T --out O` (LevelDB repair.cc style):
+//
+//  1. Load every replica as a broker would after a restart and as its consumers read it
+//     (diff/replica_state.h), and diff them (diff/diff.h) with the target first. Only divergences whose
+//     affected replica is the target are repaired; findings about a healthy replica are left alone.
+//
+//  2. Plan one edit per finding, in offset order:
+//     a. lost ABORT, lost COMMIT, hanging transaction -> an end-transaction marker of the transaction's
+//        producer id and epoch (the epoch of its data, so ProducerAppendInfo does not fence it) with the
+//        coordinator epoch of the producer's next marker (else its previous one, else 0: Kafka fences a
+//        marker whose coordinator epoch is below the producer's current one). Type: ABORT for a lost
+//        ABORT, COMMIT for a lost COMMIT, and for a hanging transaction the outcome the healthy replicas
+//        imply (the fate of the transaction's records they still hold, or of the marker they still hold;
+//        else ABORT when they removed a record whose key they hold no later value for -- the cleaner
+//        removes an unsuperseded value only when it was aborted -- else COMMIT, which gives consumers
+//        the same latest values because every record is superseded).
+//        Where: Kafka offsets are dense on the leader, but the marker the target missed was compacted
+//        away before the target fetched that range, so its offset is a gap in the target. The marker
+//        must land inside the window (last data offset of the transaction, first batch of the same
+//        producer after it) -- after the window the producer's next transaction would merge into it
+//        again. In order of preference:
+//          - the offset where a healthy replica still holds that marker (the leader's own offset);
+//          - an emptied control batch of the producer inside the window (what a follower keeps when it
+//            received the COMMIT only as the cleaner's empty remnant, scenarios.md §6): it is replaced
+//            by the full marker at the same offset;
+//          - the first offset of the window that no replica holds (neither the target nor any healthy
+//            replica: an offset a healthy replica holds carries another record there, and writing a
+//            marker on it would be a divergent record).
+//        Never at the log end: a follower's log past the leader's end is truncated on its next fetch,
+//        and the transaction would hang again.
+//        When the window has no free offset: a lost ABORT (or a hanging transaction the healthy
+//        replicas aborted) is repaired by removing the transaction's data from the target instead
+//        (aborted data is never delivered, so consumers see the same); a COMMIT that cannot be placed
+//        is repaired by removal only when every record is gone from the healthy replicas too and
+//        superseded there; otherwise the finding is reported as unrepairable.
+//     b. lost tombstone -> the target's stale value (and older values of that key at lower offsets) is
+//        removed, as the healthy replicas' cleaners removed both the value and, after
+//        delete.retention.ms, the tombstone. When a healthy replica still holds the tombstone's batch at
+//        offsets the target does not use at all, that batch is copied in byte for byte instead (exactly
+//        what a fetch would have delivered: consumers of the target then also receive the deletion
+//        event). Writing a new tombstone at some free offset is not done: it would invent a record the
+//        leader never wrote.
+//     c. divergent records (different records at one offset: truncation, unclean election) and
+//        unrelated logs are not rewritten: they are reported as unrepairable (re-replicate the replica).
+//
+//  3. Write `<out>/<topic>-<partition>/` through a StagedDirectory (complete or absent): the target's
+//     segments in order with their base offsets kept (PartitionWriter, no automatic roll), every
+//     untouched batch copied byte for byte, markers built with segment_writer's AppendEndTxnMarker
+//     (CRC computed there) with the partition leader epoch of the record before them, batches with
+//     removed records rebuilt as the cleaner's filterTo does (same base and last offset, producer
+//     fields, codec, delete horizon); a batch left with no records is dropped, or kept as an empty
+//     batch when it carries a producer id (the cleaner's RETAIN_EMPTY: the producer's epoch and
+//     sequence state stay).
+//
+//  4. PartitionWriter rebuilds `.index`, `.timeindex` (index.interval.bytes), `.txnindex` (producer
+//     state replay: the newly aborted transactions get their entries with the LSO of that moment),
+//     producer snapshots at every segment base and at the log end (the target's old snapshots, which
+//     hold the diverged producer state, are not copied: a broker loading the copy replays the repaired
+//     log), and leader-epoch-checkpoint (the target's, plus epochs the batches add). partition.metadata
+//     is kept. The log-dir checkpoints for the partition are written beside it: high watermark and log
+//     start offset as the target had them (capped at the new log end), the cleaner checkpoint kept, the
+//     recovery point at the log end (the copy is fully flushed and recovered).
+//
+//  5. The copy is loaded again and diffed against the healthy replicas; what remains is reported.
+//
+// Salvage (`--salvage`, spec §14): every segment is read as LogSegment.recover does (size, CRC) and,
+// stricter than Kafka, every record is decoded too (Kafka would serve a batch whose compressed payload
+// is garbage under a valid CRC; a salvaged copy should verify clean). The first invalid entry truncates
+// its segment there and every later segment is deleted, as recovery does when bytes were cut (Kafka
+// deletes them; keeping them would leave an offset hole the leader cannot refill). Indexes, `.txnindex`,
+// snapshots and the leader-epoch-checkpoint (entries past the new log end dropped) are rebuilt.
+#include "repair/repair.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "segment_reader/checkpoints.h"
+#include "segment_reader/file.h"
+#include "segment_reader/layout.h"
+#include "segment_writer/batch_builder.h"
+
+namespace klf {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Planning helpers.
+
+// Does some batch of the replica cover `offset` (a record, or a batch emptied by the cleaner)?
+bool Held(const ReplicaState& r, int64_t o) { return r.HoldsOffset(o); }
+
+const BatchSpan* BatchAt(const ReplicaState& r, int64_t o) {
+  auto it = std::lower_bound(r.batches.begin(), r.batches.end(), o,
+                             [](const BatchSpan& b, int64_t x) { return b.last_offset < x; });
+  if (it == r.batches.end() || it->base_offset > o) return nullptr;
+  return &*it;
+}
+
+// The record just before `offset` (any kind), or nullptr.
+const RecordDigest* RecordBefore(const ReplicaState& r, int64_t o) {
+  auto it = std::lower_bound(r.records.begin(), r.records.end(), o,
+                             [](const RecordDigest& d, int64_t x) { return d.offset < x; });
+  if (it == r.records.begin()) return nullptr;
+  return &*std::prev(it);
+}
+
+// An offset the target may use for a marker of `pid`: not held by the target, and on every healthy
+// replica either not held or held by a control batch of that producer (the same marker, or its remnant).
+bool FreeEverywhere(const std::vector<ReplicaState>& rs, int64_t o, int64_t pid) {
+  if (Held(rs[0], o)) return false;
+  for (size_t i = 1; i < rs.size(); ++i) {
+    const BatchSpan* b = BatchAt(rs[i], o);
+    if (b && !(b->control && b->producer_id == pid)) return false;
+  }
+  return true;
+}
+
+int32_t CoordinatorEpochFor(const std::vector<ReplicaState>& rs, int64_t pid, int64_t after) {
+  // Next marker of the producer (target first, then healthy), else the previous one.
+  for (const ReplicaState& r : rs) {
+    for (const Marker& m : r.markers) {
+      if (m.producer_id == pid && m.offset > after && m.coordinator_epoch >= 0) return m.coordinator_epoch;
+    }
+  }
+  for (const ReplicaState& r : rs) {
+    for (auto it = r.markers.rbegin(); it != r.markers.rend(); ++it) {
+      if (it->producer_id == pid && it->offset <= after && it->coordinator_epoch >= 0) return it->coordinator_epoch;
+    }
+  }
+  return 0;
+}
+
+bool SupersededOnHealthy(const std::vector<ReplicaState>& rs, const RecordDigest& rec) {
+  if (!rec.has_key) return false;
+  for (size_t i = 1; i < rs.size(); ++i) {
+    const KeyState* k = rs[i].Key(rec.key);
+    if (k == nullptr || k->offset <= rec.offset) return false;
+  }
+  return rs.size() > 1;
+}
+
+bool HeldByHealthy(const std::vector<ReplicaState>& rs, int64_t o) {
+  for (size_t i = 1; i < rs.size(); ++i) {
+    if (rs[i].FindRecord(o) >= 0) return true;
+  }
+  return false;
+}
+
+void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, std::vector<RepairAction>* out) {
+  const ReplicaState& T = rs[0];
+  RepairAction a;
+  a.finding = f.kind;
+  a.producer_id = f.producer_id.value_or(-1);
+  int64_t ri = f.first_offset >= 0 ? T.FindRecord(f.first_offset) : -1;
+  if (!f.producer_id || ri < 0 || T.records[ri].txn < 0) {
+    a.kind = RepairActionKind::kUnrepairable;
+    a.offset = f.first_offset;
+    a.reason = fmt::format("{} at offset {}: the target holds no transactional record there to anchor a marker",
+                           FindingKindName(f.kind), f.first_offset);
+    out->push_back(a);
+    return;
+  }
+  const int64_t pid = *f.producer_id;
+  const Txn& t = T.txns[T.records[ri].txn];
+
+  // The marker's type.
+  std::optional<ControlType> type;
+  if (f.kind == FindingKind::kLostAbort) type = ControlType::kAbort;
+  if (f.kind == FindingKind::kLostCommit) type = ControlType::kCommit;
+
+  // A healthy replica that still holds the lost marker: its offset is the leader's.
+  std::optional<int64_t> preferred;
+  std::string preferred_from;
+  for (size_t i = 1; i < rs.size() && !preferred; ++i) {
+    const Marker* m = rs[i].NextMarker(pid, f.first_offset);
+    if (m == nullptr || (t.marker_offset && m->offset >= *t.marker_offset)) continue;
+    if (m->offset >= T.log_end_offset || Held(T, m->offset)) continue;
+    if (m->type != MarkerType::kCommit && m->type != MarkerType::kAbort) continue;
+    ControlType mt = m->type == MarkerType::kCommit ? ControlType::kCommit : ControlType::kAbort;
+    if (type && *type != mt) continue;
+    type = mt;
+    preferred = m->offset;
+    preferred_from = rs[i].label;
+  }
+
+  // Where the healthy replicas split the target's merged transaction: records of the producer before
+  // `split` belong to the transaction whose marker was lost.
+  int64_t split = -1;
+  if (preferred) {
+    split = *preferred;
+  } else if (f.kind == FindingKind::kHangingTransaction) {
+    split = t.last_data_offset + 1;
+  } else if (t.marker_offset) {
+    for (size_t i = 1; i < rs.size() && split < 0; ++i) {
+      for (const Txn& tb : rs[i].txns) {
+        if (tb.producer_id == pid && tb.marker_offset == t.marker_offset) split = tb.first_offset;
+      }
+      for (const AbortedTxn& e : rs[i].txn_index) {
+        if (split < 0 && e.producer_id == pid && e.last_offset == *t.marker_offset) split = e.first_offset;
+      }
+    }
+  }
+  if (split <= f.first_offset) {
+    a.kind = RepairActionKind::kUnrepairable;
+    a.offset = f.first_offset;
+    a.reason = fmt::format("{} of producer {} at offset {}: the healthy replicas do not show where the lost marker "
+                           "was (no marker and no transaction boundary of that producer after offset {})",
+                           FindingKindName(f.kind), pid, f.first_offset, f.first_offset);
+    out->push_back(a);
+    return;
+  }
+
+  // The window (after, before).
+  int64_t after = -1, before = T.log_end_offset;
+  int16_t epoch = t.producer_epoch;
+  std::optional<int64_t> empty_remnant;
+  for (const BatchSpan& b : T.batches) {
+    if (b.producer_id != pid) continue;
+    if (b.base_offset < split) {
+      if (!b.control && b.last_offset >= t.first_offset) {
+        after = b.last_offset;
+        epoch = b.producer_epoch;
+      }
+      continue;
+    }
+    if (b.control && b.records == 0 && !empty_remnant) {
+      empty_remnant = b.base_offset;
+      continue;
+    }
+    before = b.base_offset;
+    break;
+  }
+  if (after < 0) after = f.first_offset;
+  if (empty_remnant && *empty_remnant >= before) empty_remnant.reset();
+
+  // Hanging: the outcome the healthy replicas imply.
+  if (!type) {
+    for (const RecordDigest& d : T.records) {
+      if (d.txn < 0 || &T.txns[d.txn] != &t || d.offset > after) continue;
+      for (size_t i = 1; i < rs.size() && !type; ++i) {
+        int64_t j = rs[i].FindRecord(d.offset);
+        if (j < 0) continue;
+        TxnFate fate = rs[i].records[j].fate;
+        if (fate == TxnFate::kCommitted) type = ControlType::kCommit;
+        if (fate == TxnFate::kAborted) type = ControlType::kAbort;
+      }
+      if (type) break;
+      if (!HeldByHealthy(rs, d.offset) && d.has_key && !SupersededOnHealthy(rs, d)) {
+        type = ControlType::kAbort;  // removed although its key has no later value: only aborted data goes so
+        break;
+      }
+    }
+    if (!type) type = ControlType::kCommit;
+  }
+  a.marker_type = *type;
+  a.producer_epoch = epoch;
+  a.window_after = after;
+  a.window_before = before;
+
+  std::optional<int64_t> chosen;
+  std::string why;
+  if (preferred && *preferred > after && *preferred < before) {
+    chosen = preferred;
+    why = fmt::format("{} still holds this marker at offset {}", preferred_from, *preferred);
+  } else if (empty_remnant) {
+    chosen = empty_remnant;
+    a.replaces_empty_batch = true;
+    why = fmt::format("the target holds producer {}'s emptied control batch at offset {} (the remnant the cleaner "
+                      "left of this marker); it becomes the full marker",
+                      pid, *empty_remnant);
+  } else {
+    // First offset of the window no replica holds. Walk the target's gaps (offsets it does not hold).
+    int64_t checked = 0;
+    for (const OffsetGap& g : T.gaps) {
+      if (g.to <= after + 1 || chosen) continue;
+      if (g.from >= before) break;
+      for (int64_t o = std::max(g.from, after + 1); o < std::min(g.to, before) && checked < 1000000; ++o, ++checked) {
+        if (FreeEverywhere(rs, o, pid)) {
+          chosen = o;
+          break;
+        }
+      }
+    }
+    if (chosen) {
+      why = fmt::format("offset {} is the first offset after the transaction's last data offset {} and before "
+                        "producer {}'s next batch ({}) that no replica holds: the compacted-away marker's place",
+                        *chosen, after, pid, before == T.log_end_offset ? "none; log end " + std::to_string(before)
+                                                                        : "offset " + std::to_string(before));
+    }
+  }
+
+  if (chosen) {
+    a.kind = RepairActionKind::kInsertMarker;
+    a.offset = *chosen;
+    a.coordinator_epoch = CoordinatorEpochFor(rs, pid, *chosen);
+    const RecordDigest* prev = RecordBefore(T, *chosen);
+    a.timestamp = prev ? prev->timestamp : T.max_timestamp;
+    a.partition_leader_epoch = prev && prev->leader_epoch >= 0 ? prev->leader_epoch : 0;
+    if (preferred && *chosen == *preferred) {
+      for (size_t i = 1; i < rs.size(); ++i) {
+        int64_t j = rs[i].FindRecord(*chosen);
+        if (j < 0 || !rs[i].records[j].control) continue;
+        a.timestamp = rs[i].records[j].timestamp;
+        a.partition_leader_epoch = std::max(0, rs[i].records[j].leader_epoch);
+        break;
+      }
+      for (size_t i = 1; i < rs.size(); ++i) {
+        for (const Marker& m : rs[i].markers) {
+          if (m.offset == *chosen && m.producer_id == pid && m.coordinator_epoch >= 0) {
+            a.coordinator_epoch = m.coordinator_epoch;
+            a.producer_epoch = m.producer_epoch;
+          }
+        }
+      }
+    }
+    a.reason = fmt::format("{}: write the {} of producer {} (epoch {}, coordinator epoch {}) at offset {}, closing the "
+                           "transaction from offset {} before the producer's next batch; {}",
+                           FindingKindName(f.kind), ControlTypeName(a.marker_type), pid, a.producer_epoch,
+                           a.coordinator_epoch, *chosen, t.first_offset, why);
+    out->push_back(a);
+    return;
+  }
+
+  // No offset for a marker: remove the transaction's records instead where that is what consumers get.
+  std::vector<int64_t> records;
+  bool all_gone_and_superseded = true;
+  for (const RecordDigest& d : T.records) {
+    if (d.txn < 0 || &T.txns[d.txn] != &t || d.offset > after) continue;
+    records.push_back(d.offset);
+    if (HeldByHealthy(rs, d.offset) || !SupersededOnHealthy(rs, d)) all_gone_and_superseded = false;
+  }
+  if (a.marker_type == ControlType::kAbort || all_gone_and_superseded) {
+    a.kind = RepairActionKind::kRemoveRecords;
+    a.removed_offsets = records;
+    a.offset = records.empty() ? f.first_offset : records.front();
+    a.reason = fmt::format("{}: no free offset between offset {} and offset {} for producer {}'s {}; its {} records "
+                           "are removed instead ({})",
+                           FindingKindName(f.kind), after, before, pid, ControlTypeName(a.marker_type), records.size(),
+                           a.marker_type == ControlType::kAbort ? "aborted data is never delivered"
+                                                                : "the healthy replicas removed them too and hold "
+                                                                  "later values for their keys");
+  } else {
+    a.kind = RepairActionKind::kUnrepairable;
+    a.offset = f.first_offset;
+    a.reason = fmt::format("{}: no free offset between offset {} and offset {} for producer {}'s COMMIT, and its "
+                           "records are live on the healthy replicas",
+                           FindingKindName(f.kind), after, before, pid);
+  }
+  out->push_back(a);
+}
+
+void PlanTombstone(const std::vector<ReplicaState>& rs, const Finding& f, std::vector<RepairAction>* out) {
+  const ReplicaState& T = rs[0];
+  RepairAction a;
+  a.finding = f.kind;
+  if (!f.has_key || !f.key) {
+    a.kind = RepairActionKind::kUnrepairable;
+    a.offset = f.first_offset;
+    a.reason = fmt::format("lost_tombstone at offset {}: the stale record's key could not be read", f.first_offset);
+    out->push_back(a);
+    return;
+  }
+  // A healthy replica that still holds the tombstone (f.last_offset = its offset when diff found one).
+  if (f.last_offset > f.first_offset) {
+    for (size_t i = 1; i < rs.size(); ++i) {
+      const BatchSpan* b = BatchAt(rs[i], f.last_offset);
+      if (b == nullptr) continue;
+      bool free = true;
+      for (int64_t o = b->base_offset; o <= b->last_offset && free; ++o) free = !Held(T, o);
+      // It must also fit between the target's batches (no target batch overlaps its range).
+      const BatchSpan* next = nullptr;
+      for (const BatchSpan& tb : T.batches) {
+        if (tb.base_offset > b->last_offset) {
+          next = &tb;
+          break;
+        }
+      }
+      const RecordDigest* prev = RecordBefore(T, b->base_offset);
+      if (!free || (prev && prev->offset > b->base_offset) || (!next && b->last_offset >= T.log_end_offset)) continue;
+      a.kind = RepairActionKind::kCopyBatch;
+      a.offset = b->base_offset;
+      a.source_file = rs[i].segment_files[b->segment];
+      a.source_position = b->position;
+      a.source_last_offset = b->last_offset;
+      a.reason = fmt::format("lost_tombstone for key {}: copy {}'s batch {}..{} holding the tombstone at offset {} "
+                             "(offsets the target does not use), as a fetch would have delivered it",
+                             FormatBytes(AsBytes(*f.key), BytesFormat::kText), rs[i].label, b->base_offset,
+                             b->last_offset, f.last_offset);
+      out->push_back(a);
+      return;
+    }
+  }
+  Digest key = Md5(AsBytes(*f.key));
+  a.kind = RepairActionKind::kRemoveRecords;
+  for (const RecordDigest& d : T.records) {
+    if (d.control || !d.has_key || d.key != key || d.offset > f.first_offset) continue;
+    a.removed_offsets.push_back(d.offset);
+  }
+  a.offset = a.removed_offsets.empty() ? f.first_offset : a.removed_offsets.front();
+  a.reason = fmt::format("lost_tombstone for key {}: remove the stale value at offset {}{} (the healthy replicas "
+                         "removed the value and its tombstone)",
+                         FormatBytes(AsBytes(*f.key), BytesFormat::kText), f.first_offset,
+                         a.removed_offsets.size() > 1
+                             ? fmt::format(" and {} older records of the key", a.removed_offsets.size() - 1)
+                             : "");
+  out->push_back(a);
+}
+
+bool IsTarget(const Finding& f) { return std::find(f.affected.begin(), f.affected.end(), 0) != f.affected.end(); }
+
+}  // namespace
+
+const char* RepairActionKindName(RepairActionKind k) {
+  switch (k) {
+    case RepairActionKind::kInsertMarker: return "insert_marker";
+    case RepairActionKind::kCopyBatch: return "copy_batch";
+    case RepairActionKind::kRemoveRecords: return "remove_records";
+    case RepairActionKind::kUnrepairable: return "unrepairable";
+  }
+  return "?";
+}
+
+bool RepairPlan::HasUnrepairable() const {
+  return std::any_of(actions.begin(), actions.end(),
+                     [](const RepairAction& a) { return a.kind == RepairActionKind::kUnrepairable; });
+}
+
+RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaState& target) {
+  std::vector<ReplicaState> rs;
+  rs.reserve(healthy.size() + 1);
+  rs.push_back(target);
+  for (const ReplicaState& h : healthy) rs.push_back(h);
+  RepairPlan plan;
+  plan.target = target.path;
+  for (const ReplicaState& h : healthy) plan.healthy.push_back(h.path);
+  for (const ReplicaState& r : rs) plan.replica_labels.push_back(r.label);
+  DiffReport report = DiffReplicas(rs);
+  plan.partition = report.partition;
+  for (const Finding& f : report.findings) {
+    if (!IsDivergence(f.kind) || !IsTarget(f)) continue;
+    plan.findings.push_back(f);
+    switch (f.kind) {
+      case FindingKind::kLostAbort:
+      case FindingKind::kLostCommit:
+      case FindingKind::kHangingTransaction:
+        PlanTransaction(rs, f, &plan.actions);
+        break;
+      case FindingKind::kLostTombstone:
+        PlanTombstone(rs, f, &plan.actions);
+        break;
+      default: {
+        RepairAction a;
+        a.kind = RepairActionKind::kUnrepairable;
+        a.finding = f.kind;
+        a.offset = f.first_offset;
+        a.reason = fmt::format("{} at offsets {}..{}: the replicas hold different records at the same offsets; klf "
+                               "does not rewrite history (delete this replica and let it re-fetch from the leader)",
+                               FindingKindName(f.kind), f.first_offset, f.last_offset);
+        plan.actions.push_back(a);
+      }
+    }
+  }
+  // Two findings may name the same marker (e.g. per healthy replica): keep one edit per offset.
+  std::stable_sort(plan.actions.begin(), plan.actions.end(),
+                   [](const RepairAction& x, const RepairAction& y) { return x.offset < y.offset; });
+  std::vector<RepairAction> unique;
+  for (const RepairAction& a : plan.actions) {
+    bool dup = false;
+    for (const RepairAction& u : unique) {
+      dup = dup || (u.kind == a.kind && a.kind != RepairActionKind::kUnrepairable && u.offset == a.offset &&
+                    u.removed_offsets == a.removed_offsets);
+    }
+    if (!dup) unique.push_back(a);
+  }
+  plan.actions = std::move(unique);
+  return plan;
+}
+
+bool PlanRepair(const std::vector<std::string>& healthy_dirs, const std::string& target_dir,
+                const RepairOptions& options, RepairPlan* plan, std::string* error) {
+  ReplicaOptions ro;
+  ro.now_ms = options.now_ms;
+  ro.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  ReplicaState target;
+  if (!LoadReplica(target_dir, ro, &target, error)) return false;
+  std::vector<ReplicaState> healthy(healthy_dirs.size());
+  for (size_t i = 0; i < healthy_dirs.size(); ++i) {
+    if (!LoadReplica(healthy_dirs[i], ro, &healthy[i], error)) return false;
+  }
+  *plan = PlanRepairOf(healthy, target);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing.
+
+namespace {
+
+std::string PartitionName(const PartitionDir& dir) {
+  if (dir.tp) return dir.tp->ToString();
+  return std::filesystem::path(dir.path).lexically_normal().filename().string();
+}
+
+bool ParseOne(const std::string& buf, BatchView* view, std::string* error) {
+  view->bytes = AsBytes(buf);
+  return ParseBatchHeader(view->bytes, 0, true, &view->header, error);
+}
+
+// Log-dir checkpoints for the one partition written (spec §11.2).
+bool WriteCheckpoints(Env* env, const std::string& root, const PartitionDir& dir, int64_t log_end_offset,
+                      std::string* error) {
+  if (!dir.tp) return true;
+  NullSink quiet;
+  PartitionCheckpoints cp = ReadParentCheckpoints(dir.path, *dir.tp, &quiet);
+  auto one = [&](const char* name, std::optional<int64_t> v) {
+    if (!v) return WriteOffsetCheckpointFile(env, root + "/" + name, {}, error);
+    return WriteOffsetCheckpointFile(env, root + "/" + name, {OffsetCheckpointEntry{*dir.tp, *v}}, error);
+  };
+  auto cap = [&](std::optional<int64_t> v) -> std::optional<int64_t> {
+    if (v) return std::min(*v, log_end_offset);
+    return v;
+  };
+  return one("replication-offset-checkpoint", cap(cp.high_watermark)) &&
+         one("log-start-offset-checkpoint", cap(cp.log_start_offset)) &&
+         one("cleaner-offset-checkpoint", cap(cp.cleaner_offset)) &&
+         one("recovery-point-offset-checkpoint", log_end_offset);
+}
+
+class StreamWriter {
+ public:
+  StreamWriter(PartitionWriter* w, const RepairPlan& plan, RepairResult* result) : w_(w), result_(result) {
+    for (const RepairAction& a : plan.actions) {
+      if (a.kind == RepairActionKind::kInsertMarker || a.kind == RepairActionKind::kCopyBatch) inserts_.push_back(&a);
+      if (a.kind == RepairActionKind::kRemoveRecords) removed_.insert(a.removed_offsets.begin(), a.removed_offsets.end());
+    }
+    std::sort(inserts_.begin(), inserts_.end(),
+              [](const RepairAction* x, const RepairAction* y) { return x->offset < y->offset; });
+  }
+
+  // Writes planned inserts at offsets below `limit`.
+  bool FlushBelow(int64_t limit, std::string* error) {
+    while (next_ < inserts_.size() && inserts_[next_]->offset < limit) {
+      if (!Insert(*inserts_[next_], error)) return false;
+      ++next_;
+    }
+    return true;
+  }
+
+  bool Batch(const BatchView& batch, const std::string& file, std::string* error) {
+    const BatchHeader& h = batch.header;
+    int64_t first = h.base_offset_known ? h.base_offset : h.last_offset;
+    if (!FlushBelow(first, error)) return false;
+    if (next_ < inserts_.size() && inserts_[next_]->replaces_empty_batch && inserts_[next_]->offset == h.base_offset &&
+        h.is_control && h.record_count == 0) {
+      bool ok = Insert(*inserts_[next_], error);
+      ++next_;
+      return ok;
+    }
+    bool touched = false;
+    auto it = removed_.lower_bound(first);
+    touched = it != removed_.end() && *it <= h.last_offset;
+    if (!touched) {
+      ++result_->batches_written;
+      return w_->AppendBatch(batch, error);
+    }
+    NullSink quiet;
+    if (!decoder_.Decode(batch, file, &quiet)) {
+      *error = fmt::format("{}: position {}: cannot decode the batch holding offsets to remove", file, h.position);
+      return false;
+    }
+    std::vector<RecordInput> kept;
+    for (const Record& r : decoder_.records()) {
+      if (removed_.count(r.offset)) {
+        ++result_->records_removed;
+        continue;
+      }
+      kept.push_back(RecordInputFrom(r, decoder_.headers(r)));
+    }
+    std::string buf;
+    BuiltBatch built;
+    if (kept.empty()) {
+      // The cleaner's rule for a batch left empty: dropped, unless it carries producer state (RETAIN_EMPTY).
+      if (h.magic < 2 || !h.has_producer_id()) return true;
+      if (!AppendEmptyBatch(h, &buf, &built, error)) return false;
+    } else if (!AppendRetainedBatch(batch, kept, h.delete_horizon_ms, &buf, &built, error)) {
+      return false;
+    }
+    BatchView view;
+    if (!ParseOne(buf, &view, error)) return false;
+    ++result_->batches_written;
+    return w_->AppendBatch(view, error);
+  }
+
+  bool Done() const { return next_ == inserts_.size(); }
+
+ private:
+  bool Insert(const RepairAction& a, std::string* error) {
+    std::string buf;
+    BuiltBatch built;
+    if (a.kind == RepairActionKind::kCopyBatch) {
+      auto file = MappedFile::Open(a.source_file, error);
+      if (!file) return false;
+      if (a.source_position >= file->size()) {
+        *error = fmt::format("{}: position {} is past the end of the file", a.source_file, a.source_position);
+        return false;
+      }
+      NullSink quiet;
+      LogReader reader(a.source_file, file->data().subspan(a.source_position), &quiet);
+      BatchView b;
+      if (!reader.Next(&b) || !b.header.crc_valid) {
+        *error = fmt::format("{}: position {}: the batch to copy cannot be read", a.source_file, a.source_position);
+        return false;
+      }
+      buf.assign(reinterpret_cast<const char*>(b.bytes.data()), b.bytes.size());
+      ++result_->batches_copied;
+    } else {
+      EndTxnMarkerOptions mo;
+      mo.offset = a.offset;
+      mo.partition_leader_epoch = a.partition_leader_epoch;
+      mo.producer_id = a.producer_id;
+      mo.producer_epoch = a.producer_epoch;
+      mo.timestamp = a.timestamp;
+      mo.type = a.marker_type;
+      mo.coordinator_epoch = a.coordinator_epoch;
+      if (!AppendEndTxnMarker(mo, &buf, &built, error)) return false;
+      ++result_->markers_inserted;
+    }
+    BatchView view;
+    if (!ParseOne(buf, &view, error)) return false;
+    ++result_->batches_written;
+    return w_->AppendBatch(view, error);
+  }
+
+  PartitionWriter* w_;
+  RepairResult* result_;
+  std::vector<const RepairAction*> inserts_;
+  size_t next_ = 0;
+  std::set<int64_t> removed_;
+  RecordDecoder decoder_;
+};
+
+}  // namespace
+
+bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out, const RepairOptions& options,
+                       RepairResult* result, std::string* error) {
+  *result = RepairResult();
+  CollectingSink scan;
+  PartitionDir dir;
+  if (!ScanPartitionDir(plan.target, &dir, &scan)) {
+    *error = plan.target + ": cannot list the partition directory";
+    return false;
+  }
+  StagedDirectory::Options so;
+  so.force = options.force;
+  so.inputs = plan.healthy;
+  so.inputs.push_back(plan.target);
+  auto staged = StagedDirectory::Create(env, out, so, error);
+  if (!staged) return false;
+  std::string name = PartitionName(dir);
+  std::string part = staged->path() + "/" + name;
+  if (!env->CreateDir(part, error)) return false;
+
+  PartitionWriterOptions po;
+  po.config = options.config;
+  po.producer_state.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  po.auto_roll = false;
+  if (dir.leader_epochs) po.initial_leader_epochs = *dir.leader_epochs;
+  po.partition_metadata = dir.partition_metadata;
+  auto writer = PartitionWriter::Create(env, part, po, error);
+  if (!writer) return false;
+  StreamWriter stream(writer.get(), plan, result);
+
+  std::vector<const SegmentFiles*> segments = dir.LogSegments();
+  for (size_t si = 0; si < segments.size(); ++si) {
+    const SegmentFiles* seg = segments[si];
+    const std::string& path = seg->log->path;
+    auto file = MappedFile::Open(path, error);
+    if (!file) return false;
+    file->AdviseSequential();
+    // Inserts that belong before this segment's base offset go at the end of the previous one.
+    if (si > 0 && !stream.FlushBelow(seg->base_offset, error)) return false;
+    if (!writer->Roll(seg->base_offset, error)) return false;
+    ++result->segments;
+    ReadOptions ro;
+    ro.resync = false;
+    NullSink framing;
+    LogReader reader(path, file->data(), &framing, ro);
+    BatchView batch;
+    uint64_t expected = 0;
+    bool any = false;
+    while (reader.Next(&batch)) {
+      if (batch.header.position != expected || !batch.header.crc_valid) break;
+      expected += batch.bytes.size();
+      if (!stream.Batch(batch, path, error)) {
+        *error = fmt::format("{}: position {}: {}", path, batch.header.position, *error);
+        return false;
+      }
+      any = true;
+    }
+    if (expected < file->size()) {
+      *error = fmt::format("{}: position {}: {} bytes are not valid batches; salvage the target first (klf repair "
+                           "--salvage {} --out DIR) and repair the salvaged copy",
+                           path, expected, file->size() - expected, plan.target);
+      return false;
+    }
+    int64_t next_base = si + 1 < segments.size() ? segments[si + 1]->base_offset : std::numeric_limits<int64_t>::max();
+    if (si + 1 < segments.size() && !stream.FlushBelow(next_base, error)) return false;
+    if (!any && !writer->AppendRaw({}, error)) return false;
+  }
+  if (!stream.FlushBelow(std::numeric_limits<int64_t>::max(), error)) return false;
+  if (!writer->Close(error)) return false;
+  result->log_end_offset = writer->log_end_offset();
+  if (!WriteCheckpoints(env, staged->path(), dir, result->log_end_offset, error)) return false;
+  if (!staged->Commit(error)) return false;
+  result->out_partition_dir = out + "/" + name;
+
+  // 5. Load the copy and diff it against the healthy replicas.
+  ReplicaOptions ro;
+  ro.now_ms = options.now_ms;
+  ro.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  std::vector<ReplicaState> rs(plan.healthy.size() + 1);
+  if (!LoadReplica(result->out_partition_dir, ro, &rs[0], error)) return false;
+  for (size_t i = 0; i < plan.healthy.size(); ++i) {
+    if (!LoadReplica(plan.healthy[i], ro, &rs[i + 1], error)) return false;
+  }
+  result->last_stable_offset = rs[0].last_stable_offset;
+  for (const ReplicaState& r : rs) result->remaining_labels.push_back(r.label);
+  for (const Finding& f : DiffReplicas(rs).findings) {
+    if (IsDivergence(f.kind) && IsTarget(f)) result->remaining.push_back(f);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Salvage.
+
+namespace {
+
+// Offsets of the entries that can still be framed (valid CRC) in `data` from `from` on.
+void DescribeDropped(const std::string& path, Bytes data, uint64_t from, SalvageDrop* d) {
+  d->position = from;
+  d->bytes = data.size() - from;
+  NullSink quiet;
+  ReadOptions ro;
+  ro.resync = true;
+  LogReader reader(path, data.subspan(from), &quiet, ro);
+  BatchView b;
+  while (reader.Next(&b)) {
+    if (!b.header.crc_valid) continue;
+    int64_t first = b.header.base_offset_known ? b.header.base_offset : b.header.last_offset;
+    if (!d->first_offset) d->first_offset = first;
+    d->last_offset = std::max(d->last_offset.value_or(first), b.header.last_offset);
+    ++d->batches;
+  }
+}
+
+}  // namespace
+
+bool SalvagePartition(Env* env, const std::string& in, const std::string& out, const SalvageOptions& options,
+                      SalvageResult* result, std::string* error) {
+  *result = SalvageResult();
+  CollectingSink scan;
+  PartitionDir dir;
+  if (!ScanPartitionDir(in, &dir, &scan)) {
+    *error = in + ": cannot list the partition directory";
+    return false;
+  }
+  std::vector<const SegmentFiles*> segments = dir.LogSegments();
+  std::vector<std::unique_ptr<MappedFile>> files;
+  for (const SegmentFiles* s : segments) {
+    files.push_back(MappedFile::Open(s->log->path, error));
+    if (!files.back()) return false;
+  }
+
+  // Pass 1: where recovery stops (segment, byte position, reason).
+  size_t stop_segment = segments.size();
+  uint64_t stop_position = 0;
+  std::string stop_reason;
+  int64_t prev_last = -1;
+  std::optional<int64_t> stop_offset;  // first offset not kept
+  RecordDecoder decoder;
+  for (size_t si = 0; si < segments.size() && stop_segment == segments.size(); ++si) {
+    const std::string& path = segments[si]->log->path;
+    int64_t base = segments[si]->base_offset;
+    ReadOptions ro;
+    ro.resync = false;
+    CollectingSink framing;
+    LogReader reader(path, files[si]->data(), &framing, ro);
+    BatchView b;
+    uint64_t expected = 0;
+    std::string why;
+    while (reader.Next(&b)) {
+      const BatchHeader& h = b.header;
+      int64_t first = h.base_offset_known ? h.base_offset : h.last_offset;
+      CollectingSink rec;
+      if (h.position != expected) {
+        why = "bytes that are not a batch";
+      } else if (!h.crc_valid) {
+        why = "a batch whose CRC does not match";
+      } else if (first < base || h.last_offset - base > std::numeric_limits<int32_t>::max()) {
+        why = fmt::format("a batch whose offsets {}..{} do not fit the segment's base offset {}", first, h.last_offset,
+                          base);
+      } else if (first <= prev_last) {
+        why = fmt::format("a batch whose offset {} is not above the previous batch's last offset {}", first, prev_last);
+      } else if (!decoder.Decode(b, path, &rec)) {
+        why = "a batch whose records do not decode" +
+              (rec.problems.empty() ? std::string() : " (" + rec.problems.front().message + ")");
+      }
+      if (!why.empty()) {
+        stop_offset = first;
+        break;
+      }
+      expected += b.bytes.size();
+      prev_last = h.last_offset;
+    }
+    if (why.empty() && expected < files[si]->size()) {
+      why = reader.end() == LogEnd::kZeroTail        ? "a zero-filled tail"
+            : reader.end() == LogEnd::kTruncatedTail ? "a batch cut short by the end of the file"
+                                                     : "bytes that are not a batch";
+      if (!framing.problems.empty()) why += " (" + framing.problems.front().message + ")";
+    }
+    if (!why.empty()) {
+      stop_segment = si;
+      stop_position = expected;
+      stop_reason = why;
+    }
+  }
+
+  StagedDirectory::Options so;
+  so.force = options.force;
+  so.inputs = {in};
+  auto staged = StagedDirectory::Create(env, out, so, error);
+  if (!staged) return false;
+  std::string name = PartitionName(dir);
+  std::string part = staged->path() + "/" + name;
+  if (!env->CreateDir(part, error)) return false;
+  PartitionWriterOptions po;
+  po.config = options.config;
+  po.producer_state.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  po.auto_roll = false;
+  if (dir.leader_epochs) {
+    // LeaderEpochFileCache.truncateFromEnd: entries at or past the new log end go.
+    for (const LeaderEpochEntry& e : *dir.leader_epochs) {
+      if (!stop_offset || e.start_offset < *stop_offset) po.initial_leader_epochs.push_back(e);
+    }
+  }
+  po.partition_metadata = dir.partition_metadata;
+  auto writer = PartitionWriter::Create(env, part, po, error);
+  if (!writer) return false;
+
+  for (size_t si = 0; si < segments.size(); ++si) {
+    const std::string& path = segments[si]->log->path;
+    Bytes data = files[si]->data();
+    if (si > stop_segment) {
+      SalvageDrop d;
+      d.file = path;
+      d.whole_segment = true;
+      DescribeDropped(path, data, 0, &d);
+      d.reason = fmt::format("segment deleted: an earlier segment ({}) was truncated, and recovery deletes every later "
+                             "segment",
+                             segments[stop_segment]->log->path);
+      result->dropped.push_back(d);
+      continue;
+    }
+    if (!writer->Roll(segments[si]->base_offset, error)) return false;
+    ++result->segments_kept;
+    uint64_t end = si == stop_segment ? stop_position : data.size();
+    ReadOptions ro;
+    ro.resync = false;
+    NullSink quiet;
+    LogReader reader(path, data.subspan(0, end), &quiet, ro);
+    BatchView b;
+    bool any = false;
+    while (reader.Next(&b)) {
+      if (!writer->AppendBatch(b, error)) {
+        *error = fmt::format("{}: position {}: {}", path, b.header.position, *error);
+        return false;
+      }
+      ++result->batches_kept;
+      any = true;
+    }
+    if (!any && !writer->AppendRaw({}, error)) return false;
+    if (si == stop_segment) {
+      SalvageDrop d;
+      d.file = path;
+      DescribeDropped(path, data, stop_position, &d);
+      d.reason = "truncated at " + stop_reason;
+      result->dropped.push_back(d);
+    }
+  }
+  if (!writer->Close(error)) return false;
+  result->log_end_offset = writer->log_end_offset();
+  if (!WriteCheckpoints(env, staged->path(), dir, result->log_end_offset, error)) return false;
+  if (!staged->Commit(error)) return false;
+  result->out_partition_dir = out + "/" + name;
+  return true;
+}
+
+}  // namespace klf

@@ -1,0 +1,134 @@
+// Writing a diverged replica back to health (`klf repair`, spec cli.md "repair", scenarios.md §4, §6)
+// and salvaging a damaged partition directory as Kafka's recovery would (`klf repair --salvage`,
+// kafka-on-disk-format.md §14).
+//
+// Repair never edits the target: it plans (diff/diff.h findings against the healthy replicas turned
+// into edits of the target's batch stream), then writes a complete new partition directory through
+// segment_writer's PartitionWriter, which rebuilds `.index`, `.timeindex`, `.txnindex`, producer
+// snapshots and leader-epoch-checkpoint from the repaired batches exactly as a broker's recovery would.
+// See repair.cc for the numbered recipe and the rules behind every choice.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diff/diff.h"
+#include "diff/replica_state.h"
+#include "segment_reader/batch.h"
+#include "segment_reader/problem.h"
+#include "segment_writer/file_writer.h"
+#include "segment_writer/segment_writer.h"
+
+namespace klf {
+
+enum class RepairActionKind {
+  kInsertMarker,    // write an end-transaction marker at a free offset (or over an empty control batch)
+  kCopyBatch,       // copy a healthy replica's batch the target lacks (byte for byte)
+  kRemoveRecords,   // rewrite batches without some records (as the cleaner's filterTo would)
+  kUnrepairable,    // nothing safe to do: reported, exit 1
+};
+const char* RepairActionKindName(RepairActionKind k);  // "insert_marker", "copy_batch", ...
+
+struct RepairAction {
+  RepairActionKind kind = RepairActionKind::kUnrepairable;
+  FindingKind finding = FindingKind::kDivergentRecord;  // what it repairs
+  // kInsertMarker / kCopyBatch: the offset written. kRemoveRecords: first removed offset.
+  int64_t offset = -1;
+  std::vector<int64_t> removed_offsets;  // kRemoveRecords
+  // kInsertMarker: the marker's fields.
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t coordinator_epoch = 0;
+  ControlType marker_type = ControlType::kAbort;
+  int64_t timestamp = -1;
+  int32_t partition_leader_epoch = 0;
+  bool replaces_empty_batch = false;  // the target holds an emptied control batch at `offset`
+  // The window the marker had to land in: (after, before) exclusive.
+  int64_t window_after = -1, window_before = -1;
+  // kCopyBatch: where the bytes come from.
+  std::string source_file;
+  uint64_t source_position = 0;
+  int64_t source_last_offset = -1;
+  std::string reason;  // why this edit, why this offset (one sentence, for the printed plan)
+};
+
+struct RepairPlan {
+  std::string partition;
+  std::string target;                 // target partition dir
+  std::vector<std::string> healthy;   // healthy partition dirs
+  std::vector<Finding> findings;      // divergences of the target found by diff (indices: 0 = target)
+  std::vector<std::string> replica_labels;  // labels for the findings' indices
+  std::vector<RepairAction> actions;  // in offset order
+  bool HasUnrepairable() const;
+};
+
+struct RepairOptions {
+  std::optional<int64_t> now_ms;  // clock for producer-state loading (expiration)
+  int64_t producer_id_expiration_ms = 86400000;
+  LogConfig config;               // index.interval.bytes etc. for the rebuilt indexes
+  bool force = false;             // replace a non-empty --out
+};
+
+// Loads the replicas and plans. Returns false with *error when a replica cannot be read.
+bool PlanRepair(const std::vector<std::string>& healthy_dirs, const std::string& target_dir,
+                const RepairOptions& options, RepairPlan* plan, std::string* error);
+// Planning on loaded replicas (tests).
+RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaState& target);
+
+struct RepairResult {
+  std::string out_partition_dir;  // <out>/<topic>-<partition>
+  int segments = 0;
+  int batches_written = 0;
+  int markers_inserted = 0;
+  int batches_copied = 0;
+  int records_removed = 0;
+  int64_t log_end_offset = 0;
+  int64_t last_stable_offset = 0;   // of the repaired copy, as a broker loads it
+  std::vector<Finding> remaining;   // divergences diff still finds between the copy and the healthy replicas
+  std::vector<std::string> remaining_labels;
+};
+
+// Writes `<out>/<topic>-<partition>/` (the repaired copy) and the log-dir checkpoint files for that
+// partition into `out` (complete or absent: staged and renamed), then reloads the copy and diffs it
+// against the healthy replicas (RepairResult::remaining). Never writes inside an input.
+bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out, const RepairOptions& options,
+                       RepairResult* result, std::string* error);
+
+// ---------------------------------------------------------------------------------------------
+// Salvage (Kafka's LogSegment.recover / LogLoader.recoverLog, spec §14).
+
+struct SalvageDrop {
+  std::string file;
+  uint64_t position = 0;  // first byte dropped
+  uint64_t bytes = 0;     // bytes dropped from there to the end of the file
+  // Offsets of the entries dropped that could still be framed (nullopt when none could be read).
+  std::optional<int64_t> first_offset, last_offset;
+  int batches = 0;        // framed entries among the dropped bytes
+  bool whole_segment = false;  // a later segment deleted because an earlier one was truncated
+  std::string reason;
+};
+
+struct SalvageResult {
+  std::string out_partition_dir;
+  int segments_kept = 0;
+  int batches_kept = 0;
+  int64_t log_end_offset = 0;
+  std::vector<SalvageDrop> dropped;
+};
+
+struct SalvageOptions {
+  LogConfig config;
+  int64_t producer_id_expiration_ms = 86400000;
+  bool force = false;
+};
+
+// Copies `in` (a partition directory) to `<out>/<name>/` truncating the first segment that holds an
+// invalid entry at that entry (bad size, bad CRC, records that do not decode, offsets that go back or
+// do not fit the segment) and deleting every later segment, as Kafka's recovery does; indexes,
+// `.txnindex`, producer snapshots and leader-epoch-checkpoint are rebuilt. Reports every dropped range.
+bool SalvagePartition(Env* env, const std::string& in, const std::string& out, const SalvageOptions& options,
+                      SalvageResult* result, std::string* error);
+
+}  // namespace klf
