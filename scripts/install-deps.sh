@@ -11,7 +11,7 @@ packages=(
   clang-14 libclang-rt-14-dev
   python3 python3-kafka python3-lz4 python3-snappy python3-zstandard python3-xxhash
   chromium
-  hyperfine time
+  hyperfine time python3-crc32c
 )
 
 missing=()

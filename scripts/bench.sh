@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# klf benchmarks (docs/PERFORMANCE.md): generates the data once, then measures klf beside its floor
+# or peer in the same run, pinned to one core with a warm page cache.
+#
+#   scripts/bench.sh [BUILD_DIR]          (make bench)
+#
+# Environment:
+#   BENCH_SCALE=0.0625   scale every data size (default 1: 256 MiB segments, 1 GiB logs)
+#   BENCH_OUT=DIR        data and results (default bench/out, gitignored)
+#   BENCH_RUNS=N         hyperfine runs per command (default 3; each after one warm-up run)
+#   BENCH_CPU=N          the core everything is pinned to (default: the last one)
+#   BENCH_ONLY="2 3"     run only these issue sections (2 decode, 3 verify, 4 write, 5 compact, 7 diff)
+#
+# Results: $BENCH_OUT/results/*.json (hyperfine, Google Benchmark, klf-bench, kafka-python, GNU time)
+# and $BENCH_OUT/results/report.md (the tables of docs/PERFORMANCE.md, rendered by bench/report.py).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=${1:-build}
+case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
+SCALE=${BENCH_SCALE:-1}
+OUT=${BENCH_OUT:-$ROOT/bench/out}
+RUNS=${BENCH_RUNS:-3}
+CPU=${BENCH_CPU:-$(( $(nproc) - 1 ))}
+ONLY=${BENCH_ONLY:-"2 3 4 5 7"}
+KLF="$BUILD_DIR/klf"
+TOOL="$BUILD_DIR/bench/klf-bench"
+DECODE_BENCH="$BUILD_DIR/bench/decode_bench"
+PY=/usr/bin/python3
+NOW=1761000000000  # --now for compact: fixed, so every run makes the same decisions
+
+for tool in hyperfine taskset /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool missing (run scripts/install-deps.sh)" >&2; exit 1; }
+done
+cmake --build "$BUILD_DIR" --target klf klf-bench decode_bench -j "$(nproc)" >/dev/null
+
+size() { awk -v s="$SCALE" -v b="$1" 'BEGIN { printf "%d", b * s }'; }
+MiB=$((1 << 20))
+SEG_BYTES=$(size $((256 * MiB)))
+LOG_BYTES=$(size $((1024 * MiB)))
+DATA="$OUT/data-scale$SCALE"
+RES="$OUT/results"
+WORK="$OUT/work"
+mkdir -p "$DATA" "$RES" "$WORK"
+pin() { taskset -c "$CPU" "$@"; }
+note() { echo "== $*" >&2; }
+
+# ---------------------------------------------------------------------------------------------
+# Data (generated once per scale; deterministic: seed 42)
+gen() {  # gen NAME ARGS... → $DATA/NAME/bench-0
+  local name=$1; shift
+  if [ ! -f "$DATA/$name.done" ]; then
+    note "generating $name"
+    rm -rf "${DATA:?}/$name"
+    "$TOOL" gen --out "$DATA/$name/bench-0" --seed 42 "$@" > "$DATA/$name.json"
+    touch "$DATA/$name.done"
+  fi
+}
+for codec in none lz4 zstd; do gen "seg256-$codec" --bytes "$SEG_BYTES" --codec "$codec"; done
+gen write-src --bytes "$LOG_BYTES" --segment-bytes 2147483647
+for codec in none lz4 zstd; do
+  gen "log1g-live10-$codec" --bytes "$LOG_BYTES" --codec "$codec" --live 0.1 --segment-bytes $((LOG_BYTES / 8))
+done
+# Replicas for diff: the 10%-live log itself, a byte copy of it, and a cleaned copy (klf compact).
+if [ ! -f "$DATA/replicas.done" ]; then
+  note "preparing replicas"
+  rm -rf "$DATA/replica2" "$DATA/replica3" "$DATA/replica-compacted"
+  mkdir -p "$DATA/replica2" "$DATA/replica3"
+  cp -a "$DATA/log1g-live10-none/bench-0" "$DATA/replica2/"
+  cp -a "$DATA/log1g-live10-none/bench-0" "$DATA/replica3/"
+  "$KLF" compact "$DATA/log1g-live10-none/bench-0" --out "$DATA/replica-compacted" --now $NOW \
+    --config cleanup.policy=compact > /dev/null
+  touch "$DATA/replicas.done"
+fi
+SEG() { echo "$DATA/seg256-$1/bench-0/00000000000000000000.log"; }
+R1="$DATA/log1g-live10-none/bench-0"
+R2="$DATA/replica2/bench-0"
+R3="$DATA/replica3/bench-0"
+RC="$DATA/replica-compacted/bench-0"
+
+# Machine facts for the report.
+{
+  echo "{\"date\": \"$(date -u +%FT%TZ)\", \"nproc\": $(nproc), \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\","
+  echo " \"loadavg_start\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"scale\": $SCALE, \"runs\": $RUNS, \"pinned_cpu\": $CPU,"
+  echo " \"kernel\": \"$(uname -r)\", \"mem_total_kb\": $(awk '/MemTotal/ {print $2}' /proc/meminfo),"
+  echo " \"klf_commit\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\"}"
+} > "$RES/machine.json"
+
+hf() {  # hf NAME [hyperfine args...] — one core, warm cache (one warm-up run), RUNS measured runs
+  local name=$1; shift
+  note "hyperfine $name"
+  pin hyperfine --style basic --warmup 1 --runs "$RUNS" --export-json "$RES/$name.json" "$@" >&2
+}
+maxrss() {  # maxrss NAME CMD... — peak RSS (kB) and wall time of one pinned run, via GNU time
+  local name=$1; shift
+  note "peak RSS $name"
+  pin /usr/bin/time -f '{"maxrss_kb": %M, "elapsed_s": %e, "user_s": %U, "sys_s": %S}' -o "$RES/rss-$name.json" \
+    "$@" > /dev/null
+}
+want() { [[ " $ONLY " == *" $1 "* ]]; }
+
+# ---------------------------------------------------------------------------------------------
+# Issue 2: decode with CRC and every record parsed; klf dump --records --json.
+if want 2; then
+  for codec in none lz4 zstd; do
+    f=$(SEG $codec)
+    hf "decode-$codec" \
+      -n floor "$TOOL floor $f" \
+      -n decode "$TOOL decode $f" \
+      -n dump-json "$KLF dump --records --json $f"
+    note "kafka-python $codec"
+    slice=$((32 * MiB)); [ "$codec" = zstd ] && slice=$((8 * MiB))
+    pin "$PY" "$ROOT/bench/kafka_python_decode.py" "$f" --max-bytes "$slice" --repeat 3 > "$RES/python-$codec.json"
+  done
+  note "decode_bench (Google Benchmark)"
+  KLF_BENCH_LOGS="$(SEG none):$(SEG lz4):$(SEG zstd)" pin "$DECODE_BENCH" --benchmark_out="$RES/decode_bench.json" \
+    --benchmark_out_format=json --benchmark_min_time=1 >&2
+fi
+
+# Issue 3: klf verify of the uncompressed segment (every record parsed) vs the floor.
+if want 3; then
+  f=$(SEG none)
+  hf verify \
+    -n floor "$TOOL floor $f" \
+    -n verify-log "$KLF verify --threads 1 $f" \
+    -n verify-partition "$KLF verify --threads 1 $(dirname "$f")" \
+    -n verify-headers-only "$KLF verify --threads 1 --headers-only $f"
+fi
+
+# Issue 4: writing a 1 GiB segment with indexes vs cp of the same bytes.
+if want 4; then
+  src="$DATA/write-src/bench-0/00000000000000000000.log"
+  w="$WORK/write"
+  hf write --prepare "rm -rf $w; mkdir -p $w; sync" \
+    -n cp "cp $src $w/copy.log" \
+    -n cp+fsync "cp $src $w/copy.log && sync $w/copy.log" \
+    -n segment-writer-nosync "$TOOL write --in $src --out $w/seg --no-sync" \
+    -n segment-writer "$TOOL write --in $src --out $w/seg" \
+    -n reindex "$KLF reindex $DATA/write-src/bench-0 --out $w/reindex"
+  rm -rf "$w"; mkdir -p "$w"
+  "$TOOL" write --in "$src" --out "$w/seg" > "$RES/write-tool.json"
+  rm -rf "$w"
+fi
+
+# Issue 5: klf compact of the 1 GiB 10%-live log vs cp; peak RSS.
+if want 5; then
+  for codec in none lz4 zstd; do
+    in="$DATA/log1g-live10-$codec/bench-0"
+    o="$WORK/compact-$codec"
+    hf "compact-$codec" --prepare "rm -rf $o; sync" \
+      -n cp "cp -r $in $o" \
+      -n compact "$KLF compact $in --out $o --now $NOW --config cleanup.policy=compact"
+    rm -rf "$o"
+    maxrss "compact-$codec" "$KLF" compact "$in" --out "$o" --now $NOW --config cleanup.policy=compact --json
+    "$KLF" compact "$in" --out "$o.json-run" --now $NOW --config cleanup.policy=compact --json > "$RES/compact-$codec-out.json"
+    rm -rf "$o" "$o.json-run"
+  done
+fi
+
+# Issue 7: klf diff of three 1 GiB replicas.
+if want 7; then
+  hf diff \
+    -n diff-3-full "$KLF diff $R1 $R2 $R3" \
+    -n diff-2-full+compacted "$KLF diff $R1 $R2 $RC"
+  maxrss diff-3-full "$KLF" diff "$R1" "$R2" "$R3"
+  maxrss diff-2-full+compacted "$KLF" diff "$R1" "$R2" "$RC"
+fi
+
+echo "{\"loadavg_end\": \"$(cut -d' ' -f1-3 /proc/loadavg)\"}" > "$RES/machine-end.json"
+"$PY" "$ROOT/bench/report.py" "$RES" "$DATA" > "$RES/report.md"
+note "report: $RES/report.md"
+cat "$RES/report.md"
