@@ -1,0 +1,374 @@
+// The incident simulator: the four divergences of scenarios.md §4 under Kafka's rules, none under
+// coordinated compaction, timer boundaries, Kafka-format output, and the replica view checked against
+// Kafka's own answer (truth.json of the oracle replica sets, written by Kafka's storage code).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "segment_reader/verify.h"
+#include "simulator/replica_view.h"
+#include "simulator/simulator.h"
+
+namespace klf {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/klf-simulator-test-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+SimulationResult Simulate(const Timeline& t, CoordinationMode mode, const std::string& out) {
+  SimulationOptions o;
+  o.mode = mode;
+  o.out_dir = out;
+  SimulationResult r;
+  std::string error;
+  EXPECT_TRUE(RunSimulation(t, o, &r, &error)) << error;
+  return r;
+}
+
+SimulationResult RunFixture(const std::string& name, CoordinationMode mode, const TempDir& tmp) {
+  Timeline t;
+  std::string error;
+  EXPECT_TRUE(ParseTimeline(ReadText(std::string(KLF_SOURCE_DIR) + "/fixtures/" + name + ".json"), &t, &error))
+      << error;
+  return Simulate(t, mode, tmp.path() + "/" + name + "-" + CoordinationModeName(mode));
+}
+
+const ReplicaView& View(const SimulationResult& r, int broker) { return r.brokers.at(broker - 1).view; }
+
+std::optional<std::string> Value(const ReplicaView& v, const std::string& key) {
+  auto it = v.key_values.find(key);
+  if (it == v.key_values.end()) return std::nullopt;
+  return it->second;
+}
+
+bool Serves(const ReplicaView& v, const std::string& key, const std::string& value) {
+  return std::any_of(v.read_committed.begin(), v.read_committed.end(),
+                     [&](const ServedRecord& s) { return s.key == key && s.value == value; });
+}
+
+bool Holds(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// The first offset the transactional producer P wrote (T1's first offset), from the run's own steps.
+int64_t FirstOffsetOf(const SimulationResult& r, const std::string& producer) {
+  for (const SimStep& s : r.steps)
+    if (s.op == "produce" && s.detail.value("producer", "") == producer) return s.detail["firstOffset"].get<int64_t>();
+  ADD_FAILURE() << "no produce by " << producer;
+  return -1;
+}
+
+// Clean steps of the run, as (broker, detail).
+std::vector<json> Cleans(const SimulationResult& r) {
+  std::vector<json> out;
+  for (const SimStep& s : r.steps)
+    if (s.op == "clean") out.push_back(s.detail);
+  return out;
+}
+
+// Every broker directory decodes and verifies without errors or warnings (klf verify).
+void ExpectVerifies(const SimulationResult& r) {
+  for (const BrokerSummary& b : r.brokers) {
+    CollectingSink sink;
+    VerifyStats st = VerifyPath(r.out_dir + "/broker" + std::to_string(b.broker), VerifyOptions{}, &sink);
+    EXPECT_FALSE(st.unreadable);
+    EXPECT_EQ(st.errors, 0u) << b.view.path << (sink.problems.empty() ? "" : ": " + sink.problems[0].message);
+    EXPECT_EQ(st.warnings, 0u) << b.view.path << (sink.problems.empty() ? "" : ": " + sink.problems[0].message);
+    EXPECT_GT(st.batches, 0u);
+  }
+}
+
+TEST(SimulatorTest, LostTombstoneResurrectsTheKeyUncoordinated) {
+  TempDir tmp;
+  SimulationResult r = RunFixture("lost-tombstone", CoordinationMode::kUncoordinated, tmp);
+  ASSERT_EQ(r.brokers.size(), 3u);
+  EXPECT_EQ(Value(View(r, 2), "K"), "V");
+  EXPECT_TRUE(Serves(View(r, 2), "K", "V"));
+  EXPECT_EQ(Value(View(r, 1), "K"), std::nullopt);
+  EXPECT_EQ(Value(View(r, 3), "K"), std::nullopt);
+  EXPECT_FALSE(Serves(View(r, 1), "K", "V"));
+  EXPECT_TRUE(r.divergence.diverged());
+  ASSERT_EQ(r.divergence.key_values.size(), 1u);
+  EXPECT_EQ(r.divergence.key_values.begin()->first, "K");
+  for (int b = 1; b <= 3; b++) EXPECT_EQ(View(r, b).last_stable_offset, View(r, b).log_end_offset);
+  ExpectVerifies(r);
+}
+
+TEST(SimulatorTest, AbortedToCommittedServesThePoisonUncoordinated) {
+  TempDir tmp;
+  SimulationResult r = RunFixture("aborted-to-committed", CoordinationMode::kUncoordinated, tmp);
+  EXPECT_TRUE(Serves(View(r, 2), "poison", "SHOULD_NOT_SEE_THIS"));
+  EXPECT_TRUE(Serves(View(r, 2), "good", "data"));
+  for (int b : {1, 3}) {
+    EXPECT_FALSE(Serves(View(r, b), "poison", "SHOULD_NOT_SEE_THIS")) << b;
+    EXPECT_TRUE(Serves(View(r, b), "good", "data")) << b;
+    EXPECT_EQ(Value(View(r, b), "poison"), std::nullopt);
+  }
+  EXPECT_EQ(Value(View(r, 2), "poison"), "SHOULD_NOT_SEE_THIS");
+  EXPECT_TRUE(r.divergence.key_values.count("poison"));
+  // Broker 2 still holds the poison and no ABORT follows it: no aborted transaction covers it.
+  for (const AbortedTxn& t : View(r, 2).aborted_txns) EXPECT_GT(t.first_offset, FirstOffsetOf(r, "P"));
+  ExpectVerifies(r);
+}
+
+TEST(SimulatorTest, CommittedToAbortedHidesCommittedDataUncoordinated) {
+  TempDir tmp;
+  SimulationResult r = RunFixture("committed-to-aborted", CoordinationMode::kUncoordinated, tmp);
+  int64_t t1 = FirstOffsetOf(r, "P");
+  // Broker 2 (its cleaner did not run meanwhile) and broker 3 both hold T1's record: broker 2 serves
+  // it as committed, broker 3 hides it as aborted (T2's ABORT closed the transaction from T1's start).
+  EXPECT_TRUE(Serves(View(r, 2), "order-1", "committed"));
+  EXPECT_FALSE(Serves(View(r, 3), "order-1", "committed"));
+  EXPECT_TRUE(Holds(View(r, 3).hidden_offsets, t1));
+  EXPECT_FALSE(Holds(View(r, 2).hidden_offsets, t1));
+  bool aborted_from_t1 = false;
+  for (const AbortedTxn& t : View(r, 3).aborted_txns) aborted_from_t1 |= t.first_offset == t1 && t.producer_id == 2000;
+  EXPECT_TRUE(aborted_from_t1);
+  for (const AbortedTxn& t : View(r, 2).aborted_txns) EXPECT_NE(t.first_offset, t1);
+  ASSERT_EQ(r.divergence.visibility.size(), 1u);
+  EXPECT_EQ(r.divergence.visibility[0].offset, t1);
+  EXPECT_EQ(r.divergence.visibility[0].served_by, std::vector<int>{2});
+  EXPECT_EQ(r.divergence.visibility[0].hidden_by, std::vector<int>{3});
+  // scenarios.md §6: order-1 was overwritten, so the latest values agree; only visibility diverges.
+  EXPECT_TRUE(r.divergence.key_values.empty());
+  EXPECT_EQ(Value(View(r, 3), "order-1"), "shipped");
+  ExpectVerifies(r);
+}
+
+TEST(SimulatorTest, HangingTransactionPinsTheLsoUncoordinated) {
+  TempDir tmp;
+  SimulationResult r = RunFixture("hanging-transaction", CoordinationMode::kUncoordinated, tmp);
+  int64_t t1 = FirstOffsetOf(r, "P");
+  const ReplicaView& b3 = View(r, 3);
+  EXPECT_EQ(b3.last_stable_offset, t1);
+  ASSERT_EQ(b3.open_txns.size(), 1u);
+  EXPECT_EQ(b3.open_txns[0].producer_id, 2000);
+  EXPECT_EQ(b3.open_txns[0].first_offset, t1);
+  EXPECT_EQ(b3.log_end_offset, View(r, 1).log_end_offset);
+  for (const ServedRecord& s : b3.read_committed) EXPECT_LT(s.offset, t1);
+  for (int b : {1, 2}) {
+    EXPECT_TRUE(View(r, b).open_txns.empty());
+    EXPECT_EQ(View(r, b).last_stable_offset, View(r, b).log_end_offset);
+    EXPECT_EQ(Value(View(r, b), "order-1"), "shipped");
+  }
+  EXPECT_EQ(Value(b3, "order-1"), std::nullopt);  // frozen before T1
+  EXPECT_EQ(r.divergence.last_stable_offsets.at(3), t1);
+  ExpectVerifies(r);
+}
+
+TEST(SimulatorTest, HealthyControlDoesNotDiverge) {
+  TempDir tmp;
+  for (CoordinationMode m : {CoordinationMode::kUncoordinated, CoordinationMode::kCoordinated}) {
+    SimulationResult r = RunFixture("healthy-control", m, tmp);
+    EXPECT_FALSE(r.divergence.diverged()) << CoordinationModeName(m);
+    for (int b = 1; b <= 3; b++) EXPECT_EQ(Value(View(r, b), "K"), std::nullopt) << b;
+    // The tombstone really was removed on the leader (the run is not trivially safe).
+    int64_t removed = 0;
+    for (const json& c : Cleans(r)) removed += c["tombstonesRemoved"].get<int64_t>();
+    EXPECT_GE(removed, 1);
+    ExpectVerifies(r);
+  }
+}
+
+TEST(SimulatorTest, CoordinatedModePreventsEveryDivergence) {
+  TempDir tmp;
+  for (const char* name : {"lost-tombstone", "aborted-to-committed", "committed-to-aborted", "hanging-transaction"}) {
+    SimulationResult r = RunFixture(name, CoordinationMode::kCoordinated, tmp);
+    EXPECT_FALSE(r.divergence.diverged()) << name;
+    for (int b = 1; b <= 3; b++) {
+      EXPECT_TRUE(View(r, b).open_txns.empty()) << name << " broker " << b;
+      EXPECT_EQ(View(r, b).last_stable_offset, View(r, b).log_end_offset) << name;
+      EXPECT_FALSE(Serves(View(r, b), "poison", "SHOULD_NOT_SEE_THIS")) << name;
+      EXPECT_EQ(Value(View(r, b), "K"), std::string(name) == "lost-tombstone" ? std::nullopt
+                                                                             : std::optional<std::string>("V"))
+          << name;
+    }
+    ExpectVerifies(r);
+  }
+}
+
+// While the lagging broker is away, the healthy brokers' cleaners hold back exactly the removal that
+// would have diverged it; once it is back and has compacted, removal proceeds.
+TEST(SimulatorTest, LaggingReplicaHoldsBackRemovalUntilItReturns) {
+  TempDir tmp;
+  struct Case {
+    const char* name;
+    const char* held;
+    const char* removed;
+    int lagging;
+  };
+  for (const Case& c : {Case{"lost-tombstone", "tombstonesHeld", "tombstonesRemoved", 2},
+                        Case{"aborted-to-committed", "markersHeld", "markersRemoved", 2},
+                        Case{"hanging-transaction", "markersHeld", "markersRemoved", 3}}) {
+    SimulationResult coordinated = RunFixture(c.name, CoordinationMode::kCoordinated, tmp);
+    SimulationResult kafka = RunFixture(c.name, CoordinationMode::kUncoordinated, tmp);
+    size_t up_step = 0;
+    for (const SimStep& s : coordinated.steps)
+      if (s.op == "up") up_step = size_t(s.step);
+    ASSERT_GT(up_step, 0u);
+    int64_t held_while_away = 0, removed_while_away = 0, removed_after = 0, kafka_removed_while_away = 0;
+    for (const SimStep& s : coordinated.steps) {
+      if (s.op != "clean") continue;
+      if (size_t(s.step) < up_step) {
+        held_while_away += s.detail[c.held].get<int64_t>();
+        removed_while_away += s.detail[c.removed].get<int64_t>();
+        // MTRO/MXRO stay at or below what the lagging replica last reported.
+        EXPECT_LE(s.detail["mtro"].get<int64_t>(), View(kafka, c.lagging).log_end_offset);
+      } else {
+        removed_after += s.detail[c.removed].get<int64_t>();
+      }
+    }
+    for (const SimStep& s : kafka.steps)
+      if (s.op == "clean" && size_t(s.step) < up_step) kafka_removed_while_away += s.detail[c.removed].get<int64_t>();
+    EXPECT_GE(kafka_removed_while_away, 1) << c.name << ": Kafka removes it while the replica is away";
+    EXPECT_GE(held_while_away, 1) << c.name;
+    EXPECT_EQ(removed_while_away, 0) << c.name;
+    EXPECT_GE(removed_after, 1) << c.name << ": removal resumes once every replica has caught up and compacted";
+  }
+}
+
+// Timer boundary (scenarios.md §5, §6): the tombstone is stamped in the same millisecond the outage
+// starts (record_step_ms 0), a pass runs exactly at its horizon; the follower returns one ms before or
+// after that, i.e. after an outage of delete.retention.ms -/+ 1.
+Timeline BoundaryTimeline(int64_t outage_ms) {
+  const int64_t retention = 600000;
+  Timeline t;
+  t.name = "boundary";
+  t.record_step_ms = 0;
+  t.config = {{"cleanup.policy", "compact"},        {"segment.bytes", "1024"},
+              {"index.interval.bytes", "128"},     {"min.cleanable.dirty.ratio", "0.01"},
+              {"delete.retention.ms", std::to_string(retention)}, {"producer.id.expiration.ms", "1800000"}};
+  ProducerSpec q;
+  q.name = "Q1";
+  q.producer_id = 1000;
+  q.epoch = 0;
+  t.producers["Q1"] = q;
+  auto fill = json{{"op", "traffic"}, {"producer", "Q1"}, {"key_prefix", "user-"}, {"key_count", 12}, {"until_roll", true}};
+  int64_t t0 = t.start_ms + 60000;
+  t.events = {json{{"op", "produce"}, {"producer", "Q1"}, {"records", json::array({json::array({"K", "V"})})}},
+              fill,
+              json{{"op", "clean"}},
+              json{{"op", "advance"}, {"to_ms", t0}},
+              json{{"op", "down"}, {"broker", 2}},
+              json{{"op", "produce"}, {"producer", "Q1"}, {"records", json::array({json::array({"K", nullptr})})}},
+              fill,
+              json{{"op", "clean"}, {"brokers", json::array({1, 3})}}};  // stamps horizon t0 + retention
+  json up = {{"op", "up"}, {"broker", 2}};
+  if (outage_ms < retention) {
+    t.events.push_back(json{{"op", "advance"}, {"to_ms", t0 + outage_ms}});
+    t.events.push_back(up);
+  }
+  t.events.push_back(json{{"op", "advance"}, {"to_ms", t0 + retention}});
+  t.events.push_back(fill);
+  t.events.push_back(json{{"op", "clean"}, {"brokers", json::array({1, 3})}});  // at the horizon: removes the tombstone
+  if (outage_ms >= retention) {
+    t.events.push_back(json{{"op", "advance"}, {"to_ms", t0 + outage_ms}});
+    t.events.push_back(up);
+  }
+  t.events.push_back(fill);
+  t.events.push_back(json{{"op", "clean"}});
+  return t;
+}
+
+TEST(SimulatorTest, OutageJustShorterThanDeleteRetentionIsSafe) {
+  TempDir tmp;
+  SimulationResult r = Simulate(BoundaryTimeline(600000 - 1), CoordinationMode::kUncoordinated, tmp.path() + "/short");
+  EXPECT_FALSE(r.divergence.diverged());
+  for (int b = 1; b <= 3; b++) EXPECT_EQ(Value(View(r, b), "K"), std::nullopt);
+  int64_t removed = 0;
+  for (const json& c : Cleans(r)) removed += c["tombstonesRemoved"].get<int64_t>();
+  EXPECT_GE(removed, 2);  // the horizon pass did remove it on brokers 1 and 3
+}
+
+TEST(SimulatorTest, OutageJustLongerThanDeleteRetentionDiverges) {
+  TempDir tmp;
+  SimulationResult r = Simulate(BoundaryTimeline(600000 + 1), CoordinationMode::kUncoordinated, tmp.path() + "/long");
+  EXPECT_TRUE(r.divergence.diverged());
+  EXPECT_EQ(Value(View(r, 2), "K"), "V");
+  EXPECT_EQ(Value(View(r, 1), "K"), std::nullopt);
+  SimulationResult c = Simulate(BoundaryTimeline(600000 + 1), CoordinationMode::kCoordinated, tmp.path() + "/long-c");
+  EXPECT_FALSE(c.divergence.diverged());
+}
+
+// The replica view against Kafka's own answer: truth.json lists, per broker, the LSO, the records a
+// read_committed fetch returns and the final key -> value map, computed by Kafka's code.
+TEST(ReplicaViewTest, MatchesKafkaTruthForOracleReplicaSets) {
+  for (const char* set : {"aborted-to-committed", "lost-tombstone-healthy-control"}) {
+    std::string base = std::string(KLF_FIXTURES_DIR) + "/kafka-oracle/replicas/" + set;
+    json truth = json::parse(ReadText(base + "/truth.json"));
+    for (const auto& [name, b] : truth["brokers"].items()) {
+      ReplicaView v;
+      CollectingSink sink;
+      std::string error;
+      ASSERT_TRUE(LoadReplicaView(base + "/" + name + "/foo-0", 1700001140000, 1800000, &v, &sink, &error)) << error;
+      EXPECT_EQ(v.log_end_offset, b["logEndOffset"].get<int64_t>()) << set << " " << name;
+      EXPECT_EQ(v.high_watermark, b["highWatermark"].get<int64_t>()) << set << " " << name;
+      EXPECT_EQ(v.last_stable_offset, b["lastStableOffset"].get<int64_t>()) << set << " " << name;
+      ASSERT_EQ(v.read_committed.size(), b["readCommitted"].size()) << set << " " << name;
+      for (size_t i = 0; i < v.read_committed.size(); i++) {
+        const json& want = b["readCommitted"][i];
+        EXPECT_EQ(v.read_committed[i].offset, want["offset"].get<int64_t>());
+        EXPECT_EQ(v.read_committed[i].key, want["key"].is_null() ? std::nullopt
+                                                                 : std::optional(want["key"].get<std::string>()));
+        EXPECT_EQ(v.read_committed[i].value, want["value"].is_null() ? std::nullopt
+                                                                     : std::optional(want["value"].get<std::string>()));
+      }
+      std::map<std::string, std::string> kv;
+      for (const auto& [k, val] : b["finalKeyValues"].items()) kv[k] = val.get<std::string>();
+      EXPECT_EQ(v.key_values, kv) << set << " " << name;
+      EXPECT_EQ(v.cleaner_checkpoint, b["cleanerCheckpoint"].get<int64_t>());
+      EXPECT_EQ(v.mcco, std::min(b["cleanerCheckpoint"].get<int64_t>(), v.log_end_offset));
+      EXPECT_EQ(v.mxfo, v.log_end_offset);  // no open transaction at the end of either set
+    }
+  }
+}
+
+TEST(TimelineTest, RejectsBadTimelines) {
+  Timeline t;
+  std::string error;
+  EXPECT_FALSE(ParseTimeline("[]", &t, &error));
+  EXPECT_FALSE(ParseTimeline(R"({"events": [{"op": "explode"}]})", &t, &error));
+  EXPECT_NE(error.find("event 0"), std::string::npos) << error;
+  EXPECT_FALSE(ParseTimeline(R"({"brokers": 3, "leader": 4, "events": []})", &t, &error));
+  EXPECT_FALSE(ParseTimeline(R"({"producers": {"P": {"transactional": true}}, "events": []})", &t, &error));
+  ASSERT_TRUE(ParseTimeline(R"({"events": [{"op": "produce", "producer": "P", "records": [["k", "v"]]}],
+                                "producers": {"P": {"producer_id": 7, "transactional": true}}})",
+                            &t, &error))
+      << error;
+  // A transactional producer must begin first: the run fails naming the event, and --out is not created.
+  TempDir tmp;
+  SimulationOptions o;
+  o.out_dir = tmp.path() + "/out";
+  SimulationResult r;
+  EXPECT_FALSE(RunSimulation(t, o, &r, &error));
+  EXPECT_NE(error.find("timeline event 0"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(o.out_dir));
+}
+
+}  // namespace
+}  // namespace klf
