@@ -25,9 +25,26 @@ SkimpyOffsetMap::SkimpyOffsetMap(int32_t memory)
   if (!bytes_) throw std::bad_alloc();
 }
 
+namespace {
+// One fetched MD5 implementation and one digest context per thread: EVP_Digest would fetch the
+// algorithm and allocate a context on every call, which costs more than hashing a short key.
+struct Md5 {
+  EVP_MD* md = EVP_MD_fetch(nullptr, "MD5", nullptr);
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  ~Md5() {
+    EVP_MD_CTX_free(ctx);
+    EVP_MD_free(md);
+  }
+};
+}  // namespace
+
 void SkimpyOffsetMap::Hash(Bytes key, uint8_t out[kHashSize]) {
-  unsigned int len = 0;
   // MD5 over the key bytes only (no length prefix, no salt), as SkimpyOffsetMap.hashInto.
+  thread_local Md5 md5;
+  unsigned int len = 0;
+  if (md5.md && md5.ctx && EVP_DigestInit_ex2(md5.ctx, md5.md, nullptr) &&
+      EVP_DigestUpdate(md5.ctx, key.data(), key.size()) && EVP_DigestFinal_ex(md5.ctx, out, &len))
+    return;
   EVP_Digest(key.data(), key.size(), out, &len, EVP_md5(), nullptr);
 }
 
@@ -45,9 +62,9 @@ int32_t SkimpyOffsetMap::SlotOf(const uint8_t hash[kHashSize], int32_t attempt) 
 bool SkimpyOffsetMap::IsEmpty(int32_t slot) const {
   // Kafka tests the first three longs of the slot for zero.
   const uint8_t* p = bytes_.get() + size_t(slot) * kBytesPerEntry;
-  for (int i = 0; i < 24; i++)
-    if (p[i] != 0) return false;
-  return true;
+  uint64_t w[3];
+  std::memcpy(w, p, sizeof(w));
+  return (w[0] | w[1] | w[2]) == 0;
 }
 
 bool SkimpyOffsetMap::Put(Bytes key, int64_t offset) {

@@ -201,8 +201,12 @@ void CheckSummary(const PassReport& pass, const std::string& summary) {
   EXPECT_EQ(pass.decision.range.clean_bytes, std::stoll(f["cleanBytes"]));
   EXPECT_EQ(pass.decision.range.cleanable_bytes, std::stoll(f["cleanableBytes"]));
   EXPECT_EQ(pass.last_stable_offset, std::stoll(f["lastStableOffset"]));
-  if (f.count("selected")) EXPECT_EQ(pass.decision.selected, f["selected"] == "true");
-  if (f.count("brokerWouldSelect")) EXPECT_EQ(pass.decision.selected, f["brokerWouldSelect"] == "true");
+  if (f.count("selected")) {
+    EXPECT_EQ(pass.decision.selected, f["selected"] == "true");
+  }
+  if (f.count("brokerWouldSelect")) {
+    EXPECT_EQ(pass.decision.selected, f["brokerWouldSelect"] == "true");
+  }
   EXPECT_EQ(pass.end_offset, std::stoll(f["endOffset"]));
   EXPECT_EQ(pass.stats.messages_read, std::stoll(f["messagesRead"]));
   EXPECT_EQ(pass.stats.bytes_read, std::stoll(f["bytesRead"]));
