@@ -742,21 +742,38 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
 
 namespace {
 
-// Offsets of the entries that can still be framed (valid CRC) in `data` from `from` on.
-void DescribeDropped(const std::string& path, Bytes data, uint64_t from, SalvageDrop* d) {
+// Offsets of the entries that can still be framed in `data` from `from` on.
+void DescribeDropped(const std::string& path, Bytes data, uint64_t from, int64_t next_expected, int64_t base,
+                     SalvageDrop* d) {
   d->position = from;
   d->bytes = data.size() - from;
+  Bytes rest = data.subspan(from);
+  auto be = [&](size_t at, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v = (v << 8) | rest[at + i];
+    return v;
+  };
   NullSink quiet;
   ReadOptions ro;
   ro.resync = true;
   LogReader reader(path, data.subspan(from), &quiet, ro);
   BatchView b;
   while (reader.Next(&b)) {
-    if (!b.header.crc_valid) continue;
+    // Entries with a bad CRC are counted too: their header offsets are the best evidence of what went.
     int64_t first = b.header.base_offset_known ? b.header.base_offset : b.header.last_offset;
     if (!d->first_offset) d->first_offset = first;
     d->last_offset = std::max(d->last_offset.value_or(first), b.header.last_offset);
     ++d->batches;
+  }
+  // A batch cut short by the end of the file cannot be framed, but its header may still name its
+  // offsets (baseOffset at 0; v2 lastOffsetDelta at 23): reported when they are plausible.
+  if (!d->first_offset && rest.size() >= 8) {
+    int64_t o = int64_t(be(0, 8));
+    if (o >= next_expected && o >= base && o - base <= std::numeric_limits<int32_t>::max()) {
+      d->first_offset = o;
+      d->last_offset = o;
+      if (rest.size() >= 27 && rest[16] == 2) d->last_offset = o + int32_t(uint32_t(be(23, 4)));
+    }
   }
 }
 
@@ -861,7 +878,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
       SalvageDrop d;
       d.file = path;
       d.whole_segment = true;
-      DescribeDropped(path, data, 0, &d);
+      DescribeDropped(path, data, 0, segments[si]->base_offset, segments[si]->base_offset, &d);
       d.reason = fmt::format("segment deleted: an earlier segment ({}) was truncated, and recovery deletes every later "
                              "segment",
                              segments[stop_segment]->log->path);
@@ -889,7 +906,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
     if (si == stop_segment) {
       SalvageDrop d;
       d.file = path;
-      DescribeDropped(path, data, stop_position, &d);
+      DescribeDropped(path, data, stop_position, prev_last + 1, segments[si]->base_offset, &d);
       d.reason = "truncated at " + stop_reason;
       result->dropped.push_back(d);
     }

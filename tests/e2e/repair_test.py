@@ -1,0 +1,313 @@
+#!/usr/bin/python3
+"""klf repair end to end.
+
+* Kafka's own aborted-to-committed replica set (kafka-oracle/replicas, truth.json written by Kafka's
+  code): repairing broker2 with broker1/broker3 as healthy gives a copy that verifies clean, that klf diff
+  finds no divergence in, whose read_committed view (replayed here from `klf dump --json --records`,
+  independently of klf's own diff code) has Kafka's final key->value map and read_committed records of
+  the healthy brokers, and whose LSO equals theirs. The inputs stay untouched.
+* Every simulator scenario (`klf simulate fixtures/*.json`): the same checks against the healthy replicas.
+* Salvage: damaged copies (truncated mid-batch, a flipped CRC byte, a zero tail, garbage in the middle)
+  yield directories that verify clean, keep every batch before the damage byte for byte, and report what
+  was dropped (file, position, bytes, offsets).
+* --dry-run writes nothing; an existing non-empty --out is refused (exit 2) unless --force.
+"""
+import glob
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+KLF = os.environ["KLF_BINARY"]
+FIX = os.environ["KLF_FIXTURES_DIR"]
+SRC = os.environ.get("KLF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+REPLICAS = os.path.join(FIX, "kafka-oracle", "replicas")
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def run(*args):
+    p = subprocess.run([KLF, *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def snapshot(d):
+    out = {}
+    for root, _, files in os.walk(d):
+        for n in files:
+            p = os.path.join(root, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, d)] = (hashlib.sha256(f.read()).hexdigest(), os.stat(p).st_mtime_ns)
+    return out
+
+
+def batches(partdir):
+    out = []
+    for log in sorted(glob.glob(os.path.join(partdir, "*.log"))):
+        rc, o, e = run("dump", "--json", "--records", log)
+        for line in o.splitlines():
+            j = json.loads(line)
+            if j.get("type", "batch") == "batch" and "baseOffset" in j:
+                out.append(j)
+    out.sort(key=lambda b: b["baseOffset"])
+    return out
+
+
+def read_committed(partdir, lso):
+    """Replay as a follower's producer state does: a transaction runs from a producer's first
+    transactional batch to its next COMMIT/ABORT; an empty control batch closes nothing."""
+    open_txn, visible = {}, {}
+    for b in batches(partdir):
+        pid = b["producerId"]
+        recs = b.get("records") or []
+        if b["isControl"]:
+            if not recs:
+                continue
+            kind = recs[0]["control"]["type"]
+            done = open_txn.pop(pid, [])
+            if kind == "COMMIT":
+                for r in done:
+                    visible[r["offset"]] = (r["key"], r["value"])
+        elif b["isTransactional"]:
+            open_txn.setdefault(pid, []).extend(recs)
+        else:
+            for r in recs:
+                visible[r["offset"]] = (r["key"], r["value"])
+    return {o: kv for o, kv in visible.items() if o < lso}
+
+
+def final_map(view):
+    m = {}
+    for o in sorted(view):
+        k, v = view[o]
+        if k is None:
+            continue
+        if v is None:
+            m.pop(k, None)
+        else:
+            m[k] = v
+    return m
+
+
+def held_offsets(partdir):
+    held = set()
+    for b in batches(partdir):
+        held.update(range(b["baseOffset"], b["lastOffset"] + 1))
+    return held
+
+
+def lso_of(partdir):
+    rc, o, e = run("lso", "--json", partdir)
+    return rc, json.loads(o) if o else None
+
+
+def check_repaired(name, healthy, out_part, truth_broker=None):
+    rc, o, e = run("verify", "--json", os.path.dirname(out_part))
+    v = json.loads(o) if o else {"problems": ["no output"]}
+    bad = [p for p in v["problems"] if p.get("severity", "error") != "info"]
+    check(rc == 0 and not bad, f"{name}: verify of the repaired copy: rc {rc}, {bad[:3]}")
+    rc, o, e = run("diff", "--json", *healthy, out_part)
+    j = json.loads(o)
+    div = [f for f in j["findings"] if f.get("divergence", f["kind"] != "missing_range")]
+    check(rc == 0 and not div, f"{name}: diff after repair: rc {rc}, {div[:2]}")
+    rc, lso_fixed = lso_of(out_part)
+    check(rc == 0 and lso_fixed["pinnedBy"] is None, f"{name}: repaired copy's LSO still pinned: {lso_fixed}")
+    fixed_view = read_committed(out_part, lso_fixed["lastStableOffset"])
+    fixed_held = held_offsets(out_part)
+    for h in healthy:
+        rc, lso_h = lso_of(h)
+        check(lso_fixed["lastStableOffset"] == lso_h["lastStableOffset"],
+              f"{name}: LSO {lso_fixed['lastStableOffset']} != healthy {h}'s {lso_h['lastStableOffset']}")
+        hv = read_committed(h, lso_h["lastStableOffset"])
+        check(final_map(fixed_view) == final_map(hv), f"{name}: final key->value map differs from {h}")
+        # Offsets both hold as records must be delivered (or hidden) alike.
+        both = fixed_held & held_offsets(h)
+        diff_off = sorted(o for o in both if (o in fixed_view) != (o in hv) and o < lso_h["lastStableOffset"])
+        check(not diff_off, f"{name}: read_committed visibility differs from {h} at offsets {diff_off[:10]}")
+    if truth_broker is not None:
+        check(lso_fixed["lastStableOffset"] == truth_broker["lastStableOffset"], f"{name}: LSO vs truth.json")
+        check(final_map(fixed_view) == truth_broker["finalKeyValues"],
+              f"{name}: final map {final_map(fixed_view)} != truth {truth_broker['finalKeyValues']}")
+        for r in truth_broker["readCommitted"]:
+            check(fixed_view.get(r["offset"]) == (r["key"], r["value"]),
+                  f"{name}: Kafka's read_committed record at {r['offset']} ({r['key']}={r['value']}) missing")
+    return fixed_view
+
+
+tmp = tempfile.mkdtemp(prefix="klf-repair-e2e-")
+try:
+    # --- Kafka's aborted-to-committed ------------------------------------------------------------
+    src = os.path.join(REPLICAS, "aborted-to-committed")
+    work = os.path.join(tmp, "a2c")
+    shutil.copytree(src, work)
+    truth = json.load(open(os.path.join(work, "truth.json")))
+    b1, b2, b3 = (os.path.join(work, b, "foo-0") for b in ("broker1", "broker2", "broker3"))
+    before = snapshot(work)
+    out = os.path.join(tmp, "a2c-out")
+
+    rc, o, e = run("repair", "--replica", b1, "--replica", b3, "--target", b2, "--out", out, "--dry-run", "--json")
+    check(rc == 1, f"dry run with a finding: exit {rc}, want 1 ({e})")
+    check(not os.path.exists(out), "dry run wrote --out")
+    plan = json.loads(o)
+    check([f["kind"] for f in plan["findings"]] == ["lost_abort"], f"findings {plan['findings']}")
+    acts = plan["plan"]
+    check(len(acts) == 1 and acts[0]["action"] == "insert_marker", f"plan {acts}")
+    if acts:
+        m = acts[0].get("marker", {})
+        poison, abort_at, good = (truth["keyOffsets"][k] for k in ("poison (T1 data)", "T1 ABORT", "good (T2 data)"))
+        # The ABORT goes where Kafka wrote it: after the poison, before T2's data (the compacted-away gap).
+        check(acts[0]["offset"] == abort_at and poison < acts[0]["offset"] < good, f"marker offset {acts[0]['offset']}")
+        check(m.get("type") == "ABORT" and m.get("producerId") == 2000 and m.get("producerEpoch") == 0
+              and m.get("coordinatorEpoch") == 0, f"marker fields {m}")
+
+    rc, o, e = run("repair", "--replica", b1, "--replica", b3, "--target", b2, "--out", out, "--json")
+    check(rc == 0, f"repair exit {rc} ({e})")
+    res = json.loads(o)["result"]
+    check(res["markersInserted"] == 1 and not res["remainingDivergences"], f"result {res}")
+    fixed = os.path.join(out, "foo-0")
+    view = check_repaired("aborted-to-committed", [b1, b3], fixed, truth["brokers"]["broker1"])
+    check(truth["keyOffsets"]["poison (T1 data)"] not in view, "poison still delivered to read_committed")
+    # The rebuilt .txnindex records the aborted transaction (Kafka's entry: pid, first, last = marker).
+    rc, o, e = run("dump", "--json", *sorted(glob.glob(os.path.join(fixed, "*.txnindex"))))
+    entries = [json.loads(l) for l in o.splitlines() if l.strip()]
+    check(any(x.get("producerId") == 2000 and x.get("firstOffset") == 43 and x.get("lastOffset") == 44 for x in entries),
+          f"txnindex entries {entries}")
+    # No stale producer snapshot from the target: every snapshot in the copy is a fresh one.
+    snaps = sorted(os.path.basename(p) for p in glob.glob(os.path.join(fixed, "*.snapshot")))
+    check("00000000000000000044.snapshot" not in snaps, f"stale snapshot kept: {snaps}")
+    check(snapshot(work) == before, "inputs modified")
+
+    # --out rules.
+    rc, o, e = run("repair", "--replica", b1, "--target", b2, "--out", out)
+    check(rc == 2, f"existing --out: exit {rc}, want 2")
+    rc, o, e = run("repair", "--replica", b1, "--replica", b3, "--target", b2, "--out", out, "--force")
+    check(rc == 0, f"--force: exit {rc} ({e})")
+    rc, o, e = run("repair", "--target", b2, "--out", os.path.join(tmp, "x"))
+    check(rc == 2, f"no --replica: exit {rc}, want 2")
+    rc, o, e = run("repair", "--replica", b1, "--target", os.path.join(tmp, "missing"), "--out", os.path.join(tmp, "y"))
+    check(rc == 3, f"missing target: exit {rc}, want 3")
+
+    # A healthy replica as target: nothing to repair, the copy equals it for consumers.
+    out2 = os.path.join(tmp, "b1-out")
+    rc, o, e = run("repair", "--replica", b3, "--target", b1, "--out", out2)
+    check(rc == 0, f"healthy target: exit {rc} ({o}{e})")
+
+    # --- simulator scenarios ---------------------------------------------------------------------
+    timelines = sorted(glob.glob(os.path.join(SRC, "fixtures", "*.json")))
+    check(timelines, "no simulator timelines under fixtures/")
+    for tl in timelines:
+        name = os.path.splitext(os.path.basename(tl))[0]
+        sim = os.path.join(tmp, "sim-" + name)
+        rc, o, e = run("simulate", tl, "--out", sim)
+        if rc not in (0, 1):
+            fail(f"{name}: simulate exit {rc}: {e}")
+            continue
+        parts = sorted(glob.glob(os.path.join(sim, "broker*", "*-0")))
+        rc, o, e = run("diff", "--json", *parts)
+        findings = [f for f in json.loads(o)["findings"] if f.get("divergence", f["kind"] != "missing_range")]
+        if not findings:
+            continue
+        target = findings[0]["affectedReplicas"][0]
+        healthy = [p for p in parts if p != target]
+        args = []
+        for h in healthy:
+            args += ["--replica", h]
+        if name == "hanging-transaction":
+            rc, lso = lso_of(target)
+            check(rc == 1 and lso["pinnedBy"] is not None, f"{name}: lso of the target not pinned: {lso}")
+        out = os.path.join(tmp, "out-" + name)
+        rc, o, e = run("repair", *args, "--target", target, "--out", out)
+        check(rc == 0, f"{name}: repair exit {rc}: {o}{e}")
+        part = os.path.join(out, os.path.basename(target))
+        if os.path.isdir(part):
+            check_repaired(name, healthy, part)
+
+    # --- salvage ---------------------------------------------------------------------------------
+    keyed = os.path.join(FIX, "kafka-oracle", "a-keyed", "keyed-none-0")
+
+    def batch_positions(log):
+        return [(b["position"], b["sizeInBytes"], b["baseOffset"], b["lastOffset"]) for b in
+                [json.loads(l) for l in run("dump", "--json", log)[1].splitlines()] if "baseOffset" in b]
+
+    logs = sorted(glob.glob(os.path.join(keyed, "*.log")))
+    mid = logs[1]
+    pos = batch_positions(mid)
+    p2, s2, first2, last2 = pos[2]
+
+    def damage_truncate(b):
+        return b[: p2 + s2 // 2]
+
+    def damage_crc(b):
+        b = bytearray(b)
+        b[p2 + 17] ^= 0x5A
+        return bytes(b)
+
+    def damage_zero_tail(b):
+        return b[:p2] + b"\0" * (len(b) - p2)
+
+    def damage_garbage(b):
+        return b[:p2] + bytes((i * 37 + 11) % 251 for i in range(40)) + b[p2 + 40:]
+
+    for dname, fn in (("truncated", damage_truncate), ("crc", damage_crc), ("zero-tail", damage_zero_tail),
+                      ("garbage", damage_garbage)):
+        d = os.path.join(tmp, "salv-" + dname, "keyed-0")
+        shutil.copytree(keyed, d)
+        target_log = os.path.join(d, os.path.basename(mid))
+        os.chmod(target_log, 0o644)
+        data = open(mid, "rb").read()
+        open(target_log, "wb").write(fn(data))
+        before = snapshot(d)
+        out = os.path.join(tmp, "salv-out-" + dname)
+        rc, o, e = run("repair", "--salvage", d, "--out", out, "--json")
+        check(rc == 1, f"salvage {dname}: exit {rc}, want 1 (something dropped): {e}")
+        check(snapshot(d) == before, f"salvage {dname}: input modified")
+        r = json.loads(o)
+        part = os.path.join(out, "keyed-0")
+        rc, vo, ve = run("verify", "--json", out)
+        v = json.loads(vo)
+        bad = [p for p in v["problems"] if p.get("severity", "error") != "info"]
+        check(rc == 0 and not bad, f"salvage {dname}: verify rc {rc} {bad[:3]}")
+        # Every batch before the damage is kept byte for byte; the first segment is untouched.
+        check(open(os.path.join(part, os.path.basename(logs[0])), "rb").read() == open(logs[0], "rb").read(),
+              f"salvage {dname}: first segment changed")
+        kept = open(os.path.join(part, os.path.basename(mid)), "rb").read()
+        check(kept == data[:p2], f"salvage {dname}: middle segment is {len(kept)} bytes, want the {p2} before the damage")
+        check(not os.path.exists(os.path.join(part, os.path.basename(logs[2]))),
+              f"salvage {dname}: later segment kept (Kafka's recovery deletes it)")
+        check(r["logEndOffset"] == first2, f"salvage {dname}: log end {r['logEndOffset']}, want {first2}")
+        drops = r["dropped"]
+        check(len(drops) == 2, f"salvage {dname}: dropped {drops}")
+        if drops:
+            d0 = drops[0]
+            check(d0["file"].endswith(os.path.basename(mid)) and d0["position"] == p2
+                  and d0["bytes"] == len(fn(data)) - p2, f"salvage {dname}: drop report {d0}")
+            if dname in ("truncated", "crc"):
+                check(d0["firstOffset"] == first2, f"salvage {dname}: first dropped offset {d0['firstOffset']}")
+            check(drops[-1]["wholeSegment"] and drops[-1]["file"].endswith(os.path.basename(logs[2]))
+                  and drops[-1]["bytes"] == os.path.getsize(logs[2]), f"salvage {dname}: later segment report {drops[-1]}")
+    # An undamaged directory: nothing dropped, exit 0, logs identical.
+    out = os.path.join(tmp, "salv-clean")
+    rc, o, e = run("repair", "--salvage", keyed, "--out", out, "--json")
+    check(rc == 0 and json.loads(o)["dropped"] == [], f"salvage of a clean dir: rc {rc} {o}{e}")
+    for log in logs:
+        check(open(os.path.join(out, os.path.basename(keyed), os.path.basename(log)), "rb").read() == open(log, "rb").read(),
+              f"clean salvage changed {log}")
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("ok")
