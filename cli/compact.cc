@@ -14,6 +14,7 @@
 
 #include "cli/command.h"
 #include "compactor/cleaner.h"
+#include "simulator/replica_view.h"
 #include "segment_reader/problem.h"
 
 namespace klf::cli {
@@ -77,6 +78,10 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
   j["mapBytesRead"] = p.stats.map_bytes_read;
   j["tombstonesRemoved"] = p.stats.tombstones_removed;
   j["markersRemoved"] = p.stats.markers_removed;
+  if (a.mode == "coordinated") {
+    j["tombstonesHeld"] = p.stats.tombstones_held;
+    j["markersHeld"] = p.stats.markers_held;
+  }
   nlohmann::json segs = nlohmann::json::array();
   for (const auto& s : p.segments)
     segs.push_back({{"baseOffset", s.base_offset}, {"size", s.size}, {"cleaned", s.cleaned},
@@ -136,6 +141,9 @@ void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size
   }
   if (p.checkpoint_written)
     std::printf("cleaner-offset-checkpoint %s=%lld\n", p.partition.c_str(), (long long)*p.checkpoint_written);
+  if (a.mode == "coordinated" && p.cleaned)
+    std::printf("held back by coordination: tombstones=%lld markers=%lld\n", (long long)p.stats.tombstones_held,
+                (long long)p.stats.markers_held);
   if (a.explain) {
     BytesFormat bf = a.common.bytes_format();
     for (const auto& b : p.explain) {
@@ -155,8 +163,12 @@ void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size
 }
 
 int RunCompact(const CompactArgs& a) {
-  if (a.mode != "uncoordinated") {
-    PrintError("compact", "--mode " + a.mode + " is not implemented yet (only uncoordinated)");
+  if (a.mode != "uncoordinated" && a.mode != "coordinated") {
+    PrintError("compact", "--mode must be uncoordinated or coordinated, not " + a.mode);
+    return kExitUsage;
+  }
+  if (a.mode == "coordinated" && a.replicas.empty()) {
+    PrintError("compact", "--mode coordinated needs every other replica's partition directory (--replica DIR)");
     return kExitUsage;
   }
   CompactOptions o;
@@ -214,6 +226,39 @@ int RunCompact(const CompactArgs& a) {
     }
     partition_dir = choice.candidates[*choice.chosen].partition_dir;
   }
+  // Coordinated mode (simulator/replica_view.h, spec redpanda-coordinated-compaction.md §8): every
+  // replica's MCCO/MXFO from its directory; tombstones only below MTRO = min MCCO, markers only below
+  // MXRO = min MXFO, on top of Kafka's rules.
+  nlohmann::json coordination = nullptr;
+  if (a.mode == "coordinated") {
+    std::vector<std::string> dirs{partition_dir};
+    dirs.insert(dirs.end(), a.replicas.begin(), a.replicas.end());
+    coordination = {{"replicas", nlohmann::json::array()}};
+    for (const std::string& d : dirs) {
+      ReplicaView v;
+      CollectingSink quiet;
+      if (!LoadReplicaView(d, o.now, o.config.producer_id_expiration_ms, &v, &quiet, &error)) {
+        PrintError("compact", error);
+        return kExitUnreadable;
+      }
+      o.max_tombstone_remove_offset = std::min(o.max_tombstone_remove_offset.value_or(v.mcco), v.mcco);
+      o.max_tx_end_remove_offset = std::min(o.max_tx_end_remove_offset.value_or(v.mxfo), v.mxfo);
+      coordination["replicas"].push_back({{"path", d}, {"logEndOffset", v.log_end_offset},
+                                          {"cleanerCheckpoint", v.cleaner_checkpoint ? nlohmann::json(*v.cleaner_checkpoint)
+                                                                                     : nlohmann::json(nullptr)},
+                                          {"mcco", v.mcco}, {"mxfo", v.mxfo}});
+      if (!a.common.json)
+        std::printf("replica %s logEndOffset=%lld cleanerCheckpoint=%s MCCO=%lld MXFO=%lld\n", d.c_str(),
+                    (long long)v.log_end_offset,
+                    v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint).c_str() : "none", (long long)v.mcco,
+                    (long long)v.mxfo);
+    }
+    coordination["mtro"] = *o.max_tombstone_remove_offset;
+    coordination["mxro"] = *o.max_tx_end_remove_offset;
+    if (!a.common.json)
+      std::printf("coordinated: MTRO=%lld (tombstones removable below it) MXRO=%lld (markers removable below it)\n",
+                  (long long)*o.max_tombstone_remove_offset, (long long)*o.max_tx_end_remove_offset);
+  }
   bool ok = CompactPartition(partition_dir, a.out, o, &report, &sink, &error);
   for (const Problem& p : sink.problems) {
     if (p.severity == Severity::kInfo && !a.explain) continue;
@@ -227,6 +272,7 @@ int RunCompact(const CompactArgs& a) {
   if (a.common.json) {
     nlohmann::json j;
     j["out"] = report.out_partition_dir;
+    if (!coordination.is_null()) j["coordination"] = coordination;
     nlohmann::json passes = nlohmann::json::array();
     int64_t read = 0, retained = 0, bytes_read = 0, bytes_written = 0, tomb = 0, markers = 0;
     std::optional<int64_t> from, to;
