@@ -1,4 +1,5 @@
 #include "segment_reader/batch.h"
+#include "segment_reader/file.h"
 
 #include <algorithm>
 #include <array>
@@ -174,6 +175,8 @@ bool AllZero(const uint8_t* p, size_t n) {
 }
 
 }  // namespace
+
+constexpr uint64_t kReleaseStride = 32u << 20;
 
 LogReader::LogReader(std::string file, Bytes data, ProblemSink* sink, ReadOptions options)
     : file_(std::move(file)), data_(data), sink_(sink), options_(options) {}
@@ -381,6 +384,12 @@ bool LogReader::Next(BatchView* batch) {
     else suspect_start_.reset();
     pos_ = pos + total;
     valid_bytes_ = pos_;
+    // Reading a mapped segment front to back: hand back the pages of entries already passed, so
+    // resident memory stays flat whatever the file size (the page cache keeps them).
+    if (pos - released_ >= kReleaseStride) {
+      ReleaseMappedPages(d + released_, d + pos);
+      released_ = pos;
+    }
     return true;
   }
 }

@@ -145,6 +145,7 @@ class LogReader {
   ProblemSink* sink_;
   ReadOptions options_;
   uint64_t pos_ = 0;
+  uint64_t released_ = 0;  // pages below this position were handed back (ReleaseMappedPages)
   uint64_t valid_bytes_ = 0;
   int64_t last_offset_seen_ = -1;
   bool have_last_offset_ = false;

@@ -7,8 +7,20 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 namespace klf {
+
+namespace {
+// Live mappings by start address, so ReleaseMappedPages never advises memory it does not own
+// (MADV_DONTNEED on anonymous memory would zero it).
+std::mutex g_mappings_mu;
+std::map<const uint8_t*, uint64_t>& Mappings() {
+  static auto* m = new std::map<const uint8_t*, uint64_t>();
+  return *m;
+}
+}  // namespace
 
 static std::string ErrnoMessage(const std::string& path, int err) { return path + ": " + std::strerror(err); }
 
@@ -42,13 +54,38 @@ std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::strin
       return nullptr;
     }
     f->data_ = static_cast<const uint8_t*>(p);
+    std::lock_guard<std::mutex> lock(g_mappings_mu);
+    Mappings()[f->data_] = f->size_;
   }
   ::close(fd);  // the mapping keeps the file referenced
   return f;
 }
 
 MappedFile::~MappedFile() {
-  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (data_ != nullptr) {
+    {
+      std::lock_guard<std::mutex> lock(g_mappings_mu);
+      Mappings().erase(data_);
+    }
+    ::munmap(const_cast<uint8_t*>(data_), size_);
+  }
+}
+
+void ReleaseMappedPages(const uint8_t* begin, const uint8_t* end) {
+  if (begin == nullptr || end <= begin) return;
+  std::lock_guard<std::mutex> lock(g_mappings_mu);
+  auto& m = Mappings();
+  auto it = m.upper_bound(begin);
+  if (it == m.begin()) return;
+  --it;
+  const uint8_t* map_begin = it->first;
+  const uint8_t* map_end = map_begin + it->second;
+  if (begin >= map_end) return;
+  if (end > map_end) end = map_end;
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  uintptr_t b = (reinterpret_cast<uintptr_t>(begin) + page - 1) & ~(page - 1);
+  uintptr_t e = reinterpret_cast<uintptr_t>(end) & ~(page - 1);
+  if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);
 }
 
 void MappedFile::AdviseSequential() const {

@@ -37,6 +37,12 @@ class MappedFile {
   int64_t mtime_ms_ = 0;
 };
 
+// Unmaps from this process the whole pages of [begin, end) that lie inside a live MappedFile's
+// mapping (madvise MADV_DONTNEED). The page cache keeps them and a later access maps them back with
+// the same bytes, so views into them stay valid; it only keeps resident memory flat while a large
+// file is read front to back. Memory that is not part of a MappedFile is left alone.
+void ReleaseMappedPages(const uint8_t* begin, const uint8_t* end);
+
 // Reads a whole small file (checkpoints, properties) with a size cap. Returns false and sets *error
 // when it cannot be read or is larger than `max_bytes`.
 bool ReadSmallFile(const std::string& path, uint64_t max_bytes, std::string* contents, std::string* error);
