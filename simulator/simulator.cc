@@ -704,8 +704,13 @@ bool Cluster::Run(const std::string& root, std::string* error) {
 
 // ---------------------------------------------------------------------------------------------
 
-DivergenceReport CompareReplicas(const std::vector<BrokerSummary>& brokers) {
+DivergenceReport CompareReplicas(const std::vector<BrokerSummary>& all) {
   DivergenceReport d;
+  // A broker still down at the end lags (it will catch up when it returns); only replicas that are up
+  // and caught up are compared.
+  std::vector<BrokerSummary> brokers;
+  for (const auto& b : all)
+    if (b.up) brokers.push_back(b);
   if (brokers.size() < 2) return d;
   std::set<std::string> keys;
   for (const auto& b : brokers)

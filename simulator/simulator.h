@@ -130,7 +130,7 @@ struct SimulationResult {
 bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, SimulationResult* result,
                    std::string* error);
 
-// Compares replica views (used by RunSimulation; exposed for tests).
+// Compares the views of the brokers that are up (used by RunSimulation; exposed for tests).
 DivergenceReport CompareReplicas(const std::vector<BrokerSummary>& brokers);
 
 // JSON of a result (the `klf simulate --json` document).
