@@ -466,6 +466,35 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
       }
     }
   }
+  // A transaction open on the target that every healthy replica has decided, which diff may not name
+  // when the target holds the emptied remnant of its marker (an empty control batch closes nothing on a
+  // follower, scenarios.md §6): also a hanging transaction.
+  for (const OpenTxn& t : target.open_txns) {
+    bool named = std::any_of(plan.findings.begin(), plan.findings.end(), [&](const Finding& f) {
+      return f.kind == FindingKind::kHangingTransaction && f.producer_id == t.producer_id;
+    });
+    bool decided = !healthy.empty();
+    for (const ReplicaState& h : healthy) {
+      bool open_there = std::any_of(h.open_txns.begin(), h.open_txns.end(), [&](const OpenTxn& x) {
+        return x.producer_id == t.producer_id && x.first_offset <= t.first_offset;
+      });
+      decided = decided && !open_there && h.Covers(t.first_offset) && h.last_stable_offset > t.first_offset;
+    }
+    if (named || !decided) continue;
+    Finding f;
+    f.kind = FindingKind::kHangingTransaction;
+    f.producer_id = t.producer_id;
+    f.producer_epoch = t.producer_epoch;
+    f.first_offset = t.first_offset;
+    f.last_offset = t.last_offset;
+    f.affected = {0};
+    for (size_t i = 1; i < rs.size(); ++i) f.healthy.push_back(i);
+    f.evidence = fmt::format("{} has producer {}'s transaction open from offset {} (LSO {}); every healthy replica "
+                             "holds that offset range with no open transaction of the producer (LSO past it)",
+                             target.label, t.producer_id, t.first_offset, target.last_stable_offset);
+    plan.findings.push_back(f);
+    PlanTransaction(rs, f, &plan.actions);
+  }
   // Two findings may name the same marker (e.g. per healthy replica): keep one edit per offset.
   std::stable_sort(plan.actions.begin(), plan.actions.end(),
                    [](const RepairAction& x, const RepairAction& y) { return x.offset < y.offset; });

@@ -1,0 +1,321 @@
+// klf repair and klf lso as libraries:
+//  * Kafka's aborted-to-committed replica set (bytes written by Kafka's code, truth.json): the plan is one
+//    ABORT of producer 2000 at the offset Kafka wrote it (44); the repaired copy has Kafka's healthy
+//    brokers' LSO, compacted key->value view and no divergence left, and its .txnindex the aborted
+//    transaction.
+//  * Hand-built replicas for the choices that the scenarios do not exercise: a window with no free offset
+//    (the poison is removed instead), a hanging transaction whose COMMIT the target holds only as the
+//    cleaner's empty remnant (replaced by the full marker at that offset), a lost tombstone still held by a
+//    healthy replica (its batch copied), and the LSO explanation for them.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "diff/diff.h"
+#include "repair/lso.h"
+#include "repair/repair.h"
+#include "segment_reader/file.h"
+#include "segment_reader/index_files.h"
+#include "segment_reader/producer_state.h"
+#include "segment_reader/verify.h"
+#include "segment_writer/batch_builder.h"
+
+namespace klf {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "klf-repair-test-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+constexpr int64_t kTxnPid = 7, kPlainPid = 100;
+constexpr int64_t kT0 = 1700000000000;
+
+// One broker's copy of foo-0, written batch by batch at the offsets a follower copies from its leader.
+class Replica {
+ public:
+  Replica(const std::string& root, const std::string& broker) : dir_(root + "/" + broker + "/foo-0") {
+    fs::create_directories(dir_);
+  }
+  Replica& Put(int64_t offset, const std::string& key, std::optional<std::string> value) {
+    return Data(offset, key, std::move(value), kPlainPid, false);
+  }
+  Replica& Txn(int64_t offset, const std::string& key, const std::string& value) {
+    return Data(offset, key, value, kTxnPid, true);
+  }
+  Replica& Marker(int64_t offset, ControlType type, int32_t coordinator_epoch = 3) {
+    EndTxnMarkerOptions o;
+    o.offset = offset;
+    o.partition_leader_epoch = 0;
+    o.producer_id = kTxnPid;
+    o.timestamp = kT0 + offset;
+    o.type = type;
+    o.coordinator_epoch = coordinator_epoch;
+    BuiltBatch built;
+    std::string error;
+    EXPECT_TRUE(AppendEndTxnMarker(o, &log_, &built, &error)) << error;
+    return *this;
+  }
+  // The cleaner's emptied control batch (DefaultRecordBatch.writeEmptyHeader).
+  Replica& EmptyMarker(int64_t offset) {
+    std::string tmp;
+    EndTxnMarkerOptions o;
+    o.offset = offset;
+    o.partition_leader_epoch = 0;
+    o.producer_id = kTxnPid;
+    o.timestamp = kT0 + offset;
+    BuiltBatch built;
+    std::string error;
+    EXPECT_TRUE(AppendEndTxnMarker(o, &tmp, &built, &error)) << error;
+    BatchHeader h;
+    EXPECT_TRUE(ParseBatchHeader(AsBytes(tmp), 0, true, &h, &error)) << error;
+    EXPECT_TRUE(AppendEmptyBatch(h, &log_, &built, &error)) << error;
+    return *this;
+  }
+  std::string Write() {
+    std::string log_path = dir_ + "/00000000000000000000.log";
+    std::ofstream(log_path, std::ios::binary) << log_;
+    ProducerStateManager state;
+    LogReader reader(log_path, AsBytes(log_), nullptr);
+    BatchView batch;
+    std::string txn;
+    while (reader.Next(&batch)) {
+      BatchUpdate u = state.Apply(batch, log_path, nullptr);
+      if (u.aborted_txn) EncodeAbortedTxn(*u.aborted_txn, &txn);
+    }
+    if (!txn.empty()) std::ofstream(dir_ + "/00000000000000000000.txnindex", std::ios::binary) << txn;
+    return dir_;
+  }
+
+ private:
+  Replica& Data(int64_t offset, const std::string& key, std::optional<std::string> value, int64_t pid, bool txn) {
+    RecordInput r;
+    r.offset = offset;
+    r.timestamp = kT0 + offset;
+    r.key = AsBytes(key);
+    if (value) r.value = AsBytes(*value);
+    V2BatchOptions o;
+    o.base_offset = offset;
+    o.partition_leader_epoch = 0;
+    o.producer_id = pid;
+    o.producer_epoch = 0;
+    o.base_sequence = int32_t(offset);
+    o.is_transactional = txn;
+    BuiltBatch built;
+    std::string error;
+    EXPECT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &log_, &built, &error)) << error;
+    return *this;
+  }
+
+  std::string dir_;
+  std::string log_;
+};
+
+ReplicaState Load(const std::string& dir) {
+  ReplicaState r;
+  std::string error;
+  EXPECT_TRUE(LoadReplica(dir, {}, &r, &error)) << error;
+  return r;
+}
+
+// Repairs `target` against `healthy` into `out`; expects the copy to verify without errors or warnings and
+// to leave no divergence. Returns the loaded copy.
+ReplicaState RepairAndCheck(const std::vector<std::string>& healthy, const std::string& target, const std::string& out,
+                            RepairPlan* plan_out = nullptr) {
+  RepairOptions options;
+  RepairPlan plan;
+  std::string error;
+  EXPECT_TRUE(PlanRepair(healthy, target, options, &plan, &error)) << error;
+  RepairResult result;
+  EXPECT_TRUE(WriteRepairedCopy(Env::Default(), plan, out, options, &result, &error)) << error;
+  for (const Finding& f : result.remaining) ADD_FAILURE() << "still divergent: " << f.evidence;
+  CollectingSink sink;
+  VerifyStats st = VerifyPath(result.out_partition_dir, {}, &sink);
+  EXPECT_EQ(st.errors, 0u);
+  EXPECT_EQ(st.warnings, 0u);
+  for (const Problem& p : sink.problems) {
+    if (p.severity != Severity::kInfo) ADD_FAILURE() << p.file << ":" << p.position << " " << p.message;
+  }
+  if (plan_out) *plan_out = plan;
+  return Load(result.out_partition_dir);
+}
+
+std::string Fixtures() { return KLF_FIXTURES_DIR; }
+
+TEST(Repair, KafkasAbortedToCommittedGetsItsAbortBack) {
+  TempDir tmp;
+  std::string src = Fixtures() + "/kafka-oracle/replicas/aborted-to-committed";
+  fs::copy(src, tmp.path() + "/in", fs::copy_options::recursive);
+  std::string in = tmp.path() + "/in";
+  std::ifstream tf(in + "/truth.json");
+  nlohmann::json truth = nlohmann::json::parse(tf);
+  RepairPlan plan;
+  ReplicaState fixed = RepairAndCheck({in + "/broker1/foo-0", in + "/broker3/foo-0"}, in + "/broker2/foo-0",
+                                      tmp.path() + "/out", &plan);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  const RepairAction& a = plan.actions[0];
+  EXPECT_EQ(a.kind, RepairActionKind::kInsertMarker);
+  EXPECT_EQ(a.marker_type, ControlType::kAbort);
+  EXPECT_EQ(a.offset, truth["keyOffsets"]["T1 ABORT"].get<int64_t>());  // where Kafka's leader wrote it
+  EXPECT_EQ(a.producer_id, 2000);
+  EXPECT_EQ(a.producer_epoch, 0);
+  EXPECT_EQ(a.coordinator_epoch, 0);
+
+  const nlohmann::json& b1 = truth["brokers"]["broker1"];
+  EXPECT_EQ(fixed.last_stable_offset, b1["lastStableOffset"].get<int64_t>());
+  EXPECT_EQ(fixed.log_end_offset, b1["logEndOffset"].get<int64_t>());
+  EXPECT_TRUE(fixed.open_txns.empty());
+  // Kafka's final key->value map of the healthy broker.
+  std::map<std::string, std::string> got;
+  for (const auto& [k, ks] : fixed.key_view) {
+    if (ks.tombstone) continue;
+    auto rb = ReadRecordBytes(fixed, ks.offset);
+    ASSERT_TRUE(rb && rb->key && rb->value);
+    got[*rb->key] = *rb->value;
+  }
+  std::map<std::string, std::string> want = b1["finalKeyValues"].get<std::map<std::string, std::string>>();
+  EXPECT_EQ(got, want);
+  // Every record Kafka's healthy broker delivers to read_committed is delivered by the copy.
+  for (const auto& r : b1["readCommitted"]) {
+    int64_t i = fixed.FindRecord(r["offset"].get<int64_t>());
+    ASSERT_GE(i, 0) << r.dump();
+    EXPECT_TRUE(fixed.records[i].read_committed) << r.dump();
+  }
+  int64_t poison = truth["keyOffsets"]["poison (T1 data)"].get<int64_t>();
+  ASSERT_GE(fixed.FindRecord(poison), 0);
+  EXPECT_FALSE(fixed.records[fixed.FindRecord(poison)].read_committed);
+  // The .txnindex entry Kafka's replay appends for the aborted transaction.
+  bool found = false;
+  for (const AbortedTxn& t : fixed.txn_index) found = found || (t.producer_id == 2000 && t.first_offset == poison && t.last_offset == a.offset);
+  EXPECT_TRUE(found);
+}
+
+TEST(Repair, NoFreeOffsetForTheAbortRemovesThePoison) {
+  TempDir tmp;
+  // The target merged T1 (poison at 10) into T2 (12, COMMIT 13). Offset 11 is held by the healthy
+  // replicas with another record, so no marker fits between 10 and 12.
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "poison", "x").Txn(12, "good", "data").Marker(13, ControlType::kCommit).Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(11, "other", "1").Txn(12, "good", "data").Marker(13, ControlType::kCommit).Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(11, "other", "1").Txn(12, "good", "data").Marker(13, ControlType::kCommit).Write();
+  RepairPlan plan;
+  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kRemoveRecords);
+  EXPECT_EQ(plan.actions[0].removed_offsets, std::vector<int64_t>{10});
+  EXPECT_LT(fixed.FindRecord(10), 0);
+  ASSERT_GE(fixed.FindRecord(12), 0);
+  EXPECT_TRUE(fixed.records[fixed.FindRecord(12)].read_committed);
+}
+
+TEST(Repair, HangingTransactionWithEmptyRemnantGetsItsCommit) {
+  TempDir tmp;
+  // T1 (order-1 at 10) was committed at 12 while the target was down; the leader's cleaner emptied the
+  // COMMIT (T1's record superseded at 13) and the target fetched only the empty batch: it hangs.
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "order-1", "committed").Put(11, "a", "1").EmptyMarker(12).Put(13, "order-1", "shipped").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(11, "a", "1").EmptyMarker(12).Put(13, "order-1", "shipped").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(11, "a", "1").EmptyMarker(12).Put(13, "order-1", "shipped").Write();
+  ReplicaState target = Load(t);
+  ASSERT_EQ(target.last_stable_offset, 10);
+
+  LsoReport lso = ExplainLso(target, {Load(h1), Load(h2)}, {});
+  ASSERT_TRUE(lso.pinned());
+  EXPECT_EQ(lso.pinned_by->producer_id, kTxnPid);
+  EXPECT_EQ(lso.pinned_by->first_offset, 10);
+  EXPECT_EQ(lso.abort_command,
+            "kafka-transactions.sh --bootstrap-server <broker:9092> abort --topic foo --partition 0 --start-offset 10");
+  ASSERT_EQ(lso.replicas.size(), 2u);
+  EXPECT_EQ(lso.replicas[0].kind, LsoReplicaMarker::Kind::kEmptyBatch);
+  EXPECT_EQ(lso.replicas[0].offset, 12);
+  EXPECT_NE(lso.explanation.find("never"), std::string::npos);
+
+  RepairPlan plan;
+  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kInsertMarker);
+  EXPECT_TRUE(plan.actions[0].replaces_empty_batch);
+  EXPECT_EQ(plan.actions[0].offset, 12);
+  EXPECT_EQ(plan.actions[0].marker_type, ControlType::kCommit);  // superseded on the healthy replicas
+  EXPECT_EQ(fixed.last_stable_offset, 14);
+  EXPECT_TRUE(fixed.open_txns.empty());
+  EXPECT_FALSE(ExplainLso(fixed, {}, {}).pinned());
+}
+
+TEST(Repair, HangingTransactionMarkerGoesToAnOffsetNoReplicaHolds) {
+  TempDir tmp;
+  // The COMMIT at 13 is gone everywhere (and T1's data on the healthy replicas); offset 11 is held by
+  // the healthy replicas only (the target lacks it): the marker must not land there.
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "k", "v").Put(12, "a", "1").Put(14, "k", "w").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(11, "b", "1").Put(12, "a", "1").Put(14, "k", "w").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(11, "b", "1").Put(12, "a", "1").Put(14, "k", "w").Write();
+  RepairPlan plan;
+  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].offset, 13);
+  EXPECT_EQ(fixed.last_stable_offset, 15);
+}
+
+TEST(Repair, LostTombstoneStillHeldByAHealthyReplicaIsCopied) {
+  TempDir tmp;
+  std::string t = Replica(tmp.path(), "b3").Put(10, "K", "v1").Put(12, "a", "1").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(11, "K", std::nullopt).Put(12, "a", "1").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(12, "a", "1").Write();
+  RepairPlan plan;
+  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kCopyBatch);
+  ASSERT_GE(fixed.FindRecord(11), 0);
+  EXPECT_FALSE(fixed.records[fixed.FindRecord(11)].has_value);
+  const KeyState* k = fixed.Key(Md5(AsBytes(std::string("K"))));
+  ASSERT_NE(k, nullptr);
+  EXPECT_TRUE(k->tombstone);
+}
+
+TEST(Repair, LostTombstoneGoneEverywhereRemovesTheStaleValue) {
+  TempDir tmp;
+  std::string t = Replica(tmp.path(), "b3").Put(9, "K", "v0").Put(10, "K", "v1").Put(12, "a", "1").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(12, "a", "1").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(12, "a", "1").Write();
+  RepairPlan plan;
+  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kRemoveRecords);
+  EXPECT_EQ(plan.actions[0].removed_offsets, (std::vector<int64_t>{9, 10}));
+  EXPECT_EQ(fixed.Key(Md5(AsBytes(std::string("K")))), nullptr);
+}
+
+TEST(Repair, InputsAreNeverWrittenAndOutIsRefused) {
+  TempDir tmp;
+  std::string t = Replica(tmp.path(), "b3").Put(10, "K", "v1").Write();
+  std::string h = Replica(tmp.path(), "b1").Put(12, "a", "1").Write();
+  RepairPlan plan;
+  std::string error;
+  ASSERT_TRUE(PlanRepair({h}, t, {}, &plan, &error)) << error;
+  RepairResult result;
+  // --out inside an input.
+  EXPECT_FALSE(WriteRepairedCopy(Env::Default(), plan, t + "/x", {}, &result, &error));
+  fs::create_directories(tmp.path() + "/busy");
+  std::ofstream(tmp.path() + "/busy/file") << "x";
+  EXPECT_FALSE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/busy", {}, &result, &error));
+  RepairOptions force;
+  force.force = true;
+  EXPECT_TRUE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/busy", force, &result, &error)) << error;
+  EXPECT_FALSE(fs::exists(tmp.path() + "/busy/file"));
+}
+
+}  // namespace
+}  // namespace klf
