@@ -110,6 +110,13 @@ void PrintText(const PartitionDiff& d, BytesFormat format, Output* out) {
       out->Append(fmt::format("             open transaction: producer {} epoch {} from offset {}\n", t.producer_id,
                               t.producer_epoch, t.first_offset));
     }
+    size_t errors = std::count_if(r.notes.begin(), r.notes.end(),
+                                  [](const Problem& p) { return p.severity == Severity::kError; });
+    if (errors > 0) {
+      out->Append(fmt::format("             {} problem{} while loading (first: {}:{} {}); run klf verify {}\n", errors,
+                              errors == 1 ? "" : "s", r.notes.front().file, r.notes.front().position,
+                              r.notes.front().message, r.path));
+    }
   }
   size_t divergences = 0, lag = 0;
   for (const Finding& f : d.report.findings) {
@@ -386,6 +393,10 @@ int Run(const DiffArgs& args) {
     }
     d.report = DiffReplicas(d.replicas);
     if (d.report.HasDivergence()) exit_code = WorseExit(exit_code, kExitProblems);
+    // A damaged segment is corruption (cli.md: exit 1), even though its offsets are only "missing".
+    for (const ReplicaState& r : d.replicas) {
+      if (!r.damaged.empty()) exit_code = WorseExit(exit_code, kExitProblems);
+    }
     diffs.push_back(std::move(d));
   }
 

@@ -141,7 +141,7 @@ Judgement Judge(const ReplicaState& a, const Txn& t, const RecordDigest& rec, co
   int64_t o = rec.offset;
   std::optional<int64_t> m_a = t.marker_offset;
   auto superseded_on_b = [&]() {
-    if (!rec.has_key) return false;
+    if (!rec.has_key || b.DamagedAfter(o)) return true;  // unknown: a later record may be unreadable
     const KeyState* k = b.Key(rec.key);
     return k != nullptr && k->offset > o;
   };
@@ -218,7 +218,7 @@ Judgement Judge(const ReplicaState& a, const Txn& t, const RecordDigest& rec, co
     }
     return j;
   }
-  if (m == nullptr && t.fate == TxnFate::kOpen) {
+  if (m == nullptr && t.fate == TxnFate::kOpen && !b.DamagedAfter(o)) {
     for (const OpenTxn& ot : b.open_txns) {
       if (ot.producer_id == t.producer_id && ot.first_offset <= o) return j;  // open there too: in flight
     }
@@ -475,6 +475,8 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
           if (A.HoldsOffset(kb->offset)) continue;
           tombstone = kb->tombstone;
           proof = kb->offset;
+        } else if (B.DamagedAfter(ka.offset)) {
+          continue;  // the later record that let B remove the value may sit in B's damaged range
         }
         KeyAcc& acc = key_findings[{a, k}];
         acc.healthy.insert(b);
@@ -541,6 +543,25 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
     report.findings.push_back(f);
   }
 
+  // Damaged segments: their offsets were not compared (klf verify names the damage). Not a divergence.
+  for (size_t i = 0; i < n; ++i) {
+    for (const DamagedRange& d : rs[i].damaged) {
+      Finding f;
+      f.kind = FindingKind::kMissingRange;
+      f.first_offset = d.from;
+      f.last_offset = d.to - 1;
+      f.affected = {i};
+      for (size_t j = 0; j < n; ++j) {
+        if (j != i) f.healthy.push_back(j);
+      }
+      f.evidence = fmt::format("{} is damaged at byte position {} ({}): offsets {} cannot be read there and were not "
+                               "compared (run klf verify)",
+                               d.file, d.position, d.why, OffsetRange(d.from, d.to - 1));
+      f.impact = fmt::format("consumers of {} fail or stop at offset {}; the other replicas still serve these offsets",
+                             rs[i].label, d.from);
+      report.findings.push_back(f);
+    }
+  }
   // Lag and log start: offsets some replica does not hold (yet, or any more). Not a divergence.
   int64_t max_end = 0, min_start = INT64_MAX;
   for (const ReplicaState& r : rs) {

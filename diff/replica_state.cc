@@ -130,6 +130,18 @@ const OffsetGap* ReplicaState::GapAtOrAfter(int64_t offset) const {
   return nullptr;
 }
 
+bool ReplicaState::Covers(int64_t offset) const {
+  if (offset < log_start_offset || offset >= log_end_offset) return false;
+  for (const DamagedRange& d : damaged) {
+    if (offset >= d.from && offset < d.to) return false;
+  }
+  return true;
+}
+
+bool ReplicaState::DamagedAfter(int64_t offset) const {
+  return std::any_of(damaged.begin(), damaged.end(), [&](const DamagedRange& d) { return d.to > offset; });
+}
+
 const KeyState* ReplicaState::Key(const Digest& key) const {
   auto it = key_view.find(key);
   return it == key_view.end() ? nullptr : &it->second;
@@ -271,10 +283,37 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     CollectingSink sink;
     LogReader reader(path, file->data(), &sink);
     BatchView batch;
+    int64_t next_base = si + 1 < segments.size() ? segments[si + 1]->base_offset : INT64_MAX;
+    // Damage stops the segment: its remaining offsets are unreadable. In the last segment that is what
+    // Kafka's recovery truncates (the log end moves back, already reflected by the producer-state load);
+    // in an earlier one the range up to the next segment is marked damaged and never compared.
+    auto damage = [&](uint64_t position, const std::string& why) {
+      if (si + 1 >= segments.size()) return;
+      DamagedRange d;
+      d.from = std::max(prev_end, segments[si]->base_offset);
+      d.to = next_base;
+      d.file = path;
+      d.position = position;
+      d.why = why;
+      if (d.to > d.from) r.damaged.push_back(d);
+    };
+    bool damaged = false;
     while (reader.Next(&batch)) {
-      if (!batch.header.crc_valid) break;  // recovery truncates here (spec §14); Kafka serves nothing after
+      bool framing_error = std::any_of(sink.problems.begin(), sink.problems.end(),
+                                       [](const Problem& p) { return p.severity == Severity::kError; });
+      if (!batch.header.crc_valid || framing_error) {
+        damage(batch.header.position, !batch.header.crc_valid ? "batch CRC mismatch" : sink.problems.back().message);
+        damaged = true;
+        break;
+      }
       bool decoded = decoder.Decode(batch, path, &sink);
       const BatchHeader& h = decoded ? decoder.header() : batch.header;
+      if (h.base_offset < std::max<int64_t>(prev_end, 0) || h.last_offset >= next_base) {
+        damage(h.position, "batch offsets " + std::to_string(h.base_offset) + ".." + std::to_string(h.last_offset) +
+                               " out of order");
+        damaged = true;
+        break;
+      }
       BatchSpan span;
       span.base_offset = h.base_offset;
       span.last_offset = h.last_offset;
@@ -390,6 +429,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
         r.records.push_back(d);
       }
     }
+    if (!damaged && reader.end() != LogEnd::kEndOfData) damage(reader.valid_bytes(), "segment ends in a torn or corrupt tail");
     for (const Problem& p : sink.problems) r.notes.push_back(p);
   }
   // Records of a transaction take its fate; transactions still open at the end stay open.

@@ -120,6 +120,15 @@ struct OffsetGap {
   int64_t from = 0, to = 0;  // offsets [from, to) held by no batch between two batches of the log
 };
 
+// Offsets a damaged segment makes unreadable (a corrupt or truncated batch that is not at the log's
+// tail, where Kafka's recovery would simply truncate): never compared.
+struct DamagedRange {
+  int64_t from = 0, to = 0;  // [from, to)
+  std::string file;
+  uint64_t position = 0;
+  std::string why;
+};
+
 struct KeyState {
   int64_t offset = 0;  // offset of the latest read_committed record for the key
   bool tombstone = false;
@@ -157,6 +166,7 @@ struct ReplicaState {
   std::vector<OpenTxn> open_txns;     // broker-loaded producer state
   std::vector<AbortedTxn> txn_index;  // every .txnindex entry, by first offset
   std::vector<OffsetGap> gaps;
+  std::vector<DamagedRange> damaged;
   std::unordered_map<Digest, KeyState, DigestHash> key_view;  // compacted read_committed view
   std::vector<Problem> notes;  // problems met while loading (decode errors, txnindex vs markers)
   int64_t max_timestamp = -1;
@@ -169,7 +179,10 @@ struct ReplicaState {
   const Marker* NextMarker(int64_t producer_id, int64_t after) const;
   // The gap (if any) that contains `offset`, or the first gap after it.
   const OffsetGap* GapAtOrAfter(int64_t offset) const;
-  bool Covers(int64_t offset) const { return offset >= log_start_offset && offset < log_end_offset; }
+  // The replica holds (or held and compacted) `offset`: within its log and not in a damaged range.
+  bool Covers(int64_t offset) const;
+  // Some damaged range lies at or after `offset` (a later record for a key may be hidden there).
+  bool DamagedAfter(int64_t offset) const;
   // Latest read_committed record of a key (nullptr when the key was never delivered).
   const KeyState* Key(const Digest& key) const;
   size_t ReadCommittedCount() const;

@@ -287,3 +287,37 @@ TEST(Diff, RealMultiBrokerSetsHaveNoDivergence) {
 
 }  // namespace
 }  // namespace klf
+
+namespace klf {
+namespace {
+
+// A damaged segment in the middle of one replica (a flipped base offset, a truncated file) makes its
+// offsets unreadable: reported as a missing range naming file and position, never as lost records.
+TEST(Diff, DamagedSegmentsAreNotReadAsLostRecords) {
+  std::string base = Replicas() + "/lost-tombstone-healthy-control";
+  TempDir tmp;
+  std::vector<std::string> dirs;
+  for (const char* b : {"broker1", "broker2", "broker3"}) {
+    dirs.push_back(CopyReplica(base + "/" + b + "/foo-0", tmp.path() + "/" + b));
+  }
+  fs::permissions(tmp.path(), fs::perms::owner_all, fs::perm_options::add);
+  std::vector<std::string> logs;
+  for (const auto& e : fs::directory_iterator(dirs[2])) {
+    if (e.path().extension() == ".log") logs.push_back(e.path().string());
+  }
+  std::sort(logs.begin(), logs.end());
+  ASSERT_GE(logs.size(), 3u);
+  fs::permissions(logs[1], fs::perms::owner_write, fs::perm_options::add);
+  fs::resize_file(logs[1], 50);  // a middle segment cut inside its first batch
+  auto rs = LoadAll(dirs);
+  ASSERT_EQ(rs[2].damaged.size(), 1u);
+  DiffReport report = DiffReplicas(rs);
+  EXPECT_FALSE(report.HasDivergence()) << Describe(report, rs);
+  ASSERT_EQ(report.findings.size(), 1u) << Describe(report, rs);
+  EXPECT_EQ(report.findings[0].kind, FindingKind::kMissingRange);
+  EXPECT_EQ(report.findings[0].affected, std::vector<size_t>{2});
+  EXPECT_NE(report.findings[0].evidence.find(logs[1]), std::string::npos);
+}
+
+}  // namespace
+}  // namespace klf
