@@ -33,7 +33,8 @@ configure: deps $(BUILD_DIR)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-demo: build
+demo: configure
+	cmake --build $(BUILD_DIR) --target klf -j $(JOBS)
 	@bash scripts/demo.sh $(KLF)
 
 unit-test: build

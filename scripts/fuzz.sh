@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Long libFuzzer runs of every decoder target (ASan + UBSan), for docs/ROBUSTNESS.md.
+#   scripts/fuzz.sh BUILD_FUZZ_DIR SECONDS_PER_TARGET [RUNS_PER_TARGET]
+# Each target starts from its seed corpus (tests/fuzz/corpus/<target>) and writes new inputs to a
+# scratch corpus under BUILD_FUZZ_DIR/fuzz-long/<target>, never into the source tree. Crashes are
+# saved as BUILD_FUZZ_DIR/fuzz-long/<target>-crash-*. Prints one summary line per target.
+set -euo pipefail
+build=${1:?usage: fuzz.sh BUILD_FUZZ_DIR SECONDS [RUNS]}
+seconds=${2:-600}
+runs=${3:--1}
+src=$(cd "$(dirname "$0")/.." && pwd)
+out="$build/fuzz-long"
+mkdir -p "$out"
+status=0
+for bin in "$build"/tests/*_fuzz; do
+  name=$(basename "$bin")
+  mkdir -p "$out/$name"
+  log="$out/$name.log"
+  set +e
+  ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$seconds" -runs="$runs" -max_len=65536 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$name-crash-" \
+    "$out/$name" "$src/tests/fuzz/corpus/$name" >"$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
+  echo "$name: exit $rc, $execs executions, log $log"
+  [ "$rc" -eq 0 ] || status=1
+done
+exit $status
