@@ -43,6 +43,10 @@ def t(r):
     return "%.3f ± %.3f" % (r["mean"], r["stddev"] or 0.0)
 
 
+def cpu(r):
+    return "%.2f" % (r.get("user", 0) + r.get("system", 0))
+
+
 def mbps(nbytes, seconds):
     return nbytes / 1e6 / seconds
 
@@ -56,9 +60,9 @@ p = out.append
 m = load(os.path.join(RES, "machine.json")) or {}
 me = load(os.path.join(RES, "machine-end.json")) or {}
 p("Run %s, klf %s, %s × %s, kernel %s, %d GiB RAM; pinned to cpu %s; scale %s; %s hyperfine runs per "
-  "command after one warm-up; load average (1/5/15 min) %s at the start, %s at the end." % (
+  "command after one warm-up (compact, diff: %s runs, inputs read beforehand); load average (1/5/15 min) %s at the start, %s at the end." % (
       m.get("date"), m.get("klf_commit"), m.get("nproc"), m.get("cpu"), m.get("kernel"),
-      round(m.get("mem_total_kb", 0) / 2**20), m.get("pinned_cpu"), m.get("scale"), m.get("runs"),
+      round(m.get("mem_total_kb", 0) / 2**20), m.get("pinned_cpu"), m.get("scale"), m.get("runs"), m.get("runs_heavy"),
       m.get("loadavg_start"), me.get("loadavg_end")))
 p("")
 
@@ -67,8 +71,8 @@ h_any = any(hyperfine("decode-" + c) for c in ("none", "lz4", "zstd"))
 if h_any:
     p("### Decode (issue 2): every batch CRC-checked, every record parsed")
     p("")
-    p("| codec | what | file MB | time s | file MB/s | records/s (M) | record data MB/s | vs floor |")
-    p("|---|---|---:|---:|---:|---:|---:|---:|")
+    p("| codec | what | file MB | time s | CPU s | file MB/s | records/s (M) | record data MB/s | vs floor |")
+    p("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for codec in ("none", "lz4", "zstd"):
         h = hyperfine("decode-" + codec)
         if h is None:
@@ -83,14 +87,14 @@ if h_any:
             if r is None:
                 continue
             s = r["mean"]
-            p("| %s | %s | %.1f | %s | **%.0f** | %.2f | %.0f | %s |" % (
-                codec, label, nbytes / 1e6, t(r), mbps(nbytes, s), nrec / s / 1e6, mbps(rbytes, s),
+            p("| %s | %s | %.1f | %s | %s | **%.0f** | %.2f | %.0f | %s |" % (
+                codec, label, nbytes / 1e6, t(r), cpu(r), mbps(nbytes, s), nrec / s / 1e6, mbps(rbytes, s),
                 "%.2f×" % (s / floor["mean"]) if floor else ""))
         py = load(os.path.join(RES, "python-%s.json" % codec))
         if py:
             ratio = rbytes / nbytes if nbytes else 1.0
             p("| %s | kafka-python 2.0.2 MemoryRecords, CRC (C crc32c) + every record, first %.0f MB slice, "
-              "in-process | %.1f | %.3f | **%.1f** | %.3f | %.1f | |" % (
+              "in-process | %.1f | %.3f | | **%.1f** | %.3f | %.1f | |" % (
                   codec, py["bytes"] / 1e6, py["bytes"] / 1e6, py["seconds"], py["MBps"],
                   py["records"] / py["seconds"] / 1e6, py["MBps"] * ratio))
     p("")
@@ -120,8 +124,8 @@ if h:
     floor = h["floor"]
     p("### Verify (issue 3): `klf verify` of the uncompressed segment vs the floor")
     p("")
-    p("| what | time s | file MB/s | vs floor | target ≤ 1.5× |")
-    p("|---|---:|---:|---:|---|")
+    p("| what | time s | CPU s | file MB/s | vs floor | target ≤ 1.5× |")
+    p("|---|---:|---:|---:|---:|---|")
     for key, label in (("floor", "floor (klf-bench floor)"),
                        ("verify-log", "`klf verify --threads 1 <.log>` (every record parsed)"),
                        ("verify-partition", "`klf verify --threads 1 <partition dir>` (+ .index/.timeindex/snapshot checks)"),
@@ -130,7 +134,7 @@ if h:
         if r is None:
             continue
         ratio = r["mean"] / floor["mean"]
-        p("| %s | %s | %.0f | %.2f× | %s |" % (label, t(r), mbps(nbytes, r["mean"]), ratio,
+        p("| %s | %s | %s | %.0f | %.2f× | %s |" % (label, t(r), cpu(r), mbps(nbytes, r["mean"]), ratio,
                                               "" if key == "floor" else status(ratio <= 1.5)))
     p("")
 
@@ -142,8 +146,8 @@ if h:
     wt = load(os.path.join(RES, "write-tool.json")) or {}
     p("### Segment writing (issue 4): a %.2f GB segment with its indexes vs `cp`" % (nbytes / 1e9))
     p("")
-    p("| what | time s | MB/s | vs cp (same durability) | target ≤ 2× |")
-    p("|---|---:|---:|---:|---|")
+    p("| what | time s | CPU s | MB/s | vs cp (same durability) | target ≤ 2× |")
+    p("|---|---:|---:|---:|---:|---|")
     rows = (("cp", "`cp` (page cache only)", "cp"),
             ("cp+fsync", "`cp && sync FILE` (fsync)", "cp+fsync"),
             ("segment-writer-nosync", "SegmentWriter, fsync disabled (klf-bench write --no-sync)", "cp"),
@@ -154,7 +158,7 @@ if h:
         if r is None:
             continue
         ratio = r["mean"] / h[base]["mean"]
-        p("| %s | %s | %.0f | %s | %s |" % (label, t(r), mbps(nbytes, r["mean"]),
+        p("| %s | %s | %s | %.0f | %s | %s |" % (label, t(r), cpu(r), mbps(nbytes, r["mean"]),
                                            "" if key == base else "%.2f× %s" % (ratio, base),
                                            "" if key.startswith("cp") else status(ratio <= 2.0)))
     if wt:
@@ -176,19 +180,26 @@ for codec in ("none", "lz4", "zstd"):
 if rows:
     p("### Compaction (issue 5): `klf compact` of a 10%-live log vs `cp -r`")
     p("")
-    p("Peak RSS limit: log.cleaner.dedupe.buffer.size (default 128 MiB) + 64 MiB = 192 MiB = 196608 kB.")
+    p("Memory limit: log.cleaner.dedupe.buffer.size (default 128 MiB) + 64 MiB = 192 MiB = 196608 kB. "
+      "ru_maxrss is what `/usr/bin/time -v` prints (it includes the pages of memory-mapped input files); "
+      "anon and file are the peaks of RssAnon and RssFile (bench/peak_rss.py).")
     p("")
-    p("| codec | log MB | records read → kept | `cp -r` s | `klf compact` s | compact MB/s | vs cp | target ≤ 3× | peak RSS kB | RSS ≤ 192 MiB |")
-    p("|---|---:|---:|---:|---:|---:|---:|---|---:|---|")
+    p("| codec | log MB | records read → kept | `cp -r` s | `cp -r && sync` s | `klf compact` s | CPU s | compact MB/s | vs cp | vs cp+sync | target ≤ 3× | ru_maxrss kB | anon kB | file kB | ≤ 192 MiB |")
+    p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|")
     for codec, h, rss, co, g in rows:
         nbytes = g.get("bytes", 0)
         c, k = h["cp"], h["compact"]
         ratio = k["mean"] / c["mean"]
         maxrss = rss.get("maxrss_kb")
-        p("| %s | %.0f | %s → %s | %s | %s | %.0f | %.2f× | %s | %s | %s |" % (
-            codec, nbytes / 1e6, co.get("recordsRead"), co.get("recordsRetained"), t(c), t(k),
-            mbps(nbytes, k["mean"]), ratio, status(ratio <= 3.0), maxrss,
-            status(maxrss is not None and maxrss <= 196608)))
+        anon = rss.get("peak_anon_kb")
+        verdict = "ru_maxrss %s; anon %s" % (
+            "met" if maxrss is not None and maxrss <= 196608 else "**not met**",
+            "met" if anon is not None and anon <= 196608 else "**not met**")
+        cs = h.get("cp+fsync")
+        p("| %s | %.0f | %s → %s | %s | %s | %s | %s | %.0f | %.2f× | %s | %s | %s | %s | %s | %s |" % (
+            codec, nbytes / 1e6, co.get("recordsRead"), co.get("recordsRetained"), t(c), t(cs) if cs else "",
+            t(k), cpu(k), mbps(nbytes, k["mean"]), ratio, "%.2f×" % (k["mean"] / cs["mean"]) if cs else "",
+            status(ratio <= 3.0), maxrss, anon, rss.get("peak_file_kb"), verdict))
     p("")
 
 # ---- Issue 7
@@ -196,8 +207,8 @@ h = hyperfine("diff")
 if h:
     p("### Replica diff (issue 7): `klf diff` of three replicas of the 1 GiB log")
     p("")
-    p("| replicas | bytes read (all files) | time s | MB/s | target < 10 s | peak RSS kB |")
-    p("|---|---:|---:|---:|---|---:|")
+    p("| replicas | bytes read (all files) | time s | CPU s | MB/s | target < 10 s | ru_maxrss kB | anon kB | file kB |")
+    p("|---|---:|---:|---:|---:|---|---:|---:|---:|")
     sizes = {
         "diff-3-full": 3 * data_dir_bytes(os.path.join(DATA, "log1g-live10-none")),
         "diff-2-full+compacted": 2 * data_dir_bytes(os.path.join(DATA, "log1g-live10-none")) +
@@ -210,9 +221,9 @@ if h:
         if r is None:
             continue
         rss = load(os.path.join(RES, "rss-%s.json" % key)) or {}
-        p("| %s | %.0f MB | %s | %.0f | %s | %s |" % (labels[key], sizes[key] / 1e6, t(r),
-                                                    mbps(sizes[key], r["mean"]), status(r["mean"] < 10.0),
-                                                    rss.get("maxrss_kb")))
+        p("| %s | %.0f MB | %s | %s | %.0f | %s | %s | %s | %s |" % (
+            labels[key], sizes[key] / 1e6, t(r), cpu(r), mbps(sizes[key], r["mean"]), status(r["mean"] < 10.0),
+            rss.get("maxrss_kb"), rss.get("peak_anon_kb"), rss.get("peak_file_kb")))
     p("")
 
 print("\n".join(out))

@@ -7,7 +7,8 @@
 # Environment:
 #   BENCH_SCALE=0.0625   scale every data size (default 1: 256 MiB segments, 1 GiB logs)
 #   BENCH_OUT=DIR        data and results (default bench/out, gitignored)
-#   BENCH_RUNS=N         hyperfine runs per command (default 3; each after one warm-up run)
+#   BENCH_RUNS=N         hyperfine runs per command (default 3; after one warm-up run)
+#   BENCH_RUNS_HEAVY=N   runs for compact and diff (default 2; page cache warmed by reading the inputs)
 #   BENCH_CPU=N          the core everything is pinned to (default: the last one)
 #   BENCH_ONLY="2 3"     run only these issue sections (2 decode, 3 verify, 4 write, 5 compact, 7 diff)
 #
@@ -21,6 +22,7 @@ case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
 SCALE=${BENCH_SCALE:-1}
 OUT=${BENCH_OUT:-$ROOT/bench/out}
 RUNS=${BENCH_RUNS:-3}
+RUNS_HEAVY=${BENCH_RUNS_HEAVY:-2}
 CPU=${BENCH_CPU:-$(( $(nproc) - 1 ))}
 ONLY=${BENCH_ONLY:-"2 3 4 5 7"}
 KLF="$BUILD_DIR/klf"
@@ -29,7 +31,7 @@ DECODE_BENCH="$BUILD_DIR/bench/decode_bench"
 PY=/usr/bin/python3
 NOW=1761000000000  # --now for compact: fixed, so every run makes the same decisions
 
-for tool in hyperfine taskset /usr/bin/time; do
+for tool in hyperfine taskset; do
   command -v "$tool" >/dev/null || { echo "bench: $tool missing (run scripts/install-deps.sh)" >&2; exit 1; }
 done
 cmake --build "$BUILD_DIR" --target klf klf-bench decode_bench -j "$(nproc)" >/dev/null
@@ -81,7 +83,7 @@ RC="$DATA/replica-compacted/bench-0"
 # Machine facts for the report.
 {
   echo "{\"date\": \"$(date -u +%FT%TZ)\", \"nproc\": $(nproc), \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\","
-  echo " \"loadavg_start\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"scale\": $SCALE, \"runs\": $RUNS, \"pinned_cpu\": $CPU,"
+  echo " \"loadavg_start\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"scale\": $SCALE, \"runs\": $RUNS, \"runs_heavy\": $RUNS_HEAVY, \"pinned_cpu\": $CPU,"
   echo " \"kernel\": \"$(uname -r)\", \"mem_total_kb\": $(awk '/MemTotal/ {print $2}' /proc/meminfo),"
   echo " \"klf_commit\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\"}"
 } > "$RES/machine.json"
@@ -91,11 +93,16 @@ hf() {  # hf NAME [hyperfine args...] — one core, warm cache (one warm-up run)
   note "hyperfine $name"
   pin hyperfine --style basic --warmup 1 --runs "$RUNS" --export-json "$RES/$name.json" "$@" >&2
 }
-maxrss() {  # maxrss NAME CMD... — peak RSS (kB) and wall time of one pinned run, via GNU time
+hf_heavy() {  # the same for long commands: inputs read into the page cache first instead of a warm-up run
   local name=$1; shift
+  note "hyperfine $name"
+  pin hyperfine --style basic --runs "$RUNS_HEAVY" --export-json "$RES/$name.json" "$@" >&2
+}
+warm() { find "$@" -type f -exec cat {} + > /dev/null; }
+maxrss() {  # maxrss NAME CMD... — one pinned run: ru_maxrss (what GNU time -v reports) and the peaks of
+  local name=$1; shift  # anonymous and file-backed resident pages (bench/peak_rss.py)
   note "peak RSS $name"
-  pin /usr/bin/time -f '{"maxrss_kb": %M, "elapsed_s": %e, "user_s": %U, "sys_s": %S}' -o "$RES/rss-$name.json" \
-    "$@" > /dev/null
+  pin "$PY" "$ROOT/bench/peak_rss.py" "$RES/rss-$name.json" --stdout "${STDOUT:-/dev/null}" -- "$@" 2>/dev/null
 }
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
@@ -147,19 +154,22 @@ if want 5; then
   for codec in none lz4 zstd; do
     in="$DATA/log1g-live10-$codec/bench-0"
     o="$WORK/compact-$codec"
-    hf "compact-$codec" --prepare "rm -rf $o; sync" \
+    warm "$in"
+    hf_heavy "compact-$codec" --prepare "rm -rf $o; sync" \
       -n cp "cp -r $in $o" \
+      -n cp+fsync "cp -r $in $o && sync $o/*" \
       -n compact "$KLF compact $in --out $o --now $NOW --config cleanup.policy=compact"
     rm -rf "$o"
-    maxrss "compact-$codec" "$KLF" compact "$in" --out "$o" --now $NOW --config cleanup.policy=compact --json
-    "$KLF" compact "$in" --out "$o.json-run" --now $NOW --config cleanup.policy=compact --json > "$RES/compact-$codec-out.json"
-    rm -rf "$o" "$o.json-run"
+    STDOUT="$RES/compact-$codec-out.json" maxrss "compact-$codec" \
+      "$KLF" compact "$in" --out "$o" --now $NOW --config cleanup.policy=compact --json
+    rm -rf "$o"
   done
 fi
 
 # Issue 7: klf diff of three 1 GiB replicas.
 if want 7; then
-  hf diff \
+  warm "$R1" "$R2" "$R3" "$RC"
+  hf_heavy diff \
     -n diff-3-full "$KLF diff $R1 $R2 $R3" \
     -n diff-2-full+compacted "$KLF diff $R1 $R2 $RC"
   maxrss diff-3-full "$KLF" diff "$R1" "$R2" "$R3"
