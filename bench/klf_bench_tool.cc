@@ -8,14 +8,18 @@
 //       values, batches of 4-16 KiB of records (a producer's batch.size), 4 idempotent producers.
 //       --live F: the key space is sized so that about F of the records are the latest for their key
 //       (F = 0.1: a compaction keeps ~10%); without it keys are (practically) unique.
-//   klf-bench floor FILE       read(2) in 4 MiB chunks, walk batch headers, CRC-32C every batch
-//   klf-bench decode FILE      LogReader + RecordDecoder over the mapped file, every record parsed
+//   klf-bench floor FILE [--mmap]   read(2) in 4 MiB chunks, walk batch headers, CRC-32C every batch
+//                              (--mmap: the same walk over a fresh read-only mapping, as klf reads)
+//   klf-bench decode FILE [--populate]   LogReader + RecordDecoder over the mapped file, every record
+//                              parsed (--populate: MADV_POPULATE_READ the whole mapping first)
 //   klf-bench write --in LOG --out DIR [--no-sync] [--chunk-bytes N]
 //       Writes LOG's batches as a new segment through SegmentWriter (offset/time index entries by
 //       index.interval.bytes, trimmed index files, fsync, rename), one Append per batch (as recovery
 //       and a leader's per-request appends) or per chunk of N bytes of whole batches. --no-sync makes
 //       fsync a no-op, to compare with a plain `cp`.
 // Every command prints one JSON line with what it did and its in-process time.
+#include <sys/mman.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -245,19 +249,33 @@ void PrintWalk(const char* command, const std::string& file, const WalkResult& r
       r.ok ? "true" : "false", seconds, double(r.bytes) / 1e6 / seconds, static_cast<unsigned long long>(r.checksum));
 }
 
-int Floor(const std::string& file) {
+int Floor(const std::string& file, bool mapped) {
   auto t0 = Clock::now();
-  WalkResult r = FloorStream(file);
-  PrintWalk("floor", file, r, SecondsSince(t0));
+  WalkResult r;
+  if (mapped) {
+    std::string error;
+    auto f = MappedFile::Open(file, &error);
+    if (!f) Die(error);
+    f->AdviseSequential();
+    r = FloorMapped(f->data());
+  } else {
+    r = FloorStream(file);
+  }
+  PrintWalk(mapped ? "floor-mmap" : "floor", file, r, SecondsSince(t0));
   return r.ok && r.bad_crc == 0 ? 0 : 1;
 }
 
-int Decode(const std::string& file) {
+int Decode(const std::string& file, bool populate) {
   auto t0 = Clock::now();
   std::string error;
   auto f = MappedFile::Open(file, &error);
   if (!f) Die(error);
   f->AdviseSequential();
+  // --populate: map every page of the file in one madvise call before decoding (measures what page
+  // faults on the mapping cost; LogReader still drops pages behind it).
+  if (populate && f->size() > 0) {
+    ::madvise(const_cast<uint8_t*>(f->data().data()), f->size(), MADV_POPULATE_READ);
+  }
   WalkResult r = DecodeAll(file, f->data());
   PrintWalk("decode", file, r, SecondsSince(t0));
   return r.ok && r.bad_crc == 0 ? 0 : 1;
@@ -387,8 +405,8 @@ int main(int argc, char** argv) {
     if (*i + 1 >= args.size()) Die(args[*i] + " needs a value");
     return args[++*i];
   };
-  if (cmd == "floor") return Floor(args[0]);
-  if (cmd == "decode") return Decode(args[0]);
+  if (cmd == "floor") return Floor(args[0], args.size() > 1 && args[1] == "--mmap");
+  if (cmd == "decode") return Decode(args[0], args.size() > 1 && args[1] == "--populate");
   if (cmd == "gen") {
     GenOptions o;
     for (size_t i = 0; i < args.size(); i++) {

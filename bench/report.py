@@ -150,6 +150,7 @@ if h:
     p("|---|---:|---:|---:|---:|---|")
     rows = (("cp", "`cp` (page cache only)", "cp"),
             ("cp+fsync", "`cp && sync FILE` (fsync)", "cp+fsync"),
+            ("dd", "`dd bs=1M` (copy through a user-space buffer)", "cp"),
             ("segment-writer-nosync", "SegmentWriter, fsync disabled (klf-bench write --no-sync)", "cp"),
             ("segment-writer", "SegmentWriter: .log + .index + .timeindex, fsync, rename (klf-bench write)", "cp+fsync"),
             ("reindex", "`klf reindex` of the partition (copy .log + rebuild indexes, snapshots; fsync)", "cp+fsync"))
@@ -160,7 +161,7 @@ if h:
         ratio = r["mean"] / h[base]["mean"]
         p("| %s | %s | %s | %.0f | %s | %s |" % (label, t(r), cpu(r), mbps(nbytes, r["mean"]),
                                            "" if key == base else "%.2f× %s" % (ratio, base),
-                                           "" if key.startswith("cp") else status(ratio <= 2.0)))
+                                           "" if key.startswith("cp") or key == "dd" else status(ratio <= 2.0)))
     if wt:
         p("")
         p("The writer appended %s batches (one Append each) and wrote %s offset-index and %s time-index entries." % (

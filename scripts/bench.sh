@@ -141,6 +141,7 @@ if want 4; then
   hf write --prepare "rm -rf $w; mkdir -p $w; sync" \
     -n cp "cp $src $w/copy.log" \
     -n cp+fsync "cp $src $w/copy.log && sync $w/copy.log" \
+    -n dd "dd if=$src of=$w/copy.log bs=1M status=none" \
     -n segment-writer-nosync "$TOOL write --in $src --out $w/seg --no-sync" \
     -n segment-writer "$TOOL write --in $src --out $w/seg" \
     -n reindex "$KLF reindex $DATA/write-src/bench-0 --out $w/reindex"
