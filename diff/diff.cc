@@ -135,6 +135,14 @@ struct Judgement {
   bool latent = false;   // the swallowed record is superseded on the healthy replica
 };
 
+// A's control batch at `offset` is only an emptied remnant: on a follower it closes no transaction
+// (ProducerAppendInfo: "an empty control batch means the entire transaction has been cleaned").
+bool EmptiedMarkerAt(const ReplicaState& a, int64_t offset) {
+  auto it = std::lower_bound(a.markers.begin(), a.markers.end(), offset,
+                             [](const Marker& m, int64_t o) { return m.offset < o; });
+  return it != a.markers.end() && it->offset == offset && it->type == MarkerType::kEmpty;
+}
+
 // What replica B did with record `rec` of A's transaction `t`.
 Judgement Judge(const ReplicaState& a, const Txn& t, const RecordDigest& rec, const ReplicaState& b) {
   Judgement j;
@@ -161,10 +169,14 @@ Judgement Judge(const ReplicaState& a, const Txn& t, const RecordDigest& rec, co
     // The replica whose transaction closes later merged across a marker it lacks; only that one is wrong.
     if (!tb.marker_offset) return j;
     if (m_a && *m_a <= *tb.marker_offset) return j;
-    if (*tb.marker_offset >= a.log_end_offset || a.HoldsOffset(*tb.marker_offset)) return j;
-    j.evidence = fmt::format("{} holds offset {} in a transaction of producer {} closed by its {} at offset {}, which {} lacks",
+    if (*tb.marker_offset >= a.log_end_offset) return j;
+    bool emptied = t.fate == TxnFate::kOpen && EmptiedMarkerAt(a, *tb.marker_offset);
+    if (a.HoldsOffset(*tb.marker_offset) && !emptied) return j;
+    j.evidence = fmt::format("{} holds offset {} in a transaction of producer {} closed by its {} at offset {}, which {} {}",
                              b.label, o, t.producer_id, tb.fate == TxnFate::kCommitted ? "COMMIT" : "ABORT",
-                             *tb.marker_offset, a.label);
+                             *tb.marker_offset, a.label,
+                             emptied ? "holds only as an emptied batch (which closes no transaction on a follower)"
+                                     : "lacks");
     decide(tb.fate, false);
     return j;
   }
@@ -174,7 +186,8 @@ Judgement Judge(const ReplicaState& a, const Txn& t, const RecordDigest& rec, co
   auto inferred = [&]() { return superseded_on_b() ? TxnFate::kNone : TxnFate::kAborted; };
   if (m != nullptr && (!m_a || m->offset < *m_a)) {
     if (m->offset >= a.log_end_offset) return j;  // A simply has not fetched that far
-    if (a.HoldsOffset(m->offset)) return j;
+    bool emptied = t.fate == TxnFate::kOpen && EmptiedMarkerAt(a, m->offset);
+    if (a.HoldsOffset(m->offset) && !emptied) return j;
     TxnFate fb = m->type == MarkerType::kCommit  ? TxnFate::kCommitted
                  : m->type == MarkerType::kAbort ? TxnFate::kAborted
                                                  : inferred();
@@ -184,8 +197,10 @@ Judgement Judge(const ReplicaState& a, const Txn& t, const RecordDigest& rec, co
       latent = true;
     }
     if (t.fate == TxnFate::kOpen && fb == TxnFate::kNone) fb = TxnFate::kCommitted;
-    j.evidence = fmt::format("{} holds the {} of producer {} at offset {} (after offset {}), which {} lacks",
-                             b.label, MarkerTypeName(m->type), t.producer_id, m->offset, o, a.label);
+    j.evidence = fmt::format("{} holds the {} of producer {} at offset {} (after offset {}), which {} {}", b.label,
+                             MarkerTypeName(m->type), t.producer_id, m->offset, o, a.label,
+                             emptied ? "holds only as an emptied batch (which closes no transaction on a follower)"
+                                     : "lacks");
     decide(fb, latent);
     return j;
   }

@@ -52,6 +52,22 @@ class Replica {
   Replica& Txn(int64_t offset, const std::string& key, const std::string& value) {
     return Data(offset, key, value, kTxnPid, true);
   }
+  // The header-only batch the cleaner leaves of a marker (the producer's last batch).
+  Replica& EmptiedMarker(int64_t offset) {
+    BatchHeader h;
+    h.base_offset = offset;
+    h.last_offset = offset;
+    h.producer_id = kTxnPid;
+    h.producer_epoch = 0;
+    h.partition_leader_epoch = 0;
+    h.is_transactional = true;
+    h.is_control = true;
+    h.max_timestamp = kT0 + offset;
+    BuiltBatch built;
+    std::string error;
+    EXPECT_TRUE(AppendEmptyBatch(h, &log_, &built, &error)) << error;
+    return *this;
+  }
   Replica& Marker(int64_t offset, ControlType type) {
     EndTxnMarkerOptions o;
     o.offset = offset;
@@ -302,6 +318,28 @@ TEST(DiffScenario, MissingNewerValueAfterDeletionIsDivergent) {
   EXPECT_EQ(d[0]->first_offset, 1);
   EXPECT_EQ(d[0]->last_offset, 3);
   EXPECT_EQ(d[0]->affected, std::vector<size_t>{1});
+}
+
+}  // namespace
+}  // namespace klf
+
+namespace klf {
+namespace {
+
+// The follower received the COMMIT only as the cleaner's emptied batch: it closes nothing there, so the
+// transaction hangs although the follower holds a batch at the marker's offset.
+TEST(DiffScenario, HangingBehindAnEmptiedCommit) {
+  TempDir tmp;
+  std::string b1 = Replica(tmp.path(), "B1").EmptiedMarker(1).Put(2, "k1", "b").Write();
+  std::string b3 = Replica(tmp.path(), "B3").Txn(0, "k1", "a").EmptiedMarker(1).Put(2, "k1", "b").Write();
+  auto rs = LoadAll({b1, b3});
+  EXPECT_EQ(rs[1].last_stable_offset, 0);
+  DiffReport report = DiffReplicas(rs);
+  auto d = Divergences(report);
+  ASSERT_EQ(d.size(), 1u) << Describe(report, rs);
+  EXPECT_EQ(d[0]->kind, FindingKind::kHangingTransaction);
+  EXPECT_EQ(d[0]->affected, std::vector<size_t>{1});
+  EXPECT_NE(d[0]->evidence.find("emptied"), std::string::npos) << d[0]->evidence;
 }
 
 }  // namespace
