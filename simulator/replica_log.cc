@@ -85,19 +85,15 @@ bool ReplicaLog::AppendChunk(const std::string& chunk, int64_t now_ms, std::stri
   for (const auto& b : batches) headers.push_back(b.header);
   ChunkInfo info = ChunkInfoOf(headers);
   // LogSegment.shouldRoll (size rule; time-based rolling is driven by the timeline's roll events).
+  // (An empty active segment takes the chunk whatever its first offset: a fetched chunk may start
+  // past a compaction gap, and Kafka appends it to the segment it has.)
   if (active_size_ > 0 && active_size_ + chunk.size() > uint64_t(config_.segment_bytes)) {
     if (!CloseActive(now_ms, error)) return false;
+    // UnifiedLog.roll(expectedNextOffset): the new segment starts at the chunk's first offset, the
+    // producer state's map end offset moves there and the snapshot is taken at that offset.
     active_base_ = batches.front().header.base_offset;
-    if (!WriteSnapshot(error)) return false;  // UnifiedLog.roll takes a snapshot at the new base
-  } else if (active_size_ == 0) {
-    // An empty active segment is renamed to the first appended offset, as UnifiedLog.roll would
-    // have created it there (a fetched chunk may start past a compaction gap).
-    if (batches.front().header.base_offset != active_base_) {
-      std::error_code ec;
-      for (const char* s : {".log", ".index", ".timeindex", ".txnindex"})
-        fs::remove(dir_ + "/" + OffsetFileNamePrefix(active_base_) + s, ec);
-      active_base_ = batches.front().header.base_offset;
-    }
+    producer_state_.UpdateMapEndOffset(active_base_);
+    if (!WriteSnapshot(error)) return false;
   }
   active_chunks_.push_back(Chunk{chunk, info});
   active_size_ += chunk.size();
