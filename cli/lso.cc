@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "diff/replica_state.h"
 #include "repair/lso.h"
+#include "segment_reader/layout.h"
 
 namespace klf::cli {
 namespace {
@@ -31,7 +32,23 @@ nlohmann::json TxnJson(const OpenTxn& t) {
           {"lastOffset", t.last_offset}, {"lastTimestamp", t.last_timestamp}};
 }
 
-int RunLso(const LsoArgs& a) {
+// cli.md: a PATH may also be a broker log directory; one holding a single live partition names it.
+std::string PartitionOf(const std::string& path) {
+  if (ClassifyPath(path).kind != PathKind::kLogDir) return path;
+  LogDir dir;
+  NullSink quiet;
+  if (!ScanLogDir(path, &dir, &quiet)) return path;
+  std::vector<std::string> live;
+  for (const PartitionDir& pd : dir.partitions) {
+    if (pd.state == PartitionDirState::kLive) live.push_back(pd.path);
+  }
+  return live.size() == 1 ? live.front() : path;
+}
+
+int RunLso(const LsoArgs& given) {
+  LsoArgs a = given;
+  a.dir = PartitionOf(a.dir);
+  for (std::string& r : a.replicas) r = PartitionOf(r);
   ReplicaOptions ro;
   ro.now_ms = a.now;
   ro.producer_id_expiration_ms = a.producer_id_expiration_ms;

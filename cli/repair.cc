@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "cli/command.h"
 #include "repair/repair.h"
 #include "segment_reader/bytes.h"
+#include "segment_reader/layout.h"
 
 namespace klf::cli {
 namespace {
@@ -97,6 +100,57 @@ nlohmann::json ActionJson(const RepairAction& a) {
   return j;
 }
 
+// cli.md: a PATH may be a partition directory or a broker log directory. Broker log directories are
+// narrowed to the one live partition they all share (named by a partition directory among the PATHs, if
+// any); several shared partitions are a usage error (repair one partition at a time).
+bool ResolvePartitionDirs(std::string* target, std::vector<std::string>* replicas, std::string* error) {
+  std::vector<std::string*> paths = {target};
+  for (std::string& r : *replicas) paths.push_back(&r);
+  std::optional<std::set<std::string>> names;
+  bool any_log_dir = false;
+  for (std::string* p : paths) {
+    PathInfo info = ClassifyPath(*p);
+    if (info.kind == PathKind::kMissing) {
+      *error = *p + ": no such file or directory";
+      return false;
+    }
+    std::set<std::string> here;
+    if (info.kind == PathKind::kLogDir) {
+      any_log_dir = true;
+      LogDir dir;
+      NullSink quiet;
+      if (!ScanLogDir(*p, &dir, &quiet)) continue;
+      for (const PartitionDir& pd : dir.partitions) {
+        if (pd.state == PartitionDirState::kLive) here.insert(pd.name);
+      }
+    } else {
+      here.insert(std::filesystem::path(*p).lexically_normal().filename().string());
+    }
+    if (!names) {
+      names = here;
+    } else {
+      std::set<std::string> both;
+      for (const std::string& n : here) {
+        if (names->count(n)) both.insert(n);
+      }
+      names = both;
+    }
+  }
+  if (!any_log_dir) return true;
+  if (!names || names->size() != 1) {
+    *error = names && !names->empty()
+                 ? fmt::format("the log directories share {} partitions ({}); give the partition directories to repair "
+                               "one of them",
+                               names->size(), fmt::join(*names, ", "))
+                 : "no partition directory is present in every directory given";
+    return false;
+  }
+  for (std::string* p : paths) {
+    if (ClassifyPath(*p).kind == PathKind::kLogDir) *p = (std::filesystem::path(*p) / *names->begin()).string();
+  }
+  return true;
+}
+
 int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration) {
   if (!std::filesystem::is_directory(a.salvage)) {
     PrintError("repair", a.salvage + ": not a partition directory");
@@ -146,6 +200,8 @@ int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration)
   return r.dropped.empty() ? kExitOk : kExitProblems;
 }
 
+int RunResolved(const RepairArgs& a, RepairOptions options);
+
 int RunRepair(const RepairArgs& a) {
   RepairOptions options;
   options.now_ms = a.now;
@@ -176,6 +232,16 @@ int RunRepair(const RepairArgs& a) {
   }
   if (!a.salvage.empty()) return RunSalvage(a, options.config, options.producer_id_expiration_ms);
 
+  RepairArgs resolved = a;
+  if (!ResolvePartitionDirs(&resolved.target, &resolved.replicas, &error)) {
+    PrintError("repair", error);
+    return error.find("no such file") != std::string::npos ? kExitUnreadable : kExitUsage;
+  }
+  return RunResolved(resolved, options);
+}
+
+int RunResolved(const RepairArgs& a, RepairOptions options) {
+  std::string error;
   for (const std::string& d : a.replicas) {
     if (!std::filesystem::is_directory(d)) {
       PrintError("repair", d + ": not a partition directory");

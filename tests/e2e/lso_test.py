@@ -108,6 +108,8 @@ try:
         check(cmd in j["resolution"] and j.get("abortCommand") == cmd, f"abort command missing: {j['resolution']}")
         check("producer.id.expiration.ms" in j["explanation"] and "never" in j["explanation"],
               "explanation must say the open transaction never expires")
+        rc, o, e = run("lso", "--json", os.path.dirname(target))
+        check(rc == 1 and json.loads(o)["pinnedBy"]["firstOffset"] == first, "log dir with one partition")
         rc, o, e = run("lso", target)
         check(rc == 1 and cmd in o and "PINNED" in o, f"text output: {o}")
         args = []

@@ -199,6 +199,13 @@ try:
     rc, o, e = run("repair", "--replica", b1, "--target", os.path.join(tmp, "missing"), "--out", os.path.join(tmp, "y"))
     check(rc == 3, f"missing target: exit {rc}, want 3")
 
+    # Broker log directories name their one shared partition (cli.md: a PATH may be a log dir).
+    out3 = os.path.join(tmp, "a2c-logdirs")
+    rc, o, e = run("repair", "--replica", os.path.dirname(b1), "--replica", os.path.dirname(b3), "--target",
+                   os.path.dirname(b2), "--out", out3, "--json")
+    check(rc == 0 and json.loads(o)["result"]["markersInserted"] == 1, f"log-dir paths: exit {rc} {e}")
+    check(os.path.isdir(os.path.join(out3, "foo-0")), "log-dir paths: no foo-0 in --out")
+
     # A healthy replica as target: nothing to repair, the copy equals it for consumers.
     out2 = os.path.join(tmp, "b1-out")
     rc, o, e = run("repair", "--replica", b3, "--target", b1, "--out", out2)
