@@ -371,8 +371,11 @@ void PlanTombstone(const std::vector<ReplicaState>& rs, const Finding& f, std::v
     for (size_t i = 1; i < rs.size(); ++i) {
       const BatchSpan* b = BatchAt(rs[i], f.last_offset);
       if (b == nullptr) continue;
-      bool free = true;
-      for (int64_t o = b->base_offset; o <= b->last_offset && free; ++o) free = !Held(T, o);
+      // No target batch may overlap [base, last] (checked by batch, not by offset: a cleaned batch's
+      // range can be 2^31 offsets wide).
+      auto ov = std::lower_bound(T.batches.begin(), T.batches.end(), b->base_offset,
+                                 [](const BatchSpan& x, int64_t o) { return x.last_offset < o; });
+      bool free = ov == T.batches.end() || ov->base_offset > b->last_offset;
       // It must also fit between the target's batches (no target batch overlaps its range).
       const BatchSpan* next = nullptr;
       for (const BatchSpan& tb : T.batches) {
