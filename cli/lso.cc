@@ -115,10 +115,11 @@ int RunLso(const LsoArgs& given) {
 
 Command AddLsoCommand(CLI::App* parent) {
   auto args = std::make_shared<LsoArgs>();
-  CLI::App* app = parent->add_subcommand(
-      "lso",
-      "Explain a partition's last stable offset: open transactions, which one pins it, whether the other\n"
-      "replicas hold its marker, and the kafka-transactions.sh command that lifts the pin. Exit 1 when pinned.");
+  CLI::App* app = parent->add_subcommand("lso", "Explain a partition's last stable offset and what pins it");
+  app->footer(
+      "Lists the open transactions, the one that pins the LSO, whether the other replicas (--replica) hold\n"
+      "its marker, and the exact kafka-transactions.sh abort command that lifts the pin. An open transaction\n"
+      "never expires (producer.id.expiration.ms does not lift it). Exit 1 when pinned, 0 otherwise.");
   app->add_option("PARTITION_DIR", args->dir, "partition directory (never modified)")->required();
   app->add_option("--replica", args->replicas, "another replica of the partition, to look for the marker")
       ->type_name("DIR");

@@ -329,12 +329,15 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
 Command AddRepairCommand(CLI::App* parent) {
   auto args = std::make_shared<RepairArgs>();
   CLI::App* app = parent->add_subcommand(
-      "repair",
-      "Write a repaired copy of a diverged replica (--target) that agrees with the healthy replicas\n"
-      "(--replica): lost ABORT/COMMIT markers and hanging transactions get the marker the healthy replicas\n"
-      "imply at a free offset, stale values of deleted keys are removed; indexes, .txnindex, producer\n"
-      "snapshots and leader-epoch-checkpoint are rebuilt. Or --salvage DIR: truncate a damaged partition at\n"
-      "its first invalid batch as Kafka's recovery does. Inputs are never modified.");
+      "repair", "Write a repaired copy of a diverged replica that agrees with the healthy ones (or --salvage)");
+  app->footer(
+      "Lost ABORT/COMMIT markers and hanging transactions get the marker the healthy replicas imply, at a\n"
+      "free offset inside the transaction's window; stale values of deleted keys are removed; indexes,\n"
+      ".txnindex, producer snapshots and leader-epoch-checkpoint are rebuilt; the copy is diffed again.\n"
+      "--salvage DIR truncates a damaged partition at its first invalid batch and deletes later segments,\n"
+      "as Kafka's recovery does, and reports what was dropped. Inputs are never modified.\n"
+      "Exit: 0 repaired (nothing left) / salvage found no damage; 1 findings (dry run), unrepairable or\n"
+      "left-over divergence, salvage dropped data; 2 usage; 3 unreadable input.");
   app->add_option("--replica", args->replicas, "a healthy replica's partition directory (repeat)")->type_name("DIR");
   app->add_option("--target", args->target, "the diverged replica's partition directory")->type_name("DIR");
   app->add_option("--salvage", args->salvage, "a damaged partition directory to salvage")->type_name("DIR");
