@@ -210,6 +210,9 @@ try:
     out2 = os.path.join(tmp, "b1-out")
     rc, o, e = run("repair", "--replica", b3, "--target", b1, "--out", out2)
     check(rc == 0, f"healthy target: exit {rc} ({o}{e})")
+    for log in glob.glob(os.path.join(b1, "*.log")):
+        check(open(log, "rb").read() == open(os.path.join(out2, "foo-0", os.path.basename(log)), "rb").read(),
+              f"nothing to repair, yet {os.path.basename(log)} changed")
 
     # --- simulator scenarios ---------------------------------------------------------------------
     timelines = sorted(glob.glob(os.path.join(SRC, "fixtures", "*.json")))
