@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
       WalkResult r;
       for (auto _ : state) r = klf::bench::DecodeAll(file, m->data());
       Account(state, r);
+      state.counters["file_bytes"] = double(r.bytes);
       Finish(state, r.bytes, r.records);
     })->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
   }

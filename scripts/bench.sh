@@ -113,6 +113,7 @@ if want 2; then
     f=$(SEG $codec)
     hf "decode-$codec" \
       -n floor "$TOOL floor $f" \
+      -n floor-mmap "$TOOL floor $f --mmap" \
       -n decode "$TOOL decode $f" \
       -n dump-json "$KLF dump --records --json $f"
     note "kafka-python $codec"
@@ -129,6 +130,7 @@ if want 3; then
   f=$(SEG none)
   hf verify \
     -n floor "$TOOL floor $f" \
+    -n floor-mmap "$TOOL floor $f --mmap" \
     -n verify-log "$KLF verify --threads 1 $f" \
     -n verify-partition "$KLF verify --threads 1 $(dirname "$f")" \
     -n verify-headers-only "$KLF verify --threads 1 --headers-only $f"
