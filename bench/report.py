@@ -43,8 +43,12 @@ def t(r):
     return "%.3f ± %.3f" % (r["mean"], r["stddev"] or 0.0)
 
 
+def cpu_s(r):
+    return r.get("user", 0) + r.get("system", 0)
+
+
 def cpu(r):
-    return "%.2f" % (r.get("user", 0) + r.get("system", 0))
+    return "%.2f" % cpu_s(r)
 
 
 def mbps(nbytes, seconds):
@@ -60,9 +64,9 @@ p = out.append
 m = load(os.path.join(RES, "machine.json")) or {}
 me = load(os.path.join(RES, "machine-end.json")) or {}
 p("Run %s, klf %s, %s × %s, kernel %s, %d GiB RAM; pinned to cpu %s; scale %s; %s hyperfine runs per "
-  "command after one warm-up (compact, diff: %s runs, inputs read beforehand); load average (1/5/15 min) %s at the start, %s at the end." % (
+  "command after one warm-up (compact: %s runs, diff: %s, inputs read beforehand); load average (1/5/15 min) %s at the start, %s at the end." % (
       m.get("date"), m.get("klf_commit"), m.get("nproc"), m.get("cpu"), m.get("kernel"),
-      round(m.get("mem_total_kb", 0) / 2**20), m.get("pinned_cpu"), m.get("scale"), m.get("runs"), m.get("runs_heavy"),
+      round(m.get("mem_total_kb", 0) / 2**20), m.get("pinned_cpu"), m.get("scale"), m.get("runs"), m.get("runs_heavy"), m.get("runs_diff"),
       m.get("loadavg_start"), me.get("loadavg_end")))
 p("")
 
@@ -71,8 +75,8 @@ h_any = any(hyperfine("decode-" + c) for c in ("none", "lz4", "zstd"))
 if h_any:
     p("### Decode (issue 2): every batch CRC-checked, every record parsed")
     p("")
-    p("| codec | what | file MB | time s | CPU s | file MB/s | records/s (M) | record data MB/s | vs floor |")
-    p("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    p("| codec | what | file MB | time s | CPU s | file MB/s | file MB per CPU-s | records/s (M) | record data MB/s | vs floor |")
+    p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for codec in ("none", "lz4", "zstd"):
         h = hyperfine("decode-" + codec)
         if h is None:
@@ -88,15 +92,18 @@ if h_any:
             if r is None:
                 continue
             s = r["mean"]
-            p("| %s | %s | %.1f | %s | %s | **%.0f** | %.2f | %.0f | %s |" % (
-                codec, label, nbytes / 1e6, t(r), cpu(r), mbps(nbytes, s), nrec / s / 1e6, mbps(rbytes, s),
+            p("| %s | %s | %.1f | %s | %s | **%.0f** | %.0f | %.2f | %.0f | %s |" % (
+                codec, label, nbytes / 1e6, t(r), cpu(r), mbps(nbytes, s), mbps(nbytes, cpu_s(r)), nrec / s / 1e6,
+                mbps(rbytes, s),
                 "%.2f×" % (s / floor["mean"]) if floor else ""))
         py = load(os.path.join(RES, "python-%s.json" % codec))
         if py:
             ratio = rbytes / nbytes if nbytes else 1.0
             p("| %s | kafka-python 2.0.2 MemoryRecords, CRC (C crc32c) + every record, first %.0f MB slice, "
-              "in-process | %.1f | %.3f | | **%.1f** | %.3f | %.1f | |" % (
-                  codec, py["bytes"] / 1e6, py["bytes"] / 1e6, py["seconds"], py["MBps"],
+              "in-process | %.1f | %.3f | %s | **%.1f** | %s | %.3f | %.1f | |" % (
+                  codec, py["bytes"] / 1e6, py["bytes"] / 1e6, py["seconds"],
+                  "%.3f" % py["cpu_seconds"] if "cpu_seconds" in py else "", py["MBps"],
+                  "%.1f" % mbps(py["bytes"], py["cpu_seconds"]) if "cpu_seconds" in py else "",
                   py["records"] / py["seconds"] / 1e6, py["MBps"] * ratio))
     p("")
     gb = load(os.path.join(RES, "decode_bench.json"))
@@ -125,8 +132,8 @@ if h:
     floor = h["floor"]
     p("### Verify (issue 3): `klf verify` of the uncompressed segment vs the floor")
     p("")
-    p("| what | time s | CPU s | file MB/s | vs floor | target ≤ 1.5× |")
-    p("|---|---:|---:|---:|---:|---|")
+    p("| what | time s | CPU s | file MB/s | file MB per CPU-s | vs floor (time) | vs floor (CPU) | target ≤ 1.5× |")
+    p("|---|---:|---:|---:|---:|---:|---:|---|")
     for key, label in (("floor", "floor (klf-bench floor)"),
                        ("floor-mmap", "the floor's walk over a fresh mmap (klf-bench floor --mmap)"),
                        ("verify-log", "`klf verify --threads 1 <.log>` (every record parsed)"),
@@ -136,8 +143,9 @@ if h:
         if r is None:
             continue
         ratio = r["mean"] / floor["mean"]
-        p("| %s | %s | %s | %.0f | %.2f× | %s |" % (label, t(r), cpu(r), mbps(nbytes, r["mean"]), ratio,
-                                              "" if key.startswith("floor") else status(ratio <= 1.5)))
+        p("| %s | %s | %s | %.0f | %.0f | %.2f× | %.2f× | %s |" % (
+            label, t(r), cpu(r), mbps(nbytes, r["mean"]), mbps(nbytes, cpu_s(r)), ratio, cpu_s(r) / cpu_s(floor),
+            "" if key.startswith("floor") else status(ratio <= 1.5)))
     p("")
 
 # ---- Issue 4

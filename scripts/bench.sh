@@ -8,7 +8,8 @@
 #   BENCH_SCALE=0.0625   scale every data size (default 1: 256 MiB segments, 1 GiB logs)
 #   BENCH_OUT=DIR        data and results (default bench/out, gitignored)
 #   BENCH_RUNS=N         hyperfine runs per command (default 3; after one warm-up run)
-#   BENCH_RUNS_HEAVY=N   runs for compact and diff (default 2; page cache warmed by reading the inputs)
+#   BENCH_RUNS_HEAVY=N   runs for compact (default 2; page cache warmed by reading the inputs first)
+#   BENCH_RUNS_DIFF=N    runs for diff (default 1; it is the longest; its peak-RSS run is a second sample)
 #   BENCH_CPU=N          the core everything is pinned to (default: the last one)
 #   BENCH_ONLY="2 3"     run only these issue sections (2 decode, 3 verify, 4 write, 5 compact, 7 diff)
 #
@@ -83,7 +84,7 @@ RC="$DATA/replica-compacted/bench-0"
 # Machine facts for the report.
 {
   echo "{\"date\": \"$(date -u +%FT%TZ)\", \"nproc\": $(nproc), \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\","
-  echo " \"loadavg_start\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"scale\": $SCALE, \"runs\": $RUNS, \"runs_heavy\": $RUNS_HEAVY, \"pinned_cpu\": $CPU,"
+  echo " \"loadavg_start\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"scale\": $SCALE, \"runs\": $RUNS, \"runs_heavy\": $RUNS_HEAVY, \"runs_diff\": ${BENCH_RUNS_DIFF:-1}, \"pinned_cpu\": $CPU,"
   echo " \"kernel\": \"$(uname -r)\", \"mem_total_kb\": $(awk '/MemTotal/ {print $2}' /proc/meminfo),"
   echo " \"klf_commit\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\"}"
 } > "$RES/machine.json"
@@ -108,7 +109,7 @@ want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 # ---------------------------------------------------------------------------------------------
 # Issue 2: decode with CRC and every record parsed; klf dump --records --json.
-if want 2; then
+issue2() {
   for codec in none lz4 zstd; do
     f=$(SEG $codec)
     hf "decode-$codec" \
@@ -123,10 +124,10 @@ if want 2; then
   note "decode_bench (Google Benchmark)"
   KLF_BENCH_LOGS="$(SEG none):$(SEG lz4):$(SEG zstd)" pin "$DECODE_BENCH" --benchmark_out="$RES/decode_bench.json" \
     --benchmark_out_format=json --benchmark_min_time=1 >&2
-fi
+}
 
 # Issue 3: klf verify of the uncompressed segment (every record parsed) vs the floor.
-if want 3; then
+issue3() {
   f=$(SEG none)
   hf verify \
     -n floor "$TOOL floor $f" \
@@ -134,10 +135,10 @@ if want 3; then
     -n verify-log "$KLF verify --threads 1 $f" \
     -n verify-partition "$KLF verify --threads 1 $(dirname "$f")" \
     -n verify-headers-only "$KLF verify --threads 1 --headers-only $f"
-fi
+}
 
 # Issue 4: writing a 1 GiB segment with indexes vs cp of the same bytes.
-if want 4; then
+issue4() {
   src="$DATA/write-src/bench-0/00000000000000000000.log"
   w="$WORK/write"
   hf write --prepare "rm -rf $w; mkdir -p $w; sync" \
@@ -150,10 +151,10 @@ if want 4; then
   rm -rf "$w"; mkdir -p "$w"
   "$TOOL" write --in "$src" --out "$w/seg" > "$RES/write-tool.json"
   rm -rf "$w"
-fi
+}
 
 # Issue 5: klf compact of the 1 GiB 10%-live log vs cp; peak RSS.
-if want 5; then
+issue5() {
   for codec in none lz4 zstd; do
     in="$DATA/log1g-live10-$codec/bench-0"
     o="$WORK/compact-$codec"
@@ -167,17 +168,23 @@ if want 5; then
       "$KLF" compact "$in" --out "$o" --now $NOW --config cleanup.policy=compact --json
     rm -rf "$o"
   done
-fi
+}
 
 # Issue 7: klf diff of three 1 GiB replicas.
-if want 7; then
+issue7() {
   warm "$R1" "$R2" "$R3" "$RC"
-  hf_heavy diff \
+  RUNS_HEAVY=${BENCH_RUNS_DIFF:-1} hf_heavy diff \
     -n diff-3-full "$KLF diff $R1 $R2 $R3" \
     -n diff-2-full+compacted "$KLF diff $R1 $R2 $RC"
   maxrss diff-3-full "$KLF" diff "$R1" "$R2" "$R3"
   maxrss diff-2-full+compacted "$KLF" diff "$R1" "$R2" "$RC"
-fi
+}
+
+# Heavy sections first: the short, noise-sensitive decode/verify runs come last (a busy machine
+# usually quietens over a long run).
+for i in 5 7 4 3 2; do
+  if want $i; then "issue$i"; fi
+done
 
 echo "{\"loadavg_end\": \"$(cut -d' ' -f1-3 /proc/loadavg)\"}" > "$RES/machine-end.json"
 "$PY" "$ROOT/bench/report.py" "$RES" "$DATA" > "$RES/report.md"
