@@ -44,7 +44,7 @@ $(FUZZ_DIR)/CMakeCache.txt: | deps
 	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKLF_FUZZ=ON -DKLF_BENCH=OFF
 
 fuzz-smoke: deps $(FUZZ_DIR)/CMakeCache.txt
-	cmake --build $(FUZZ_DIR) -j $(JOBS)
+	cmake --build $(FUZZ_DIR) --target fuzzers -j $(JOBS)
 	cd $(FUZZ_DIR) && ctest --output-on-failure -j $(JOBS) -R fuzz_smoke_
 
 test: unit-test
@@ -54,7 +54,7 @@ endif
 
 FUZZ_SECONDS ?= 600
 fuzz: deps $(FUZZ_DIR)/CMakeCache.txt
-	cmake --build $(FUZZ_DIR) -j $(JOBS)
+	cmake --build $(FUZZ_DIR) --target fuzzers -j $(JOBS)
 	bash scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
 
 bench: build
