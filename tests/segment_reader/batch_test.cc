@@ -78,10 +78,12 @@ struct Decoded {
   LogEnd end = LogEnd::kEndOfData;
   uint64_t valid_bytes = 0;
   RecordDecoder decoder;
+  std::string data;  // records' keys and values point into these bytes
 };
 
 void ReadAll(const std::string& data, Decoded* out, ReadOptions options = {}) {
-  LogReader reader("test.log", AsBytes(data), &out->sink, options);
+  out->data = data;
+  LogReader reader("test.log", AsBytes(out->data), &out->sink, options);
   BatchView b;
   while (reader.Next(&b)) {
     bool ok = out->decoder.Decode(b, "test.log", &out->sink);

@@ -67,8 +67,8 @@ TEST(BytesTest, VarintFifthByteHighBitsDropped) {
 }
 
 TEST(BytesTest, VarlongTooLong) {
-  std::string ten(10, '\x80');
-  ByteCursor c(AsBytes(ten + std::string("\x01")));
+  std::string eleven = std::string(10, '\x80') + std::string("\x01");
+  ByteCursor c(AsBytes(eleven));
   int64_t v;
   EXPECT_FALSE(c.ReadVarlong(&v));
   std::string ok(9, '\xff');
