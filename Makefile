@@ -3,7 +3,7 @@
 #   make demo       run the bundled three-replica incident: dump, diff and explain
 #   make test       unit + end-to-end tests (CTest), then a short libFuzzer smoke run of every decoder
 #   make test SAN=1 the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer
-#   make fuzz FUZZ_SECONDS=600   longer fuzzing runs (see docs/ROBUSTNESS.md)
+#   make fuzz FUZZ_SECONDS=600 [FUZZ_RUNS=10000000]   longer fuzzing runs (see docs/ROBUSTNESS.md)
 #   make bench      build and run the benchmarks (see docs/PERFORMANCE.md)
 
 JOBS ?= $(shell nproc)
@@ -53,9 +53,10 @@ ifeq ($(SAN),0)
 endif
 
 FUZZ_SECONDS ?= 600
+FUZZ_RUNS ?= -1
 fuzz: deps $(FUZZ_DIR)/CMakeCache.txt
 	cmake --build $(FUZZ_DIR) --target fuzzers -j $(JOBS)
-	bash scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+	bash scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_RUNS)
 
 bench: build
 	bash scripts/bench.sh $(BUILD_DIR)

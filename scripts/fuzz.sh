@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Long libFuzzer runs of every decoder target (ASan + UBSan), for docs/ROBUSTNESS.md.
 #   scripts/fuzz.sh BUILD_FUZZ_DIR SECONDS_PER_TARGET [RUNS_PER_TARGET]
+# FUZZ_TARGETS="batch_fuzz zstd_fuzz" limits the run to those targets (default: every *_fuzz).
 # Each target starts from its seed corpus (tests/fuzz/corpus/<target>) and writes new inputs to a
 # scratch corpus under BUILD_FUZZ_DIR/fuzz-long/<target>, never into the source tree. Crashes are
 # saved as BUILD_FUZZ_DIR/fuzz-long/<target>-crash-*. Prints one summary line per target.
@@ -14,6 +15,7 @@ mkdir -p "$out"
 status=0
 for bin in "$build"/tests/*_fuzz; do
   name=$(basename "$bin")
+  if [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" $name "* ]]; then continue; fi
   mkdir -p "$out/$name"
   log="$out/$name.log"
   set +e
@@ -23,7 +25,8 @@ for bin in "$build"/tests/*_fuzz; do
   rc=$?
   set -e
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
-  echo "$name: exit $rc, $execs executions, log $log"
+  secs=$(grep -o 'Done [0-9]* runs in [0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
+  echo "$name: exit $rc, $execs executions in $secs s, log $log"
   [ "$rc" -eq 0 ] || status=1
 done
 exit $status
