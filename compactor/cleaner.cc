@@ -93,6 +93,12 @@ struct GroupOutput {
   int64_t mtime_ms = 0;
 };
 
+// canConvertToRelativeOffset: the offset index stores offset - baseOffset as a non-negative int32.
+bool FitsRelative(int64_t base_offset, int64_t offset) {
+  int64_t relative = int64_t(uint64_t(offset) - uint64_t(base_offset));
+  return relative >= 0 && relative <= INT32_MAX;
+}
+
 // Java's long addition wraps; a negative horizon is then not written (spec §12 edge).
 int64_t WrappingAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
 
@@ -104,8 +110,11 @@ class Round {
       : log_(log), config_(config), now_(now), map_(map), report_(report), sink_(sink), explain_(explain),
         io_buffer_size_(config.IoBufferSizePerBuffer()), capacity_(io_buffer_size_) {}
 
+  // When a source segment's offsets overflow its cleaned segment (§6.2 step 4e), the round ends
+  // early: `groups` then holds the groups cleaned before it followed by the overflowed segment's split
+  // (SplitOverflowedSegment) and *split_source is that segment's index.
   bool DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset, int64_t* end_offset,
-               std::vector<GroupOutput>* groups, std::string* error);
+               std::vector<GroupOutput>* groups, std::optional<size_t>* split_source, std::string* error);
   // Coordinated mode (CompactOptions::max_tombstone_remove_offset / max_tx_end_remove_offset).
   void SetRemovalLimits(std::optional<int64_t> mtro, std::optional<int64_t> mxro) {
     mtro_ = mtro;
@@ -116,10 +125,12 @@ class Round {
   bool BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* error);
   bool MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t start, CleanedTransactionMetadata* m,
                 bool* full, std::string* error);
-  bool GrowBuffersOrFail(const LoadedSegment& seg, size_t position, std::string* error);
+  // `chunk`: the bytes read at `position` (the current read buffer's contents).
+  bool GrowBuffersOrFail(const LoadedSegment& seg, Bytes chunk, size_t position, std::string* error);
   bool CleanInto(const LoadedSegment& seg, CleanedSegment* dest, CleanedTransactionMetadata* t,
-                 const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound,
+                 const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound, bool* overflow,
                  std::string* error);
+  bool SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std::string* error);
   bool FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_position, CleanedTransactionMetadata* t,
                    const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound,
                    std::string* out, int64_t* max_offset, int64_t* max_timestamp, int64_t* shallow_offset,
@@ -138,6 +149,7 @@ class Round {
   int32_t io_buffer_size_;
   int32_t capacity_;  // current read (and write) buffer capacity
   RecordDecoder decoder_;
+  std::vector<Bytes> keys_;  // one batch's keys for OffsetMap::Prefetch
 };
 
 bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error) {
@@ -159,24 +171,23 @@ std::optional<ControlType> Round::FirstControlType(const BatchView& batch) {
   return c.type;
 }
 
-bool Round::GrowBuffersOrFail(const LoadedSegment& seg, size_t position, std::string* error) {
+bool Round::GrowBuffersOrFail(const LoadedSegment& seg, Bytes chunk, size_t position, std::string* error) {
   // LogCleaner.growBuffersOrFail / growBuffers (spec §6.4).
   int64_t target;
-  Bytes data = seg.log->data();
   if (capacity_ >= config_.max_message_bytes) {
-    size_t avail = std::min<size_t>(size_t(capacity_), data.size() - position);
+    size_t avail = chunk.size();
     if (avail < size_t(kHeaderSizeUpToMagic)) {
       *error = fmt::format("{}: position {}: could not determine the next batch size", seg.log_path, position);
       return false;
     }
-    int64_t n = int64_t(LoadI32(data.data() + position + 8)) + kLogOverhead;
+    int64_t n = int64_t(LoadI32(chunk.data() + 8)) + kLogOverhead;
     if (n <= 0 || n <= capacity_) {
       *error = fmt::format("{}: position {}: invalid batch size {} (buffer {})", seg.log_path, position, n, capacity_);
       return false;
     }
-    if (n > int64_t(data.size() - position)) {
+    if (n > int64_t(seg.size - position)) {
       *error = fmt::format("{}: position {}: batch size {} is larger than the {} bytes left: log segment may be corrupt",
-                           seg.log_path, position, n, data.size() - position);
+                           seg.log_path, position, n, seg.size - position);
       if (sink_) sink_->Report(Problem{Severity::kError, seg.log_path, position, "batch-size", *error});
       return false;
     }
@@ -209,6 +220,10 @@ bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t s
     if (!aborted && need_records) {
       if (!Decode(seg, batch, error)) return false;
       int32_t limit = MaxDesiredMapSize(map_->slots(), config_.dedupe_buffer_load_factor);
+      keys_.clear();
+      for (const Record& r : decoder_.records())
+        if (r.key && r.offset >= start) keys_.push_back(*r.key);
+      map_->Prefetch(keys_);
       for (const Record& r : decoder_.records()) {
         if (r.key && r.offset >= start) {
           // The fill check comes before every put, even one that would only overwrite (§4).
@@ -239,10 +254,12 @@ bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* 
     size_t position = 0;
     for (const auto& e : seg.offset_index)
       if (e.offset <= start) position = size_t(e.position);
-    Bytes data = seg.log->data();
-    if (position > data.size()) position = 0;
-    while (position < data.size()) {
-      Bytes chunk = data.subspan(position, std::min<size_t>(size_t(capacity_), data.size() - position));
+    if (position > seg.size) position = 0;
+    ChunkReader reader;
+    if (position < seg.size && !reader.Open(seg.log_path, seg.size, error)) return false;
+    while (position < seg.size) {
+      Bytes chunk;
+      if (!reader.Read(position, size_t(capacity_), &chunk, error)) return false;
       size_t p = 0;
       BatchView b;
       std::string e;
@@ -259,7 +276,7 @@ bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* 
         p += b.bytes.size();
       }
       if (p == 0) {
-        if (!GrowBuffersOrFail(seg, position, error)) return false;
+        if (!GrowBuffersOrFail(seg, chunk, position, error)) return false;
         continue;
       }
       position += p;
@@ -345,6 +362,12 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
     retained.clear();
     bool write_original = true, contains_tombstones = false;
     if (need_records) {
+      // The keys ShouldRetainRecord will look up, in order (§8.2).
+      keys_.clear();
+      if (!d.discard_batch_records && !h.is_control)
+        for (const Record& r : decoder_.records())
+          if (r.key && r.offset <= map_->latest_offset()) keys_.push_back(*r.key);
+      map_->Prefetch(keys_);
       for (const Record& r : decoder_.records()) {
         stats.messages_read++;
         RecordDecision rd = ShouldRetainRecord(h, d, r, *map_, now_, retain_legacy_deletes);
@@ -419,13 +442,16 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
 }
 
 bool Round::CleanInto(const LoadedSegment& seg, CleanedSegment* dest, CleanedTransactionMetadata* t,
-                      const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound,
+                      const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound, bool* overflow,
                       std::string* error) {
-  Bytes data = seg.log->data();
   size_t position = 0;
   std::string out;
-  while (position < data.size()) {
-    Bytes chunk = data.subspan(position, std::min<size_t>(size_t(capacity_), data.size() - position));
+  ChunkReader reader;
+  if (seg.size > 0 && !reader.Open(seg.log_path, seg.size, error)) return false;
+  while (position < seg.size) {
+    // The chunk's unchanged batches are copied into `out` before the next Read replaces it.
+    Bytes chunk;
+    if (!reader.Read(position, size_t(capacity_), &chunk, error)) return false;
     out.clear();
     int64_t max_offset = -1, max_timestamp = kNoTimestamp, shallow = -1;
     size_t bytes_read = 0;
@@ -433,17 +459,116 @@ bool Round::CleanInto(const LoadedSegment& seg, CleanedSegment* dest, CleanedTra
                      &max_timestamp, &shallow, &bytes_read, error))
       return false;
     position += bytes_read;
+    // LogSegment.append → ensureOffsetInRange(largestOffset): LogSegmentOffsetOverflowException.
+    if (!out.empty() && !FitsRelative(dest->base_offset(), max_offset)) {
+      *overflow = true;
+      return true;
+    }
     if (!out.empty() && !dest->Append(out, max_offset, max_timestamp, shallow, error)) return false;
     if (!chunk.empty() && bytes_read == 0) {
-      if (!GrowBuffersOrFail(seg, position, error)) return false;
+      if (!GrowBuffersOrFail(seg, chunk, position, error)) return false;
     }
   }
   capacity_ = io_buffer_size_;  // restoreBuffers
   return true;
 }
 
+bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std::string* error) {
+  // UnifiedLog.splitOverflowedSegment: only a segment whose own offsets overflow its base may be
+  // split (require(segment.hasOverflow)); anything else is an IllegalArgumentException that makes the
+  // partition uncleanable.
+  const LoadedSegment& seg = log_.segments[si];
+  const SegmentSummary& summary = log_.summary.segments[si];
+  if (!(summary.next_offset > seg.base_offset && !FitsRelative(seg.base_offset, summary.next_offset - 1))) {
+    *error = fmt::format("{}: an offset overflows the cleaned segment but this segment has no overflow of its own, "
+                         "so Kafka cannot split it (IllegalArgumentException: the partition would be uncleanable)",
+                         seg.log_path);
+    return false;
+  }
+  ChunkReader reader;
+  if (!reader.Open(seg.log_path, seg.size, error)) return false;
+  // The batch at `pos` (FileLogInputStream over the whole file: no buffer limit). kIncomplete at the
+  // end of the file or before a truncated tail.
+  std::string entry_bytes;
+  auto batch_at = [&](uint64_t pos, BatchView* b, EntryStatus* status) -> bool {
+    Bytes head;
+    if (!reader.Read(pos, size_t(kHeaderSizeUpToMagic), &head, error)) return false;
+    int64_t need = head.size() >= size_t(kLogOverhead) ? int64_t(LoadI32(head.data() + 8)) + kLogOverhead : 0;
+    need = std::clamp<int64_t>(need, int64_t(kHeaderSizeUpToMagic), int64_t(seg.size - pos));
+    Bytes whole;
+    if (!reader.Read(pos, size_t(need), &whole, error)) return false;
+    std::string e;
+    *status = NextEntry(whole, 0, pos, b, &e);
+    if (*status == EntryStatus::kCorrupt) {
+      *error = fmt::format("{}: position {}: {}", seg.log_path, pos, e);
+      return false;
+    }
+    return true;
+  };
+  uint64_t position = 0;
+  bool first_split = true;
+  while (position < seg.size) {
+    // The new segment is named after the first batch's baseOffset (for a legacy wrapper: its first
+    // inner record's offset).
+    BatchView first;
+    EntryStatus st;
+    if (!batch_at(position, &first, &st)) return false;
+    if (st != EntryStatus::kOk) {
+      *error = fmt::format("{}: position {}: no complete batch to start a split segment with", seg.log_path, position);
+      return false;
+    }
+    int64_t base = first.header.base_offset;
+    if (first.header.magic < 2) {
+      if (!Decode(seg, first, error)) return false;
+      base = decoder_.header().base_offset;
+    }
+    GroupOutput go;
+    if (first_split) go.sources = {si};  // replaces the source segment; the others are new
+    first_split = false;
+    go.segment = std::make_unique<CleanedSegment>(base, config_.index_interval_bytes);
+    if (!go.segment->Open(log_.dir, error)) return false;
+    go.mtime_ms = summary.last_modified_ms;
+    // LogSegment.appendFromFile: chunks of whole batches, each below the read buffer's capacity
+    // (1 MiB, grown to a single larger batch by the GrowableBufferSupplier), until a batch's last
+    // offset does not fit the new segment.
+    uint64_t capacity = uint64_t(1) << 20, appended = 0;
+    std::string chunk;
+    while (position < seg.size) {
+      chunk.clear();
+      int64_t max_timestamp = INT64_MIN, shallow = INT64_MIN, max_offset = INT64_MIN;
+      uint64_t p = position;
+      while (p < seg.size) {
+        BatchView b;
+        if (!batch_at(p, &b, &st)) return false;
+        if (st != EntryStatus::kOk) break;
+        if (!FitsRelative(base, b.header.last_offset)) break;
+        if (!chunk.empty() && chunk.size() + b.bytes.size() >= capacity) break;
+        if (b.header.max_timestamp > max_timestamp) {
+          max_timestamp = b.header.max_timestamp;
+          shallow = b.header.last_offset;
+        }
+        max_offset = b.header.last_offset;
+        chunk.append(reinterpret_cast<const char*>(b.bytes.data()), b.bytes.size());
+        p += b.bytes.size();
+      }
+      if (chunk.empty()) break;
+      capacity = std::max<uint64_t>(capacity, chunk.size());
+      if (!go.segment->Append(chunk, max_offset, max_timestamp, shallow, error)) return false;
+      position = p;
+      appended += chunk.size();
+    }
+    if (appended == 0) {
+      *error = fmt::format("{}: failed to append records from position {} to a split segment", seg.log_path, position);
+      return false;
+    }
+    if (!go.segment->Finish(error)) return false;
+    out->push_back(std::move(go));
+  }
+  return true;
+}
+
 bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset, int64_t* end_offset,
-                    std::vector<GroupOutput>* groups, std::string* error) {
+                    std::vector<GroupOutput>* groups, std::optional<size_t>* split_source, std::string* error) {
   const LogSummary& summary = log_.summary;
   // §3 step 1: legacy delete horizon from the last clean segment's mtime.
   SegmentRange clean = SegmentsInRange(summary, 0, first_dirty_offset);
@@ -477,7 +602,18 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
                                              : summary.segments[si].next_offset;
       t.AddAbortedTransactions(log_.CollectAbortedTransactions(from, to));
       bool retain_legacy_deletes = summary.segments[si].last_modified_ms > legacy_delete_horizon_ms;
-      if (!CleanInto(cur, go.segment.get(), &t, last_records, retain_legacy_deletes, upper_bound, error)) return false;
+      bool overflow = false;
+      if (!CleanInto(cur, go.segment.get(), &t, last_records, retain_legacy_deletes, upper_bound, &overflow, error))
+        return false;
+      if (overflow) {
+        // §6.2 step 4e (cleanSegments catching LogSegmentOffsetOverflowException): the group's
+        // .cleaned file is deleted, the offending source segment is split, and the round is aborted
+        // (LogCleaningAbortedException) so the next round starts from scratch on the split log.
+        go.segment.reset();
+        if (!SplitOverflowedSegment(si, groups, error)) return false;
+        *split_source = si;
+        return true;
+      }
     }
     if (!go.segment->Finish(error)) return false;
     go.mtime_ms = summary.segments[go.sources.back()].last_modified_ms;
@@ -587,11 +723,25 @@ bool RemoveSnapshotsAsLoadDoes(const PartitionLog& log, ProblemSink* sink, std::
   return true;
 }
 
-bool RunPass(const std::string& partition_dir, const CompactOptions& options, PassReport* report, ProblemSink* sink,
-             std::string* error) {
+bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* error);
+
+// One pass. It reads the log from `read_dir` and writes into `partition_dir` (the staging copy). On
+// the first pass `read_dir` is the input directory, whose .log files were not copied beforehand:
+// the segments this pass rewrites are read from the input once and never copied at all (a copy
+// would cost as much as the whole clean); the ones it leaves alone are copied afterwards.
+bool RunPass(const std::string& read_dir, const std::string& partition_dir, const CompactOptions& options,
+             PassReport* report, ProblemSink* sink, std::string* error) {
   const CleanerConfig& config = options.config;
   PartitionLog log;
-  if (!LoadPartitionLog(partition_dir, config, options.now, options.high_watermark, &log, sink, error)) return false;
+  if (!LoadPartitionLog(read_dir, config, options.now, options.high_watermark, &log, sink, error)) return false;
+  if (read_dir != partition_dir) {
+    // Everything written or deleted from here on is in the staging copy; only the segments' .log
+    // files are still read from the input (LoadedSegment::log_path). The log-dir checkpoints were
+    // copied unchanged, so the values loaded from the input's log dir are the staging ones.
+    log.dir = partition_dir;
+    log.log_dir = fs::path(partition_dir).parent_path().string();
+    for (auto& [offset, path] : log.snapshot_files) path = (fs::path(partition_dir) / fs::path(path).filename()).string();
+  }
   report->partition = log.tp.ToString();
   report->log_start_offset = log.summary.log_start_offset;
   report->log_end_offset = log.summary.log_end_offset;
@@ -615,6 +765,8 @@ bool RunPass(const std::string& partition_dir, const CompactOptions& options, Pa
     if (!map) return false;
     report->map_slots = map->slots();
     report->max_desired_map_size = MaxDesiredMapSize(map->slots(), config.dedupe_buffer_load_factor);
+    // A large dirty range touches most of the table: back it with huge pages (fewer TLB misses).
+    if (d.range.cleanable_bytes >= (int64_t(64) << 20)) map->AdviseHugePages();
     if (!(double(map->slots()) * config.dedupe_buffer_load_factor > 1)) {
       *error = "offset map is too small to fit in even a single message, so log cleaning will never make progress "
                "(increase log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads)";
@@ -624,16 +776,34 @@ bool RunPass(const std::string& partition_dir, const CompactOptions& options, Pa
     round.SetRemovalLimits(options.max_tombstone_remove_offset, options.max_tx_end_remove_offset);
     std::vector<GroupOutput> groups;
     int64_t end_offset = 0;
-    if (!round.DoClean(d.offsets.first_dirty_offset, d.range.first_uncleanable_offset, &end_offset, &groups, error))
+    std::optional<size_t> split;
+    if (!round.DoClean(d.offsets.first_dirty_offset, d.range.first_uncleanable_offset, &end_offset, &groups, &split,
+                       error))
       return false;
     if (!ReplaceSegments(log, &groups, report, error)) return false;
-    report->cleaned = true;
-    report->end_offset = end_offset;
-    checkpoint = end_offset;
+    if (split) {
+      // The round was aborted after the split: LogCleaner.cleanLog's doneCleaning writes the
+      // checkpoint back as firstDirtyOffset (§11); the groups cleaned before stay cleaned.
+      report->split_segment = log.segments[*split].base_offset;
+      checkpoint = d.offsets.first_dirty_offset;
+    } else {
+      report->cleaned = true;
+      report->end_offset = end_offset;
+      checkpoint = end_offset;
+    }
   }
   if (checkpoint) {
     if (!WriteCleanerCheckpoint(log, *checkpoint, error)) return false;
     report->checkpoint_written = checkpoint;
+  }
+  if (read_dir != partition_dir) {
+    std::set<int64_t> replaced;
+    for (const auto& os : report->segments) replaced.insert(os.merged_from.begin(), os.merged_from.end());
+    for (const auto& seg : log.segments) {
+      if (replaced.count(seg.base_offset)) continue;
+      if (!CopyPreservingMtime(seg.log_path, fs::path(partition_dir) / fs::path(seg.log_path).filename(), error))
+        return false;
+    }
   }
   // Segments not rewritten, for the summary.
   std::error_code ec;
@@ -693,6 +863,12 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
   }
   for (const auto& e : fs::directory_iterator(in, ec)) {
     if (!e.is_regular_file()) continue;
+    // Segment .log files are read by the first pass from the input and copied by it only when left
+    // unchanged (RunPass).
+    std::string n = e.path().filename().string();
+    if (n.size() == 24 && n.compare(20, 4, ".log") == 0 &&
+        std::all_of(n.begin(), n.begin() + 20, [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
     if (!CopyPreservingMtime(e.path(), staging_part / e.path().filename(), error)) return false;
   }
   if (ec) {
@@ -710,7 +886,8 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
     pass_options.now = options.now + int64_t(pass) * options.pass_interval_ms;
     if (pass > 0) pass_options.first_dirty_offset.reset();
     pr.now = pass_options.now;
-    if (!RunPass(staging_part.string(), pass_options, &pr, sink, error)) return false;
+    std::string read_dir = pass == 0 ? in.string() : staging_part.string();
+    if (!RunPass(read_dir, staging_part.string(), pass_options, &pr, sink, error)) return false;
     // Explain paths name the input, not the staging copy.
     for (auto& ex : pr.explain) ex.file = (in / fs::path(ex.file).filename()).string();
     report->passes.push_back(std::move(pr));

@@ -104,6 +104,10 @@ struct PassReport {
   bool map_filled = false;  // the offset map reached its fill limit
   int32_t map_slots = 0, map_entries = 0, max_desired_map_size = 0;
   std::optional<int64_t> checkpoint_written;  // value written to cleaner-offset-checkpoint, if any
+  // Base offset of a source segment whose offsets overflowed its cleaned segment (legacy logs, spec
+  // §6.2 step 4e): it was split into segments that each fit and the round was aborted (`cleaned` is
+  // false; groups cleaned before it are in `segments`).
+  std::optional<int64_t> split_segment;
   CleanerStats stats;
   std::vector<OutputSegment> segments;
   std::vector<BatchExplain> explain;

@@ -7,6 +7,7 @@
 // hash map.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,6 +33,10 @@ class OffsetMap {
   virtual void Clear() = 0;
   virtual int32_t size() const = 0;
   virtual int64_t latest_offset() const = 0;
+  // A hint that `keys` (one batch's) are about to be put or looked up, in this order: an
+  // implementation may hash them and fetch the slots they probe into the cache ahead of use, so the
+  // cache misses of a batch overlap instead of being paid one after another. Never changes a result.
+  virtual void Prefetch(const std::vector<Bytes>& keys) { (void)keys; }
   double Utilization() const { return slots() == 0 ? 0 : double(size()) / slots(); }
 };
 
@@ -48,6 +53,11 @@ class SkimpyOffsetMap : public OffsetMap {
   void Clear() override;
   int32_t size() const override { return entries_; }
   int64_t latest_offset() const override { return latest_offset_; }
+  void Prefetch(const std::vector<Bytes>& keys) override;
+  // Backs the table with transparent huge pages when the kernel allows it (call before the first
+  // Put): a large map is probed at random, and with 4 KiB pages nearly every probe also misses the
+  // TLB. The cost is that touching one slot makes 2 MiB resident, so it is for large cleaning runs.
+  void AdviseHugePages();
 
   static constexpr int kHashSize = 16;  // MD5
   static constexpr int kBytesPerEntry = kHashSize + 8;
@@ -61,14 +71,28 @@ class SkimpyOffsetMap : public OffsetMap {
   explicit SkimpyOffsetMap(int32_t memory);
   bool IsEmpty(int32_t slot) const;
 
-  // calloc'd: the kernel hands out zero pages lazily, so a 128 MiB map costs only the slots touched.
-  struct Free { void operator()(uint8_t* p) const; };
-  std::unique_ptr<uint8_t, Free> bytes_;
+  // Hash of `key`: the one Prefetch computed for it if it is the next prepared key, else MD5.
+  void HashOrPrepared(Bytes key, uint8_t out[kHashSize]) const;
+
+  // An anonymous mapping: the kernel hands out zero pages lazily, so a 128 MiB map costs only the
+  // pages touched. `bytes_` is inside it, aligned to 2 MiB for huge pages.
+  uint8_t* mapping_ = nullptr;
+  size_t mapping_size_ = 0;
+  uint8_t* bytes_ = nullptr;
   size_t memory_ = 0;
   bool touched_ = false;  // any byte written since the last Clear (else Clear has nothing to zero)
   int32_t slots_ = 0;
   int32_t entries_ = 0;
   int64_t latest_offset_ = -1;
+  // Prefetch's keys (copied) and hashes, consumed in order by Put/Get; a key that does not match the
+  // next prepared one is simply hashed again.
+  std::string prepared_keys_;
+  std::vector<std::pair<size_t, size_t>> prepared_spans_;  // (offset in prepared_keys_, size)
+  std::vector<std::array<uint8_t, kHashSize>> prepared_hashes_;
+  mutable size_t prepared_next_ = 0;
+
+ public:
+  ~SkimpyOffsetMap() override;
 };
 
 // The number of keys one cleaner round may put before it stops: (int)(slots × loadFactor)

@@ -1,6 +1,12 @@
 #include "compactor/partition_log.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -32,7 +38,67 @@ bool ReadWhole(const std::string& path, uint64_t max, std::string* data, std::st
   return ReadSmallFile(path, max, data, error);
 }
 
+// Walks a mapped file front to back while unmapping the pages already passed (MADV_DONTNEED on a
+// read-only private mapping only drops this process's page-table entries; the page cache keeps the
+// bytes), so a header walk over a 1 GiB segment does not leave 1 GiB resident in this process.
+class PageDropper {
+ public:
+  explicit PageDropper(Bytes data) : data_(data) {}
+  void Passed(size_t pos) {
+    if (pos - dropped_ < kWindow) return;
+    uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+    uintptr_t begin = (uintptr_t(data_.data()) + dropped_) & ~(page - 1);
+    uintptr_t end = (uintptr_t(data_.data()) + pos) & ~(page - 1);
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    dropped_ = pos;
+  }
+
+ private:
+  static constexpr size_t kWindow = size_t(16) << 20;
+  Bytes data_;
+  size_t dropped_ = 0;
+};
+
 }  // namespace
+
+ChunkReader::~ChunkReader() {
+  if (fd_ >= 0) close(fd_);
+}
+
+bool ChunkReader::Open(const std::string& path, uint64_t size, std::string* error) {
+  if (fd_ >= 0) close(fd_);
+  path_ = path;
+  size_ = size;
+  fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
+    *error = path + ": " + std::strerror(errno);
+    return false;
+  }
+  posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  return true;
+}
+
+bool ChunkReader::Read(uint64_t pos, size_t n, Bytes* out, std::string* error) {
+  if (pos > size_) pos = size_;
+  n = size_t(std::min<uint64_t>(n, size_ - pos));
+  if (n > capacity_) {
+    buffer_.reset(new uint8_t[n]);
+    capacity_ = n;
+  }
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = pread(fd_, buffer_.get() + done, n - done, off_t(pos + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      *error = fmt::format("{}: position {}: {}", path_, pos + done,
+                           r < 0 ? std::strerror(errno) : "file is shorter than when the log was loaded");
+      return false;
+    }
+    done += size_t(r);
+  }
+  *out = Bytes(buffer_.get(), n);
+  return true;
+}
 
 std::string SegmentFileName(int64_t offset, const char* suffix) {
   return fmt::format("{:020d}{}", offset, suffix);
@@ -125,15 +191,22 @@ void LoadProducers(PartitionLog* log, const CleanerConfig& config, int64_t now, 
   }
   int64_t replay_from = snapshot_offset >= 0 ? snapshot_offset : log->summary.log_start_offset;
   RecordDecoder decoder;
-  for (const LoadedSegment& seg : log->segments) {
-    if (seg.base_offset < replay_from) {
-      // Only segments that can hold offsets >= replay_from matter; the next segment's base decides.
+  for (size_t i = 0; i < log->segments.size(); i++) {
+    const LoadedSegment& seg = log->segments[i];
+    // Only segments that hold offsets >= replay_from matter (usually just the active one).
+    if (log->summary.segments[i].next_offset <= replay_from) continue;
+    std::string error;
+    std::unique_ptr<MappedFile> file = MappedFile::Open(seg.log_path, &error);
+    if (!file) {
+      Report(sink, Severity::kWarning, seg.log_path, 0, "producer-state", error);
+      continue;
     }
-    Bytes data = seg.log->data();
+    Bytes data = file->data().subspan(0, std::min<uint64_t>(file->size(), seg.size));
+    PageDropper dropper(data);
     size_t pos = 0;
     BatchView b;
-    std::string error;
     while (NextEntry(data, pos, pos, &b, &error) == EntryStatus::kOk) {
+      dropper.Passed(pos);
       pos += b.bytes.size();
       const BatchHeader& h = b.header;
       if (h.last_offset < replay_from || h.magic < 2 || h.producer_id < 0) continue;
@@ -221,20 +294,24 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     LoadedSegment seg;
     seg.base_offset = base;
     seg.log_path = path;
-    seg.log = MappedFile::Open(path, error);
-    if (!seg.log) return false;
+    std::unique_ptr<MappedFile> file = MappedFile::Open(path, error);
+    if (!file) return false;
+    seg.size = file->size();
+    seg.mtime_ms = file->mtime_ms();
     SegmentSummary s;
     s.base_offset = base;
-    s.size = int64_t(seg.log->size());
-    s.last_modified_ms = seg.log->mtime_ms();
+    s.size = int64_t(seg.size);
+    s.last_modified_ms = seg.mtime_ms;
     s.next_offset = base;
     // Every batch header: first batch's maxTimestamp and readNextOffset.
-    Bytes data = seg.log->data();
+    Bytes data = file->data();
+    PageDropper dropper(data);
     size_t pos = 0;
     BatchView b;
     std::string err;
     bool first = true;
     while (true) {
+      dropper.Passed(pos);
       EntryStatus st = NextEntry(data, pos, pos, &b, &err);
       if (st == EntryStatus::kIncomplete) {
         if (pos < data.size())

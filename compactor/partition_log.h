@@ -1,5 +1,5 @@
 // A partition directory loaded the way the log cleaner sees it (spec kafka-log-cleaner.md §0, §7.1,
-// §7.3, §13 steps 1-2): its segments (mapped read-only), their summaries, transaction indexes, the
+// §7.3, §13 steps 1-2): its segments (read-only), their summaries, transaction indexes, the
 // log-dir checkpoint values, and the producer state that decides which producers are active.
 #pragma once
 
@@ -21,10 +21,37 @@
 
 namespace klf {
 
+// A segment's .log read as the cleaner reads it (FileRecords.readInto): pread(2) of up to a buffer's
+// capacity at a position into one reused buffer. No mapping is kept: on this kind of VM mapping a
+// page costs ~2.5x copying it (docs/PERFORMANCE.md), and mapped input pages would count in the
+// process's resident memory, which the cleaner must keep near its dedupe buffer (issue 5).
+class ChunkReader {
+ public:
+  ChunkReader() = default;
+  ~ChunkReader();
+  ChunkReader(const ChunkReader&) = delete;
+  ChunkReader& operator=(const ChunkReader&) = delete;
+
+  // Opens `path` read-only; `size` is the length seen when the log was loaded.
+  bool Open(const std::string& path, uint64_t size, std::string* error);
+  // Bytes [pos, pos + min(n, size - pos)), valid until the next Read. An error if the file is
+  // shorter than at load (it changed underneath us).
+  bool Read(uint64_t pos, size_t n, Bytes* out, std::string* error);
+  uint64_t size() const { return size_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::unique_ptr<uint8_t[]> buffer_;
+  size_t capacity_ = 0;
+};
+
 struct LoadedSegment {
   int64_t base_offset = 0;
   std::string log_path;
-  std::unique_ptr<MappedFile> log;
+  uint64_t size = 0;       // .log bytes at load
+  int64_t mtime_ms = 0;    // .log modification time
   std::vector<AbortedTxn> txn_index;  // .txnindex entries (empty if absent)
   std::vector<OffsetIndexEntry> offset_index;
 };
