@@ -1,69 +1,39 @@
 // klf verify (segment_reader/verify.h): the damage corpus and the clean fixtures.
 //
-// LevelDB corruption_test.cc style: copy a directory Kafka wrote (kafka-oracle fixtures), damage one
-// thing at a chosen byte of a chosen file, verify, and assert the problem reported (file, byte
-// position, check, severity). Batch positions and index entries come from Kafka's own dump of the
-// fixture (<dir>.dump.txt), not from our reader. And: zero errors on every directory Kafka or a real
-// broker wrote, with the inputs byte-identical afterwards.
+// LevelDB corruption_test.cc style: the damage corpus (tests/support/damage_corpus.h) damages a copy of a
+// directory Kafka wrote (kafka-oracle fixtures) at a chosen byte of a chosen file, one case per fresh
+// copy; each test verifies the cases of one group and asserts the problem reported (file, byte position,
+// check, severity). Batch positions and index entries come from Kafka's own dump of the fixture
+// (<dir>.dump.txt), not from our reader. And: zero errors on every directory Kafka or a real broker
+// wrote, with the inputs byte-identical afterwards.
 #include "segment_reader/verify.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <random>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "segment_reader/bytes.h"
-#include "segment_reader/crc.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/producer_snapshot.h"
+#include "tests/support/damage_corpus.h"
 #include "tests/support/oracle_dump.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
 
 namespace fs = std::filesystem;
+using test::ReadAll;
+using test::TempDir;
 
 const std::string kOracle = std::string(KLF_FIXTURES_DIR) + "/kafka-oracle";
 const std::string kReal = std::string(KLF_FIXTURES_DIR) + "/real";
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-void WriteAll(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-}
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "klf-verify-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-// Every regular file under `root` with its contents (inputs must be byte-identical after a run).
-std::map<std::string, std::string> Snapshot(const std::string& root) {
-  std::map<std::string, std::string> out;
-  for (auto& e : fs::recursive_directory_iterator(root)) {
-    if (e.is_regular_file()) out[e.path().string()] = ReadAll(e.path().string());
-  }
-  return out;
-}
 
 struct VerifyRun {
   VerifyStats stats;
@@ -111,44 +81,51 @@ VerifyRun Verify(const std::string& path, int threads = 0) {
   return r;
 }
 
-// A copy of a fixture partition directory, with Kafka's dump of it.
+// The damage corpus of a fixture partition directory; Run() verifies one case in a fresh copy.
 class DamageTest : public ::testing::Test {
  protected:
   void Load(const std::string& fixture_dir, const std::string& dump_file) {
-    dir_ = tmp_.path() + "/" + fs::path(fixture_dir).filename().string();
-    fs::copy(fixture_dir, dir_, fs::copy_options::recursive);
     std::string error;
-    ASSERT_TRUE(oracle::ParseOracleDump(dump_file, &dump_, &error)) << error;
+    ASSERT_TRUE(damage::DamageCorpus::Build(fixture_dir, dump_file, &corpus_, &error)) << error;
   }
   void LoadKeyed() { Load(kOracle + "/a-keyed/keyed-none-0", kOracle + "/a-keyed/keyed-none-0.dump.txt"); }
   void LoadTxn() { Load(kOracle + "/b-txn/txn-0", kOracle + "/b-txn/txn-0.dump.txt"); }
+  const oracle::OracleDump& dump() const { return corpus_.dump(); }
 
+  // The case named `name`; fails the test when the corpus lacks it.
+  const damage::DamageCase& Case(const std::string& name) {
+    const damage::DamageCase* c = corpus_.Find(name);
+    if (c == nullptr) {
+      ADD_FAILURE() << "the damage corpus has no case " << name;
+      static const damage::DamageCase kNone = [] {
+        damage::DamageCase n;
+        n.apply = [](const std::string&) {};
+        return n;
+      }();
+      return kNone;
+    }
+    return *c;
+  }
+  // Materialises `c` into a fresh directory (dir_) and verifies it.
+  VerifyRun Run(const damage::DamageCase& c) {
+    tmp_ = std::make_unique<TempDir>("verify");
+    dir_ = corpus_.Materialise(c, tmp_->path());
+    return Verify(dir_);
+  }
+  VerifyRun Run(const std::string& name) { return Run(Case(name)); }
   std::string File(const std::string& name) const { return dir_ + "/" + name; }
-  void Flip(const std::string& name, uint64_t position, uint8_t mask = 0xFF) {
-    std::string bytes = ReadAll(File(name));
-    ASSERT_LT(position, bytes.size());
-    bytes[position] = char(uint8_t(bytes[position]) ^ mask);
-    WriteAll(File(name), bytes);
-  }
-  void Truncate(const std::string& name, uint64_t size) { fs::resize_file(File(name), size); }
-  void Put32(const std::string& name, uint64_t position, uint32_t v) {
-    std::string bytes = ReadAll(File(name));
-    for (int i = 0; i < 4; ++i) bytes[position + i] = char(v >> (24 - 8 * i));
-    WriteAll(File(name), bytes);
-  }
-  void Put64(const std::string& name, uint64_t position, uint64_t v) {
-    Put32(name, position, uint32_t(v >> 32));
-    Put32(name, position + 4, uint32_t(v));
-  }
 
-  TempDir tmp_;
+  damage::DamageCorpus corpus_;
+  std::unique_ptr<TempDir> tmp_;
   std::string dir_;
-  oracle::OracleDump dump_;
 };
 
 TEST_F(DamageTest, UndamagedCopyIsClean) {
   LoadKeyed();
-  VerifyRun r = Verify(dir_);
+  TempDir tmp("verify");
+  std::string d = tmp.path() + "/keyed-none-0";
+  test::CopyWritable(corpus_.source(), d);
+  VerifyRun r = Verify(d);
   EXPECT_EQ(r.problems.size(), 0u) << r.Dump();
   EXPECT_EQ(r.stats.batches, 15u);
   EXPECT_EQ(r.stats.files_checked, 14u);  // 3 logs, 3 indexes, 3 time indexes, 3 snapshots, 2 text files
@@ -158,13 +135,17 @@ TEST_F(DamageTest, FlippedByteInEveryHeaderFieldAndPayload) {
   LoadKeyed();
   // A batch in the middle of the middle segment: 00000000000000000014.log, batch at 133 (16..18).
   const std::string log = "00000000000000000014.log";
-  const oracle::DumpBatch& b = dump_.segments[1].batches[1];
+  const oracle::DumpBatch& b = dump().segments[1].batches[1];
   ASSERT_EQ(b.position, 133u);
-  const std::string pristine = ReadAll(File(log));
-  for (uint64_t at = 0; at < b.size; ++at) {
-    WriteAll(File(log), pristine);
-    Flip(log, b.position + at);
-    VerifyRun r = Verify(dir_);
+  std::vector<const damage::DamageCase*> cases = corpus_.Group("flip-batch-byte");
+  ASSERT_EQ(cases.size(), b.size);  // every byte of the batch
+  for (const damage::DamageCase* c : cases) {
+    ASSERT_EQ(c->file, log);
+    ASSERT_EQ(c->segment, 1);
+    ASSERT_EQ(c->batch, 1);
+    const uint64_t at = c->at;
+    ASSERT_EQ(c->position, b.position + at);
+    VerifyRun r = Run(*c);
     SCOPED_TRACE("flipped byte " + std::to_string(at) + " of the batch\n" + r.Dump());
     std::string expected_check;
     uint64_t expected_pos = b.position;
@@ -209,53 +190,57 @@ TEST_F(DamageTest, FlippedByteInEveryHeaderFieldAndPayload) {
 
 TEST_F(DamageTest, CrcErrorIsTheOnlyProblemOfAPayloadFlip) {
   LoadKeyed();
-  const oracle::DumpBatch& b = dump_.segments[0].batches[2];  // 5..6 at 190
-  Flip("00000000000000000000.log", b.position + 70, 0x01);
-  VerifyRun r = Verify(dir_);
+  const oracle::DumpBatch& b = dump().segments[0].batches[2];  // 5..6 at 190
+  const damage::DamageCase& c = Case("flip-payload/00000000000000000000.log@260");
+  ASSERT_EQ(c.position, b.position + 70);
+  VerifyRun r = Run(c);
   ASSERT_EQ(r.problems.size(), 1u) << r.Dump();
   EXPECT_TRUE(r.Has("00000000000000000000.log", b.position + 17, "batch-crc", Severity::kError)) << r.Dump();
 }
 
 TEST_F(DamageTest, TruncationAtEveryBoundaryAndMidField) {
   LoadKeyed();
-  for (size_t s = 0; s < dump_.segments.size(); ++s) {
-    const oracle::DumpSegment& seg = dump_.segments[s];
-    const bool last = s + 1 == dump_.segments.size();
-    const std::string pristine = ReadAll(File(seg.file));
-    for (const oracle::DumpBatch& b : seg.batches) {
-      // Mid-field cuts: inside the length field, the magic, the CRC, the header, the records.
-      for (uint64_t cut : {uint64_t(4), uint64_t(10), uint64_t(17), uint64_t(19), uint64_t(40), uint64_t(61),
-                           b.size - 1}) {
-        if (cut >= b.size) continue;
-        WriteAll(File(seg.file), pristine);
-        Truncate(seg.file, b.position + cut);
-        VerifyRun r = Verify(dir_);
-        SCOPED_TRACE(seg.file + " cut at " + std::to_string(b.position + cut) + "\n" + r.Dump());
-        // Kafka's recovery truncates at the start of the torn batch: that is the position reported,
-        // an error unless it is the active (last) segment.
-        // (A cut within the first bytes can leave only zeros of the base offset: a zero tail.)
-        const Severity sev = last ? Severity::kWarning : Severity::kError;
-        EXPECT_TRUE(r.Has(seg.file, b.position, "truncated-tail", sev) || r.Has(seg.file, b.position, "zero-tail", sev));
-      }
-      // Boundary cut: the log is well-formed, but what the indexes and the next segment or the
-      // checkpoints say about the lost batches gives it away.
-      if (b.position == 0) continue;
-      WriteAll(File(seg.file), pristine);
-      Truncate(seg.file, b.position);
-      VerifyRun r = Verify(dir_);
-      SCOPED_TRACE(seg.file + " cut at boundary " + std::to_string(b.position) + "\n" + r.Dump());
-      EXPECT_FALSE(r.problems.empty());
-      for (const Problem& p : r.problems) EXPECT_NE(p.check, "truncated-tail");
-      // Nothing at all is wrong with the log file itself; what gives the cut away is named.
-      bool seen = false;
-      for (const Problem& p : r.problems) seen |= p.severity != Severity::kInfo || p.check == "offset-gap";
-      EXPECT_TRUE(seen);
-    }
-    WriteAll(File(seg.file), pristine);
+  // Every batch of every segment is cut inside its length field and at its last byte (and between).
+  std::set<std::pair<int, int>> cut_first, cut_last;
+  for (const damage::DamageCase* c : corpus_.Group("truncate-mid")) {
+    ASSERT_TRUE(c->truncated && c->segment >= 0 && c->batch >= 0) << c->name;
+    const oracle::DumpSegment& seg = dump().segments[c->segment];
+    const oracle::DumpBatch& b = seg.batches[c->batch];
+    const bool last = size_t(c->segment) + 1 == dump().segments.size();
+    if (c->at == 4) cut_first.insert({c->segment, c->batch});
+    if (c->at == b.size - 1) cut_last.insert({c->segment, c->batch});
+    VerifyRun r = Run(*c);
+    SCOPED_TRACE(seg.file + " cut at " + std::to_string(c->position) + "\n" + r.Dump());
+    // Kafka's recovery truncates at the start of the torn batch: that is the position reported,
+    // an error unless it is the active (last) segment.
+    // (A cut within the first bytes can leave only zeros of the base offset: a zero tail.)
+    const Severity sev = last ? Severity::kWarning : Severity::kError;
+    EXPECT_TRUE(r.Has(seg.file, b.position, "truncated-tail", sev) || r.Has(seg.file, b.position, "zero-tail", sev));
+  }
+  size_t batches = 0, boundaries = 0;
+  for (const oracle::DumpSegment& seg : dump().segments) {
+    batches += seg.batches.size();
+    for (const oracle::DumpBatch& b : seg.batches) boundaries += b.position > 0;
+  }
+  EXPECT_EQ(cut_first.size(), batches);
+  EXPECT_EQ(cut_last.size(), batches);
+  // Boundary cut: the log is well-formed, but what the indexes and the next segment or the
+  // checkpoints say about the lost batches gives it away.
+  std::vector<const damage::DamageCase*> at_boundary = corpus_.Group("truncate-boundary");
+  EXPECT_EQ(at_boundary.size(), boundaries);
+  for (const damage::DamageCase* c : at_boundary) {
+    ASSERT_TRUE(c->truncated && c->batch >= 0 && c->at == 0) << c->name;
+    VerifyRun r = Run(*c);
+    SCOPED_TRACE(c->file + " cut at boundary " + std::to_string(c->position) + "\n" + r.Dump());
+    EXPECT_FALSE(r.problems.empty());
+    for (const Problem& p : r.problems) EXPECT_NE(p.check, "truncated-tail");
+    // Nothing at all is wrong with the log file itself; what gives the cut away is named.
+    bool seen = false;
+    for (const Problem& p : r.problems) seen |= p.severity != Severity::kInfo || p.check == "offset-gap";
+    EXPECT_TRUE(seen);
   }
   // A boundary cut that loses indexed batches: the index entries now point past the log.
-  Truncate("00000000000000000000.log", 190);
-  VerifyRun r = Verify(dir_);
+  VerifyRun r = Run("truncate-boundary/00000000000000000000.log@190");
   EXPECT_TRUE(r.Has("00000000000000000000.index", 4, "offset-index-position", Severity::kError)) << r.Dump();
   EXPECT_TRUE(r.Has("00000000000000000000.index", 12, "offset-index-position", Severity::kError)) << r.Dump();
   EXPECT_TRUE(r.Has("00000000000000000000.timeindex", 8, "time-index-offset", Severity::kError)) << r.Dump();
@@ -264,14 +249,14 @@ TEST_F(DamageTest, TruncationAtEveryBoundaryAndMidField) {
 TEST_F(DamageTest, LyingLengths) {
   LoadKeyed();
   const std::string log = "00000000000000000000.log";
-  const oracle::DumpBatch& b = dump_.segments[0].batches[1];  // at 102, 88 bytes
-  const std::string pristine = ReadAll(File(log));
-  for (uint32_t length : {uint32_t(0), uint32_t(13), uint32_t(b.size - 12 - 1), uint32_t(b.size - 12 + 1),
-                          uint32_t(b.size - 12 + 100), uint32_t(0x7fffffff), uint32_t(0xffffffff)}) {
-    WriteAll(File(log), pristine);
-    Put32(log, b.position + 8, length);
-    VerifyRun r = Verify(dir_);
-    SCOPED_TRACE("length " + std::to_string(length) + "\n" + r.Dump());
+  const oracle::DumpBatch& b = dump().segments[0].batches[1];  // at 102, 88 bytes
+  std::set<uint64_t> lengths;
+  for (const damage::DamageCase* c : corpus_.Group("lying-length")) {
+    ASSERT_EQ(c->file, log);
+    ASSERT_TRUE(c->position >= b.position + 8 && c->position < b.position + 12) << c->name;  // the length field
+    lengths.insert(c->value);
+    VerifyRun r = Run(*c);
+    SCOPED_TRACE("length " + std::to_string(c->value) + "\n" + r.Dump());
     bool found = false;
     for (const Problem& p : r.problems) {
       if (p.file == File(log) && p.severity == Severity::kError && p.position >= b.position &&
@@ -283,30 +268,31 @@ TEST_F(DamageTest, LyingLengths) {
     // The reader resynchronises: the next batches are still read (their index entries match).
     EXPECT_TRUE(r.Find("00000000000000000000.index", "offset-index-position").empty());
   }
+  EXPECT_EQ(lengths, (std::set<uint64_t>{0, 13, b.size - 12 - 1, b.size - 12 + 1, b.size - 12 + 100, 0x7fffffff,
+                                         0xffffffff}));
 }
 
 TEST_F(DamageTest, ZeroFilledTails) {
   LoadKeyed();
   // Active segment: a preallocated tail after a crash is routine (warning), with the bytes lost.
-  std::string last = ReadAll(File("00000000000000000024.log"));
-  WriteAll(File("00000000000000000024.log"), last + std::string(1 << 20, '\0'));
-  VerifyRun r = Verify(dir_);
-  EXPECT_TRUE(r.Has("00000000000000000024.log", last.size(), "zero-tail", Severity::kWarning)) << r.Dump();
+  const uint64_t last_size = fs::file_size(corpus_.source() + "/00000000000000000024.log");
+  const damage::DamageCase& active = Case("zero-tail/active-1MiB");
+  ASSERT_EQ(active.position, last_size);
+  VerifyRun r = Run(active);
+  EXPECT_TRUE(r.Has("00000000000000000024.log", last_size, "zero-tail", Severity::kWarning)) << r.Dump();
   EXPECT_EQ(r.Count(Severity::kError), 0u) << r.Dump();
   auto tail = r.Find("00000000000000000024.log", "zero-tail");
   ASSERT_EQ(tail.size(), 1u);
   EXPECT_NE(tail[0].message.find(std::to_string(1 << 20)), std::string::npos) << tail[0].message;
   // A rolled segment is never torn: the same tail there is an error.
-  WriteAll(File("00000000000000000024.log"), last);
-  std::string first = ReadAll(File("00000000000000000000.log"));
-  WriteAll(File("00000000000000000000.log"), first + std::string(4096, '\0'));
-  r = Verify(dir_);
-  EXPECT_TRUE(r.Has("00000000000000000000.log", first.size(), "zero-tail", Severity::kError)) << r.Dump();
+  const uint64_t first_size = fs::file_size(corpus_.source() + "/00000000000000000000.log");
+  r = Run("zero-tail/rolled-4KiB");
+  EXPECT_TRUE(r.Has("00000000000000000000.log", first_size, "zero-tail", Severity::kError)) << r.Dump();
   // Zeros over the last batches (a crash before the data reached the disk).
-  WriteAll(File("00000000000000000000.log"), first);
-  std::string zeroed = last.substr(0, 190) + std::string(last.size() - 190, '\0');
-  WriteAll(File("00000000000000000024.log"), zeroed);
-  r = Verify(dir_);
+  const damage::DamageCase& over = Case("zero-tail/active-over-batches");
+  ASSERT_EQ(over.value, 190u);  // zeros from there on (the first bytes that differ: a few bytes later)
+  ASSERT_EQ(over.batch, 2);
+  r = Run(over);
   EXPECT_TRUE(r.Has("00000000000000000024.log", 190, "zero-tail", Severity::kWarning)) << r.Dump();
   // ... and its index entries now point into that tail.
   EXPECT_TRUE(r.Has("00000000000000000024.index", 4, "offset-index-position", Severity::kWarning)) << r.Dump();
@@ -315,38 +301,40 @@ TEST_F(DamageTest, ZeroFilledTails) {
 TEST_F(DamageTest, IndexEntriesPastTheLogOutOfOrderOrOffBoundary) {
   LoadKeyed();
   const std::string index = "00000000000000000000.index";  // (6,190) (9,323) (13,513)
-  ASSERT_EQ(dump_.offset_indexes[0].offset_position.size(), 3u);
-  const std::string pristine = ReadAll(File(index));
+  ASSERT_EQ(dump().offset_indexes[0].offset_position.size(), 3u);
+  for (const damage::DamageCase* c : corpus_.Group("offset-index")) ASSERT_EQ(c->file, index);
   // Past the end of the log.
-  Put32(index, 16 + 4, 100000);  // entry 2's position
-  VerifyRun r = Verify(dir_);
+  ASSERT_EQ(Case("offset-index/past-log").value, 100000u);
+  VerifyRun r = Run("offset-index/past-log");
   EXPECT_TRUE(r.Has(index, 16 + 4, "offset-index-position", Severity::kError)) << r.Dump();
   EXPECT_EQ(r.Count(Severity::kError), 1u) << r.Dump();
   // Not at a batch boundary.
-  WriteAll(File(index), pristine);
-  Put32(index, 8 + 4, 324);
-  r = Verify(dir_);
+  ASSERT_EQ(Case("offset-index/off-boundary").value, 324u);
+  r = Run("offset-index/off-boundary");
   EXPECT_TRUE(r.Has(index, 12, "offset-index-position", Severity::kError)) << r.Dump();
   // Offset below the batch at its position.
-  WriteAll(File(index), pristine);
-  Put32(index, 8, 6);  // entry 1: relative offset 6 -> position 323 holds 7..9
-  r = Verify(dir_);
+  ASSERT_EQ(Case("offset-index/offset-below").value, 6u);  // entry 1: relative offset 6 -> 323 holds 7..9
+  r = Run("offset-index/offset-below");
   EXPECT_TRUE(r.Has(index, 8, "offset-index-offset", Severity::kError)) << r.Dump();
   // Offset beyond the segment.
-  WriteAll(File(index), pristine);
-  Put32(index, 16, 40);
-  r = Verify(dir_);
+  ASSERT_EQ(Case("offset-index/offset-beyond").value, 40u);
+  r = Run("offset-index/offset-beyond");
   EXPECT_TRUE(r.Has(index, 16, "offset-index-offset", Severity::kError)) << r.Dump();
   // Out of order: entries 0 and 1 swapped.
-  WriteAll(File(index), pristine.substr(8, 8) + pristine.substr(0, 8) + pristine.substr(16));
-  r = Verify(dir_);
+  r = Run("offset-index/swapped");
   EXPECT_TRUE(r.Has(index, 8, "offset-index-order", Severity::kError)) << r.Dump();
   // A multi-batch chunk entry (offset = the chunk's last offset, position = its first batch) is fine:
   // kafka-dump-log --verify-index-only calls it a mismatch (dump-log-segments.md §7.3).
-  WriteAll(File(index), pristine);
-  Put32(index, 0, 9);   // (9, 190): batches 5..6 and 7..9 appended as one chunk
-  Put32(index, 8, 11);  // (11, 323)
-  r = Verify(dir_);
+  // (9, 190): batches 5..6 and 7..9 appended as one chunk; (11, 323).
+  const damage::DamageCase& chunk = Case("offset-index/chunk-entry");
+  const std::string pristine = ReadAll(corpus_.source() + "/" + index);
+  TempDir t("verify");
+  std::string written = ReadAll(corpus_.Materialise(chunk, t.path()) + "/" + index);
+  std::string want = pristine;
+  want[3] = 9;
+  want[11] = 11;
+  ASSERT_EQ(written, want);
+  r = Run(chunk);
   EXPECT_TRUE(r.Find(index, "offset-index-offset").empty()) << r.Dump();
   EXPECT_EQ(r.Count(Severity::kError), 0u) << r.Dump();
 }
@@ -354,25 +342,23 @@ TEST_F(DamageTest, IndexEntriesPastTheLogOutOfOrderOrOffBoundary) {
 TEST_F(DamageTest, TimeIndexDamage) {
   LoadKeyed();
   const std::string ti = "00000000000000000000.timeindex";  // (7000,6) (10000,9) (14000,13)
-  const std::string pristine = ReadAll(File(ti));
-  Put64(ti, 12, 1700000009000);  // entry 1: not the max timestamp up to offset 9
-  VerifyRun r = Verify(dir_);
+  for (const damage::DamageCase* c : corpus_.Group("time-index")) ASSERT_EQ(c->file, ti);
+  ASSERT_EQ(Case("time-index/not-max").value, 1700000009000u);  // entry 1: not the max timestamp up to offset 9
+  VerifyRun r = Run("time-index/not-max");
   EXPECT_TRUE(r.Has(ti, 12, "time-index-timestamp", Severity::kError)) << r.Dump();
-  WriteAll(File(ti), pristine);
-  Put64(ti, 12, 1700000001000);  // below entry 0: not monotonic
-  r = Verify(dir_);
+  ASSERT_LT(Case("time-index/not-monotonic").value, 1700000007000u);  // below entry 0: not monotonic
+  r = Run("time-index/not-monotonic");
   EXPECT_TRUE(r.Has(ti, 12, "time-index-order", Severity::kError)) << r.Dump();
-  WriteAll(File(ti), pristine);
-  Put32(ti, 24 + 8, 30);  // entry 2: offset past the segment
-  r = Verify(dir_);
+  ASSERT_EQ(Case("time-index/offset-beyond").value, 30u);  // entry 2: offset past the segment
+  r = Run("time-index/offset-beyond");
   EXPECT_TRUE(r.Has(ti, 24 + 8, "time-index-offset", Severity::kError)) << r.Dump();
 }
 
 TEST_F(DamageTest, MissingIndexFilesAreRebuildableWarnings) {
   LoadKeyed();
-  fs::remove(File("00000000000000000014.index"));
-  fs::remove(File("00000000000000000014.timeindex"));
-  VerifyRun r = Verify(dir_);
+  VerifyRun r = Run("missing-index/00000000000000000014");
+  ASSERT_FALSE(fs::exists(File("00000000000000000014.index")));
+  ASSERT_FALSE(fs::exists(File("00000000000000000014.timeindex")));
   EXPECT_TRUE(r.Has("00000000000000000014.log", 0, "missing-index", Severity::kWarning)) << r.Dump();
   EXPECT_TRUE(r.Has("00000000000000000014.log", 0, "missing-time-index", Severity::kWarning)) << r.Dump();
   EXPECT_EQ(r.Count(Severity::kError), 0u) << r.Dump();
@@ -380,26 +366,29 @@ TEST_F(DamageTest, MissingIndexFilesAreRebuildableWarnings) {
 
 TEST_F(DamageTest, SnapshotWithBadCrc) {
   LoadTxn();
-  Flip("00000000000000000015.snapshot", 20, 0x01);
-  VerifyRun r = Verify(dir_);
+  const damage::DamageCase& c = Case("snapshot/snapshot-crc");
+  ASSERT_EQ(c.file, "00000000000000000015.snapshot");
+  ASSERT_EQ(c.position, 20u);
+  VerifyRun r = Run(c);
   EXPECT_TRUE(r.Has("00000000000000000015.snapshot", 2, "snapshot-crc", Severity::kError)) << r.Dump();
   EXPECT_EQ(r.Count(Severity::kError), 1u) << r.Dump();
 }
 
 TEST_F(DamageTest, SnapshotDisagreeingWithTheLog) {
   LoadTxn();
-  // 00000000000000000007.snapshot: producer 5001 (entry 1) has an open transaction from offset 3.
-  // Rewrite its currentTxnFirstOffset and fix the CRC: the content is well-formed but wrong.
-  std::string bytes = ReadAll(File("00000000000000000007.snapshot"));
+  // 00000000000000000007.snapshot: producer 5001 has an open transaction from offset 3. The corpus
+  // rewrites its currentTxnFirstOffset and fixes the CRC: the content is well-formed but wrong.
+  const damage::DamageCase& c = Case("snapshot/snapshot-disagree");
+  ASSERT_EQ(c.file, "00000000000000000007.snapshot");
+  const size_t i = size_t(c.value);
+  std::string bytes = ReadAll(corpus_.source() + "/" + c.file);
   ProducerSnapshot snap;
   CollectingSink quiet;
   ASSERT_TRUE(ParseProducerSnapshot("s", AsBytes(bytes), 7, &snap, &quiet));
   ASSERT_EQ(snap.entries.size(), 2u);
-  size_t i = snap.entries[0].producer_id == 5001 ? 0 : 1;
+  ASSERT_EQ(snap.entries[i].producer_id, 5001);
   ASSERT_EQ(snap.entries[i].current_txn_first_offset, 3);
-  snap.entries[i].current_txn_first_offset = -1;
-  WriteAll(File("00000000000000000007.snapshot"), EncodeProducerSnapshot(snap.entries));
-  VerifyRun r = Verify(dir_);
+  VerifyRun r = Run(c);
   EXPECT_TRUE(r.Has("00000000000000000007.snapshot", 10 + 46 * i, "producer-snapshot", Severity::kWarning))
       << r.Dump();
 }
@@ -407,9 +396,11 @@ TEST_F(DamageTest, SnapshotDisagreeingWithTheLog) {
 TEST_F(DamageTest, TxnIndexEntryWithoutMarker) {
   LoadTxn();
   const std::string txn = "00000000000000000007.txnindex";  // (5001, 3, 10, 11)
-  ASSERT_EQ(dump_.txn_indexes.size(), 1u);
-  Put64(txn, 18, 9);  // lastOffset 9 is a data batch, not a marker
-  VerifyRun r = Verify(dir_);
+  ASSERT_EQ(dump().txn_indexes.size(), 1u);
+  const damage::DamageCase& c = Case("txn-index/marker-data");
+  ASSERT_EQ(c.file, txn);
+  ASSERT_EQ(c.value, 9u);  // lastOffset 9 is a data batch, not a marker
+  VerifyRun r = Run(c);
   EXPECT_TRUE(r.Has(txn, 18, "txn-index-marker", Severity::kError)) << r.Dump();
   // ... and the real ABORT at 10 is now unindexed.
   EXPECT_EQ(r.Find("00000000000000000007.log", "txn-index-missing").size(), 1u) << r.Dump();
@@ -418,27 +409,22 @@ TEST_F(DamageTest, TxnIndexEntryWithoutMarker) {
 TEST_F(DamageTest, TxnIndexMissingOrLate) {
   LoadTxn();
   const std::string txn = "00000000000000000007.txnindex";
-  const std::string pristine = ReadAll(File(txn));
-  Put64(txn, 10, 8);  // firstOffset 8: hides the aborted data at 3
-  VerifyRun r = Verify(dir_);
+  ASSERT_EQ(Case("txn-index/first-offset").value, 8u);  // firstOffset 8: hides the aborted data at 3
+  VerifyRun r = Run("txn-index/first-offset");
   EXPECT_TRUE(r.Has(txn, 10, "txn-index-first-offset", Severity::kError)) << r.Dump();
-  fs::remove(File(txn));
-  r = Verify(dir_);
+  r = Run("txn-index/removed");
+  ASSERT_FALSE(fs::exists(File(txn)));
   // The ABORT marker of producer 5001 at offset 10 is the batch at 214 of 00000000000000000007.log.
   EXPECT_TRUE(r.Has("00000000000000000007.log", 214, "txn-index-missing", Severity::kError)) << r.Dump();
   // A COMMIT marker named by an entry.
-  WriteAll(File(txn), pristine);
-  Put64(txn, 18, 7);  // offset 7 is producer 5000's COMMIT
-  r = Verify(dir_);
+  ASSERT_EQ(Case("txn-index/commit-marker").value, 7u);  // offset 7 is producer 5000's COMMIT
+  r = Run("txn-index/commit-marker");
   EXPECT_TRUE(r.Has(txn, 18, "txn-index-marker", Severity::kError)) << r.Dump();
 }
 
 TEST_F(DamageTest, LeftoverSwapCleanedAndDeletedFiles) {
   LoadKeyed();
-  fs::copy_file(File("00000000000000000014.log"), File("00000000000000000014.log.swap"));
-  fs::copy_file(File("00000000000000000000.index"), File("00000000000000000000.index.deleted"));
-  fs::copy_file(File("00000000000000000000.log"), File("00000000000000000000.log.cleaned"));
-  VerifyRun r = Verify(dir_);
+  VerifyRun r = Run("leftover/swap-deleted-cleaned");
   EXPECT_TRUE(r.Has("00000000000000000014.log.swap", 0, "leftover-file", Severity::kWarning)) << r.Dump();
   EXPECT_TRUE(r.Has("00000000000000000000.index.deleted", 0, "leftover-file", Severity::kWarning)) << r.Dump();
   EXPECT_TRUE(r.Has("00000000000000000000.log.cleaned", 0, "leftover-file", Severity::kWarning)) << r.Dump();
@@ -449,75 +435,51 @@ TEST_F(DamageTest, SegmentNameAndOverlap) {
   LoadKeyed();
   // The last segment (24..31) renamed to sort before the middle one (14..23): the middle segment now
   // starts below the end of the segment before it.
-  for (const char* ext : {".log", ".index", ".timeindex"}) {
-    fs::rename(File(std::string("00000000000000000024") + ext), File(std::string("00000000000000000010") + ext));
-  }
-  VerifyRun r = Verify(dir_);
+  VerifyRun r = Run("segment-rename/overlap");
+  ASSERT_TRUE(fs::exists(File("00000000000000000010.log")));
+  ASSERT_FALSE(fs::exists(File("00000000000000000024.log")));
   EXPECT_TRUE(r.Has("00000000000000000014.log", 0, "segment-overlap", Severity::kError)) << r.Dump();
   // Named above its first batch.
-  TempDir other;
-  std::string d = other.path() + "/keyed-none-0";
-  fs::copy(kOracle + "/a-keyed/keyed-none-0", d, fs::copy_options::recursive);
-  for (const char* ext : {".log", ".index", ".timeindex"}) {
-    fs::rename(d + "/00000000000000000024" + ext, d + "/00000000000000000025" + ext);
-  }
-  r = Verify(d);
+  r = Run("segment-rename/base-offset");
+  ASSERT_TRUE(fs::exists(File("00000000000000000025.log")));
   EXPECT_TRUE(r.Has("00000000000000000025.log", 0, "segment-base-offset", Severity::kError)) << r.Dump();
 }
 
 TEST_F(DamageTest, RecordLevelDamageWithAValidCrc) {
   LoadKeyed();
-  // Rewrite one header field of a batch and recompute its CRC: framing and CRC pass, so only the
+  // One header field of a batch rewritten and its CRC recomputed: framing and CRC pass, so only the
   // record-level checks can see it.
   const std::string log = "00000000000000000000.log";
-  const oracle::DumpBatch& b = dump_.segments[0].batches[0];  // 0..2, 3 records at 0
-  const std::string pristine = ReadAll(File(log));
-  auto rewrite = [&](uint64_t field, int width, uint64_t value) {
-    std::string s = pristine;
-    for (int i = 0; i < width; ++i) s[b.position + field + i] = char(value >> (8 * (width - 1 - i)));
-    uint32_t crc = Crc32c(AsBytes(s).subspan(b.position + 21, b.size - 21));
-    for (int i = 0; i < 4; ++i) s[b.position + 17 + i] = char(crc >> (24 - 8 * i));
-    WriteAll(File(log), s);
-    return Verify(dir_);
-  };
-  VerifyRun r = rewrite(57, 4, 4);  // recordCount 3 -> 4
+  const oracle::DumpBatch& b = dump().segments[0].batches[0];  // 0..2, 3 records at 0
+  for (const damage::DamageCase* c : corpus_.Group("record-field")) {
+    ASSERT_EQ(c->file, log);
+    ASSERT_EQ(c->batch, 0);
+  }
+  ASSERT_EQ(Case("record-field/record-count").value, 4u);  // recordCount 3 -> 4
+  VerifyRun r = Run("record-field/record-count");
   EXPECT_TRUE(!r.Find(log, "record-count").empty()) << r.Dump();
   EXPECT_EQ(r.Count(Severity::kError), 1u) << r.Dump();
-  r = rewrite(35, 8, 1700000002500);  // maxTimestamp no longer the largest record timestamp
+  ASSERT_EQ(Case("record-field/max-timestamp").value, 1700000002500u);  // no longer the largest record timestamp
+  r = Run("record-field/max-timestamp");
   EXPECT_TRUE(r.Has(log, b.position + 35, "batch-timestamp", Severity::kError)) << r.Dump();
-  r = rewrite(23, 4, 1);  // lastOffsetDelta 2 -> 1: record 2 lies outside the batch
+  ASSERT_EQ(Case("record-field/last-offset-delta-short").value, 1u);  // 2 -> 1: record 2 lies outside the batch
+  r = Run("record-field/last-offset-delta-short");
   EXPECT_TRUE(r.Has(log, b.position, "record-offset", Severity::kError)) << r.Dump();
   // lastOffsetDelta 2 -> 4: the batch claims offsets 3..4 as well, overlapping the next batch.
-  r = rewrite(23, 4, 4);
+  ASSERT_EQ(Case("record-field/last-offset-delta-long").value, 4u);
+  r = Run("record-field/last-offset-delta-long");
   EXPECT_TRUE(!r.Find(log, "offset-order").empty()) << r.Dump();
 }
 
 TEST_F(DamageTest, RandomDamageNeverCrashes) {
   LoadTxn();
-  std::mt19937 rng(12345);
-  std::vector<std::string> files;
-  for (auto& e : fs::directory_iterator(dir_)) files.push_back(e.path().filename().string());
-  std::map<std::string, std::string> pristine;
-  for (const std::string& f : files) pristine[f] = ReadAll(File(f));
-  for (int round = 0; round < 300; ++round) {
-    for (const auto& [f, bytes] : pristine) WriteAll(File(f), bytes);
-    const std::string& f = files[rng() % files.size()];
-    std::string bytes = pristine[f];
-    if (bytes.empty()) continue;
-    int kind = int(rng() % 3);
-    if (kind == 0) {
-      bytes[rng() % bytes.size()] ^= char(1 + rng() % 255);
-    } else if (kind == 1) {
-      bytes.resize(rng() % bytes.size());
-    } else {
-      size_t at = rng() % bytes.size();
-      for (size_t k = at; k < std::min(bytes.size(), at + 8); ++k) bytes[k] = char(rng());
-    }
-    WriteAll(File(f), bytes);
-    VerifyRun r = Verify(dir_);
+  std::vector<const damage::DamageCase*> cases = corpus_.Group("random");
+  EXPECT_GT(cases.size(), 250u);  // 300 seeded rounds, minus those that drew an empty file
+  for (const damage::DamageCase* c : cases) {
+    VerifyRun r = Run(*c);
     for (const Problem& p : r.problems) {
-      EXPECT_FALSE(p.file.empty());
-      EXPECT_FALSE(p.check.empty());
+      EXPECT_FALSE(p.file.empty()) << c->name;
+      EXPECT_FALSE(p.check.empty()) << c->name;
     }
   }
 }
@@ -541,7 +503,7 @@ std::vector<std::string> DataDirs(const std::string& root) {
 }
 
 TEST(VerifyFixtures, KafkaOracleHasNoErrors) {
-  auto before = Snapshot(kOracle);
+  auto before = test::SnapshotFiles(kOracle);
   std::vector<std::string> dirs = DataDirs(kOracle);
   ASSERT_GE(dirs.size(), 20u);
   bool saw_fetched_gap = false;
@@ -563,11 +525,11 @@ TEST(VerifyFixtures, KafkaOracleHasNoErrors) {
     }
   }
   EXPECT_TRUE(saw_fetched_gap);
-  EXPECT_EQ(before, Snapshot(kOracle)) << "verify modified its input";
+  EXPECT_EQ(before, test::SnapshotFiles(kOracle)) << "verify modified its input";
 }
 
 TEST(VerifyFixtures, RealBrokerDataHasNoErrors) {
-  auto before = Snapshot(kReal);
+  auto before = test::SnapshotFiles(kReal);
   std::vector<std::string> dirs = DataDirs(kReal);
   ASSERT_GE(dirs.size(), 25u);
   // Warnings that are genuine findings about these copies (fixtures/real/PROVENANCE.md): files of
@@ -586,7 +548,7 @@ TEST(VerifyFixtures, RealBrokerDataHasNoErrors) {
     }
   }
   EXPECT_GT(batches, 200000u);
-  EXPECT_EQ(before, Snapshot(kReal)) << "verify modified its input";
+  EXPECT_EQ(before, test::SnapshotFiles(kReal)) << "verify modified its input";
 }
 
 TEST(VerifyFixtures, ParallelAndSerialAgree) {
@@ -601,7 +563,7 @@ TEST(VerifyFixtures, ParallelAndSerialAgree) {
 TEST(VerifyFixtures, UnreadableInputs) {
   VerifyRun r = Verify("/nonexistent/klf-verify");
   EXPECT_TRUE(r.stats.unreadable);
-  TempDir t;
+  TempDir t("verify");
   fs::create_directories(t.path() + "/just-a-dir/sub");
   r = Verify(t.path() + "/just-a-dir/sub");
   EXPECT_TRUE(r.stats.unreadable);

@@ -1,0 +1,51 @@
+#include "tests/support/test_files.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace klf::test {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir(const std::string& prefix) {
+  std::string tmpl = (fs::temp_directory_path() / ("klf-" + prefix + "-XXXXXX")).string();
+  if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+void CopyWritable(const std::string& from, const std::string& to) {
+  fs::copy(from, to, fs::copy_options::recursive);
+  fs::permissions(to, fs::perms::owner_all, fs::perm_options::add);
+  for (auto& e : fs::recursive_directory_iterator(to)) {
+    fs::permissions(e.path(), e.is_directory() ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write,
+                    fs::perm_options::add);
+  }
+}
+
+std::map<std::string, std::string> SnapshotFiles(const std::string& root) {
+  std::map<std::string, std::string> out;
+  for (auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.is_regular_file()) out[fs::relative(e.path(), root).string()] = ReadAll(e.path().string());
+  }
+  return out;
+}
+
+}  // namespace klf::test

@@ -1,0 +1,36 @@
+// Small file helpers shared by the tests: a temporary directory removed at the end of a test, whole-file
+// reads and writes, a writable copy of a (read-only) fixture directory, and a snapshot of every file
+// under a directory (inputs must be byte-identical after a run).
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace klf::test {
+
+// A fresh directory under the system temp dir (`klf-<prefix>-XXXXXX`), removed with its contents.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "test");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The whole file ("" when it cannot be read).
+std::string ReadAll(const std::string& path);
+// Replaces the file's contents (created when absent).
+void WriteAll(const std::string& path, const std::string& bytes);
+
+// Copies the directory `from` to `to` (recursively) and makes every copied file writable by its owner:
+// the fixtures are read-only, a test that damages a copy must be able to write it.
+void CopyWritable(const std::string& from, const std::string& to);
+
+// Every regular file under `root` (path relative to root) with its contents.
+std::map<std::string, std::string> SnapshotFiles(const std::string& root);
+
+}  // namespace klf::test
