@@ -286,7 +286,9 @@ class NoSyncFile : public WritableFile {
  public:
   explicit NoSyncFile(std::unique_ptr<WritableFile> base) : base_(std::move(base)) {}
   bool Append(Bytes data, std::string* error) override { return base_->Append(data, error); }
-  bool Sync(std::string*) override { return true; }
+  bool Flush(std::string* error) override { return base_->Flush(error); }
+  // Sync without the fsync: the buffered bytes are still written out.
+  bool Sync(std::string* error) override { return base_->Flush(error); }
   bool Close(std::string* error) override { return base_->Close(error); }
   const std::string& path() const override { return base_->path(); }
 

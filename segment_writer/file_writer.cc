@@ -63,6 +63,80 @@ class PosixWritableFile : public WritableFile {
   int fd_;
 };
 
+// The write buffer in front of a file (LevelDB's PosixWritableFile keeps one too): small appends are
+// copied into the buffer, which is written out as soon as it is full, so with small appends every
+// write but the last is exactly `capacity` bytes; an append of at least `capacity` bytes is written
+// directly, after the buffered bytes. The first failure is kept: the file is unusable afterwards and
+// every later call reports that failure.
+class BufferedWritableFile : public WritableFile {
+ public:
+  BufferedWritableFile(std::unique_ptr<WritableFile> base, size_t capacity)
+      : base_(std::move(base)), capacity_(capacity) {}
+
+  bool Append(Bytes data, std::string* error) override {
+    if (Failed(error)) return false;
+    if (data.size() >= capacity_) return Flush(error) && Write(data, error);
+    const size_t room = capacity_ - used_;
+    if (data.size() < room) return Copy(data);
+    // Top the buffer up and write it whole; the rest (shorter than a buffer) starts the next one.
+    Copy(data.first(room));
+    return WriteBuffer(error) && Copy(data.subspan(room));
+  }
+  bool Flush(std::string* error) override {
+    if (Failed(error)) return false;
+    return used_ == 0 || WriteBuffer(error);
+  }
+  bool Sync(std::string* error) override {
+    if (!Flush(error)) return false;
+    return Check(base_->Sync(error), error);
+  }
+  bool Close(std::string* error) override {
+    bool flushed = Flush(error);
+    buffer_.reset();
+    std::string close_error;
+    bool closed = base_->Close(&close_error);
+    if (!flushed) return false;  // the first error is the one worth reporting
+    if (!closed) *error = close_error;
+    return Check(closed, error);
+  }
+  const std::string& path() const override { return base_->path(); }
+
+ private:
+  bool Failed(std::string* error) const {
+    if (failed_) *error = first_error_;
+    return failed_;
+  }
+  bool Check(bool ok, std::string* error) {
+    if (!ok && !failed_) {
+      failed_ = true;
+      first_error_ = *error;
+    }
+    return ok;
+  }
+  bool Copy(Bytes data) {
+    if (data.empty()) return true;
+    // Allocated on first use and not zero-filled: a file that is closed untouched, or written only
+    // by large appends, never pays for it.
+    if (!buffer_) buffer_.reset(new uint8_t[capacity_]);
+    std::memcpy(buffer_.get() + used_, data.data(), data.size());
+    used_ += data.size();
+    return true;
+  }
+  bool WriteBuffer(std::string* error) {
+    size_t n = used_;
+    used_ = 0;
+    return Write(Bytes(buffer_.get(), n), error);
+  }
+  bool Write(Bytes data, std::string* error) { return Check(base_->Append(data, error), error); }
+
+  std::unique_ptr<WritableFile> base_;
+  const size_t capacity_;
+  std::unique_ptr<uint8_t[]> buffer_;
+  size_t used_ = 0;
+  bool failed_ = false;
+  std::string first_error_;
+};
+
 class PosixEnv : public Env {
  public:
   std::unique_ptr<WritableFile> NewWritableFile(const std::string& path, std::string* error) override {
@@ -71,7 +145,8 @@ class PosixEnv : public Env {
       *error = ErrnoMessage(path, "open for writing", errno);
       return nullptr;
     }
-    return std::make_unique<PosixWritableFile>(path, fd);
+    return std::make_unique<BufferedWritableFile>(std::make_unique<PosixWritableFile>(path, fd),
+                                                  kWritableFileBufferBytes);
   }
   bool RenameFile(const std::string& from, const std::string& to, std::string* error) override {
     if (::rename(from.c_str(), to.c_str()) != 0) {
@@ -291,10 +366,15 @@ class FaultyFile : public WritableFile {
     if (env_->Crashed(error)) return false;
     size_t n = data.size();
     bool ok = env_->ChargeWrite(path(), &n, error);
+    // What was charged is handed on at once (the base may buffer too): these stand for write(2)
+    // calls, whose bytes are in the file when they return.
     std::string ignored;
-    if (n > 0 && !base_->Append(data.first(n), ok ? error : &ignored)) return false;
+    if (n > 0 && !(base_->Append(data.first(n), ok ? error : &ignored) && base_->Flush(ok ? error : &ignored))) {
+      return false;
+    }
     return ok;
   }
+  bool Flush(std::string* error) override { return !env_->Crashed(error) && base_->Flush(error); }
   bool Sync(std::string* error) override { return !env_->Crashed(error) && base_->Sync(error); }
   bool Close(std::string* error) override {
     // A crashed process's files are closed by the kernel; nothing more is written.
@@ -320,6 +400,13 @@ bool FaultInjectionEnv::Crashed(std::string* error) {
 }
 
 bool FaultInjectionEnv::ChargeWrite(const std::string& path, size_t* n, std::string* error) {
+  ++write_calls_;
+  bool ok = ChargeBytes(path, n, error);
+  bytes_written_ += *n;
+  return ok;
+}
+
+bool FaultInjectionEnv::ChargeBytes(const std::string& path, size_t* n, std::string* error) {
   if (short_write_ && (short_write_suffix_.empty() ||
                        (path.size() >= short_write_suffix_.size() &&
                         path.compare(path.size() - short_write_suffix_.size(), std::string::npos,
@@ -344,7 +431,9 @@ std::unique_ptr<WritableFile> FaultInjectionEnv::NewWritableFile(const std::stri
   if (Crashed(error)) return nullptr;
   auto base = base_->NewWritableFile(path, error);
   if (!base) return nullptr;
-  return std::make_unique<FaultyFile>(this, std::move(base));
+  // The buffer sits above the faults, so they strike the writes a buffered file really makes.
+  return std::make_unique<BufferedWritableFile>(std::make_unique<FaultyFile>(this, std::move(base)),
+                                                kWritableFileBufferBytes);
 }
 
 bool FaultInjectionEnv::RenameFile(const std::string& from, const std::string& to, std::string* error) {
