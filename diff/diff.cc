@@ -461,12 +461,20 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
   std::map<std::pair<size_t, Digest>, KeyAcc> key_findings;
   for (size_t a = 0; a < n; ++a) {
     const ReplicaState& A = rs[a];
+    // Every key view is sorted by KeyLess: walk B's alongside A's (a merge) instead of searching it per key.
+    std::vector<size_t> cursor(n, 0);
+    auto key_on = [&](size_t b, const Digest& k) -> const KeyState* {
+      const auto& view = rs[b].key_view;
+      size_t& c = cursor[b];
+      while (c < view.size() && KeyLess(view[c].first, k)) ++c;
+      return c < view.size() && view[c].first == k ? &view[c].second : nullptr;
+    };
     for (const auto& [k, ka] : A.key_view) {
       if (ka.tombstone || explained[a].count(ka.offset)) continue;
       for (size_t b = 0; b < n; ++b) {
         const ReplicaState& B = rs[b];
         if (b == a || !B.Covers(ka.offset) || ka.offset >= B.last_stable_offset) continue;
-        const KeyState* kb = B.Key(k);
+        const KeyState* kb = key_on(b, k);
         if (kb && kb->offset == ka.offset) continue;
         if (B.HoldsOffset(ka.offset) && B.FindRecord(ka.offset) >= 0) continue;  // divergent_record's business
         bool tombstone = true;

@@ -4,15 +4,20 @@
 // (which marker closes which transaction).
 #include "diff/replica_state.h"
 
+#include <isa-l/crc64.h>
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "segment_reader/batch.h"
+#include "segment_reader/crc.h"
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/producer_state.h"
@@ -20,27 +25,78 @@
 namespace klf {
 namespace {
 
-// MD5 with one reused context (EVP_Digest would allocate a context per record).
-class Hasher {
+// MD5 with one fetched implementation and one reused context per thread: EVP_Digest(EVP_md5()) would
+// fetch the algorithm (taking a lock) and allocate a context on every call.
+class Md5Hasher {
  public:
-  Hasher() : ctx_(EVP_MD_CTX_new()) {}
-  ~Hasher() { EVP_MD_CTX_free(ctx_); }
-  void Begin() { EVP_DigestInit_ex(ctx_, EVP_md5(), nullptr); }
-  void Add(const void* p, size_t n) { EVP_DigestUpdate(ctx_, p, n); }
-  void AddInt(int64_t v) { Add(&v, sizeof(v)); }
-  void AddOptional(const std::optional<Bytes>& b) {
-    AddInt(b ? int64_t(b->size()) : -1);
-    if (b && !b->empty()) Add(b->data(), b->size());
+  Md5Hasher() : md_(EVP_MD_fetch(nullptr, "MD5", nullptr)), ctx_(EVP_MD_CTX_new()) {}
+  ~Md5Hasher() {
+    EVP_MD_CTX_free(ctx_);
+    EVP_MD_free(md_);
   }
-  Digest End() {
+  Md5Hasher(const Md5Hasher&) = delete;
+  Md5Hasher& operator=(const Md5Hasher&) = delete;
+  Digest Of(Bytes b) {
     Digest d{};
     unsigned int len = 0;
+    EVP_DigestInit_ex(ctx_, md_, nullptr);
+    EVP_DigestUpdate(ctx_, b.data(), b.size());
     EVP_DigestFinal_ex(ctx_, d.data(), &len);
     return d;
   }
 
  private:
+  EVP_MD* md_;
   EVP_MD_CTX* ctx_;
+};
+
+Md5Hasher& ThreadMd5() {
+  thread_local Md5Hasher hasher;
+  return hasher;
+}
+
+// The content fingerprint (replica_state.h): two CRCs streamed over the record's fields. Small fields
+// are gathered in a scratch buffer so each CRC runs once over them, not once per 8-byte field.
+class ContentHasher {
+ public:
+  void AddInt(int64_t v) { Add(&v, sizeof(v)); }
+  void AddOptional(const std::optional<Bytes>& b) {
+    AddInt(b ? int64_t(b->size()) : -1);
+    if (b && !b->empty()) Add(b->data(), b->size());
+  }
+  Fingerprint End() {
+    Flush();
+    Fingerprint f{};
+    std::memcpy(f.data(), &crc64_, 8);
+    std::memcpy(f.data() + 8, &crc32c_, 4);
+    return f;
+  }
+
+ private:
+  static constexpr size_t kScratch = 256;
+  void Add(const void* p, size_t n) {
+    if (n > kScratch - used_) {
+      Flush();
+      if (n > kScratch / 2) {
+        Crc(p, n);
+        return;
+      }
+    }
+    std::memcpy(scratch_ + used_, p, n);
+    used_ += n;
+  }
+  void Flush() {
+    if (used_ > 0) Crc(scratch_, used_);
+    used_ = 0;
+  }
+  void Crc(const void* p, size_t n) {
+    crc64_ = crc64_iso_refl(crc64_, static_cast<const uint8_t*>(p), n);
+    crc32c_ = Crc32cExtend(crc32c_, Bytes(static_cast<const uint8_t*>(p), n));
+  }
+  uint64_t crc64_ = 0;
+  uint32_t crc32c_ = 0;
+  size_t used_ = 0;
+  uint8_t scratch_[kScratch];
 };
 
 void Note(ReplicaState* r, Severity s, const std::string& file, uint64_t position, const char* check,
@@ -62,13 +118,82 @@ std::string Label(const std::string& partition_dir) {
   return partition_dir;
 }
 
+// The compacted view: the latest read_committed record per key (tombstones kept as deletions). The
+// records' (key prefix, index) pairs are sorted by a stable LSD radix sort on the 64-bit prefix (four
+// 16-bit digits, sequential memory access), so within a key the records stay in log order and the
+// last one is the latest; prefixes shared by different keys (~2^-64 per pair) are split by the rest.
+void BuildKeyView(ReplicaState* r) {
+  struct Entry {
+    uint64_t prefix;
+    uint32_t record;
+  };
+  std::vector<Entry> a, b;
+  size_t count = 0;
+  for (const RecordDigest& d : r->records) count += d.read_committed && d.has_key;
+  a.reserve(count);
+  for (uint32_t i = 0; i < r->records.size(); ++i) {
+    const RecordDigest& d = r->records[i];
+    if (d.read_committed && d.has_key) a.push_back({KeyPrefix(d.key), i});
+  }
+  b.resize(a.size());
+  std::vector<uint32_t> bucket(1 << 16);
+  for (int shift = 0; shift < 64; shift += 16) {
+    std::fill(bucket.begin(), bucket.end(), 0);
+    for (const Entry& e : a) ++bucket[(e.prefix >> shift) & 0xffff];
+    uint32_t sum = 0;
+    for (uint32_t& c : bucket) {
+      uint32_t n = c;
+      c = sum;
+      sum += n;
+    }
+    for (const Entry& e : a) b[bucket[(e.prefix >> shift) & 0xffff]++] = e;
+    a.swap(b);
+  }
+  b = {};
+  r->key_view.clear();
+  auto emit = [&](uint32_t record) {
+    const RecordDigest& d = r->records[record];
+    KeyState k;
+    k.offset = d.offset;
+    k.record = record;
+    k.tombstone = !d.has_value;
+    r->key_view.emplace_back(d.key, k);
+  };
+  for (size_t i = 0; i < a.size();) {
+    size_t j = i + 1;
+    bool one_key = true;
+    const Digest& first = r->records[a[i].record].key;
+    for (; j < a.size() && a[j].prefix == a[i].prefix; ++j) one_key = one_key && r->records[a[j].record].key == first;
+    if (one_key) {
+      emit(a[j - 1].record);
+    } else {
+      std::stable_sort(a.begin() + i, a.begin() + j, [&](const Entry& x, const Entry& y) {
+        return KeyLess(r->records[x.record].key, r->records[y.record].key);
+      });
+      for (size_t k = i; k < j; ++k) {
+        if (k + 1 == j || r->records[a[k + 1].record].key != r->records[a[k].record].key) emit(a[k].record);
+      }
+    }
+    i = j;
+  }
+}
+
 }  // namespace
 
-Digest Md5(Bytes b) {
-  Digest d{};
-  unsigned int len = 0;
-  EVP_Digest(b.data(), b.size(), d.data(), &len, EVP_md5(), nullptr);
-  return d;
+Digest Md5(Bytes b) { return ThreadMd5().Of(b); }
+
+Fingerprint ContentDigest(int64_t timestamp, bool control, const std::optional<Bytes>& key,
+                          const std::optional<Bytes>& value, std::span<const RecordHeader> headers) {
+  ContentHasher h;
+  h.AddInt(timestamp);
+  h.AddInt(control ? 1 : 0);
+  h.AddOptional(key);
+  h.AddOptional(value);
+  for (const RecordHeader& hd : headers) {
+    h.AddOptional(std::optional<Bytes>(hd.key));
+    h.AddOptional(hd.value);
+  }
+  return h.End();
 }
 
 std::string DigestHex(const Digest& d) {
@@ -143,8 +268,9 @@ bool ReplicaState::DamagedAfter(int64_t offset) const {
 }
 
 const KeyState* ReplicaState::Key(const Digest& key) const {
-  auto it = key_view.find(key);
-  return it == key_view.end() ? nullptr : &it->second;
+  auto it = std::lower_bound(key_view.begin(), key_view.end(), key,
+                             [](const std::pair<Digest, KeyState>& e, const Digest& k) { return KeyLess(e.first, k); });
+  return it == key_view.end() || it->first != key ? nullptr : &it->second;
 }
 
 size_t ReplicaState::ReadCommittedCount() const {
@@ -269,19 +395,22 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   std::map<std::pair<int64_t, int64_t>, int32_t> txn_by_first;  // (pid, first offset) -> txns index
   size_t next_aborted = 0;
   std::set<int64_t> aborted_pids;  // CompletedFetch.abortedProducerIds
-  Hasher hasher;
   RecordDecoder decoder;
+  Md5Hasher& md5 = ThreadMd5();
+  const ReplicaState* ref = options.reference;
+  size_t ref_batch = 0;  // cursor into ref->batches (both logs ascend by offset)
+  if (ref != nullptr) r.records.reserve(ref->records.size());
   int64_t prev_end = -1;
   for (uint32_t si = 0; si < segments.size(); ++si) {
     const std::string& path = segments[si]->log->path;
+    CollectingSink sink;
     auto file = MappedFile::Open(path, error);
     if (!file) {
       Note(&r, Severity::kError, path, 0, "file-read", *error);
       continue;
     }
     file->AdviseSequential();
-    CollectingSink sink;
-    LogReader reader(path, file->data(), &sink);
+    auto reader = std::make_unique<LogReader>(path, file->data(), &sink);
     BatchView batch;
     int64_t next_base = si + 1 < segments.size() ? segments[si + 1]->base_offset : INT64_MAX;
     // Damage stops the segment: its remaining offsets are unreadable. In the last segment that is what
@@ -298,36 +427,63 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       if (d.to > d.from) r.damaged.push_back(d);
     };
     bool damaged = false;
-    while (reader.Next(&batch)) {
-      bool framing_error = std::any_of(sink.problems.begin(), sink.problems.end(),
-                                       [](const Problem& p) { return p.severity == Severity::kError; });
+    size_t errors_seen = 0;  // sink.problems[0..errors_seen) hold no error
+    while (reader->Next(&batch)) {
+      bool framing_error = false;
+      for (; errors_seen < sink.problems.size(); ++errors_seen) {
+        if (sink.problems[errors_seen].severity == Severity::kError) {
+          framing_error = true;
+          break;
+        }
+      }
       if (!batch.header.crc_valid || framing_error) {
         damage(batch.header.position, !batch.header.crc_valid ? "batch CRC mismatch" : sink.problems.back().message);
         damaged = true;
         break;
       }
-      bool decoded = decoder.Decode(batch, path, &sink);
-      const BatchHeader& h = decoded ? decoder.header() : batch.header;
+      BatchSpan span;
+      span.size = uint32_t(batch.bytes.size());
+      span.crc = batch.header.crc;
+      span.fingerprint = crc64_iso_refl(0, batch.bytes.data(), batch.bytes.size());
+      // The reference's batch with the same bytes, if any: its records' digests are this batch's.
+      const BatchSpan* same = nullptr;
+      if (ref != nullptr && batch.header.magic >= 2 && !batch.header.is_control) {
+        const std::vector<BatchSpan>& rb = ref->batches;
+        if (ref_batch >= rb.size() || rb[ref_batch].base_offset > batch.header.base_offset) ref_batch = 0;
+        ref_batch = std::lower_bound(rb.begin() + ref_batch, rb.end(), batch.header.base_offset,
+                                     [](const BatchSpan& b, int64_t o) { return b.base_offset < o; }) -
+                    rb.begin();
+        if (ref_batch < rb.size()) {
+          const BatchSpan& c = rb[ref_batch];
+          if (c.digested && !c.control && c.base_offset == batch.header.base_offset && c.size == span.size &&
+              c.crc == span.crc && c.fingerprint == span.fingerprint) {
+            same = &c;
+          }
+        }
+      }
+      size_t problems_before = sink.problems.size();
+      bool decoded = same != nullptr || decoder.Decode(batch, path, &sink);
+      const BatchHeader& h = same == nullptr && decoded ? decoder.header() : batch.header;
       if (h.base_offset < std::max<int64_t>(prev_end, 0) || h.last_offset >= next_base) {
         damage(h.position, "batch offsets " + std::to_string(h.base_offset) + ".." + std::to_string(h.last_offset) +
                                " out of order");
         damaged = true;
         break;
       }
-      BatchSpan span;
       span.base_offset = h.base_offset;
       span.last_offset = h.last_offset;
       span.producer_id = h.producer_id;
       span.producer_epoch = h.producer_epoch;
       span.transactional = h.is_transactional;
       span.control = h.is_control;
-      span.records = int32_t(decoder.records().size());
+      span.records = same != nullptr ? same->records : int32_t(decoder.records().size());
       span.segment = si;
       span.position = h.position;
+      span.first_record = uint32_t(r.records.size());
+      span.digested = decoded && sink.problems.size() == problems_before;
       if (prev_end >= 0 && span.base_offset > prev_end) r.gaps.push_back({prev_end, span.base_offset});
       if (prev_end < 0 && span.base_offset > r.log_start_offset) r.gaps.push_back({r.log_start_offset, span.base_offset});
       prev_end = std::max(prev_end, span.last_offset + 1);
-      uint32_t batch_index = uint32_t(r.batches.size());
       r.batches.push_back(span);
 
       // Transaction structure (replay from the log start).
@@ -397,6 +553,22 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       }
 
       if (!decoded) continue;
+      auto consumers = [&](RecordDigest& d) {
+        bool served = d.offset >= r.log_start_offset && !h.is_control;
+        d.read_uncommitted = served && d.offset < r.high_watermark;
+        d.read_committed = served && d.offset < r.last_stable_offset && !batch_aborted;
+        r.max_timestamp = std::max(r.max_timestamp, d.timestamp);
+      };
+      if (same != nullptr) {
+        for (uint32_t i = same->first_record; i < same->first_record + uint32_t(same->records); ++i) {
+          RecordDigest d = ref->records[i];
+          d.txn = txn_index;  // not a control batch
+          d.fate = TxnFate::kNone;
+          consumers(d);
+          r.records.push_back(d);
+        }
+        continue;
+      }
       for (const Record& rec : decoder.records()) {
         RecordDigest d;
         d.offset = rec.offset;
@@ -408,28 +580,16 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
         d.control = h.is_control;
         d.has_key = rec.key.has_value();
         d.has_value = rec.value.has_value();
-        d.batch = batch_index;
         d.txn = h.is_control ? -1 : txn_index;
-        if (rec.key) d.key = Md5(*rec.key);
-        if (rec.value) d.value = Md5(*rec.value);
-        hasher.Begin();
-        hasher.AddInt(rec.timestamp);
-        hasher.AddInt(h.is_control ? 1 : 0);
-        hasher.AddOptional(rec.key);
-        hasher.AddOptional(rec.value);
-        for (const RecordHeader& hd : decoder.headers(rec)) {
-          hasher.AddOptional(std::optional<Bytes>(hd.key));
-          hasher.AddOptional(hd.value);
-        }
-        d.content = hasher.End();
-        bool served = rec.offset >= r.log_start_offset && !h.is_control;
-        d.read_uncommitted = served && rec.offset < r.high_watermark;
-        d.read_committed = served && rec.offset < r.last_stable_offset && !batch_aborted;
-        r.max_timestamp = std::max(r.max_timestamp, rec.timestamp);
+        if (rec.key) d.key = md5.Of(*rec.key);
+        d.content = ContentDigest(rec.timestamp, h.is_control, rec.key, rec.value, decoder.headers(rec));
+        consumers(d);
         r.records.push_back(d);
       }
     }
-    if (!damaged && reader.end() != LogEnd::kEndOfData) damage(reader.valid_bytes(), "segment ends in a torn or corrupt tail");
+    if (!damaged && reader->end() != LogEnd::kEndOfData) {
+      damage(reader->valid_bytes(), "segment ends in a torn or corrupt tail");
+    }
     for (const Problem& p : sink.problems) r.notes.push_back(p);
   }
   // Records of a transaction take its fate; transactions still open at the end stay open.
@@ -440,6 +600,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     d.fate = t.fate;
     ++t.records;
   }
+  BuildKeyView(&r);
   // The markers' verdict and the .txnindex (what consumers get) must agree on every record a
   // read_committed consumer can reach; a mismatch is noted once per transaction.
   std::set<int32_t> mismatched;
@@ -456,15 +617,35 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
                (d.read_committed ? "receive" : "skip") + " it (offset " + std::to_string(d.offset) + ")");
     }
   }
-  // Compacted view: the latest read_committed record per key (tombstones kept as deletions).
-  for (uint32_t i = 0; i < r.records.size(); ++i) {
-    const RecordDigest& d = r.records[i];
-    if (!d.read_committed || !d.has_key) continue;
-    KeyState& k = r.key_view[d.key];
-    k.offset = d.offset;
-    k.tombstone = !d.has_value;
-    k.value = d.value;
-    k.record = i;
+  return true;
+}
+
+bool LoadReplicas(const std::vector<std::string>& partition_dirs, const ReplicaOptions& options,
+                  std::vector<ReplicaState>* out, std::string* error, unsigned threads) {
+  out->clear();
+  out->resize(partition_dirs.size());
+  if (partition_dirs.empty()) return true;
+  if (!LoadReplica(partition_dirs[0], options, &(*out)[0], error)) return false;
+  ReplicaOptions others = options;
+  others.reference = &(*out)[0];
+  size_t n = partition_dirs.size();
+  std::vector<std::string> errors(n);
+  std::vector<char> ok(n, 1);
+  std::atomic<size_t> next{1};
+  auto work = [&]() {
+    for (size_t i; (i = next.fetch_add(1)) < n;) ok[i] = LoadReplica(partition_dirs[i], others, &(*out)[i], &errors[i]);
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  size_t extra = std::min<size_t>(threads, n - 1);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < extra; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (size_t i = 1; i < n; ++i) {
+    if (!ok[i]) {
+      *error = errors[i];
+      return false;
+    }
   }
   return true;
 }

@@ -1,9 +1,10 @@
 // One replica of a partition as a broker would load it and as its consumers would read it: the input
 // of `klf diff`, `klf lso` and `klf repair`.
 //
-// LoadReplica streams every segment once (records are decoded and reduced to fixed-size MD5 digests,
-// like the cleaner's offset map keeps keys: memory grows by ~90 bytes per record, never by key or
-// value size) and derives:
+// LoadReplica streams every segment once with read(2) (LogReader::Open) and reduces each record to a
+// fixed-size 64-byte RecordDigest (memory grows by the record count, never by key or value size): the
+// key as its MD5, the digest the cleaner's offset map keeps (SkimpyOffsetMap), and the record's
+// content as a 128-bit fingerprint computed in one pass over its bytes. It derives:
 //   * the broker's view after a restart: log start and end offsets, the high watermark from the log
 //     dir's replication-offset-checkpoint, producer state loaded from the latest valid .snapshot plus
 //     the log after it (segment_reader/producer_state.h), open transactions and the last stable offset;
@@ -11,7 +12,7 @@
 //     records each marker commits or aborts, including transactions merged across a lost marker);
 //   * what consumers get: read_uncommitted (below the high watermark), read_committed (below the LSO,
 //     without aborted transactions, using the `.txnindex` entries exactly as Kafka's fetch path and
-//     consumer do), and the compacted key->value view (latest read_committed value per key).
+//     consumer do), and the compacted key->value view (latest read_committed record per key).
 // Key and value bytes are not kept; ReadRecordBytes fetches them again for the few records a report
 // names.
 #pragma once
@@ -19,10 +20,12 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "segment_reader/batch.h"
 #include "segment_reader/bytes.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/index_files.h"
@@ -31,7 +34,17 @@
 namespace klf {
 
 using Digest = std::array<uint8_t, 16>;
+// MD5 of the bytes: the key digest, as the cleaner's offset map hashes keys (SkimpyOffsetMap.hashInto).
 Digest Md5(Bytes b);
+// The content fingerprint of one record (RecordDigest::content): timestamp, control flag, key, value
+// and headers, each length-prefixed (null distinct from empty). Not MD5: a record's value is its bulk
+// and MD5 runs at ~0.6 GB/s here; the fingerprint is the CRC-64 (ISO) and the CRC-32C of that byte
+// sequence (ISA-L, ~10 GB/s). Two CRCs with distinct generators detect every difference of up to 64
+// bits and miss a random one with probability ~2^-96; like MD5 today, it is not meant to resist crafted
+// collisions (replicas are not adversaries).
+using Fingerprint = std::array<uint8_t, 12>;
+Fingerprint ContentDigest(int64_t timestamp, bool control, const std::optional<Bytes>& key,
+                     const std::optional<Bytes>& value, std::span<const RecordHeader> headers);
 std::string DigestHex(const Digest& d);
 
 struct DigestHash {
@@ -52,26 +65,25 @@ enum class TxnFate : uint8_t {
 };
 const char* TxnFateName(TxnFate f);
 
-// One record (data or control), without its bytes.
+// One record (data or control), without its bytes. 64 bytes: every replica keeps one per record.
 struct RecordDigest {
   int64_t offset = 0;
   int64_t timestamp = 0;
   int64_t producer_id = -1;
-  int16_t producer_epoch = -1;
-  int32_t leader_epoch = -1;
-  bool transactional = false;
-  bool control = false;
-  bool has_key = false;
-  bool has_value = false;      // false: tombstone (data records)
-  TxnFate fate = TxnFate::kNone;
-  bool read_committed = false;    // delivered to a read_committed consumer
-  bool read_uncommitted = false;  // delivered to a read_uncommitted consumer
-  int32_t txn = -1;               // index into ReplicaState::txns, for transactional data records
-  uint32_t batch = 0;             // index into ReplicaState::batches
   Digest key{};                   // MD5(key), zero for a null key
-  Digest value{};                 // MD5(value), zero for a null value
-  Digest content{};               // MD5 over key, value, headers, timestamp: record identity
+  Fingerprint content{};          // ContentDigest: record identity across replicas
+  int32_t leader_epoch = -1;
+  int32_t txn = -1;               // index into ReplicaState::txns, for transactional data records
+  int16_t producer_epoch = -1;
+  TxnFate fate = TxnFate::kNone;
+  bool transactional : 1 = false;
+  bool control : 1 = false;
+  bool has_key : 1 = false;
+  bool has_value : 1 = false;         // false: tombstone (data records)
+  bool read_committed : 1 = false;    // delivered to a read_committed consumer
+  bool read_uncommitted : 1 = false;  // delivered to a read_uncommitted consumer
 };
+static_assert(sizeof(RecordDigest) == 64);
 
 enum class MarkerType : uint8_t { kCommit, kAbort, kEmpty, kOther };
 const char* MarkerTypeName(MarkerType t);
@@ -114,6 +126,14 @@ struct BatchSpan {
   int32_t records = 0;
   uint32_t segment = 0;   // index into ReplicaState::segment_files
   uint64_t position = 0;  // byte position in that segment
+  // Identity of the entry's bytes, to reuse a reference replica's digests (ReplicaOptions::reference):
+  // its size, its stored CRC-32C (checked) and a CRC-64 of all of it (base offset and leader epoch,
+  // which the CRC-32C does not cover, included).
+  uint32_t size = 0;
+  uint32_t crc = 0;
+  uint64_t fingerprint = 0;
+  uint32_t first_record = 0;  // index into ReplicaState::records of its first record
+  bool digested = false;      // decoded without a problem; its records are records[first_record..+records)
 };
 
 struct OffsetGap {
@@ -129,17 +149,36 @@ struct DamagedRange {
   std::string why;
 };
 
+struct ReplicaState;
+
+// The order of ReplicaState::key_view: the digest's first 8 bytes as a little-endian integer, then
+// the rest. Any fixed total order would do; this one is what the radix sort produces.
+inline uint64_t KeyPrefix(const Digest& d) {
+  uint64_t p;
+  __builtin_memcpy(&p, d.data(), sizeof(p));
+  return p;
+}
+inline bool KeyLess(const Digest& a, const Digest& b) {
+  uint64_t pa = KeyPrefix(a), pb = KeyPrefix(b);
+  if (pa != pb) return pa < pb;
+  return __builtin_memcmp(a.data() + 8, b.data() + 8, 8) < 0;
+}
+
 struct KeyState {
   int64_t offset = 0;  // offset of the latest read_committed record for the key
-  bool tombstone = false;
-  Digest value{};
   uint32_t record = 0;  // index into ReplicaState::records
+  bool tombstone = false;
 };
 
 struct ReplicaOptions {
   // Clock for snapshot loading (producer expiration). Default: the newest record timestamp seen.
   std::optional<int64_t> now_ms;
   int64_t producer_id_expiration_ms = 86400000;
+  // An already loaded replica of the same partition. A follower appends the leader's batches byte for
+  // byte, so a batch whose bytes match the reference's batch at the same base offset (same size,
+  // CRC-32C and CRC-64 of the whole entry) holds the same records: their digests are copied instead of
+  // decoding and hashing the records again. Results are the same with or without it.
+  const ReplicaState* reference = nullptr;
 };
 
 struct ReplicaState {
@@ -167,7 +206,10 @@ struct ReplicaState {
   std::vector<AbortedTxn> txn_index;  // every .txnindex entry, by first offset
   std::vector<OffsetGap> gaps;
   std::vector<DamagedRange> damaged;
-  std::unordered_map<Digest, KeyState, DigestHash> key_view;  // compacted read_committed view
+  // The compacted read_committed view, one entry per key, sorted by KeyOrder (a flat vector: built by a
+  // radix sort of the records' key digests instead of one hash-table probe per record, which costs a
+  // cache and TLB miss each).
+  std::vector<std::pair<Digest, KeyState>> key_view;
   std::vector<Problem> notes;  // problems met while loading (decode errors, txnindex vs markers)
   int64_t max_timestamp = -1;
 
@@ -192,6 +234,12 @@ struct ReplicaState {
 // Loads a partition directory. Returns false with *error only when it cannot be read at all.
 bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options, ReplicaState* out,
                  std::string* error);
+
+// Loads several replicas of one partition: the first alone, then the others (on up to `threads`
+// threads) with the first as their reference (ReplicaOptions::reference). Same results as LoadReplica
+// on each. Returns false with *error naming the first directory that cannot be read.
+bool LoadReplicas(const std::vector<std::string>& partition_dirs, const ReplicaOptions& options,
+                  std::vector<ReplicaState>* out, std::string* error, unsigned threads = 0);
 
 struct RecordBytes {
   std::optional<std::string> key, value;
