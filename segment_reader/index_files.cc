@@ -38,28 +38,59 @@ void CheckUnusedIsZero(const std::string& file, Bytes data, uint64_t first_unuse
   }
 }
 
+// What `.index` and `.timeindex` have in common (§8.1, §8.2): fixed-size entries holding a 4-byte
+// relative offset, preallocated zero space after the last entry, and the names of their checks.
+struct FixedSizeIndex {
+  int entry_size;
+  int relative_offset_at;  // where in an entry the relative offset is
+  const char* size_check;
+  const char* unused_check;
+};
+constexpr FixedSizeIndex kOffsetIndexLayout{kOffsetIndexEntrySize, 0, "offset-index-size",
+                                            "offset-index-unused-space"};
+constexpr FixedSizeIndex kTimeIndexLayout{kTimeIndexEntrySize, 8, "time-index-size", "time-index-unused-space"};
+
+bool AllZero(const uint8_t* p, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (p[i] != 0) return false;
+  }
+  return true;
+}
+
+// Calls on_entry(slot, position, entry bytes) for every entry before the unused space and returns
+// the number of unused slots. Zero-tail rule (§8.2, DumpLogSegments): relative offset 0 at slot >= 1
+// starts unused space. At slot 0 relative offset 0 can be genuine (the first batch's time-index
+// entry; an offset-index entry for the base offset, at a position > 0 since Kafka indexes only after
+// index.interval.bytes of data), so there only an all-zero entry is unused space.
+template <typename OnEntry>
+uint64_t ForEachIndexEntry(const std::string& file, Bytes data, const FixedSizeIndex& layout, ProblemSink* sink,
+                           OnEntry on_entry) {
+  CheckLength(file, data.size(), layout.entry_size, layout.size_check, sink);
+  const uint64_t slots = data.size() / layout.entry_size;
+  const uint64_t end = slots * layout.entry_size;
+  for (uint64_t i = 0; i < slots; ++i) {
+    const uint64_t pos = i * layout.entry_size;
+    const uint8_t* p = data.data() + pos;
+    int32_t relative = LoadI32(p + layout.relative_offset_at);
+    if ((i >= 1 && relative == 0) || (i == 0 && AllZero(p, layout.entry_size))) {
+      CheckUnusedIsZero(file, data, pos, end, layout.unused_check, sink);
+      return slots - i;
+    }
+    on_entry(i, pos, p);
+  }
+  return 0;
+}
+
 }  // namespace
 
 OffsetIndex ParseOffsetIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink) {
   OffsetIndex out;
   out.file_size = data.size();
-  CheckLength(file, data.size(), kOffsetIndexEntrySize, "offset-index-size", sink);
-  const uint64_t slots = data.size() / kOffsetIndexEntrySize;
-  const uint64_t end = slots * kOffsetIndexEntrySize;
-  out.entries.reserve(slots);
-  for (uint64_t i = 0; i < slots; ++i) {
-    const uint64_t pos = i * kOffsetIndexEntrySize;
-    const uint8_t* p = data.data() + pos;
+  out.entries.reserve(data.size() / kOffsetIndexEntrySize);
+  out.unused_slots = ForEachIndexEntry(file, data, kOffsetIndexLayout, sink, [&](uint64_t i, uint64_t pos,
+                                                                                 const uint8_t* p) {
     int32_t relative = LoadI32(p);
     int32_t position = LoadI32(p + 4);
-    // Zero-tail rule (§8.2, DumpLogSegments): relative offset 0 at slot >= 1 starts unused space. At
-    // slot 0 an all-zero entry is unused space too: Kafka writes its first offset-index entry only
-    // after index.interval.bytes of data, so no genuine entry has position 0.
-    if ((i >= 1 && relative == 0) || (i == 0 && relative == 0 && position == 0)) {
-      out.unused_slots = slots - i;
-      CheckUnusedIsZero(file, data, pos, end, "offset-index-unused-space", sink);
-      break;
-    }
     OffsetIndexEntry e{base_offset + relative, position};
     if (relative < 0) {
       Report(sink, Severity::kError, file, pos, "offset-index-entry",
@@ -82,29 +113,18 @@ OffsetIndex ParseOffsetIndex(const std::string& file, Bytes data, int64_t base_o
       }
     }
     out.entries.push_back(e);
-  }
+  });
   return out;
 }
 
 TimeIndex ParseTimeIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink) {
   TimeIndex out;
   out.file_size = data.size();
-  CheckLength(file, data.size(), kTimeIndexEntrySize, "time-index-size", sink);
-  const uint64_t slots = data.size() / kTimeIndexEntrySize;
-  const uint64_t end = slots * kTimeIndexEntrySize;
-  out.entries.reserve(slots);
-  for (uint64_t i = 0; i < slots; ++i) {
-    const uint64_t pos = i * kTimeIndexEntrySize;
-    const uint8_t* p = data.data() + pos;
+  out.entries.reserve(data.size() / kTimeIndexEntrySize);
+  out.unused_slots = ForEachIndexEntry(file, data, kTimeIndexLayout, sink, [&](uint64_t i, uint64_t pos,
+                                                                               const uint8_t* p) {
     int64_t timestamp = LoadI64(p);
     int32_t relative = LoadI32(p + 8);
-    // Same zero-tail rule as the offset index (§8.2). At slot 0 relative offset 0 is a genuine entry
-    // (the max timestamp of the first batch), so only an all-zero slot 0 counts as unused.
-    if ((i >= 1 && relative == 0) || (i == 0 && relative == 0 && timestamp == 0)) {
-      out.unused_slots = slots - i;
-      CheckUnusedIsZero(file, data, pos, end, "time-index-unused-space", sink);
-      break;
-    }
     TimeIndexEntry e{timestamp, base_offset + relative};
     if (relative < 0) {
       Report(sink, Severity::kError, file, pos + 8, "time-index-entry",
@@ -125,7 +145,7 @@ TimeIndex ParseTimeIndex(const std::string& file, Bytes data, int64_t base_offse
       }
     }
     out.entries.push_back(e);
-  }
+  });
   return out;
 }
 
