@@ -3,6 +3,8 @@
 // "non-consecutive offsets" summary (gaps are normal after compaction), no stray `}` after legacy
 // CRCs, problems printed where they occur (once, with file, byte position and byte counts) instead
 // of aborting or of summaries on stderr.
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "cli/dump_printer.h"
@@ -78,21 +80,14 @@ class TextDumpPrinter : public DumpPrinter {
       o.AppendBool(h.is_transactional);
       o.Append(" isControl: ");
       o.AppendBool(h.is_control);
-      // Java's OptionalLong rendering, as kafka-dump-log prints it.
       o.Append(" deleteHorizonMs: ");
-      if (h.delete_horizon_ms) {
-        o.Append("OptionalLong[");
-        o.AppendInt(*h.delete_horizon_ms);
-        o.Append(']');
-      } else {
-        o.Append("OptionalLong.empty");
-      }
-      o.Append(" position: ");
+      AppendOptionalLong(h.delete_horizon_ms);
     } else {
       o.Append("offset: ");
       o.AppendInt(h.last_offset);
-      o.Append(" position: ");
     }
+    // The rest of the line is the same for every magic, as kafka-dump-log prints it.
+    o.Append(" position: ");
     o.AppendUint(h.position);
     o.Append(' ');
     o.Append(TimestampTypeName(h.magic == 0 ? TimestampType::kNoTimestampType : h.timestamp_type));
@@ -157,13 +152,9 @@ class TextDumpPrinter : public DumpPrinter {
     o.Append(" coordinatorEpoch: ");
     o.AppendInt(e.coordinator_epoch);
     o.Append(" currentTxnFirstOffset: ");
-    if (e.current_txn_first_offset >= 0) {
-      o.Append("OptionalLong[");
-      o.AppendInt(e.current_txn_first_offset);
-      o.Append(']');
-    } else {
-      o.Append("OptionalLong.empty");
-    }
+    // The snapshot stores -1 for "no ongoing transaction" (ProducerStateManager).
+    AppendOptionalLong(e.current_txn_first_offset >= 0 ? std::optional<int64_t>(e.current_txn_first_offset)
+                                                       : std::nullopt);
     o.Append(" lastTimestamp: ");
     o.AppendInt(e.timestamp);
     if (e.last_offset >= 0) {
@@ -256,6 +247,17 @@ class TextDumpPrinter : public DumpPrinter {
     if (!header_pending_) return;
     header_pending_ = false;
     out_->Append(header_);
+  }
+
+  // Java's OptionalLong.toString, as kafka-dump-log prints deleteHorizonMs and currentTxnFirstOffset.
+  void AppendOptionalLong(std::optional<int64_t> v) {
+    if (v) {
+      out_->Append("OptionalLong[");
+      out_->AppendInt(*v);
+      out_->Append(']');
+    } else {
+      out_->Append("OptionalLong.empty");
+    }
   }
 
   void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded) {
