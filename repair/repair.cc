@@ -794,7 +794,8 @@ void DescribeDropped(const std::string& path, Bytes data, uint64_t from, int64_t
     // Entries with a bad CRC are counted too: their header offsets are the best evidence of what went.
     int64_t first = b.header.base_offset_known ? b.header.base_offset : b.header.last_offset;
     if (!d->first_offset) d->first_offset = first;
-    d->last_offset = std::max(d->last_offset.value_or(first), b.header.last_offset);
+    // Under a bad CRC the lastOffsetDelta may be garbage: only the base offset counts then.
+    d->last_offset = std::max(d->last_offset.value_or(first), b.header.crc_valid ? b.header.last_offset : first);
     ++d->batches;
   }
   // A batch cut short by the end of the file cannot be framed, but its header may still name its
@@ -807,6 +808,51 @@ void DescribeDropped(const std::string& path, Bytes data, uint64_t from, int64_t
       if (rest.size() >= 27 && rest[16] == 2) d->last_offset = o + int32_t(uint32_t(be(23, 4)));
     }
   }
+}
+
+// Record-level consistency of a decoded batch, as klf verify checks it (segment_reader/verify.cc,
+// CheckRecords): Kafka's recovery (LogSegment.recover) does not look at records, but a batch that fails
+// these would make the salvaged copy fail verification. Empty when consistent.
+std::string RecordProblem(const BatchHeader& h, const std::vector<Record>& records) {
+  if (h.magic < 2) {
+    // v0/v1: a wrapper's inner messages have increasing offsets ending at the wrapper's offset.
+    int64_t prev = std::numeric_limits<int64_t>::min();
+    for (const Record& r : records) {
+      if (r.offset <= prev || r.offset > h.last_offset) {
+        return fmt::format("inner message offset {} is not above {} and at most the wrapper offset {}", r.offset, prev,
+                           h.last_offset);
+      }
+      prev = r.offset;
+    }
+    return "";
+  }
+  // Record offsets strictly increase within baseOffset..lastOffset (holes are compaction).
+  int64_t expect = h.base_offset;
+  int64_t max_ts = std::numeric_limits<int64_t>::min();
+  for (const Record& r : records) {
+    if (r.offset < expect || r.offset > h.last_offset) {
+      return fmt::format("record offset {} is not in {}..{} (lastOffsetDelta {})", r.offset, expect, h.last_offset,
+                         h.last_offset_delta);
+    }
+    expect = r.offset + 1;
+    max_ts = std::max(max_ts, r.timestamp);
+  }
+  // LogValidator sets a CreateTime batch's maxTimestamp to its largest record timestamp.
+  if (!records.empty() && h.timestamp_type == TimestampType::kCreateTime && max_ts != h.max_timestamp) {
+    return fmt::format("maxTimestamp {} is not its largest record timestamp {}", h.max_timestamp, max_ts);
+  }
+  if (h.is_control) {
+    bool end_txn = false;
+    for (const Record& r : records) {
+      ControlRecord c;
+      std::string why;
+      if (!ParseControlRecord(r, &c, &why)) return fmt::format("control record at offset {} is invalid: {}", r.offset, why);
+      end_txn = end_txn || c.type == ControlType::kAbort || c.type == ControlType::kCommit;
+    }
+    // An end-transaction marker batch holds exactly one record (or none, emptied by the cleaner).
+    if (end_txn && records.size() > 1) return fmt::format("transaction marker holds {} records", records.size());
+  }
+  return "";
 }
 
 }  // namespace
@@ -827,16 +873,55 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
     if (!files.back()) return false;
   }
 
-  // Pass 1: where recovery stops (segment, byte position, reason).
+  // Pass 1: where recovery stops (segment, byte position, reason). Batches are checked one by one
+  // (RecordProblem, the batch's own fields) and against the last batch kept before them (offsets and
+  // leader epochs only go up, a segment's offsets stay below the next segment's base offset).
   size_t stop_segment = segments.size();
   uint64_t stop_position = 0;
   std::string stop_reason;
-  int64_t prev_last = -1;
-  std::optional<int64_t> stop_offset;  // first offset not kept
+  bool stop_whole = false;  // the stopped segment goes entirely (its name conflicts with the log before it)
+  // The last two batches kept so far: when a batch conflicts with the one before it but not with the
+  // one before that, the one before it is the liar (a flipped baseOffset or partitionLeaderEpoch,
+  // neither covered by the CRC, or a lastOffsetDelta rewritten under a recomputed CRC): recovery stops
+  // at that batch, not at the intact one after it.
+  struct Kept {
+    size_t segment = 0;
+    uint64_t position = 0;
+    int64_t last_offset = -1;
+    int32_t epoch = -1;  // partitionLeaderEpoch (v2; -1 = none)
+  };
+  std::optional<Kept> prev, prev2;
+  auto last_of = [](const std::optional<Kept>& k) { return k ? k->last_offset : int64_t(-1); };
+  auto epoch_of = [](const std::optional<Kept>& k) { return k ? k->epoch : int32_t(-1); };
+  // Stops at the batch before the current one (it lies); prev2 becomes the last batch kept.
+  auto blame_prev = [&](const std::string& why) {
+    stop_segment = prev->segment;
+    stop_position = prev->position;
+    stop_reason = why;
+    prev = prev2;
+  };
   RecordDecoder decoder;
   for (size_t si = 0; si < segments.size() && stop_segment == segments.size(); ++si) {
     const std::string& path = segments[si]->log->path;
     int64_t base = segments[si]->base_offset;
+    // Kafka's segments split the offsets: every offset of a segment is below the next one's base offset
+    // (LogSegment.baseOffset, spec §1.3). A base offset at or below the last offset kept is a name that
+    // lies (or the batch before lies, when the name fits the batch before that).
+    if (prev && base <= prev->last_offset) {
+      std::string why = fmt::format("a segment named {} although the segment before it already holds offset {}",
+                                    base, prev->last_offset);
+      if (base > last_of(prev2)) {
+        blame_prev(fmt::format("a batch whose last offset {} reaches past the next segment's base offset {}",
+                               prev->last_offset, base));
+      } else {
+        // Not kept even empty: an empty segment under that name would still overlap the one before it.
+        stop_segment = si;
+        stop_position = 0;
+        stop_reason = why;
+        stop_whole = true;
+      }
+      break;
+    }
     ReadOptions ro;
     ro.resync = false;
     CollectingSink framing;
@@ -847,7 +932,9 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
     while (reader.Next(&b)) {
       const BatchHeader& h = b.header;
       int64_t first = h.base_offset_known ? h.base_offset : h.last_offset;
+      const int32_t epoch = h.magic >= 2 ? h.partition_leader_epoch : -1;
       CollectingSink rec;
+      std::string conflict;  // with the batch before (blamed on it when the batch before that agrees)
       if (h.position != expected) {
         why = "bytes that are not a batch";
       } else if (!h.crc_valid) {
@@ -855,19 +942,37 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
       } else if (first < base || h.last_offset - base > std::numeric_limits<int32_t>::max()) {
         why = fmt::format("a batch whose offsets {}..{} do not fit the segment's base offset {}", first, h.last_offset,
                           base);
-      } else if (first <= prev_last) {
-        why = fmt::format("a batch whose offset {} is not above the previous batch's last offset {}", first, prev_last);
+      } else if (epoch < -1) {
+        // partitionLeaderEpoch is outside the CRC; Kafka writes -1 or an epoch >= 0.
+        why = fmt::format("a batch whose partition leader epoch {} is negative", epoch);
       } else if (!decoder.Decode(b, path, &rec)) {
         why = "a batch whose records do not decode" +
               (rec.problems.empty() ? std::string() : " (" + rec.problems.front().message + ")");
+      } else if (std::string p = RecordProblem(h, decoder.records()); !p.empty()) {
+        why = "a batch whose " + p;
+      } else if (first <= last_of(prev)) {
+        conflict = fmt::format("offset {} is not above the previous batch's last offset {}", first, last_of(prev));
+        if (prev && first > last_of(prev2) && (epoch < 0 || epoch >= epoch_of(prev2))) {
+          blame_prev(fmt::format("a batch whose last offset {} is not below the next batch's offset {}",
+                                 prev->last_offset, first));
+          break;
+        }
+      } else if (epoch >= 0 && epoch < epoch_of(prev)) {
+        // A replica's leader epochs never go back (LeaderEpochFileCache keeps them ascending).
+        conflict = fmt::format("partition leader epoch {} is below the previous batch's {}", epoch, epoch_of(prev));
+        if (prev && epoch >= epoch_of(prev2)) {
+          blame_prev(fmt::format("a batch whose partition leader epoch {} is above the next batch's {}",
+                                 epoch_of(prev), epoch));
+          break;
+        }
       }
-      if (!why.empty()) {
-        stop_offset = first;
-        break;
-      }
+      if (!conflict.empty()) why = "a batch whose " + conflict;
+      if (!why.empty()) break;
       expected += b.bytes.size();
-      prev_last = h.last_offset;
+      prev2 = prev;
+      prev = Kept{si, h.position, h.last_offset, epoch >= 0 ? epoch : epoch_of(prev)};
     }
+    if (stop_segment != segments.size()) break;  // blamed on an earlier batch
     if (why.empty() && expected < files[si]->size()) {
       why = reader.end() == LogEnd::kZeroTail        ? "a zero-filled tail"
             : reader.end() == LogEnd::kTruncatedTail ? "a batch cut short by the end of the file"
@@ -880,6 +985,14 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
       stop_reason = why;
     }
   }
+  // The log end after recovery: one past the last batch kept (the stopped segment's base offset when
+  // none of it is kept).
+  std::optional<int64_t> stop_offset;
+  if (stop_segment < segments.size()) {
+    stop_offset = prev ? prev->last_offset + 1 : segments[stop_segment]->base_offset;
+    if (prev && prev->segment < stop_segment) stop_offset = std::max(*stop_offset, segments[stop_segment]->base_offset);
+  }
+  const int64_t prev_last = last_of(prev);
 
   StagedDirectory::Options so;
   so.force = options.force;
@@ -906,14 +1019,16 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   for (size_t si = 0; si < segments.size(); ++si) {
     const std::string& path = segments[si]->log->path;
     Bytes data = files[si]->data();
-    if (si > stop_segment) {
+    if (si > stop_segment || (si == stop_segment && stop_whole)) {
       SalvageDrop d;
       d.file = path;
       d.whole_segment = true;
       DescribeDropped(path, data, 0, segments[si]->base_offset, segments[si]->base_offset, &d);
-      d.reason = fmt::format("segment deleted: an earlier segment ({}) was truncated, and recovery deletes every later "
-                             "segment",
-                             segments[stop_segment]->log->path);
+      d.reason = si == stop_segment
+                     ? "segment deleted: " + stop_reason
+                     : fmt::format("segment deleted: an earlier segment ({}) was truncated, and recovery deletes every "
+                                   "later segment",
+                                   segments[stop_segment]->log->path);
       result->dropped.push_back(d);
       continue;
     }
