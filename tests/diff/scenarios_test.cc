@@ -2,123 +2,20 @@
 // after the lagging one came back and fetched the already-compacted leader log), each giving exactly
 // its finding and no other divergence, plus truncation, lag and in-flight transactions.
 //
-// Each replica is written with segment_writer's batch builders at the offsets a follower copies from
-// its leader; its .txnindex holds the aborted transactions Kafka's producer-state replay produces.
-#include <filesystem>
-#include <fstream>
-
+// Each replica is written by tests/support/replica_builder.h (segment_writer's batch builders at the
+// offsets a follower copies from its leader; a .txnindex as Kafka's producer-state replay builds it).
 #include <gtest/gtest.h>
 
 #include "diff/diff.h"
-#include "segment_reader/file.h"
-#include "segment_reader/producer_state.h"
-#include "segment_writer/batch_builder.h"
+#include "tests/support/replica_builder.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
 
-namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "klf-diff-scenario-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-constexpr int64_t kTxnPid = 7, kPlainPid = 100;
-constexpr int64_t kT0 = 1700000000000;
-
-// One broker's copy of partition foo-0.
-class Replica {
- public:
-  Replica(const std::string& root, const std::string& broker) : dir_(root + "/" + broker + "/foo-0") {
-    fs::create_directories(dir_);
-  }
-  // A plain (idempotent) record; value nullopt = tombstone.
-  Replica& Put(int64_t offset, const std::string& key, std::optional<std::string> value) {
-    return Data(offset, key, std::move(value), kPlainPid, false);
-  }
-  // A record of the transactional producer.
-  Replica& Txn(int64_t offset, const std::string& key, const std::string& value) {
-    return Data(offset, key, value, kTxnPid, true);
-  }
-  // The header-only batch the cleaner leaves of a marker (the producer's last batch).
-  Replica& EmptiedMarker(int64_t offset) {
-    BatchHeader h;
-    h.base_offset = offset;
-    h.last_offset = offset;
-    h.producer_id = kTxnPid;
-    h.producer_epoch = 0;
-    h.partition_leader_epoch = 0;
-    h.is_transactional = true;
-    h.is_control = true;
-    h.max_timestamp = kT0 + offset;
-    BuiltBatch built;
-    std::string error;
-    EXPECT_TRUE(AppendEmptyBatch(h, &log_, &built, &error)) << error;
-    return *this;
-  }
-  Replica& Marker(int64_t offset, ControlType type) {
-    EndTxnMarkerOptions o;
-    o.offset = offset;
-    o.partition_leader_epoch = 0;
-    o.producer_id = kTxnPid;
-    o.timestamp = kT0 + offset;
-    o.type = type;
-    BuiltBatch built;
-    std::string error;
-    EXPECT_TRUE(AppendEndTxnMarker(o, &log_, &built, &error)) << error;
-    return *this;
-  }
-  // Writes the .log and the .txnindex Kafka would have built while appending.
-  std::string Write() {
-    std::string log_path = dir_ + "/00000000000000000000.log";
-    std::ofstream(log_path, std::ios::binary) << log_;
-    ProducerStateManager state;
-    LogReader reader(log_path, AsBytes(log_), nullptr);
-    BatchView batch;
-    std::string txn;
-    while (reader.Next(&batch)) {
-      BatchUpdate u = state.Apply(batch, log_path, nullptr);
-      if (u.aborted_txn) EncodeAbortedTxn(*u.aborted_txn, &txn);
-    }
-    if (!txn.empty()) std::ofstream(dir_ + "/00000000000000000000.txnindex", std::ios::binary) << txn;
-    return dir_;
-  }
-
- private:
-  Replica& Data(int64_t offset, const std::string& key, std::optional<std::string> value, int64_t pid, bool txn) {
-    RecordInput r;
-    r.offset = offset;
-    r.timestamp = kT0 + offset;
-    r.key = AsBytes(key);
-    if (value) r.value = AsBytes(*value);
-    V2BatchOptions o;
-    o.base_offset = offset;
-    o.partition_leader_epoch = 0;
-    o.producer_id = pid;
-    o.producer_epoch = 0;
-    o.base_sequence = int32_t(offset);
-    o.is_transactional = txn;
-    BuiltBatch built;
-    std::string error;
-    EXPECT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &log_, &built, &error)) << error;
-    return *this;
-  }
-
-  std::string dir_;
-  std::string log_;
-};
+using test::kTxnPid;
+using test::Replica;
+using test::TempDir;
 
 std::vector<ReplicaState> LoadAll(const std::vector<std::string>& dirs) {
   std::vector<ReplicaState> rs;
@@ -152,7 +49,7 @@ std::vector<const Finding*> Divergences(const DiffReport& report) {
 
 // §4.1: K=v1 at 0, tombstone at 2. B1/B2 compacted both away; B3 kept v1 and fetched the compacted tail.
 TEST(DiffScenario, LostTombstone) {
-  TempDir tmp;
+  TempDir tmp("diff-scenario");
   auto healthy = [&](const char* b) {
     return Replica(tmp.path(), b).Put(1, "other", "x").Put(3, "other", "y").Put(4, "z", "1").Write();
   };
@@ -173,7 +70,7 @@ TEST(DiffScenario, LostTombstone) {
 
 // The tombstone is still on the healthy replicas (its horizon has not passed) but B3 skipped it.
 TEST(DiffScenario, LostTombstoneStillHeldByHealthyReplica) {
-  TempDir tmp;
+  TempDir tmp("diff-scenario");
   std::string b1 = Replica(tmp.path(), "B1").Put(1, "other", "x").Put(2, "K", std::nullopt).Put(3, "z", "1").Write();
   std::string b3 = Replica(tmp.path(), "B3").Put(0, "K", "v1").Put(1, "other", "x").Put(3, "z", "1").Write();
   auto rs = LoadAll({b1, b3});
@@ -189,7 +86,7 @@ TEST(DiffScenario, LostTombstoneStillHeldByHealthyReplica) {
 // §4.2: poison (T1) at 0, ABORT at 1, T2 good at 2 + COMMIT at 3. The ABORT is still on the healthy
 // replicas here (explicit evidence).
 TEST(DiffScenario, LostAbortWithMarkerStillOnHealthyReplicas) {
-  TempDir tmp;
+  TempDir tmp("diff-scenario");
   std::string b1 = Replica(tmp.path(), "B1").Marker(1, ControlType::kAbort).Txn(2, "good", "data").Marker(3, ControlType::kCommit).Write();
   std::string b3 = Replica(tmp.path(), "B3").Txn(0, "poison", "SHOULD_NOT_SEE_THIS").Txn(2, "good", "data").Marker(3, ControlType::kCommit).Write();
   auto rs = LoadAll({b1, b3});
@@ -207,7 +104,7 @@ TEST(DiffScenario, LostAbortWithMarkerStillOnHealthyReplicas) {
 // removed T1 (superseded) and its COMMIT; B3 held T1 open and the ABORT swallowed it. Latent: k1's latest
 // value agrees everywhere.
 TEST(DiffScenario, LostCommitLatent) {
-  TempDir tmp;
+  TempDir tmp("diff-scenario");
   std::string b1 = Replica(tmp.path(), "B1").Put(2, "k1", "b").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
   std::string b2 = Replica(tmp.path(), "B2").Put(2, "k1", "b").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
   std::string b3 = Replica(tmp.path(), "B3").Txn(0, "k1", "a").Put(2, "k1", "b").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
@@ -229,7 +126,7 @@ TEST(DiffScenario, LostCommitLatent) {
 
 // The COMMIT is still on the healthy replica: B3 lacks it and its later ABORT hides committed data.
 TEST(DiffScenario, LostCommitWithMarkerStillOnHealthyReplica) {
-  TempDir tmp;
+  TempDir tmp("diff-scenario");
   std::string b1 = Replica(tmp.path(), "B1").Txn(0, "k1", "a").Marker(1, ControlType::kCommit).Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
   std::string b3 = Replica(tmp.path(), "B3").Txn(0, "k1", "a").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
   auto rs = LoadAll({b1, b3});
@@ -245,7 +142,7 @@ TEST(DiffScenario, LostCommitWithMarkerStillOnHealthyReplica) {
 // §4.4: T1 k1=a at 0 + COMMIT at 1, then much traffic. Healthy replicas removed T1, the COMMIT and its
 // empty remnant; B3 holds T1 open: its LSO is pinned at 0, which explains every later key it hides.
 TEST(DiffScenario, HangingTransactionExplainsTheKeysItHides) {
-  TempDir tmp;
+  TempDir tmp("diff-scenario");
   auto tail = [](Replica& r) -> Replica& { return r.Put(2, "k1", "b").Put(3, "x", "1").Put(4, "y", "2"); };
   Replica r1(tmp.path(), "B1"), r2(tmp.path(), "B2"), r3(tmp.path(), "B3");
   std::string b1 = tail(r1).Write(), b2 = tail(r2).Write();
@@ -266,7 +163,7 @@ TEST(DiffScenario, HangingTransactionExplainsTheKeysItHides) {
 // A transaction still open on every replica (in flight) and a follower that has not fetched the
 // marker yet are normal.
 TEST(DiffScenario, InFlightTransactionAndLaggingMarkerAreNotDivergence) {
-  TempDir tmp;
+  TempDir tmp("diff-scenario");
   std::string b1 = Replica(tmp.path(), "B1").Put(0, "a", "1").Txn(1, "k", "v").Marker(2, ControlType::kCommit).Write();
   std::string b2 = Replica(tmp.path(), "B2").Put(0, "a", "1").Txn(1, "k", "v").Write();
   std::string b3 = Replica(tmp.path(), "B3").Put(0, "a", "1").Txn(1, "k", "v").Write();
@@ -282,7 +179,7 @@ TEST(DiffScenario, InFlightTransactionAndLaggingMarkerAreNotDivergence) {
 
 // An unclean leader election: B2 was truncated and took different records at offsets 2..3.
 TEST(DiffScenario, DivergentRecordsAfterUncleanElection) {
-  TempDir tmp;
+  TempDir tmp("diff-scenario");
   auto common = [](Replica& r) -> Replica& { return r.Put(0, "a", "1").Put(1, "b", "2"); };
   Replica r1(tmp.path(), "B1"), r2(tmp.path(), "B2"), r3(tmp.path(), "B3");
   std::string b1 = common(r1).Put(2, "c", "3").Put(3, "d", "4").Write();
@@ -306,7 +203,7 @@ namespace {
 
 // A replica that lacks the value written after a key's deletion serves the key as deleted.
 TEST(DiffScenario, MissingNewerValueAfterDeletionIsDivergent) {
-  TempDir tmp;
+  TempDir tmp("diff-scenario");
   std::string b1 = Replica(tmp.path(), "B1").Put(1, "K", std::nullopt).Put(3, "K", "v2").Put(4, "z", "1").Write();
   std::string b2 = Replica(tmp.path(), "B2").Put(1, "K", std::nullopt).Put(4, "z", "1").Write();
   auto rs = LoadAll({b1, b2});
@@ -329,7 +226,7 @@ namespace {
 // The follower received the COMMIT only as the cleaner's emptied batch: it closes nothing there, so the
 // transaction hangs although the follower holds a batch at the marker's offset.
 TEST(DiffScenario, HangingBehindAnEmptiedCommit) {
-  TempDir tmp;
+  TempDir tmp("diff-scenario");
   std::string b1 = Replica(tmp.path(), "B1").EmptiedMarker(1).Put(2, "k1", "b").Write();
   std::string b3 = Replica(tmp.path(), "B3").Txn(0, "k1", "a").EmptiedMarker(1).Put(2, "k1", "b").Write();
   auto rs = LoadAll({b1, b3});

@@ -17,114 +17,17 @@
 #include "repair/lso.h"
 #include "repair/repair.h"
 #include "segment_reader/file.h"
-#include "segment_reader/index_files.h"
-#include "segment_reader/producer_state.h"
 #include "segment_reader/verify.h"
-#include "segment_writer/batch_builder.h"
+#include "tests/support/replica_builder.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "klf-repair-test-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-constexpr int64_t kTxnPid = 7, kPlainPid = 100;
-constexpr int64_t kT0 = 1700000000000;
-
-// One broker's copy of foo-0, written batch by batch at the offsets a follower copies from its leader.
-class Replica {
- public:
-  Replica(const std::string& root, const std::string& broker) : dir_(root + "/" + broker + "/foo-0") {
-    fs::create_directories(dir_);
-  }
-  Replica& Put(int64_t offset, const std::string& key, std::optional<std::string> value) {
-    return Data(offset, key, std::move(value), kPlainPid, false);
-  }
-  Replica& Txn(int64_t offset, const std::string& key, const std::string& value) {
-    return Data(offset, key, value, kTxnPid, true);
-  }
-  Replica& Marker(int64_t offset, ControlType type, int32_t coordinator_epoch = 3) {
-    EndTxnMarkerOptions o;
-    o.offset = offset;
-    o.partition_leader_epoch = 0;
-    o.producer_id = kTxnPid;
-    o.timestamp = kT0 + offset;
-    o.type = type;
-    o.coordinator_epoch = coordinator_epoch;
-    BuiltBatch built;
-    std::string error;
-    EXPECT_TRUE(AppendEndTxnMarker(o, &log_, &built, &error)) << error;
-    return *this;
-  }
-  // The cleaner's emptied control batch (DefaultRecordBatch.writeEmptyHeader).
-  Replica& EmptyMarker(int64_t offset) {
-    std::string tmp;
-    EndTxnMarkerOptions o;
-    o.offset = offset;
-    o.partition_leader_epoch = 0;
-    o.producer_id = kTxnPid;
-    o.timestamp = kT0 + offset;
-    BuiltBatch built;
-    std::string error;
-    EXPECT_TRUE(AppendEndTxnMarker(o, &tmp, &built, &error)) << error;
-    BatchHeader h;
-    EXPECT_TRUE(ParseBatchHeader(AsBytes(tmp), 0, true, &h, &error)) << error;
-    EXPECT_TRUE(AppendEmptyBatch(h, &log_, &built, &error)) << error;
-    return *this;
-  }
-  std::string Write() {
-    std::string log_path = dir_ + "/00000000000000000000.log";
-    std::ofstream(log_path, std::ios::binary) << log_;
-    ProducerStateManager state;
-    LogReader reader(log_path, AsBytes(log_), nullptr);
-    BatchView batch;
-    std::string txn;
-    while (reader.Next(&batch)) {
-      BatchUpdate u = state.Apply(batch, log_path, nullptr);
-      if (u.aborted_txn) EncodeAbortedTxn(*u.aborted_txn, &txn);
-    }
-    if (!txn.empty()) std::ofstream(dir_ + "/00000000000000000000.txnindex", std::ios::binary) << txn;
-    return dir_;
-  }
-
- private:
-  Replica& Data(int64_t offset, const std::string& key, std::optional<std::string> value, int64_t pid, bool txn) {
-    RecordInput r;
-    r.offset = offset;
-    r.timestamp = kT0 + offset;
-    r.key = AsBytes(key);
-    if (value) r.value = AsBytes(*value);
-    V2BatchOptions o;
-    o.base_offset = offset;
-    o.partition_leader_epoch = 0;
-    o.producer_id = pid;
-    o.producer_epoch = 0;
-    o.base_sequence = int32_t(offset);
-    o.is_transactional = txn;
-    BuiltBatch built;
-    std::string error;
-    EXPECT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &log_, &built, &error)) << error;
-    return *this;
-  }
-
-  std::string dir_;
-  std::string log_;
-};
+using test::kTxnPid;
+using test::Replica;
+using test::TempDir;
 
 ReplicaState Load(const std::string& dir) {
   ReplicaState r;
@@ -158,7 +61,7 @@ ReplicaState RepairAndCheck(const std::vector<std::string>& healthy, const std::
 std::string Fixtures() { return KLF_FIXTURES_DIR; }
 
 TEST(Repair, KafkasAbortedToCommittedGetsItsAbortBack) {
-  TempDir tmp;
+  TempDir tmp("repair-test");
   std::string src = Fixtures() + "/kafka-oracle/replicas/aborted-to-committed";
   fs::copy(src, tmp.path() + "/in", fs::copy_options::recursive);
   std::string in = tmp.path() + "/in";
@@ -206,12 +109,12 @@ TEST(Repair, KafkasAbortedToCommittedGetsItsAbortBack) {
 }
 
 TEST(Repair, NoFreeOffsetForTheAbortRemovesThePoison) {
-  TempDir tmp;
+  TempDir tmp("repair-test");
   // The target merged T1 (poison at 10) into T2 (12, COMMIT 13). Offset 11 is held by the healthy
   // replicas with another record, so no marker fits between 10 and 12.
-  std::string t = Replica(tmp.path(), "b3").Txn(10, "poison", "x").Txn(12, "good", "data").Marker(13, ControlType::kCommit).Write();
-  std::string h1 = Replica(tmp.path(), "b1").Put(11, "other", "1").Txn(12, "good", "data").Marker(13, ControlType::kCommit).Write();
-  std::string h2 = Replica(tmp.path(), "b2").Put(11, "other", "1").Txn(12, "good", "data").Marker(13, ControlType::kCommit).Write();
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "poison", "x").Txn(12, "good", "data").Marker(13, ControlType::kCommit, 3).Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(11, "other", "1").Txn(12, "good", "data").Marker(13, ControlType::kCommit, 3).Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(11, "other", "1").Txn(12, "good", "data").Marker(13, ControlType::kCommit, 3).Write();
   RepairPlan plan;
   ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
   ASSERT_EQ(plan.actions.size(), 1u);
@@ -223,12 +126,12 @@ TEST(Repair, NoFreeOffsetForTheAbortRemovesThePoison) {
 }
 
 TEST(Repair, HangingTransactionWithEmptyRemnantGetsItsCommit) {
-  TempDir tmp;
+  TempDir tmp("repair-test");
   // T1 (order-1 at 10) was committed at 12 while the target was down; the leader's cleaner emptied the
   // COMMIT (T1's record superseded at 13) and the target fetched only the empty batch: it hangs.
-  std::string t = Replica(tmp.path(), "b3").Txn(10, "order-1", "committed").Put(11, "a", "1").EmptyMarker(12).Put(13, "order-1", "shipped").Write();
-  std::string h1 = Replica(tmp.path(), "b1").Put(11, "a", "1").EmptyMarker(12).Put(13, "order-1", "shipped").Write();
-  std::string h2 = Replica(tmp.path(), "b2").Put(11, "a", "1").EmptyMarker(12).Put(13, "order-1", "shipped").Write();
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "order-1", "committed").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
   ReplicaState target = Load(t);
   ASSERT_EQ(target.last_stable_offset, 10);
 
@@ -256,7 +159,7 @@ TEST(Repair, HangingTransactionWithEmptyRemnantGetsItsCommit) {
 }
 
 TEST(Repair, HangingTransactionMarkerGoesToAnOffsetNoReplicaHolds) {
-  TempDir tmp;
+  TempDir tmp("repair-test");
   // The COMMIT at 13 is gone everywhere (and T1's data on the healthy replicas); offset 11 is held by
   // the healthy replicas only (the target lacks it): the marker must not land there.
   std::string t = Replica(tmp.path(), "b3").Txn(10, "k", "v").Put(12, "a", "1").Put(14, "k", "w").Write();
@@ -270,7 +173,7 @@ TEST(Repair, HangingTransactionMarkerGoesToAnOffsetNoReplicaHolds) {
 }
 
 TEST(Repair, LostTombstoneStillHeldByAHealthyReplicaIsCopied) {
-  TempDir tmp;
+  TempDir tmp("repair-test");
   std::string t = Replica(tmp.path(), "b3").Put(10, "K", "v1").Put(12, "a", "1").Write();
   std::string h1 = Replica(tmp.path(), "b1").Put(11, "K", std::nullopt).Put(12, "a", "1").Write();
   std::string h2 = Replica(tmp.path(), "b2").Put(12, "a", "1").Write();
@@ -286,7 +189,7 @@ TEST(Repair, LostTombstoneStillHeldByAHealthyReplicaIsCopied) {
 }
 
 TEST(Repair, LostTombstoneGoneEverywhereRemovesTheStaleValue) {
-  TempDir tmp;
+  TempDir tmp("repair-test");
   std::string t = Replica(tmp.path(), "b3").Put(9, "K", "v0").Put(10, "K", "v1").Put(12, "a", "1").Write();
   std::string h1 = Replica(tmp.path(), "b1").Put(12, "a", "1").Write();
   std::string h2 = Replica(tmp.path(), "b2").Put(12, "a", "1").Write();
@@ -299,7 +202,7 @@ TEST(Repair, LostTombstoneGoneEverywhereRemovesTheStaleValue) {
 }
 
 TEST(Repair, InputsAreNeverWrittenAndOutIsRefused) {
-  TempDir tmp;
+  TempDir tmp("repair-test");
   std::string t = Replica(tmp.path(), "b3").Put(10, "K", "v1").Write();
   std::string h = Replica(tmp.path(), "b1").Put(12, "a", "1").Write();
   RepairPlan plan;
