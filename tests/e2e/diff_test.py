@@ -3,44 +3,16 @@
 exactly the findings Kafka's timeline implies, real brokers' replicas give lag at most, an unrelated
 cluster's logs are called unrelated, the JSON has the cli.md shape, exit codes follow cli.md, inputs
 stay untouched, and the --html page is self-contained and shows the findings in headless Chromium."""
-import hashlib
 import json
 import os
 import shutil
 import subprocess
-import sys
-import tempfile
 
-KLF = os.environ["KLF_BINARY"]
-FIX = os.environ["KLF_FIXTURES_DIR"]
-REPLICAS = os.path.join(FIX, "kafka-oracle", "replicas")
-REAL = os.path.join(FIX, "real")
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
+from klf_e2e import KLF, REAL, REPLICAS, SRC, check, fail, finish, run, snapshot, temp_dir
 
 
 def klf(*args):
-    p = subprocess.run([KLF, "diff", *args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def snapshot(d):
-    out = {}
-    for root, _, files in os.walk(d):
-        for n in files:
-            p = os.path.join(root, n)
-            with open(p, "rb") as f:
-                out[os.path.relpath(p, d)] = (hashlib.sha256(f.read()).hexdigest(), os.stat(p).st_mtime_ns)
-    return out
+    return run("diff", *args)
 
 
 def brokers(scenario):
@@ -122,23 +94,19 @@ check(rc == 1 and "UNRELATED_LOGS" in out, f"unrelated metadata logs: {out}")
 SCENARIOS = {"lost-tombstone": "lost_tombstone", "aborted-to-committed": "lost_abort",
              "committed-to-aborted": "lost_commit", "hanging-transaction": "hanging_transaction",
              "healthy-control": None}
-source = os.environ.get("KLF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-has_simulate = any(line.split()[:1] == ["simulate"]
-                   for line in subprocess.run([KLF, "--help"], capture_output=True, text=True).stdout.splitlines())
+has_simulate = any(line.split()[:1] == ["simulate"] for line in run("--help")[1].splitlines())
 if not has_simulate:
     print("SKIP: klf simulate is not in this binary; simulator scenarios not diffed")
 for scenario, kind in SCENARIOS.items():
-    timeline = os.path.join(source, "fixtures", scenario + ".json")
+    timeline = os.path.join(SRC, "fixtures", scenario + ".json")
     if not has_simulate or not os.path.exists(timeline):
         continue
     for mode in ("uncoordinated", "coordinated"):
-        sim = tempfile.mkdtemp(prefix="klf-diff-sim-")
-        try:
+        with temp_dir("klf-diff-sim-") as sim:
             out_dir = os.path.join(sim, "out")
-            p = subprocess.run([KLF, "simulate", timeline, "--out", out_dir, "--mode", mode], capture_output=True,
-                               text=True)
-            if p.returncode not in (0, 1):
-                fail(f"simulate {scenario} {mode}: exit {p.returncode} {p.stderr[-300:]}")
+            rc, _, err = run("simulate", timeline, "--out", out_dir, "--mode", mode)
+            if rc not in (0, 1):
+                fail(f"simulate {scenario} {mode}: exit {rc} {err[-300:]}")
                 continue
             dirs = sorted(os.path.join(out_dir, b, "foo-0") for b in os.listdir(out_dir)
                           if os.path.isdir(os.path.join(out_dir, b, "foo-0")))
@@ -148,8 +116,6 @@ for scenario, kind in SCENARIOS.items():
             check([f["kind"] for f in found] == want,
                   f"simulated {scenario} ({mode}): want {want}, got {[(f['kind'], f['evidence']) for f in found]}")
             check(rc == (1 if want else 0), f"simulated {scenario} ({mode}): exit {rc}")
-        finally:
-            shutil.rmtree(sim, ignore_errors=True)
 
 # --- usage and unreadable inputs -----------------------------------------------------------------
 rc, out, err = klf(a2c[0])
@@ -160,8 +126,7 @@ rc, out, err = klf(a2c[0], os.path.dirname(a2c[1]))
 check(rc == 2, f"partition dir mixed with a log dir: exit {rc}")
 
 # --- the HTML report -----------------------------------------------------------------------------
-tmp = tempfile.mkdtemp(prefix="klf-diff-e2e-")
-try:
+with temp_dir("klf-diff-e2e-") as tmp:
     html = os.path.join(tmp, "report.html")
     rc, out, err = klf("--html", html, *a2c)
     check(rc == 1 and os.path.exists(html), f"--html: exit {rc} {err}")
@@ -192,10 +157,5 @@ try:
             keep = os.path.join(os.path.dirname(KLF), "diff-report-screenshot.png")
             shutil.copyfile(shot, keep)
             print("screenshot:", keep)
-finally:
-    shutil.rmtree(tmp, ignore_errors=True)
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("ok")
+finish()

@@ -12,45 +12,10 @@
 * JSON shape per cli.md; --now changes the idle time text only; inputs untouched.
 """
 import glob
-import hashlib
 import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
 
-KLF = os.environ["KLF_BINARY"]
-FIX = os.environ["KLF_FIXTURES_DIR"]
-SRC = os.environ.get("KLF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-REPLICAS = os.path.join(FIX, "kafka-oracle", "replicas")
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
-
-
-def run(*args):
-    p = subprocess.run([KLF, *args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def snapshot(d):
-    out = {}
-    for root, _, files in os.walk(d):
-        for n in files:
-            p = os.path.join(root, n)
-            with open(p, "rb") as f:
-                out[os.path.relpath(p, d)] = hashlib.sha256(f.read()).hexdigest()
-    return out
-
+from klf_e2e import REPLICAS, SRC, check, finish, run, snapshot, temp_dir
 
 KEYS = {"lastStableOffset", "logEndOffset", "openTransactions", "pinnedBy", "explanation", "resolution"}
 
@@ -75,8 +40,7 @@ for truth_path in sorted(glob.glob(os.path.join(REPLICAS, "*", "truth.json"))):
     check(snapshot(base) == before, f"{base}: inputs modified")
 
 # --- the simulator's hanging transaction ---------------------------------------------------------
-tmp = tempfile.mkdtemp(prefix="klf-lso-e2e-")
-try:
+with temp_dir("klf-lso-e2e-") as tmp:
     tl = os.path.join(SRC, "fixtures", "hanging-transaction.json")
     sim = os.path.join(tmp, "sim")
     rc, o, e = run("simulate", tl, "--out", sim)
@@ -130,10 +94,5 @@ try:
     check(rc == 3, f"missing dir: exit {rc}, want 3")
     rc, o, e = run("lso")
     check(rc == 2, f"no PATH: exit {rc}, want 2")
-finally:
-    shutil.rmtree(tmp, ignore_errors=True)
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("ok")
+finish()

@@ -13,44 +13,10 @@
 * --dry-run writes nothing; an existing non-empty --out is refused (exit 2) unless --force.
 """
 import glob
-import hashlib
 import json
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
 
-KLF = os.environ["KLF_BINARY"]
-FIX = os.environ["KLF_FIXTURES_DIR"]
-SRC = os.environ.get("KLF_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-REPLICAS = os.path.join(FIX, "kafka-oracle", "replicas")
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
-
-
-def run(*args):
-    p = subprocess.run([KLF, *args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
-def snapshot(d):
-    out = {}
-    for root, _, files in os.walk(d):
-        for n in files:
-            p = os.path.join(root, n)
-            with open(p, "rb") as f:
-                out[os.path.relpath(p, d)] = (hashlib.sha256(f.read()).hexdigest(), os.stat(p).st_mtime_ns)
-    return out
+from klf_e2e import FIX, REPLICAS, SRC, check, copy_fixture, fail, finish, non_info, run, snapshot, temp_dir
 
 
 def batches(partdir):
@@ -116,7 +82,7 @@ def lso_of(partdir):
 def check_repaired(name, healthy, out_part, truth_broker=None):
     rc, o, e = run("verify", "--json", os.path.dirname(out_part))
     v = json.loads(o) if o else {"problems": ["no output"]}
-    bad = [p for p in v["problems"] if p.get("severity", "error") != "info"]
+    bad = non_info(v["problems"])
     check(rc == 0 and not bad, f"{name}: verify of the repaired copy: rc {rc}, {bad[:3]}")
     rc, o, e = run("diff", "--json", *healthy, out_part)
     j = json.loads(o)
@@ -146,12 +112,11 @@ def check_repaired(name, healthy, out_part, truth_broker=None):
     return fixed_view
 
 
-tmp = tempfile.mkdtemp(prefix="klf-repair-e2e-")
-try:
+with temp_dir("klf-repair-e2e-") as tmp:
     # --- Kafka's aborted-to-committed ------------------------------------------------------------
     src = os.path.join(REPLICAS, "aborted-to-committed")
     work = os.path.join(tmp, "a2c")
-    shutil.copytree(src, work)
+    copy_fixture(src, work)
     truth = json.load(open(os.path.join(work, "truth.json")))
     b1, b2, b3 = (os.path.join(work, b, "foo-0") for b in ("broker1", "broker2", "broker3"))
     before = snapshot(work)
@@ -273,9 +238,8 @@ try:
     for dname, fn in (("truncated", damage_truncate), ("crc", damage_crc), ("zero-tail", damage_zero_tail),
                       ("garbage", damage_garbage)):
         d = os.path.join(tmp, "salv-" + dname, "keyed-0")
-        shutil.copytree(keyed, d)
+        copy_fixture(keyed, d)
         target_log = os.path.join(d, os.path.basename(mid))
-        os.chmod(target_log, 0o644)
         data = open(mid, "rb").read()
         open(target_log, "wb").write(fn(data))
         before = snapshot(d)
@@ -287,7 +251,7 @@ try:
         part = os.path.join(out, "keyed-0")
         rc, vo, ve = run("verify", "--json", out)
         v = json.loads(vo)
-        bad = [p for p in v["problems"] if p.get("severity", "error") != "info"]
+        bad = non_info(v["problems"])
         check(rc == 0 and not bad, f"salvage {dname}: verify rc {rc} {bad[:3]}")
         # Every batch before the damage is kept byte for byte; the first segment is untouched.
         check(open(os.path.join(part, os.path.basename(logs[0])), "rb").read() == open(logs[0], "rb").read(),
@@ -314,10 +278,5 @@ try:
     for log in logs:
         check(open(os.path.join(out, os.path.basename(keyed), os.path.basename(log)), "rb").read() == open(log, "rb").read(),
               f"clean salvage changed {log}")
-finally:
-    shutil.rmtree(tmp, ignore_errors=True)
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("ok")
+finish()

@@ -1,0 +1,94 @@
+"""Shared helpers of the end-to-end tests (tests/e2e/*_test.py): running the klf binary, collecting
+failures, temporary directories, writable copies of the read-only fixtures, input snapshots.
+
+CTest runs each *_test.py with KLF_BINARY, KLF_FIXTURES_DIR and KLF_SOURCE_DIR set (tests/CMakeLists.txt);
+this module is not a test itself (its name does not end in _test.py)."""
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+KLF = os.environ["KLF_BINARY"]
+FIX = os.environ["KLF_FIXTURES_DIR"]
+SRC = os.environ.get("KLF_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+ORACLE = os.path.join(FIX, "kafka-oracle")
+REPLICAS = os.path.join(ORACLE, "replicas")
+REAL = os.path.join(FIX, "real")
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+    return bool(cond)
+
+
+def run(*args):
+    """Runs `klf ARGS...`: (exit code, stdout, stderr)."""
+    p = subprocess.run([KLF, *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def run_json(*args):
+    """Runs `klf ARGS...` (ARGS should include --json): (exit code, parsed stdout or None, stderr)."""
+    rc, o, e = run(*args)
+    try:
+        return rc, json.loads(o) if o.strip() else None, e
+    except ValueError:
+        fail(f"klf {' '.join(args)}: stdout is not JSON: {o[:300]}")
+        return rc, None, e
+
+
+def snapshot(d):
+    """Every file under d (relative path) -> (sha256, mtime_ns): inputs must be untouched by a run."""
+    out = {}
+    for root, _, files in os.walk(d):
+        for n in files:
+            p = os.path.join(root, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, d)] = (hashlib.sha256(f.read()).hexdigest(), os.stat(p).st_mtime_ns)
+    return out
+
+
+@contextlib.contextmanager
+def temp_dir(prefix="klf-e2e-"):
+    """A temporary directory removed afterwards."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def copy_fixture(src, dst):
+    """A writable copy of a (read-only) fixture directory; returns dst."""
+    shutil.copytree(src, dst)
+    for root, dirs, files in os.walk(dst):
+        for n in dirs + files:
+            p = os.path.join(root, n)
+            os.chmod(p, os.stat(p).st_mode | stat.S_IWUSR)
+    return dst
+
+
+def non_info(problems):
+    """The problems of a `klf verify --json` report that are errors or warnings."""
+    return [p for p in problems if p.get("severity", "error") != "info"]
+
+
+def finish():
+    """Prints the verdict and exits non-zero when any check failed."""
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        sys.exit(1)
+    print("ok")
