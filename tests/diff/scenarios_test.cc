@@ -8,6 +8,7 @@
 
 #include "diff/diff.h"
 #include "tests/support/replica_builder.h"
+#include "tests/support/replica_loading.h"
 #include "tests/support/test_files.h"
 
 namespace klf {
@@ -17,34 +18,10 @@ using test::kTxnPid;
 using test::Replica;
 using test::TempDir;
 
-std::vector<ReplicaState> LoadAll(const std::vector<std::string>& dirs) {
-  std::vector<ReplicaState> rs;
-  for (const std::string& d : dirs) {
-    ReplicaState r;
-    std::string error;
-    EXPECT_TRUE(LoadReplica(d, {}, &r, &error)) << error;
-    rs.push_back(std::move(r));
-  }
-  return rs;
-}
-
+using test::Divergences;
+using test::LoadAll;
 std::string Describe(const DiffReport& report, const std::vector<ReplicaState>& rs) {
-  std::string s;
-  for (const Finding& f : report.findings) {
-    s += std::string(FindingKindName(f.kind)) + " [" + std::to_string(f.first_offset) + "," +
-         std::to_string(f.last_offset) + "] affected:";
-    for (size_t i : f.affected) s += " " + rs[i].label;
-    s += " evidence: " + f.evidence + " impact: " + f.impact + "\n";
-  }
-  return s;
-}
-
-std::vector<const Finding*> Divergences(const DiffReport& report) {
-  std::vector<const Finding*> out;
-  for (const Finding& f : report.findings) {
-    if (IsDivergence(f.kind)) out.push_back(&f);
-  }
-  return out;
+  return test::DescribeFindings(report, rs);
 }
 
 // §4.1: K=v1 at 0, tombstone at 2. B1/B2 compacted both away; B3 kept v1 and fetched the compacted tail.

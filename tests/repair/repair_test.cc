@@ -19,6 +19,7 @@
 #include "segment_reader/file.h"
 #include "segment_reader/verify.h"
 #include "tests/support/replica_builder.h"
+#include "tests/support/replica_loading.h"
 #include "tests/support/test_files.h"
 
 namespace klf {
@@ -29,12 +30,7 @@ using test::kTxnPid;
 using test::Replica;
 using test::TempDir;
 
-ReplicaState Load(const std::string& dir) {
-  ReplicaState r;
-  std::string error;
-  EXPECT_TRUE(LoadReplica(dir, {}, &r, &error)) << error;
-  return r;
-}
+ReplicaState Load(const std::string& dir) { return test::LoadOne(dir); }
 
 // Repairs `target` against `healthy` into `out`; expects the copy to verify without errors or warnings and
 // to leave no divergence. Returns the loaded copy.

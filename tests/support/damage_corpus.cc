@@ -30,6 +30,14 @@ int64_t BaseOf(const std::string& file) { return std::stoll(Stem(file)); }
 
 std::string NameOf(int64_t base, const std::string& ext) { return fmt::format("{:020d}{}", base, ext); }
 
+// Kafka's dump of the segment `file` (an index, snapshot, ... of it) belongs to; nullptr when none.
+const oracle::DumpSegment* SegmentOf(const oracle::OracleDump& dump, const std::string& file) {
+  for (const oracle::DumpSegment& s : dump.segments) {
+    if (Stem(s.file) == Stem(file)) return &s;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::string DamageCorpus::Pristine(const std::string& file) const { return test::ReadAll(source_ + "/" + file); }
@@ -205,10 +213,7 @@ bool DamageCorpus::Build(const std::string& source_dir, const std::string& dump_
     const int64_t base = BaseOf(ix.file);
     const std::string pristine = k.Pristine(ix.file);
     const auto& e = ix.offset_position;
-    const oracle::DumpSegment* seg = nullptr;
-    for (const auto& s : segs) {
-      if (Stem(s.file) == Stem(ix.file)) seg = &s;
-    }
+    const oracle::DumpSegment* seg = SegmentOf(k.dump_, ix.file);
     if (seg == nullptr || seg->batches.empty()) continue;
     auto one = [&](const std::string& variant, const std::string& what, uint64_t field, uint64_t value) {
       std::string s = pristine;
@@ -240,10 +245,7 @@ bool DamageCorpus::Build(const std::string& source_dir, const std::string& dump_
     const int64_t base = BaseOf(ti.file);
     const std::string pristine = k.Pristine(ti.file);
     const auto& e = ti.timestamp_offset;
-    const oracle::DumpSegment* seg = nullptr;
-    for (const auto& s : segs) {
-      if (Stem(s.file) == Stem(ti.file)) seg = &s;
-    }
+    const oracle::DumpSegment* seg = SegmentOf(k.dump_, ti.file);
     if (seg == nullptr || seg->batches.empty()) continue;
     auto one = [&](const std::string& variant, const std::string& what, uint64_t field, int width, uint64_t value) {
       std::string s = pristine;
@@ -351,10 +353,7 @@ bool DamageCorpus::Build(const std::string& source_dir, const std::string& dump_
   for (const oracle::DumpTxnIndex& tx : k.dump_.txn_indexes) {
     if (tx.aborted.empty()) continue;
     const oracle::DumpTxnEntry& e = tx.aborted[0];
-    const oracle::DumpSegment* seg = nullptr;
-    for (const auto& s : segs) {
-      if (Stem(s.file) == Stem(tx.file)) seg = &s;
-    }
+    const oracle::DumpSegment* seg = SegmentOf(k.dump_, tx.file);
     if (seg == nullptr) continue;
     // The last data batch before the ABORT marker, the producer's last data batch before it, and a COMMIT.
     int64_t data_before = -1, producer_data = -1, commit = -1;
