@@ -179,7 +179,63 @@ bool AllZero(const uint8_t* p, size_t n) {
 constexpr uint64_t kReleaseStride = 32u << 20;
 
 LogReader::LogReader(std::string file, Bytes data, ProblemSink* sink, ReadOptions options)
-    : file_(std::move(file)), data_(data), sink_(sink), options_(options) {}
+    : file_(std::move(file)), data_(data), size_(data.size()), sink_(sink), options_(options) {}
+
+LogReader::~LogReader() = default;
+
+std::unique_ptr<LogReader> LogReader::Open(const std::string& path, ProblemSink* sink, ReadOptions options,
+                                           std::string* error) {
+  std::unique_ptr<StreamedFile> f = StreamedFile::Open(path, error, options.stream_chunk_bytes);
+  if (!f) return nullptr;
+  std::unique_ptr<LogReader> r(new LogReader(path, Bytes(), sink, options));
+  r->size_ = f->size();
+  r->stream_ = std::move(f);
+  return r;
+}
+
+// Streaming mode: the regular case only. An entry whose framing is in order is read into the buffer
+// and accepted exactly as the mapped path would; anything else is left to the mapped path.
+LogReader::Streamed LogReader::NextStreamed(BatchView* batch) {
+  const uint64_t pos = pos_;
+  if (pos == size_) return Streamed::kEnd;
+  if (size_ - pos < uint64_t(kHeaderSizeUpToMagic) + 1) return Streamed::kIrregular;
+  std::string error;
+  const uint8_t* p = stream_->Fetch(pos, uint64_t(kHeaderSizeUpToMagic) + 1, &error);
+  if (p == nullptr) return Streamed::kIrregular;
+  const int32_t size = LoadI32(p + 8);
+  const int8_t magic = int8_t(p[16]);
+  if (size < kRecordOverheadV0 || uint32_t(size) > options_.max_batch_bytes || magic < 0 || magic > 2) {
+    return Streamed::kIrregular;
+  }
+  const uint64_t total = uint64_t(kLogOverhead) + uint32_t(size);
+  if (total > size_ - pos) return Streamed::kIrregular;
+  p = stream_->Fetch(pos, total, &error);
+  if (p == nullptr) return Streamed::kIrregular;
+  Bytes entry(p, total);
+  if (!ParseBatchHeader(entry, pos, options_.verify_crc, &batch->header, &error)) return Streamed::kIrregular;
+  Accept(entry, batch);
+  return Streamed::kEntry;
+}
+
+// Leaves streaming mode: maps the file and lets the mapped path go on from pos_.
+bool LogReader::SwitchToMapping() {
+  std::string error;
+  mapped_ = MappedFile::Open(file_, &error);
+  stream_.reset();
+  if (!mapped_) {
+    Report(Severity::kError, pos_, "file-read", error);
+    return false;
+  }
+  data_ = mapped_->data();
+  size_ = data_.size();
+  released_ = pos_;
+  if (pos_ > size_) {  // the file shrank under us
+    Report(Severity::kError, pos_, "file-read",
+           "the file is now " + Num(size_) + " bytes, shorter than the " + Num(pos_) + " already read");
+    return false;
+  }
+  return true;
+}
 
 void LogReader::Report(Severity severity, uint64_t position, const char* check, std::string message) {
   if (sink_ == nullptr) return;
@@ -270,6 +326,23 @@ bool LogReader::Resync(uint64_t from) {
 
 bool LogReader::Next(BatchView* batch) {
   if (done_) return false;
+  if (stream_) {
+    switch (NextStreamed(batch)) {
+      case Streamed::kEntry:
+        return true;
+      case Streamed::kEnd:
+        done_ = true;
+        end_ = LogEnd::kEndOfData;
+        return false;
+      case Streamed::kIrregular:
+        if (!SwitchToMapping()) {
+          done_ = true;
+          end_ = LogEnd::kCorrupt;
+          return false;
+        }
+        break;
+    }
+  }
   const uint8_t* d = data_.data();
   const uint64_t end = data_.size();
   while (true) {
@@ -357,33 +430,7 @@ bool LogReader::Next(BatchView* batch) {
       done_ = true;
       return false;
     }
-    BatchHeader& h = batch->header;
-    batch->bytes = data_.subspan(pos, total);
-    if (options_.verify_crc && !h.crc_valid) {
-      uint32_t computed = magic == 2 ? Crc32c(batch->bytes.subspan(kV2AttributesOffset))
-                                     : Crc32(batch->bytes.subspan(kLegacyMagicOffset));
-      Report(Severity::kError, pos + (magic == 2 ? kV2CrcOffset : kLegacyCrcOffset), "batch-crc",
-             std::string("entry at ") + Num(pos) + ": stored " + (magic == 2 ? "CRC-32C" : "CRC-32") + " " +
-                 HexEncode(batch->bytes.subspan(magic == 2 ? kV2CrcOffset : kLegacyCrcOffset, 4)) +
-                 " but the covered bytes give " + HexEncode(Bytes(std::array<uint8_t, 4>{
-                     uint8_t(computed >> 24), uint8_t(computed >> 16), uint8_t(computed >> 8), uint8_t(computed)})));
-    }
-    if (magic == 2 && h.last_offset_delta < 0) {
-      Report(Severity::kError, pos + 23, "offset-order",
-             "batch at " + Num(pos) + " has a negative lastOffsetDelta " + Num(h.last_offset_delta));
-    }
-    int64_t first = magic == 2 ? h.base_offset : h.last_offset;
-    if (have_last_offset_ && first <= last_offset_seen_) {
-      Report(Severity::kError, pos, "offset-order",
-             "entry at " + Num(pos) + " starts at offset " + Num(first) + ", not above the previous entry's last offset " +
-                 Num(last_offset_seen_));
-    }
-    if (!have_last_offset_ || h.last_offset > last_offset_seen_) last_offset_seen_ = h.last_offset;
-    have_last_offset_ = true;
-    if (options_.verify_crc && !h.crc_valid) suspect_start_ = pos;
-    else suspect_start_.reset();
-    pos_ = pos + total;
-    valid_bytes_ = pos_;
+    Accept(data_.subspan(pos, total), batch);
     // Reading a mapped segment front to back: hand back the pages of entries already passed, so
     // resident memory stays flat whatever the file size (the page cache keeps them).
     if (pos - released_ >= kReleaseStride) {
@@ -392,6 +439,41 @@ bool LogReader::Next(BatchView* batch) {
     }
     return true;
   }
+}
+
+// An entry with sound framing and a parsed header (batch->header): reports a bad CRC and offsets out
+// of order, and moves past it.
+void LogReader::Accept(Bytes entry, BatchView* batch) {
+  const uint64_t pos = batch->header.position;
+  const uint64_t total = entry.size();
+  const int8_t magic = batch->header.magic;
+  BatchHeader& h = batch->header;
+  batch->bytes = entry;
+  if (options_.verify_crc && !h.crc_valid) {
+    uint32_t computed = magic == 2 ? Crc32c(batch->bytes.subspan(kV2AttributesOffset))
+                                   : Crc32(batch->bytes.subspan(kLegacyMagicOffset));
+    Report(Severity::kError, pos + (magic == 2 ? kV2CrcOffset : kLegacyCrcOffset), "batch-crc",
+           std::string("entry at ") + Num(pos) + ": stored " + (magic == 2 ? "CRC-32C" : "CRC-32") + " " +
+               HexEncode(batch->bytes.subspan(magic == 2 ? kV2CrcOffset : kLegacyCrcOffset, 4)) +
+               " but the covered bytes give " + HexEncode(Bytes(std::array<uint8_t, 4>{
+                   uint8_t(computed >> 24), uint8_t(computed >> 16), uint8_t(computed >> 8), uint8_t(computed)})));
+  }
+  if (magic == 2 && h.last_offset_delta < 0) {
+    Report(Severity::kError, pos + 23, "offset-order",
+           "batch at " + Num(pos) + " has a negative lastOffsetDelta " + Num(h.last_offset_delta));
+  }
+  int64_t first = magic == 2 ? h.base_offset : h.last_offset;
+  if (have_last_offset_ && first <= last_offset_seen_) {
+    Report(Severity::kError, pos, "offset-order",
+           "entry at " + Num(pos) + " starts at offset " + Num(first) + ", not above the previous entry's last offset " +
+               Num(last_offset_seen_));
+  }
+  if (!have_last_offset_ || h.last_offset > last_offset_seen_) last_offset_seen_ = h.last_offset;
+  have_last_offset_ = true;
+  if (options_.verify_crc && !h.crc_valid) suspect_start_ = pos;
+  else suspect_start_.reset();
+  pos_ = pos + total;
+  valid_bytes_ = pos_;
 }
 
 // ---------------------------------------------------------------------------------------------

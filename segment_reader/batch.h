@@ -3,13 +3,15 @@
 // A BatchView is a view over the bytes of one entry of a `.log` file, as Kafka's DefaultRecordBatch is
 // a view over a ByteBuffer: nothing is copied, records are decoded only on request, and a batch that is
 // kept is written back by copying `bytes`. A BatchView is valid as long as the bytes it was read from
-// (the MappedFile, or the buffer given to LogReader) are alive.
+// (the MappedFile, or the buffer given to LogReader) are alive; from a streaming LogReader (Open),
+// until its next Next().
 //
 // An "entry" is a v2 record batch, or a v0/v1 message: a plain message is its own one-record batch; a
 // compressed wrapper message is one batch whose records are its inner messages.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,6 +23,9 @@
 #include "segment_reader/problem.h"
 
 namespace klf {
+
+class MappedFile;
+class StreamedFile;
 
 // Constants of the format (spec §15).
 constexpr int kLogOverhead = 12;
@@ -106,6 +111,8 @@ struct ReadOptions {
   // After framing corruption, scan forward for the next entry whose header and CRC are valid and
   // resume there (reporting the skipped bytes). When false, iteration stops at the corruption.
   bool resync = true;
+  // Streaming readers (LogReader::Open): bytes read per pread(2) into the reused buffer.
+  uint64_t stream_chunk_bytes = uint64_t(1) << 20;
 };
 
 // Why LogReader::Next returned false.
@@ -124,6 +131,18 @@ class LogReader {
  public:
   // `data` must outlive the reader and every BatchView it returns. `file` names it in problems.
   LogReader(std::string file, Bytes data, ProblemSink* sink, ReadOptions options = {});
+  // Reads the `.log` at `path` front to back with pread(2) through one reused buffer (StreamedFile)
+  // instead of a mapping: faster where mapping pages is expensive, and memory is the buffer plus the
+  // largest entry. A BatchView it returns is valid only until the next Next(). When the data turns
+  // irregular (a size field out of range, an entry past the end, an unknown magic, a tail to
+  // classify), the reader maps the file and continues from there with the mapped-mode rules, so
+  // every problem is found and reported exactly as LogReader over the whole file reports it.
+  // Returns nullptr and sets *error if the file cannot be opened.
+  static std::unique_ptr<LogReader> Open(const std::string& path, ProblemSink* sink, ReadOptions options,
+                                         std::string* error);
+  ~LogReader();
+  LogReader(const LogReader&) = delete;
+  LogReader& operator=(const LogReader&) = delete;
 
   // The next entry, or false at the end of the data (then end() says why).
   bool Next(BatchView* batch);
@@ -133,15 +152,23 @@ class LogReader {
   // is invalid).
   uint64_t valid_bytes() const { return valid_bytes_; }
   // Bytes at the end that are not part of any complete entry (truncated or zero tail, corruption).
-  uint64_t trailing_bytes() const { return data_.size() - valid_bytes_; }
+  uint64_t trailing_bytes() const { return size_ - valid_bytes_; }
   const std::string& file() const { return file_; }
+  uint64_t file_size() const { return size_; }
 
  private:
+  enum class Streamed { kEntry, kEnd, kIrregular };
+  Streamed NextStreamed(BatchView* batch);
+  bool SwitchToMapping();
+  void Accept(Bytes entry, BatchView* batch);
   bool Resync(uint64_t from);
   void Report(Severity severity, uint64_t position, const char* check, std::string message);
 
   std::string file_;
   Bytes data_;
+  uint64_t size_ = 0;
+  std::unique_ptr<StreamedFile> stream_;  // streaming mode until the data turns irregular
+  std::unique_ptr<MappedFile> mapped_;    // the mapping a streaming reader falls back to
   ProblemSink* sink_;
   ReadOptions options_;
   uint64_t pos_ = 0;

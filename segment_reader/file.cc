@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -69,6 +70,75 @@ MappedFile::~MappedFile() {
     }
     ::munmap(const_cast<uint8_t*>(data_), size_);
   }
+}
+
+std::unique_ptr<StreamedFile> StreamedFile::Open(const std::string& path, std::string* error, uint64_t chunk) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = ErrnoMessage(path, errno);
+    return nullptr;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    *error = ErrnoMessage(path, errno);
+    ::close(fd);
+    return nullptr;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *error = path + ": not a regular file";
+    ::close(fd);
+    return nullptr;
+  }
+  std::unique_ptr<StreamedFile> f(new StreamedFile());
+  f->path_ = path;
+  f->fd_ = fd;
+  f->size_ = uint64_t(st.st_size);
+  f->mtime_ms_ = int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+  f->chunk_ = chunk == 0 ? kDefaultChunk : chunk;
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  return f;
+}
+
+StreamedFile::~StreamedFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error) {
+  if (pos >= buffer_pos_ && pos + n <= buffer_pos_ + buffered_) return buffer_.get() + (pos - buffer_pos_);
+  // Keep what is buffered at or after pos, move it to the front, then read after it.
+  uint64_t keep = 0;
+  if (pos >= buffer_pos_ && pos < buffer_pos_ + buffered_) {
+    keep = buffer_pos_ + buffered_ - pos;
+    std::memmove(buffer_.get(), buffer_.get() + (pos - buffer_pos_), keep);
+  }
+  uint64_t want = std::max(n, chunk_);
+  if (want > capacity_) {
+    std::unique_ptr<uint8_t[]> bigger(new uint8_t[want]);
+    if (keep > 0) std::memcpy(bigger.get(), buffer_.get(), keep);
+    buffer_ = std::move(bigger);
+    capacity_ = want;
+  }
+  buffer_pos_ = pos;
+  buffered_ = keep;
+  // Read to fill the buffer (not past the size seen at open), at least up to pos + n.
+  uint64_t limit = std::min<uint64_t>(capacity_, size_ > pos ? size_ - pos : 0);
+  while (buffered_ < limit) {
+    ssize_t got = ::pread(fd_, buffer_.get() + buffered_, limit - buffered_, off_t(pos + buffered_));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      *error = path_ + ": read at byte " + std::to_string(pos + buffered_) + ": " + std::strerror(errno);
+      return nullptr;
+    }
+    if (got == 0) break;  // the file shrank
+    buffered_ += uint64_t(got);
+  }
+  if (buffered_ < n) {
+    *error = path_ + ": the file ended at byte " + std::to_string(pos + buffered_) + " while reading " +
+             std::to_string(n) + " bytes at " + std::to_string(pos) + " (it was " + std::to_string(size_) +
+             " bytes when opened; is something writing to it?)";
+    return nullptr;
+  }
+  return buffer_.get();
 }
 
 void ReleaseMappedPages(const uint8_t* begin, const uint8_t* end) {
