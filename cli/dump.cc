@@ -265,13 +265,11 @@ class Dumper : public ProblemSink {
 
   void DumpLog(const std::string& path, const FileName& name) {
     std::string error;
-    std::unique_ptr<MappedFile> file = MappedFile::Open(path, &error);
-    if (!file) return Unreadable(error);
-    file->AdviseSequential();
+    std::unique_ptr<LogReader> reader = LogReader::Open(path, &pending_, ReadOptions(), &error);
+    if (!reader) return Unreadable(error);
     printer_->BeginFile(path, name);
-    LogReader reader(path, file->data(), &pending_);
     BatchView batch;
-    while (reader.Next(&batch)) {
+    while (reader->Next(&batch)) {
       progress_.Update(done_bytes_ + batch.header.position, path);
       const BatchHeader* header = &batch.header;
       if (header->last_offset < from_) {
@@ -297,7 +295,7 @@ class Dumper : public ProblemSink {
     }
     FlushPending();
     printer_->EndFile();
-    done_bytes_ += file->size();
+    done_bytes_ += reader->file_size();
   }
 
   // A control batch's records must parse as control records (spec §5.3); the printers print null

@@ -20,7 +20,6 @@
 //    checkpoints (cleaner, recovery point, high watermark, log start) against the log (§11.2).
 #include "segment_reader/verify.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -129,6 +128,21 @@ std::unique_ptr<MappedFile> OpenCounted(const std::string& path, ProblemSink* si
   return f;
 }
 
+// A `.log` (or batch file) opened for streaming, counted in the stats. Problems found while reading go
+// to `reader_sink`; failing to open is reported to `sink`.
+std::unique_ptr<LogReader> OpenLogCounted(const std::string& path, ProblemSink* sink, ProblemSink* reader_sink,
+                                          const ReadOptions& options, VerifyStats* stats) {
+  std::string error;
+  std::unique_ptr<LogReader> reader = LogReader::Open(path, reader_sink, options, &error);
+  if (!reader) {
+    Report(sink, Severity::kError, path, 0, "file-read", error);
+    return nullptr;
+  }
+  ++stats->files_checked;
+  stats->bytes_checked += reader->file_size();
+  return reader;
+}
+
 struct Marker {
   int64_t offset = 0;
   int64_t producer_id = 0;
@@ -140,49 +154,6 @@ struct SnapshotToCheck {
   int64_t offset = 0;
   std::string path;
   ProducerSnapshot snapshot;
-};
-
-// Walks a read-only mapping window by window: each window is prefaulted in one call ahead of the
-// reader (MADV_POPULATE_READ: one kernel entry per window instead of a page fault per 4 KiB page, the
-// difference between mapping and reading in chunks), and windows behind it are dropped
-// (MADV_DONTNEED on a private read-only file mapping only forgets cached page-table entries; the bytes
-// are re-read from the file if touched again), so resident memory stays at a few windows whatever the
-// segment size. Both are hints: failures are ignored.
-class MappingWindow {
- public:
-  static constexpr uint64_t kWindow = uint64_t(8) << 20;
-  explicit MappingWindow(Bytes data) : data_(data) {
-    page_ = uint64_t(sysconf(_SC_PAGESIZE));
-    Advance(0);
-  }
-  ~MappingWindow() { Drop(data_.size()); }
-  void Advance(uint64_t position) {
-    while (position + kWindow >= populated_ && populated_ < data_.size()) {
-      uint64_t end = std::min<uint64_t>(populated_ + kWindow, data_.size());
-      Advise(populated_, end, MADV_POPULATE_READ);
-      populated_ = end;
-    }
-    if (position >= dropped_ + 2 * kWindow) Drop(position - kWindow);
-  }
-
- private:
-  void Drop(uint64_t upto) {
-    upto = upto / page_ * page_;
-    if (upto > dropped_) {
-      Advise(dropped_, upto, MADV_DONTNEED);
-      dropped_ = upto;
-    }
-  }
-  void Advise(uint64_t from, uint64_t to, int advice) {
-    uintptr_t base = reinterpret_cast<uintptr_t>(data_.data());
-    uintptr_t start = (base + from) / page_ * page_;
-    uintptr_t stop = base + to;
-    if (stop > start) madvise(reinterpret_cast<void*>(start), stop - start, advice);
-  }
-  Bytes data_;
-  uint64_t page_ = 4096;
-  uint64_t populated_ = 0;
-  uint64_t dropped_ = 0;
 };
 
 // Per-partition context shared by the segment walks.
@@ -561,12 +532,10 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
     }
   };
 
-  std::unique_ptr<MappedFile> log = OpenCounted(log_path, sink_, stats_);
-  if (!log) return;
-  log->AdviseSequential();
   TailSink tail_sink(sink_, last_segment);
-  MappingWindow window(log->data());
-  LogReader reader(log_path, log->data(), &tail_sink, options_.read);
+  std::unique_ptr<LogReader> log = OpenLogCounted(log_path, sink_, &tail_sink, options_.read, stats_);
+  if (!log) return;
+  LogReader& reader = *log;
   BatchView batch;
   GapSummary gaps;
   std::vector<Marker> markers;
@@ -576,7 +545,6 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
   bool any_batch = false;
   while (reader.Next(&batch)) {
     ++stats_->batches;
-    window.Advance(batch.header.position + batch.header.size_in_bytes);
     const BatchHeader* h = &batch.header;
     bool decoded = false;
     const bool decode = h->crc_valid && (options_.check_records || !h->base_offset_known || h->is_control);
@@ -672,10 +640,10 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
     uint32_t i = by_position[ix];
     const OffsetIndexEntry& e = index.entries[i];
     const uint64_t epos = uint64_t(i) * kOffsetIndexEntrySize + 4;
-    if (uint64_t(e.position) >= log->size()) {
+    if (uint64_t(e.position) >= log->file_size()) {
       Report(sink_, Severity::kError, index_path, epos, "offset-index-position",
              fmt::format("entry {} (offset {}): position {} is past the end of {} ({} bytes)", i, e.offset, e.position,
-                         log_path, log->size()));
+                         log_path, log->file_size()));
     } else if (uint64_t(e.position) >= valid_bytes && tail_lost) {
       Report(sink_, Severity::kWarning, index_path, epos, "offset-index-position",
              fmt::format("entry {} (offset {}): position {} is in the unreadable tail of {} (valid data ends at {}); "
@@ -784,13 +752,11 @@ void PartitionVerifier::VerifyLoneSegment(const SegmentFiles& seg) {
 }
 
 void PartitionVerifier::VerifyBatchFile(const std::string& path) {
-  std::unique_ptr<MappedFile> f = OpenCounted(path, sink_, stats_);
-  if (!f) return;
-  f->AdviseSequential();
-  LogReader reader(path, f->data(), sink_, options_.read);
+  std::unique_ptr<LogReader> reader = OpenLogCounted(path, sink_, sink_, options_.read, stats_);
+  if (!reader) return;
   BatchView batch;
   GapSummary gaps;
-  while (reader.Next(&batch)) {
+  while (reader->Next(&batch)) {
     ++stats_->batches;
     if (!batch.header.crc_valid || !options_.check_records) continue;
     if (decoder_.Decode(batch, path, sink_)) {
