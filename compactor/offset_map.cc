@@ -20,23 +20,82 @@ std::unique_ptr<SkimpyOffsetMap> SkimpyOffsetMap::Create(int32_t memory, std::st
 
 namespace {
 constexpr size_t kHugePage = size_t(2) << 20;
+constexpr uint64_t kInitialCapacity = 1024;
+}  // namespace
+
+SkimpyOffsetMap::SkimpyOffsetMap(int32_t memory) : slots_(memory / kBytesPerEntry) {
+  if (!Allocate(std::min<uint64_t>(kInitialCapacity, uint64_t(slots_)), &table_)) throw std::bad_alloc();
 }
 
-SkimpyOffsetMap::SkimpyOffsetMap(int32_t memory) : memory_(size_t(memory)), slots_(memory / kBytesPerEntry) {
-  // Room to align the table to a huge page boundary (AdviseHugePages).
-  mapping_size_ = memory_ >= kHugePage ? memory_ + kHugePage : memory_;
-  void* p = mmap(nullptr, mapping_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  mapping_ = static_cast<uint8_t*>(p);
-  bytes_ = mapping_;
-  if (memory_ >= kHugePage)
-    bytes_ = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(mapping_) + kHugePage - 1) & ~(kHugePage - 1));
+SkimpyOffsetMap::~SkimpyOffsetMap() { Release(&table_); }
+
+bool SkimpyOffsetMap::Allocate(uint64_t capacity, Table* t) const {
+  size_t bytes = size_t(capacity) * kBytesPerEntry;
+  bool large = bytes >= kHugePage;
+  t->mapping_size = large ? bytes + kHugePage : bytes;  // room to align to a huge page
+  void* p = mmap(nullptr, t->mapping_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  t->mapping = static_cast<uint8_t*>(p);
+  t->bytes = t->mapping;
+  if (large) {
+    t->bytes = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(t->mapping) + kHugePage - 1) & ~(kHugePage - 1));
+    if (huge_pages_) madvise(t->bytes, bytes, MADV_HUGEPAGE);  // a hint; refusal is harmless
+  }
+  t->capacity = capacity;
+  return true;
 }
 
-SkimpyOffsetMap::~SkimpyOffsetMap() { munmap(mapping_, mapping_size_); }
+void SkimpyOffsetMap::Release(Table* t) {
+  if (t->mapping) munmap(t->mapping, t->mapping_size);
+  *t = Table();
+}
 
 void SkimpyOffsetMap::AdviseHugePages() {
-  if (memory_ >= kHugePage) madvise(bytes_, memory_, MADV_HUGEPAGE);  // a hint; refusal is harmless
+  huge_pages_ = true;
+  size_t bytes = size_t(table_.capacity) * kBytesPerEntry;
+  if (bytes >= kHugePage) madvise(table_.bytes, bytes, MADV_HUGEPAGE);
+}
+
+uint64_t SkimpyOffsetMap::PositionOf(const uint8_t hash[kHashSize]) const {
+  // The digest's first 8 bytes scaled to the capacity (multiply-shift: MD5 bits are uniform).
+  uint64_t h;
+  std::memcpy(&h, hash, sizeof(h));
+  return uint64_t((unsigned __int128)h * table_.capacity >> 64);
+}
+
+bool SkimpyOffsetMap::IsEmptyEntry(const uint8_t* p) const {
+  // Kafka tests the first three longs of the slot for zero.
+  uint64_t w[3];
+  std::memcpy(w, p, sizeof(w));
+  return (w[0] | w[1] | w[2]) == 0;
+}
+
+void SkimpyOffsetMap::Grow() {
+  Table old = table_;
+  Table grown;
+  uint64_t capacity = std::min<uint64_t>(old.capacity * 2, uint64_t(slots_));
+  if (!Allocate(capacity, &grown)) throw std::bad_alloc();
+  table_ = grown;
+  // Move every entry; the old table's pages are released as they are passed, so memory stays near
+  // the new table's size.
+  size_t released = 0;
+  for (uint64_t i = 0; i < old.capacity; i++) {
+    const uint8_t* e = old.bytes + i * kBytesPerEntry;
+    if (!IsEmptyEntry(e)) {
+      uint64_t pos = PositionOf(e);
+      while (!IsEmptyEntry(Entry(pos))) pos = pos + 1 == table_.capacity ? 0 : pos + 1;
+      std::memcpy(Entry(pos), e, kBytesPerEntry);
+    }
+    size_t passed = size_t(i + 1) * kBytesPerEntry;
+    if (passed - released >= kHugePage) {
+      uintptr_t page = uintptr_t(4096);
+      uintptr_t begin = (uintptr_t(old.bytes) + released + page - 1) & ~(page - 1);
+      uintptr_t end = (uintptr_t(old.bytes) + passed) & ~(page - 1);
+      if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+      released = passed;
+    }
+  }
+  Release(&old);
 }
 
 namespace {
@@ -71,7 +130,7 @@ void SkimpyOffsetMap::Prefetch(const std::vector<Bytes>& keys) {
     prepared_spans_.emplace_back(prepared_keys_.size(), keys[i].size());
     prepared_keys_.append(reinterpret_cast<const char*>(keys[i].data()), keys[i].size());
     Hash(keys[i], prepared_hashes_[i].data());
-    __builtin_prefetch(bytes_ + size_t(SlotOf(prepared_hashes_[i].data(), 0)) * kBytesPerEntry);
+    __builtin_prefetch(Entry(PositionOf(prepared_hashes_[i].data())));
   }
 }
 
@@ -98,23 +157,15 @@ int32_t SkimpyOffsetMap::SlotOf(const uint8_t hash[kHashSize], int32_t attempt) 
   return a % slots_;
 }
 
-bool SkimpyOffsetMap::IsEmpty(int32_t slot) const {
-  // Kafka tests the first three longs of the slot for zero.
-  const uint8_t* p = bytes_ + size_t(slot) * kBytesPerEntry;
-  uint64_t w[3];
-  std::memcpy(w, p, sizeof(w));
-  return (w[0] | w[1] | w[2]) == 0;
-}
-
 bool SkimpyOffsetMap::Put(Bytes key, int64_t offset) {
   if (entries_ >= slots_) return false;
   uint8_t hash[kHashSize];
   HashOrPrepared(key, hash);
-  for (int32_t attempt = 0;; attempt++) {
-    int32_t slot = SlotOf(hash, attempt);
-    uint8_t* p = bytes_ + size_t(slot) * kBytesPerEntry;
-    if (IsEmpty(slot)) {
-      touched_ = true;
+  // Room for one more new entry below 3/4 of the table (or the full slot count at the largest size).
+  if (uint64_t(entries_) + 1 > table_.capacity - table_.capacity / 4 && table_.capacity < uint64_t(slots_)) Grow();
+  for (uint64_t pos = PositionOf(hash);; pos = pos + 1 == table_.capacity ? 0 : pos + 1) {
+    uint8_t* p = Entry(pos);
+    if (IsEmptyEntry(p)) {
       std::memcpy(p, hash, kHashSize);
       StoreBE64(p + kHashSize, uint64_t(offset));
       entries_++;
@@ -132,24 +183,25 @@ bool SkimpyOffsetMap::Put(Bytes key, int64_t offset) {
 int64_t SkimpyOffsetMap::Get(Bytes key) const {
   uint8_t hash[kHashSize];
   HashOrPrepared(key, hash);
-  // Kafka gives up after slots + hashSize - 4 attempts (the linear tail then covers every slot).
-  int64_t max_attempts = int64_t(slots_) + kHashSize - 4;
-  for (int64_t attempt = 0; attempt < max_attempts; attempt++) {
-    int32_t slot = SlotOf(hash, int32_t(attempt));
-    if (IsEmpty(slot)) return -1;
-    const uint8_t* p = bytes_ + size_t(slot) * kBytesPerEntry;
+  uint64_t pos = PositionOf(hash);
+  for (uint64_t attempt = 0; attempt < table_.capacity; attempt++) {
+    const uint8_t* p = Entry(pos);
+    if (IsEmptyEntry(p)) return -1;
     if (std::memcmp(p, hash, kHashSize) == 0) return int64_t(LoadBE64(p + kHashSize));
+    pos = pos + 1 == table_.capacity ? 0 : pos + 1;
   }
   return -1;
 }
 
 void SkimpyOffsetMap::Clear() {
-  if (touched_) std::memset(bytes_, 0, memory_);
-  touched_ = false;
-  prepared_spans_.clear();
-  prepared_next_ = 0;
+  if (entries_ > 0) {
+    Release(&table_);
+    if (!Allocate(std::min<uint64_t>(kInitialCapacity, uint64_t(slots_)), &table_)) throw std::bad_alloc();
+  }
   entries_ = 0;
   latest_offset_ = -1;
+  prepared_spans_.clear();
+  prepared_next_ = 0;
 }
 
 int32_t MaxDesiredMapSize(int32_t slots, double load_factor) {

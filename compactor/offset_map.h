@@ -1,10 +1,14 @@
-// Kafka's SkimpyOffsetMap (spec kafka-log-cleaner.md §5): a fixed-size open-addressing table of
-// MD5(key) -> offset, with Kafka's exact probe sequence, fill accounting and latestOffset rules.
+// Kafka's SkimpyOffsetMap (spec kafka-log-cleaner.md §5): MD5(key) -> offset, with Kafka's slot
+// count, fill accounting and latestOffset rules.
 //
-// The table's memory is the per-thread dedupe buffer, so the number of slots — and with the load
-// factor, the number of distinct keys one cleaning round can map — is exactly Kafka's. That limit
-// decides where a round stops (§4), which is why the map is reproduced and not replaced by a plain
-// hash map.
+// The number of slots is the per-thread dedupe buffer / 24 bytes, exactly Kafka's, so the number of
+// distinct keys one cleaning round can map — which decides where a round stops (§4) — is Kafka's.
+// What the cleaner observes of the map is only: the offset stored for a key's MD5 (16-byte
+// equality), the entry count and latestOffset. Those are the same whatever the table layout, so the
+// table itself is laid out for speed instead of copying Kafka's: it grows with the entries (up to
+// the slot count), so a run with few distinct keys probes a table that fits the caches instead of
+// 128 MiB (on this VM a random access to a large, cold region costs several times more). Kafka's
+// own probe sequence is kept as SlotOf, for reference and its test.
 #pragma once
 
 #include <array>
@@ -69,18 +73,29 @@ class SkimpyOffsetMap : public OffsetMap {
 
  private:
   explicit SkimpyOffsetMap(int32_t memory);
-  bool IsEmpty(int32_t slot) const;
 
   // Hash of `key`: the one Prefetch computed for it if it is the next prepared key, else MD5.
   void HashOrPrepared(Bytes key, uint8_t out[kHashSize]) const;
 
-  // An anonymous mapping: the kernel hands out zero pages lazily, so a 128 MiB map costs only the
-  // pages touched. `bytes_` is inside it, aligned to 2 MiB for huge pages.
-  uint8_t* mapping_ = nullptr;
-  size_t mapping_size_ = 0;
-  uint8_t* bytes_ = nullptr;
-  size_t memory_ = 0;
-  bool touched_ = false;  // any byte written since the last Clear (else Clear has nothing to zero)
+  // The table: `capacity_` entries of kBytesPerEntry (digest, then the offset), linear probing from
+  // the digest's first 8 bytes scaled to the capacity; an all-zero entry is empty (as in Kafka). It
+  // doubles when 3/4 full, up to `slots_` entries (Kafka's memory), and lives in an anonymous
+  // mapping (zero pages handed out lazily).
+  struct Table {
+    uint8_t* mapping = nullptr;
+    size_t mapping_size = 0;
+    uint8_t* bytes = nullptr;  // inside `mapping`, 2 MiB aligned when large
+    uint64_t capacity = 0;
+  };
+  bool Allocate(uint64_t capacity, Table* t) const;
+  static void Release(Table* t);
+  void Grow();
+  uint64_t PositionOf(const uint8_t hash[kHashSize]) const;
+  uint8_t* Entry(uint64_t position) const { return table_.bytes + position * kBytesPerEntry; }
+  bool IsEmptyEntry(const uint8_t* p) const;
+
+  Table table_;
+  bool huge_pages_ = false;
   int32_t slots_ = 0;
   int32_t entries_ = 0;
   int64_t latest_offset_ = -1;

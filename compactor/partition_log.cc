@@ -303,16 +303,44 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     s.size = int64_t(seg.size);
     s.last_modified_ms = seg.mtime_ms;
     s.next_offset = base;
-    // Every batch header: first batch's maxTimestamp and readNextOffset.
+    // Every batch header: first batch's maxTimestamp and readNextOffset. Read in windows with
+    // pread(2) (cheaper here than faulting in the mapping's pages); only an entry larger than a
+    // window is looked at through the mapping.
     Bytes data = file->data();
     PageDropper dropper(data);
+    ChunkReader reader;
+    if (!data.empty() && !reader.Open(path, data.size(), error)) return false;
+    constexpr size_t kWindow = size_t(1) << 20;
+    Bytes window;
+    size_t window_pos = 0;
+    bool read_any = false;
     size_t pos = 0;
     BatchView b;
     std::string err;
     bool first = true;
-    while (true) {
+    auto next_entry = [&]() -> EntryStatus {
+      bool refill = true;
+      if (read_any && pos >= window_pos && pos - window_pos < window.size()) {
+        EntryStatus st = NextEntry(window, pos - window_pos, pos, &b, &err);
+        if (st != EntryStatus::kIncomplete) return st;
+        if (window_pos == pos) {
+          if (window.size() < kWindow) return st;  // the file ends inside the entry
+          refill = false;
+        }
+      }
+      if (refill) {
+        if (pos >= data.size()) return EntryStatus::kIncomplete;
+        if (!reader.Read(pos, kWindow, &window, &err)) return EntryStatus::kCorrupt;
+        window_pos = pos;
+        read_any = true;
+        EntryStatus st = NextEntry(window, 0, pos, &b, &err);
+        if (st != EntryStatus::kIncomplete || window.size() < kWindow) return st;
+      }
       dropper.Passed(pos);
-      EntryStatus st = NextEntry(data, pos, pos, &b, &err);
+      return NextEntry(data, pos, pos, &b, &err);  // an entry larger than the window
+    };
+    while (true) {
+      EntryStatus st = next_entry();
       if (st == EntryStatus::kIncomplete) {
         if (pos < data.size())
           Report(sink, Severity::kWarning, path, pos, "truncated-tail",
