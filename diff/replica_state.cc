@@ -6,10 +6,14 @@
 
 #include <isa-l/crc64.h>
 #include <openssl/evp.h>
+#include <sched.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -119,37 +123,30 @@ std::string Label(const std::string& partition_dir) {
 }
 
 // The compacted view: the latest read_committed record per key (tombstones kept as deletions). The
-// records' (key prefix, index) pairs are sorted by a stable LSD radix sort on the 64-bit prefix (four
-// 16-bit digits, sequential memory access), so within a key the records stay in log order and the
-// last one is the latest; prefixes shared by different keys (~2^-64 per pair) are split by the rest.
+// records' (key prefix, index) pairs are bucketed by the prefix's top byte (one sequential pass) and
+// each bucket, small enough for the cache, is sorted by (prefix, index); within a key the records are
+// then in log order and the last one is the latest. Prefixes shared by different keys (~2^-64 per
+// pair) are split by the rest of the digest.
 void BuildKeyView(ReplicaState* r) {
   struct Entry {
     uint64_t prefix;
     uint32_t record;
+    bool operator<(const Entry& o) const { return prefix != o.prefix ? prefix < o.prefix : record < o.record; }
   };
-  std::vector<Entry> a, b;
-  size_t count = 0;
-  for (const RecordDigest& d : r->records) count += d.read_committed && d.has_key;
-  a.reserve(count);
+  std::vector<uint32_t> start(257, 0);
+  for (const RecordDigest& d : r->records) {
+    if (d.read_committed && d.has_key) ++start[(KeyPrefix(d.key) >> 56) + 1];
+  }
+  for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  std::vector<Entry, LargeAllocator<Entry>> a(start.back());
+  std::vector<uint32_t> fill(start.begin(), start.end() - 1);
   for (uint32_t i = 0; i < r->records.size(); ++i) {
     const RecordDigest& d = r->records[i];
-    if (d.read_committed && d.has_key) a.push_back({KeyPrefix(d.key), i});
+    if (!d.read_committed || !d.has_key) continue;
+    uint64_t p = KeyPrefix(d.key);
+    a[fill[p >> 56]++] = {p, i};
   }
-  b.resize(a.size());
-  std::vector<uint32_t> bucket(1 << 16);
-  for (int shift = 0; shift < 64; shift += 16) {
-    std::fill(bucket.begin(), bucket.end(), 0);
-    for (const Entry& e : a) ++bucket[(e.prefix >> shift) & 0xffff];
-    uint32_t sum = 0;
-    for (uint32_t& c : bucket) {
-      uint32_t n = c;
-      c = sum;
-      sum += n;
-    }
-    for (const Entry& e : a) b[bucket[(e.prefix >> shift) & 0xffff]++] = e;
-    a.swap(b);
-  }
-  b = {};
+  for (size_t bkt = 0; bkt + 1 < start.size(); ++bkt) std::sort(a.begin() + start[bkt], a.begin() + start[bkt + 1]);
   r->key_view.clear();
   auto emit = [&](uint32_t record) {
     const RecordDigest& d = r->records[record];
@@ -181,6 +178,27 @@ void BuildKeyView(ReplicaState* r) {
 }  // namespace
 
 Digest Md5(Bytes b) { return ThreadMd5().Of(b); }
+
+namespace {
+constexpr size_t kHugePage = size_t(2) << 20;
+size_t LargeSize(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
+}  // namespace
+
+void* AllocateLarge(size_t bytes) {
+  if (bytes < kHugePage) return ::operator new(bytes);
+  void* p = std::aligned_alloc(kHugePage, LargeSize(bytes));
+  if (p == nullptr) throw std::bad_alloc();
+  madvise(p, LargeSize(bytes), MADV_HUGEPAGE);  // a hint; refusal is harmless
+  return p;
+}
+
+void FreeLarge(void* p, size_t bytes) {
+  if (bytes < kHugePage) {
+    ::operator delete(p);
+  } else {
+    std::free(p);
+  }
+}
 
 Fingerprint ContentDigest(int64_t timestamp, bool control, const std::optional<Bytes>& key,
                           const std::optional<Bytes>& value, std::span<const RecordHeader> headers) {
@@ -400,9 +418,28 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   const ReplicaState* ref = options.reference;
   size_t ref_batch = 0;  // cursor into ref->batches (both logs ascend by offset)
   if (ref != nullptr) r.records.reserve(ref->records.size());
+  // Without a reference, capacity follows the records per byte seen so far (one reallocation instead of
+  // doubling: less copying, and no capacity left unused at the end).
+  std::vector<uint64_t> segment_bytes;
+  uint64_t total_bytes = 0;
+  for (const SegmentFiles* s : segments) {
+    std::error_code ec;
+    uint64_t size = std::filesystem::file_size(s->log->path, ec);
+    segment_bytes.push_back(ec ? 0 : size);
+    total_bytes += segment_bytes.back();
+  }
+  uint64_t bytes_done = 0;
   int64_t prev_end = -1;
   for (uint32_t si = 0; si < segments.size(); ++si) {
     const std::string& path = segments[si]->log->path;
+    if (ref == nullptr && bytes_done > 0 && !r.records.empty()) {
+      double per_byte = double(r.records.size()) / double(bytes_done);
+      size_t want = size_t(per_byte * double(total_bytes) * 1.02) + 1024;
+      if (r.records.capacity() < r.records.size() + size_t(per_byte * double(segment_bytes[si]))) {
+        r.records.reserve(std::max(want, r.records.size() + size_t(per_byte * double(segment_bytes[si])) + 1024));
+      }
+    }
+    bytes_done += segment_bytes[si];
     CollectingSink sink;
     auto file = MappedFile::Open(path, error);
     if (!file) {
@@ -635,7 +672,14 @@ bool LoadReplicas(const std::vector<std::string>& partition_dirs, const ReplicaO
   auto work = [&]() {
     for (size_t i; (i = next.fetch_add(1)) < n;) ok[i] = LoadReplica(partition_dirs[i], others, &(*out)[i], &errors[i]);
   };
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) {
+    // The CPUs this process may run on (taskset), not the machine's: extra threads on one CPU only add
+    // their loads' transient memory.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    threads = sched_getaffinity(0, sizeof(set), &set) == 0 ? unsigned(CPU_COUNT(&set)) : 1u;
+    threads = std::max(1u, threads);
+  }
   size_t extra = std::min<size_t>(threads, n - 1);
   std::vector<std::thread> pool;
   for (size_t t = 1; t < extra; ++t) pool.emplace_back(work);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -151,6 +152,24 @@ struct DamagedRange {
 
 struct ReplicaState;
 
+// Memory for the per-record vectors: blocks of 2 MiB or more are 2 MiB-aligned and advised
+// MADV_HUGEPAGE (this VM's transparent huge pages are "madvise"). Touching fresh memory costs a page
+// fault per 4 KiB page otherwise (~2.5 us each here: ~0.4 s per GiB of digests); smaller blocks come
+// from operator new.
+void* AllocateLarge(size_t bytes);
+void FreeLarge(void* p, size_t bytes);
+template <typename T>
+struct LargeAllocator {
+  using value_type = T;
+  LargeAllocator() = default;
+  template <typename U>
+  LargeAllocator(const LargeAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(AllocateLarge(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { FreeLarge(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const LargeAllocator<U>&) const { return true; }
+};
+
 // The order of ReplicaState::key_view: the digest's first 8 bytes as a little-endian integer, then
 // the rest. Any fixed total order would do; this one is what the radix sort produces.
 inline uint64_t KeyPrefix(const Digest& d) {
@@ -199,7 +218,7 @@ struct ReplicaState {
 
   std::vector<std::string> segment_files;
   std::vector<BatchSpan> batches;
-  std::vector<RecordDigest> records;  // ascending offsets, data and control records
+  std::vector<RecordDigest, LargeAllocator<RecordDigest>> records;  // ascending offsets, data and control
   std::vector<Marker> markers;        // ascending offsets
   std::vector<Txn> txns;              // by first offset
   std::vector<OpenTxn> open_txns;     // broker-loaded producer state
@@ -209,7 +228,7 @@ struct ReplicaState {
   // The compacted read_committed view, one entry per key, sorted by KeyOrder (a flat vector: built by a
   // radix sort of the records' key digests instead of one hash-table probe per record, which costs a
   // cache and TLB miss each).
-  std::vector<std::pair<Digest, KeyState>> key_view;
+  std::vector<std::pair<Digest, KeyState>, LargeAllocator<std::pair<Digest, KeyState>>> key_view;
   std::vector<Problem> notes;  // problems met while loading (decode errors, txnindex vs markers)
   int64_t max_timestamp = -1;
 
