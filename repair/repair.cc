@@ -775,8 +775,9 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
 namespace {
 
 // Offsets of the entries that can still be framed in `data` from `from` on.
+// `first_lies`: the first entry's offsets are the damage (salvage blamed them), so only its count is used.
 void DescribeDropped(const std::string& path, Bytes data, uint64_t from, int64_t next_expected, int64_t base,
-                     SalvageDrop* d) {
+                     SalvageDrop* d, bool first_lies = false) {
   d->position = from;
   d->bytes = data.size() - from;
   Bytes rest = data.subspan(from);
@@ -791,16 +792,24 @@ void DescribeDropped(const std::string& path, Bytes data, uint64_t from, int64_t
   LogReader reader(path, data.subspan(from), &quiet, ro);
   BatchView b;
   while (reader.Next(&b)) {
+    if (first_lies && d->batches == 0) {
+      ++d->batches;
+      continue;
+    }
     // Entries with a bad CRC are counted too: their header offsets are the best evidence of what went.
-    int64_t first = b.header.base_offset_known ? b.header.base_offset : b.header.last_offset;
-    if (!d->first_offset) d->first_offset = first;
-    // Under a bad CRC the lastOffsetDelta may be garbage: only the base offset counts then.
-    d->last_offset = std::max(d->last_offset.value_or(first), b.header.crc_valid ? b.header.last_offset : first);
     ++d->batches;
+    int64_t first = b.header.base_offset_known ? b.header.base_offset : b.header.last_offset;
+    // Under a bad CRC the lastOffsetDelta may be garbage: only the base offset counts then.
+    int64_t last = b.header.crc_valid ? b.header.last_offset : first;
+    // Offsets that cannot belong to this segment are the damage, not what was lost.
+    auto fits = [&](int64_t o) { return o >= base && o - base <= std::numeric_limits<int32_t>::max(); };
+    if (!fits(first) || !fits(last) || last < first) continue;
+    if (!d->first_offset) d->first_offset = first;
+    d->last_offset = std::max(d->last_offset.value_or(first), last);
   }
   // A batch cut short by the end of the file cannot be framed, but its header may still name its
   // offsets (baseOffset at 0; v2 lastOffsetDelta at 23): reported when they are plausible.
-  if (!d->first_offset && rest.size() >= 8) {
+  if (!d->first_offset && !first_lies && rest.size() >= 8) {
     int64_t o = int64_t(be(0, 8));
     if (o >= next_expected && o >= base && o - base <= std::numeric_limits<int32_t>::max()) {
       d->first_offset = o;
@@ -879,6 +888,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   size_t stop_segment = segments.size();
   uint64_t stop_position = 0;
   std::string stop_reason;
+  bool stop_offsets_lie = false;  // the batch stopped at was blamed for its offsets (not to be reported)
   bool stop_whole = false;  // the stopped segment goes entirely (its name conflicts with the log before it)
   // The last two batches kept so far: when a batch conflicts with the one before it but not with the
   // one before that, the one before it is the liar (a flipped baseOffset or partitionLeaderEpoch,
@@ -887,14 +897,18 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   struct Kept {
     size_t segment = 0;
     uint64_t position = 0;
+    int64_t first_offset = -1;
     int64_t last_offset = -1;
     int32_t epoch = -1;  // partitionLeaderEpoch (v2; -1 = none)
   };
   std::optional<Kept> prev, prev2;
   auto last_of = [](const std::optional<Kept>& k) { return k ? k->last_offset : int64_t(-1); };
   auto epoch_of = [](const std::optional<Kept>& k) { return k ? k->epoch : int32_t(-1); };
-  // Stops at the batch before the current one (it lies); prev2 becomes the last batch kept.
-  auto blame_prev = [&](const std::string& why) {
+  // Stops at the batch before the current one (it lies); prev2 becomes the last batch kept. Its first
+  // offset is reported as dropped only when it still fits between its neighbours (`next_first`: the
+  // offset of the batch or segment after it); else it is the lie.
+  auto blame_prev = [&](const std::string& why, int64_t next_first) {
+    stop_offsets_lie = !(prev->first_offset > last_of(prev2) && prev->first_offset < next_first);
     stop_segment = prev->segment;
     stop_position = prev->position;
     stop_reason = why;
@@ -912,7 +926,8 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
                                     base, prev->last_offset);
       if (base > last_of(prev2)) {
         blame_prev(fmt::format("a batch whose last offset {} reaches past the next segment's base offset {}",
-                               prev->last_offset, base));
+                               prev->last_offset, base),
+                   base);
       } else {
         // Not kept even empty: an empty segment under that name would still overlap the one before it.
         stop_segment = si;
@@ -954,7 +969,8 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
         conflict = fmt::format("offset {} is not above the previous batch's last offset {}", first, last_of(prev));
         if (prev && first > last_of(prev2) && (epoch < 0 || epoch >= epoch_of(prev2))) {
           blame_prev(fmt::format("a batch whose last offset {} is not below the next batch's offset {}",
-                                 prev->last_offset, first));
+                                 prev->last_offset, first),
+                     first);
           break;
         }
       } else if (epoch >= 0 && epoch < epoch_of(prev)) {
@@ -962,7 +978,8 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
         conflict = fmt::format("partition leader epoch {} is below the previous batch's {}", epoch, epoch_of(prev));
         if (prev && epoch >= epoch_of(prev2)) {
           blame_prev(fmt::format("a batch whose partition leader epoch {} is above the next batch's {}",
-                                 epoch_of(prev), epoch));
+                                 epoch_of(prev), epoch),
+                     first);
           break;
         }
       }
@@ -970,7 +987,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
       if (!why.empty()) break;
       expected += b.bytes.size();
       prev2 = prev;
-      prev = Kept{si, h.position, h.last_offset, epoch >= 0 ? epoch : epoch_of(prev)};
+      prev = Kept{si, h.position, first, h.last_offset, epoch >= 0 ? epoch : epoch_of(prev)};
     }
     if (stop_segment != segments.size()) break;  // blamed on an earlier batch
     if (why.empty() && expected < files[si]->size()) {
@@ -1053,7 +1070,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
     if (si == stop_segment) {
       SalvageDrop d;
       d.file = path;
-      DescribeDropped(path, data, stop_position, prev_last + 1, segments[si]->base_offset, &d);
+      DescribeDropped(path, data, stop_position, prev_last + 1, segments[si]->base_offset, &d, stop_offsets_lie);
       d.reason = "truncated at " + stop_reason;
       result->dropped.push_back(d);
     }
