@@ -123,15 +123,24 @@ std::string Label(const std::string& partition_dir) {
 }
 
 // The compacted view: the latest read_committed record per key (tombstones kept as deletions). The
-// records' (key prefix, index) pairs are bucketed by the prefix's top byte (one sequential pass) and
-// each bucket, small enough for the cache, is sorted by (prefix, index); within a key the records are
-// then in log order and the last one is the latest. Prefixes shared by different keys (~2^-64 per
-// pair) are split by the rest of the digest.
+// records' (key digest, index) pairs are bucketed by the digest's top prefix byte (one sequential pass)
+// and each bucket, small enough for the cache, is sorted by (digest in KeyLess order, index); within a
+// key the records are then in log order and the last one is the latest.
 void BuildKeyView(ReplicaState* r) {
+  // The whole digest is in the entry, so sorting and grouping never go back to the records.
   struct Entry {
-    uint64_t prefix;
+    uint64_t prefix, rest;
     uint32_t record;
-    bool operator<(const Entry& o) const { return prefix != o.prefix ? prefix < o.prefix : record < o.record; }
+    bool operator<(const Entry& o) const {
+      if (prefix != o.prefix) return prefix < o.prefix;
+      if (rest != o.rest) return __builtin_bswap64(rest) < __builtin_bswap64(o.rest);  // KeyLess: memcmp order
+      return record < o.record;
+    }
+  };
+  auto entry = [](const Digest& key, uint32_t record) {
+    Entry e{KeyPrefix(key), 0, record};
+    __builtin_memcpy(&e.rest, key.data() + 8, 8);
+    return e;
   };
   std::vector<uint32_t> start(257, 0);
   for (const RecordDigest& d : r->records) {
@@ -143,35 +152,18 @@ void BuildKeyView(ReplicaState* r) {
   for (uint32_t i = 0; i < r->records.size(); ++i) {
     const RecordDigest& d = r->records[i];
     if (!d.read_committed || !d.has_key) continue;
-    uint64_t p = KeyPrefix(d.key);
-    a[fill[p >> 56]++] = {p, i};
+    a[fill[KeyPrefix(d.key) >> 56]++] = entry(d.key, i);
   }
   for (size_t bkt = 0; bkt + 1 < start.size(); ++bkt) std::sort(a.begin() + start[bkt], a.begin() + start[bkt + 1]);
   r->key_view.clear();
-  auto emit = [&](uint32_t record) {
-    const RecordDigest& d = r->records[record];
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (i + 1 < a.size() && a[i + 1].prefix == a[i].prefix && a[i + 1].rest == a[i].rest) continue;
+    const RecordDigest& d = r->records[a[i].record];  // the key's latest record
     KeyState k;
     k.offset = d.offset;
-    k.record = record;
+    k.record = a[i].record;
     k.tombstone = !d.has_value;
     r->key_view.emplace_back(d.key, k);
-  };
-  for (size_t i = 0; i < a.size();) {
-    size_t j = i + 1;
-    bool one_key = true;
-    const Digest& first = r->records[a[i].record].key;
-    for (; j < a.size() && a[j].prefix == a[i].prefix; ++j) one_key = one_key && r->records[a[j].record].key == first;
-    if (one_key) {
-      emit(a[j - 1].record);
-    } else {
-      std::stable_sort(a.begin() + i, a.begin() + j, [&](const Entry& x, const Entry& y) {
-        return KeyLess(r->records[x.record].key, r->records[y.record].key);
-      });
-      for (size_t k = i; k < j; ++k) {
-        if (k + 1 == j || r->records[a[k + 1].record].key != r->records[a[k].record].key) emit(a[k].record);
-      }
-    }
-    i = j;
   }
 }
 
@@ -441,13 +433,13 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     }
     bytes_done += segment_bytes[si];
     CollectingSink sink;
-    auto file = MappedFile::Open(path, error);
-    if (!file) {
+    // Streamed with pread(2) through one reused buffer: on this VM mapping a page costs more than reading
+    // it, and each batch is used once, right away (a BatchView lives until the next Next()).
+    std::unique_ptr<LogReader> reader = LogReader::Open(path, &sink, ReadOptions(), error);
+    if (!reader) {
       Note(&r, Severity::kError, path, 0, "file-read", *error);
       continue;
     }
-    file->AdviseSequential();
-    auto reader = std::make_unique<LogReader>(path, file->data(), &sink);
     BatchView batch;
     int64_t next_base = si + 1 < segments.size() ? segments[si + 1]->base_offset : INT64_MAX;
     // Damage stops the segment: its remaining offsets are unreadable. In the last segment that is what
@@ -637,7 +629,25 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     d.fate = t.fate;
     ++t.records;
   }
-  BuildKeyView(&r);
+  // A replica whose records match the reference's one for one in everything the view depends on has
+  // the reference's view (record indices included): copy it instead of sorting again.
+  auto same_view_inputs = [&]() {
+    if (ref == nullptr || ref->records.size() != r.records.size()) return false;
+    for (size_t i = 0; i < r.records.size(); ++i) {
+      const RecordDigest& x = r.records[i];
+      const RecordDigest& y = ref->records[i];
+      if (x.offset != y.offset || x.read_committed != y.read_committed || x.has_key != y.has_key ||
+          x.has_value != y.has_value || x.key != y.key) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (same_view_inputs()) {
+    r.key_view = ref->key_view;
+  } else {
+    BuildKeyView(&r);
+  }
   // The markers' verdict and the .txnindex (what consumers get) must agree on every record a
   // read_committed consumer can reach; a mismatch is noted once per transaction.
   std::set<int32_t> mismatched;
