@@ -155,24 +155,34 @@ char* WriteText(char* o, Bytes b, bool json) {
     *o++ = kHexDigits[c & 15];
   };
   while (i < n) {
+    bool stopped = false;  // a special byte is at p[i]
 #if defined(__SSE2__)
-    // Sixteen plain ASCII bytes at a time (the common case of keys and values): a byte below 0x20
-    // or above 0x7f (both negative or small as signed bytes), '"' or '\\' sends them to the
-    // byte-by-byte path below.
+    // Sixteen bytes at a time: plain ASCII is copied; at the first byte below 0x20 or above 0x7f
+    // (both negative or small as signed bytes), '"' or '\\', the plain bytes before it are kept and
+    // that byte goes to the byte-by-byte path below, which comes straight back here. (JSON-like values
+    // have a '"' every few bytes.) Storing all sixteen is safe: the caller reserved 6 output bytes
+    // per input byte, and the bytes past the special one are overwritten next.
     while (i + 16 <= n) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
       __m128i special = _mm_or_si128(
           _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(v, _mm_set1_epi8('"'))),
           _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
-      if (_mm_movemask_epi8(special) != 0) break;
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
+      unsigned mask = unsigned(_mm_movemask_epi8(special));
+      if (mask != 0) {
+        unsigned k = unsigned(__builtin_ctz(mask));
+        o += k;
+        i += k;
+        stopped = true;
+        break;
+      }
       o += 16;
       i += 16;
     }
 #endif
     // Eight plain ASCII bytes at a time (no control byte, no byte >= 0x80, no '"' or '\\'): the
     // common case of keys and values, copied without looking at each byte.
-    while (i + 8 <= n) {
+    while (!stopped && i + 8 <= n) {
       uint64_t w;
       std::memcpy(&w, p + i, 8);
       constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
