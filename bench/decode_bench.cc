@@ -73,7 +73,14 @@ int main(int argc, char** argv) {
       Account(state, r);
       Finish(state, r.bytes, 0);
     })->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
-    benchmark::RegisterBenchmark(("Decode/" + name).c_str(), [m, file](benchmark::State& state) {
+    benchmark::RegisterBenchmark(("Decode/stream/" + name).c_str(), [file](benchmark::State& state) {
+      WalkResult r;
+      for (auto _ : state) r = klf::bench::DecodeStream(file);
+      Account(state, r);
+      state.counters["file_bytes"] = double(r.bytes);
+      Finish(state, r.bytes, r.records);
+    })->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+    benchmark::RegisterBenchmark(("Decode/mapped/" + name).c_str(), [m, file](benchmark::State& state) {
       WalkResult r;
       for (auto _ : state) r = klf::bench::DecodeAll(file, m->data());
       Account(state, r);

@@ -4,14 +4,16 @@
 //   FloorStream / FloorMapped — the lower bound for reading a segment with integrity checks: walk the
 //     batch headers (length, magic) and CRC-32C every v2 batch, nothing else. FloorStream reads the
 //     file with read(2) in 4 MiB chunks (no mmap); FloorMapped walks a memory mapping.
-//   DecodeAll — what klf's decoders do: LogReader (framing + CRC) and RecordDecoder (decompression,
-//     every record's varints, key, value, headers), touching every decoded field.
+//   DecodeStream / DecodeAll — what klf's decoders do: LogReader (framing + CRC; streaming with
+//     pread(2), or over a mapping) and RecordDecoder (decompression, every record's varints, key,
+//     value, headers), touching every decoded field.
 #pragma once
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -86,16 +88,17 @@ inline WalkResult FloorMapped(Bytes data) {
   return r;
 }
 
-inline WalkResult DecodeAll(const std::string& name, Bytes data) {
+// Every entry of `reader`, every record decoded and touched.
+inline WalkResult DecodeEach(LogReader& reader, const CollectingSink& sink) {
   WalkResult r;
-  CollectingSink sink;
-  LogReader reader(name, data, &sink);
   RecordDecoder decoder;
+  CollectingSink decode_sink;
   BatchView batch;
+  const std::string& name = reader.file();
   while (reader.Next(&batch)) {
     r.batches++;
     if (!batch.header.crc_valid) r.bad_crc++;
-    if (!decoder.Decode(batch, name, &sink)) r.ok = false;
+    if (!decoder.Decode(batch, name, &decode_sink)) r.ok = false;
     for (const Record& rec : decoder.records()) {
       r.records++;
       r.checksum += uint64_t(rec.offset) ^ uint64_t(rec.timestamp);
@@ -105,8 +108,28 @@ inline WalkResult DecodeAll(const std::string& name, Bytes data) {
     }
   }
   r.bytes = reader.valid_bytes();
-  if (!sink.problems.empty()) r.ok = false;
+  if (!sink.problems.empty() || !decode_sink.problems.empty()) r.ok = false;
   return r;
+}
+
+// DecodeEach over a mapping of the file (the mapped LogReader).
+inline WalkResult DecodeAll(const std::string& name, Bytes data) {
+  CollectingSink sink;
+  LogReader reader(name, data, &sink);
+  return DecodeEach(reader, sink);
+}
+
+// DecodeEach reading the file with the streaming LogReader (what klf verify and dump do).
+inline WalkResult DecodeStream(const std::string& path) {
+  CollectingSink sink;
+  std::string error;
+  std::unique_ptr<LogReader> reader = LogReader::Open(path, &sink, ReadOptions(), &error);
+  if (!reader) {
+    WalkResult r;
+    r.ok = false;
+    return r;
+  }
+  return DecodeEach(*reader, sink);
 }
 
 }  // namespace klf::bench
