@@ -10,8 +10,9 @@
 //       (F = 0.1: a compaction keeps ~10%); without it keys are (practically) unique.
 //   klf-bench floor FILE [--mmap]   read(2) in 4 MiB chunks, walk batch headers, CRC-32C every batch
 //                              (--mmap: the same walk over a fresh read-only mapping, as klf reads)
-//   klf-bench decode FILE [--populate]   LogReader + RecordDecoder over the mapped file, every record
-//                              parsed (--populate: MADV_POPULATE_READ the whole mapping first)
+//   klf-bench decode FILE [--mmap|--populate]   LogReader + RecordDecoder, every record parsed: the
+//                              streaming reader (pread), or over a mapping (--populate: MADV_POPULATE_READ
+//                              the whole mapping first)
 //   klf-bench write --in LOG --out DIR [--no-sync] [--chunk-bytes N]
 //       Writes LOG's batches as a new segment through SegmentWriter (offset/time index entries by
 //       index.interval.bytes, trimmed index files, fsync, rename), one Append per batch (as recovery
@@ -24,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -196,7 +198,9 @@ class BatchSource {
   int32_t sequence_[4] = {0, 0, 0, 0};
   uint64_t record_bytes_ = 0;
   std::vector<RecordInput> inputs_;
-  std::vector<RecordBuf> bufs_;
+  // A deque: growing it keeps earlier elements in place. (A vector moved them, and a 15-byte key
+  // lives inside its std::string, so the batch's key views dangled: fixed 2026-12-02.)
+  std::deque<RecordBuf> bufs_;
 };
 
 int Gen(const GenOptions& o) {
@@ -265,19 +269,25 @@ int Floor(const std::string& file, bool mapped) {
   return r.ok && r.bad_crc == 0 ? 0 : 1;
 }
 
-int Decode(const std::string& file, bool populate) {
+int Decode(const std::string& file, const std::string& mode) {
   auto t0 = Clock::now();
+  if (mode.empty()) {  // what klf verify and dump do: the streaming LogReader
+    WalkResult r = DecodeStream(file);
+    PrintWalk("decode", file, r, SecondsSince(t0));
+    return r.ok && r.bad_crc == 0 ? 0 : 1;
+  }
+  if (mode != "--mmap" && mode != "--populate") Die("decode: unknown option " + mode);
   std::string error;
   auto f = MappedFile::Open(file, &error);
   if (!f) Die(error);
   f->AdviseSequential();
   // --populate: map every page of the file in one madvise call before decoding (measures what page
   // faults on the mapping cost; LogReader still drops pages behind it).
-  if (populate && f->size() > 0) {
+  if (mode == "--populate" && f->size() > 0) {
     ::madvise(const_cast<uint8_t*>(f->data().data()), f->size(), MADV_POPULATE_READ);
   }
   WalkResult r = DecodeAll(file, f->data());
-  PrintWalk("decode", file, r, SecondsSince(t0));
+  PrintWalk(mode == "--mmap" ? "decode-mmap" : "decode-populate", file, r, SecondsSince(t0));
   return r.ok && r.bad_crc == 0 ? 0 : 1;
 }
 
@@ -412,7 +422,7 @@ int main(int argc, char** argv) {
     return args[++*i];
   };
   if (cmd == "floor") return Floor(args[0], args.size() > 1 && args[1] == "--mmap");
-  if (cmd == "decode") return Decode(args[0], args.size() > 1 && args[1] == "--populate");
+  if (cmd == "decode") return Decode(args[0], args.size() > 1 ? args[1] : "");
   if (cmd == "gen") {
     GenOptions o;
     for (size_t i = 0; i < args.size(); i++) {

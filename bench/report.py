@@ -86,7 +86,8 @@ if h_any:
         floor = h.get("floor")
         for key, label in (("floor", "floor: read(2) + header walk + CRC-32C (klf-bench floor)"),
                            ("floor-mmap", "the same walk over a fresh mmap (klf-bench floor --mmap)"),
-                           ("decode", "klf LogReader + RecordDecoder (klf-bench decode)"),
+                           ("decode", "klf streaming LogReader + RecordDecoder (klf-bench decode)"),
+                           ("decode-mmap", "klf LogReader over a mapping + RecordDecoder (klf-bench decode --mmap)"),
                            ("dump-json", "`klf dump --records --json > /dev/null`")):
             r = h.get(key)
             if r is None:

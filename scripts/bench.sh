@@ -116,6 +116,7 @@ issue2() {
       -n floor "$TOOL floor $f" \
       -n floor-mmap "$TOOL floor $f --mmap" \
       -n decode "$TOOL decode $f" \
+      -n decode-mmap "$TOOL decode $f --mmap" \
       -n dump-json "$KLF dump --records --json $f"
     note "kafka-python $codec"
     slice=$((32 * MiB)); [ "$codec" = zstd ] && slice=$((8 * MiB))
