@@ -1,5 +1,6 @@
 #include "compactor/cleaner.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -150,7 +151,96 @@ class Round {
   int32_t capacity_;  // current read (and write) buffer capacity
   RecordDecoder decoder_;
   std::vector<Bytes> keys_;  // one batch's keys for OffsetMap::Prefetch
+  std::vector<OffsetMap::KeyDigest> digests_;
+
+  // MD5 digests computed while building the map, reused when the same records are judged in the
+  // cleaning pass (hashing is a quarter of the work otherwise). A record is identified exactly by
+  // its segment, its batch's file position and its index in the batch: both passes decode the same
+  // bytes the same way. Bounded so that the cache and the map together stay within the dedupe buffer
+  // (the memory Kafka's map alone would use); past that, digests are computed again.
+  struct CachedBatch {
+    size_t segment = 0;
+    uint64_t position = 0;
+    size_t first = 0, count = 0;  // in cached_digests_
+  };
+  struct CachedDigest {
+    uint32_t record = 0;    // index in the batch
+    uint32_t key_size = 0;  // sanity check
+    OffsetMap::KeyDigest digest;
+  };
+  std::vector<CachedBatch> cached_batches_;
+  // One anonymous mapping reserved at the budget and advised for huge pages: growing a vector here
+  // would fault in (and copy) its memory 4 KiB at a time, which costs more than the hashing saved.
+  struct DigestArray {
+    CachedDigest* data = nullptr;
+    size_t size = 0, capacity = 0, mapped = 0;
+    ~DigestArray() { Reset(); }
+    void Reset() {
+      if (data) munmap(data, mapped);
+      data = nullptr;
+      size = capacity = mapped = 0;
+    }
+    bool Reserve(size_t bytes) {
+      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) return false;
+      madvise(p, bytes, MADV_HUGEPAGE);
+      data = static_cast<CachedDigest*>(p);
+      mapped = bytes;
+      capacity = bytes / sizeof(CachedDigest);
+      return true;
+    }
+    const CachedDigest& operator[](size_t i) const { return data[i]; }
+  };
+  DigestArray cached_digests_;
+  bool caching_ = true;
+  size_t cache_cursor_ = 0;
+  void CacheDigests(size_t segment, uint64_t position, const std::vector<uint32_t>& records);
+  // The cached digests of the batch at (segment, position), or nullptr.
+  const CachedBatch* FindCachedBatch(size_t segment, uint64_t position);
+  std::vector<uint32_t> record_indexes_;
 };
+
+void Round::CacheDigests(size_t segment, uint64_t position, const std::vector<uint32_t>& records) {
+  if (!caching_ || records.empty()) return;
+  if (!cached_digests_.data && !cached_digests_.Reserve(size_t(config_.OffsetMapMemory()))) {
+    caching_ = false;
+    return;
+  }
+  size_t bytes = (cached_digests_.size + records.size()) * sizeof(CachedDigest) +
+                 (cached_batches_.size() + 1) * sizeof(CachedBatch);
+  // Leave room for one more doubling of the map's table.
+  if (bytes + 2 * map_->MemoryUsed() > size_t(config_.OffsetMapMemory())) {
+    caching_ = false;
+    if (bytes + map_->MemoryUsed() > size_t(config_.OffsetMapMemory())) {
+      std::vector<CachedBatch>().swap(cached_batches_);
+      cached_digests_.Reset();
+    }
+    return;
+  }
+  if (cached_digests_.size + records.size() > cached_digests_.capacity) {
+    caching_ = false;
+    return;
+  }
+  CachedBatch b;
+  b.segment = segment;
+  b.position = position;
+  b.first = cached_digests_.size;
+  b.count = records.size();
+  for (size_t i = 0; i < records.size(); i++)
+    cached_digests_.data[cached_digests_.size++] = CachedDigest{records[i], uint32_t(keys_[i].size()), digests_[i]};
+  cached_batches_.push_back(b);
+}
+
+const Round::CachedBatch* Round::FindCachedBatch(size_t segment, uint64_t position) {
+  // Both passes visit batches in (segment, position) order.
+  while (cache_cursor_ < cached_batches_.size()) {
+    const CachedBatch& b = cached_batches_[cache_cursor_];
+    if (b.segment > segment || (b.segment == segment && b.position > position)) return nullptr;
+    if (b.segment == segment && b.position == position) return &b;
+    cache_cursor_++;
+  }
+  return nullptr;
+}
 
 bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error) {
   CollectingSink local;
@@ -221,9 +311,18 @@ bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t s
       if (!Decode(seg, batch, error)) return false;
       int32_t limit = MaxDesiredMapSize(map_->slots(), config_.dedupe_buffer_load_factor);
       keys_.clear();
-      for (const Record& r : decoder_.records())
-        if (r.key && r.offset >= start) keys_.push_back(*r.key);
-      map_->Prefetch(keys_);
+      record_indexes_.clear();
+      for (size_t j = 0; j < decoder_.records().size(); j++) {
+        const Record& r = decoder_.records()[j];
+        if (r.key && r.offset >= start) {
+          keys_.push_back(*r.key);
+          record_indexes_.push_back(uint32_t(j));
+        }
+      }
+      digests_.resize(keys_.size());
+      for (size_t i = 0; i < keys_.size(); i++) SkimpyOffsetMap::Hash(keys_[i], digests_[i].data());
+      map_->PrefetchHashed(keys_, digests_);
+      CacheDigests(size_t(&seg - log_.segments.data()), h.position, record_indexes_);
       for (const Record& r : decoder_.records()) {
         if (r.key && r.offset >= start) {
           // The fill check comes before every put, even one that would only overwrite (§4).
@@ -364,10 +463,24 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
     if (need_records) {
       // The keys ShouldRetainRecord will look up, in order (§8.2).
       keys_.clear();
-      if (!d.discard_batch_records && !h.is_control)
-        for (const Record& r : decoder_.records())
-          if (r.key && r.offset <= map_->latest_offset()) keys_.push_back(*r.key);
-      map_->Prefetch(keys_);
+      digests_.clear();
+      if (!d.discard_batch_records && !h.is_control) {
+        const CachedBatch* cached = FindCachedBatch(size_t(&seg - log_.segments.data()), h.position);
+        size_t next = 0;
+        for (size_t j = 0; j < decoder_.records().size(); j++) {
+          const Record& r = decoder_.records()[j];
+          if (!r.key || r.offset > map_->latest_offset()) continue;
+          keys_.push_back(*r.key);
+          digests_.emplace_back();
+          while (cached && next < cached->count && cached_digests_[cached->first + next].record < j) next++;
+          if (cached && next < cached->count && cached_digests_[cached->first + next].record == j &&
+              cached_digests_[cached->first + next].key_size == r.key->size())
+            digests_.back() = cached_digests_[cached->first + next].digest;
+          else
+            SkimpyOffsetMap::Hash(*r.key, digests_.back().data());
+        }
+      }
+      map_->PrefetchHashed(keys_, digests_);
       for (const Record& r : decoder_.records()) {
         stats.messages_read++;
         RecordDecision rd = ShouldRetainRecord(h, d, r, *map_, now_, retain_legacy_deletes);

@@ -122,14 +122,19 @@ void SkimpyOffsetMap::Hash(Bytes key, uint8_t out[kHashSize]) {
 }
 
 void SkimpyOffsetMap::Prefetch(const std::vector<Bytes>& keys) {
+  std::vector<KeyDigest> digests(keys.size());
+  for (size_t i = 0; i < keys.size(); i++) Hash(keys[i], digests[i].data());
+  PrefetchHashed(keys, digests);
+}
+
+void SkimpyOffsetMap::PrefetchHashed(const std::vector<Bytes>& keys, const std::vector<KeyDigest>& digests) {
   prepared_keys_.clear();
   prepared_spans_.clear();
-  prepared_hashes_.resize(keys.size());
+  prepared_hashes_ = digests;
   prepared_next_ = 0;
   for (size_t i = 0; i < keys.size(); i++) {
     prepared_spans_.emplace_back(prepared_keys_.size(), keys[i].size());
     prepared_keys_.append(reinterpret_cast<const char*>(keys[i].data()), keys[i].size());
-    Hash(keys[i], prepared_hashes_[i].data());
     __builtin_prefetch(Entry(PositionOf(prepared_hashes_[i].data())));
   }
 }

@@ -41,6 +41,15 @@ class OffsetMap {
   // implementation may hash them and fetch the slots they probe into the cache ahead of use, so the
   // cache misses of a batch overlap instead of being paid one after another. Never changes a result.
   virtual void Prefetch(const std::vector<Bytes>& keys) { (void)keys; }
+  // As Prefetch, with the keys' MD5 digests already computed by the caller (digests[i] is
+  // SkimpyOffsetMap::Hash(keys[i])), so they are not computed again.
+  using KeyDigest = std::array<uint8_t, 16>;
+  virtual void PrefetchHashed(const std::vector<Bytes>& keys, const std::vector<KeyDigest>& digests) {
+    (void)digests;
+    Prefetch(keys);
+  }
+  // Bytes of memory the map holds now (for the caller's memory accounting).
+  virtual size_t MemoryUsed() const { return 0; }
   double Utilization() const { return slots() == 0 ? 0 : double(size()) / slots(); }
 };
 
@@ -58,6 +67,8 @@ class SkimpyOffsetMap : public OffsetMap {
   int32_t size() const override { return entries_; }
   int64_t latest_offset() const override { return latest_offset_; }
   void Prefetch(const std::vector<Bytes>& keys) override;
+  void PrefetchHashed(const std::vector<Bytes>& keys, const std::vector<KeyDigest>& digests) override;
+  size_t MemoryUsed() const override { return size_t(table_.capacity) * kBytesPerEntry; }
   // Backs the table with transparent huge pages when the kernel allows it (call before the first
   // Put): a large map is probed at random, and with 4 KiB pages nearly every probe also misses the
   // TLB. The cost is that touching one slot makes 2 MiB resident, so it is for large cleaning runs.
@@ -103,7 +114,7 @@ class SkimpyOffsetMap : public OffsetMap {
   // next prepared one is simply hashed again.
   std::string prepared_keys_;
   std::vector<std::pair<size_t, size_t>> prepared_spans_;  // (offset in prepared_keys_, size)
-  std::vector<std::array<uint8_t, kHashSize>> prepared_hashes_;
+  std::vector<KeyDigest> prepared_hashes_;
   mutable size_t prepared_next_ = 0;
 
  public:
