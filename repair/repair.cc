@@ -66,8 +66,12 @@
 //  5. The copy is loaded again and diffed against the healthy replicas; what remains is reported.
 //
 // Salvage (`--salvage`, spec §14): every segment is read as LogSegment.recover does (size, CRC) and,
-// stricter than Kafka, every record is decoded too (Kafka would serve a batch whose compressed payload
-// is garbage under a valid CRC; a salvaged copy should verify clean). The first invalid entry truncates
+// stricter than Kafka, every record is decoded and checked as klf verify checks it (Kafka would serve a
+// batch whose compressed payload is garbage under a valid CRC; a salvaged copy should verify clean).
+// Fields outside the CRC (baseOffset, partitionLeaderEpoch) can lie: a batch whose offsets or epoch
+// go back is blamed on the batch before it when that one alone is out of line with its neighbours (and
+// a segment named at or below the last offset before it is dropped whole), so recovery stops at the
+// damaged batch, not at the intact one after it. The first invalid entry truncates
 // its segment there and every later segment is deleted, as recovery does when bytes were cut (Kafka
 // deletes them; keeping them would leave an offset hole the leader cannot refill). Indexes, `.txnindex`,
 // snapshots and the leader-epoch-checkpoint (entries past the new log end dropped) are rebuilt.

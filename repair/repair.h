@@ -125,8 +125,9 @@ struct SalvageOptions {
 };
 
 // Copies `in` (a partition directory) to `<out>/<name>/` truncating the first segment that holds an
-// invalid entry at that entry (bad size, bad CRC, records that do not decode, offsets that go back or
-// do not fit the segment) and deleting every later segment, as Kafka's recovery does; indexes,
+// invalid entry at that entry (bad size, bad CRC, records that do not decode or fail verify's record
+// checks, offsets or leader epochs that go back -- blamed on the batch before when it alone is out of
+// line -- or do not fit the segment) and deleting every later segment, as Kafka's recovery does; indexes,
 // `.txnindex`, producer snapshots and leader-epoch-checkpoint are rebuilt. Reports every dropped range.
 bool SalvagePartition(Env* env, const std::string& in, const std::string& out, const SalvageOptions& options,
                       SalvageResult* result, std::string* error);

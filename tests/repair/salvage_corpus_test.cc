@@ -124,7 +124,8 @@ bool Touches(uint64_t at, uint64_t length, uint64_t from, uint64_t to) {
   return at < to && at + std::max<uint64_t>(length, 1) > from;
 }
 
-class SalvageCorpusTest : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+// The parameter: a kafka-oracle partition directory (its dump is <dir>.dump.txt beside it).
+class SalvageCorpusTest : public ::testing::TestWithParam<std::string> {};
 
 void CheckCase(const DamageCorpus& corpus, const DamageCase& c) {
   SCOPED_TRACE(c.name + ": " + c.what);
@@ -350,10 +351,10 @@ void CheckCase(const DamageCorpus& corpus, const DamageCase& c) {
 }
 
 TEST_P(SalvageCorpusTest, EveryCaseSalvagesClean) {
-  const std::string dir = kOracle + "/" + GetParam().first;
+  const std::string dir = kOracle + "/" + GetParam();
   DamageCorpus corpus;
   std::string error;
-  ASSERT_TRUE(DamageCorpus::Build(dir, kOracle + "/" + GetParam().second, &corpus, &error)) << error;
+  ASSERT_TRUE(DamageCorpus::Build(dir, dir + ".dump.txt", &corpus, &error)) << error;
   ASSERT_GT(corpus.cases().size(), 100u);
   const char* only = std::getenv("KLF_DAMAGE_CASE");  // a name prefix, to debug one case
   for (const DamageCase& c : corpus.cases()) {
@@ -363,10 +364,10 @@ TEST_P(SalvageCorpusTest, EveryCaseSalvagesClean) {
 }
 
 TEST_P(SalvageCorpusTest, UndamagedCopyKeepsEverything) {
-  const std::string dir = kOracle + "/" + GetParam().first;
+  const std::string dir = kOracle + "/" + GetParam();
   DamageCorpus corpus;
   std::string error;
-  ASSERT_TRUE(DamageCorpus::Build(dir, kOracle + "/" + GetParam().second, &corpus, &error)) << error;
+  ASSERT_TRUE(DamageCorpus::Build(dir, dir + ".dump.txt", &corpus, &error)) << error;
   test::TempDir tmp("salvage-corpus");
   SalvageResult result;
   NoSyncEnv env;
@@ -382,8 +383,7 @@ TEST_P(SalvageCorpusTest, UndamagedCopyKeepsEverything) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Oracle, SalvageCorpusTest,
-                         ::testing::Values(std::make_pair("a-keyed/keyed-none-0", "a-keyed/keyed-none-0.dump.txt"),
-                                           std::make_pair("b-txn/txn-0", "b-txn/txn-0.dump.txt")),
+                         ::testing::Values(std::string("a-keyed/keyed-none-0"), std::string("b-txn/txn-0")),
                          [](const auto& info) { return info.index == 0 ? std::string("Keyed") : std::string("Txn"); });
 
 }  // namespace
