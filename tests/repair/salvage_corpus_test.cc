@@ -130,7 +130,7 @@ class SalvageCorpusTest : public ::testing::TestWithParam<std::string> {};
 void CheckCase(const DamageCorpus& corpus, const DamageCase& c) {
   SCOPED_TRACE(c.name + ": " + c.what);
   const oracle::OracleDump& dump = corpus.dump();
-  test::TempDir tmp("salvage-corpus");
+  test::TempDir tmp("salvage-corpus", test::ScratchParent());
   const std::string in = corpus.Materialise(c, tmp.path() + "/in");
   const std::string out = tmp.path() + "/out";
   const auto before = test::SnapshotFiles(in);
@@ -368,7 +368,7 @@ TEST_P(SalvageCorpusTest, UndamagedCopyKeepsEverything) {
   DamageCorpus corpus;
   std::string error;
   ASSERT_TRUE(DamageCorpus::Build(dir, dir + ".dump.txt", &corpus, &error)) << error;
-  test::TempDir tmp("salvage-corpus");
+  test::TempDir tmp("salvage-corpus", test::ScratchParent());
   SalvageResult result;
   NoSyncEnv env;
   ASSERT_TRUE(SalvagePartition(&env, dir, tmp.path() + "/out", {}, &result, &error)) << error;

@@ -108,7 +108,7 @@ class DamageTest : public ::testing::Test {
   }
   // Materialises `c` into a fresh directory (dir_) and verifies it.
   VerifyRun Run(const damage::DamageCase& c) {
-    tmp_ = std::make_unique<TempDir>("verify");
+    tmp_ = std::make_unique<TempDir>("verify", test::ScratchParent());
     dir_ = corpus_.Materialise(c, tmp_->path());
     return Verify(dir_);
   }

@@ -1,6 +1,7 @@
 #include "tests/support/test_files.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,8 +11,9 @@ namespace klf::test {
 
 namespace fs = std::filesystem;
 
-TempDir::TempDir(const std::string& prefix) {
-  std::string tmpl = (fs::temp_directory_path() / ("klf-" + prefix + "-XXXXXX")).string();
+TempDir::TempDir(const std::string& prefix, const std::string& parent) {
+  fs::path dir = parent.empty() ? fs::temp_directory_path() : fs::path(parent);
+  std::string tmpl = (dir / ("klf-" + prefix + "-XXXXXX")).string();
   if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
 }
 
@@ -19,6 +21,15 @@ TempDir::~TempDir() {
   if (path_.empty()) return;
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+std::string ScratchParent() {
+  static const std::string parent = [] {
+    std::error_code ec;
+    return fs::is_directory("/dev/shm", ec) && access("/dev/shm", W_OK | X_OK) == 0 ? std::string("/dev/shm")
+                                                                                    : std::string();
+  }();
+  return parent;
 }
 
 std::string ReadAll(const std::string& path) {

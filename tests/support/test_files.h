@@ -8,10 +8,11 @@
 
 namespace klf::test {
 
-// A fresh directory under the system temp dir (`klf-<prefix>-XXXXXX`), removed with its contents.
+// A fresh directory (`klf-<prefix>-XXXXXX`) under `parent`, by default the system temp dir, removed with
+// its contents.
 class TempDir {
  public:
-  explicit TempDir(const std::string& prefix = "test");
+  explicit TempDir(const std::string& prefix = "test", const std::string& parent = "");
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
@@ -20,6 +21,11 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// A parent for TempDirs of tests that create and remove thousands of small files: /dev/shm when it is a
+// writable directory (tmpfs: no journal; on the test VM a damage-corpus run takes 10 s there instead of
+// 40 s on the disk), else "" (the system temp dir).
+std::string ScratchParent();
 
 // The whole file ("" when it cannot be read).
 std::string ReadAll(const std::string& path);
