@@ -866,7 +866,7 @@ bool RecordDecoder::DecodeLegacy(const BatchView& batch, const std::string& file
         records_.clear();
         return false;
       }
-      absolute_base = wrapper_offset - last_inner;
+      absolute_base = int64_t(uint64_t(wrapper_offset) - uint64_t(last_inner));  // Java long arithmetic wraps
     }
     for (Record& r : records_) r.offset = int64_t(uint64_t(absolute_base) + uint64_t(r.offset));
   }

@@ -535,6 +535,16 @@ TEST(BatchTest, LegacyWrapperRelativeOffsets) {
   EXPECT_TRUE(d.headers[0].base_offset_known);
   EXPECT_EQ(d.headers[0].record_count, 3);
   EXPECT_EQ(d.records[0][1].timestamp, 101);
+  // Offsets wrap as Java longs do (found by batch_fuzz under UBSan): an inner offset near
+  // Long.MIN_VALUE under a positive wrapper offset.
+  std::string far = message(1, INT64_MIN + 1, 100, "a", "1", 0);
+  std::string gz_far;
+  Compress(Compression::kGzip, AsBytes(far), 1, &gz_far);
+  Decoded w;
+  ReadAll(message(1, 16, 100, "", gz_far, 0x01), &w);
+  ASSERT_EQ(w.records.size(), 1u);
+  ASSERT_EQ(w.records[0].size(), 1u);
+  EXPECT_EQ(w.records[0][0].offset, 16);  // (16 - (MIN + 1)) + (MIN + 1), wrapping
   // LogAppendTime wrapper: every inner record reports the wrapper timestamp.
   Decoded la;
   ReadAll(message(1, 10, 555, "", gz, 0x09), &la);
