@@ -357,6 +357,18 @@ void ReportTo(ProblemSink* sink, Severity s, const std::string& file, uint64_t p
   p.message = std::move(message);
   sink->Report(p);
 }
+// Copies bytes [from, to) of the file at `path` to the end of the active segment, a window at a time.
+bool CopyTail(const std::string& path, uint64_t from, uint64_t to, PartitionWriter* writer, std::string* error) {
+  auto file = StreamedFile::Open(path, error);
+  if (!file) return false;
+  for (uint64_t pos = from; pos < to;) {
+    uint64_t n = std::min<uint64_t>(to - pos, StreamedFile::kDefaultChunk);
+    const uint8_t* p = file->Fetch(pos, n, error);
+    if (p == nullptr || !writer->AppendRaw(Bytes(p, n), error)) return false;
+    pos += n;
+  }
+  return true;
+}
 }  // namespace
 
 bool ReindexPartition(Env* env, const std::string& in, const std::string& out, const ReindexOptions& options,
@@ -383,21 +395,22 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
 
   for (const SegmentFiles* seg : dir.LogSegments()) {
     const std::string& path = seg->log->path;
-    auto file = MappedFile::Open(path, error);
-    if (!file) return false;
-    file->AdviseSequential();
     if (!writer->Roll(seg->base_offset, error)) return false;
     ++result->segments;
     // LogSegment.recover: iterate, validate, index per batch; stop at the first invalid entry. Bytes
-    // from there on are copied unchanged (the copy must equal the input) but not indexed.
+    // from there on are copied unchanged (the copy must equal the input) but not indexed. Read with
+    // the streaming LogReader (pread into a reused buffer; mapping pages costs more than copying
+    // them here, docs/PERFORMANCE.md): AppendBatch copies each batch before the next Next().
     ReadOptions ro;
     ro.resync = false;
     NullSink framing;  // framing problems are summarised below as one warning
-    LogReader reader(path, file->data(), &framing, ro);
+    auto reader = LogReader::Open(path, &framing, ro, error);
+    if (!reader) return false;
+    const uint64_t file_size = reader->file_size();
     BatchView batch;
     uint64_t indexed = 0;
     bool have_active = false;
-    while (reader.Next(&batch)) {
+    while (reader->Next(&batch)) {
       if (batch.header.position != indexed || !batch.header.crc_valid) break;
       // LogSegment.recover: ensureOffsetInRange. Kafka would split the segment; we keep the bytes.
       int64_t first = batch.header.base_offset_known ? batch.header.base_offset : batch.header.last_offset;
@@ -420,12 +433,12 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
       // An empty (or wholly invalid) segment still gets its files.
       if (!writer->AppendRaw({}, error)) return false;
     }
-    if (indexed < file->size()) {
+    if (indexed < file_size) {
       ReportTo(sink, Severity::kWarning, path, indexed, "reindex-tail",
-               std::to_string(file->size() - indexed) +
+               std::to_string(file_size - indexed) +
                    " bytes after the last valid batch are copied unchanged and not indexed "
                    "(Kafka's recovery would truncate them)");
-      if (!writer->AppendRaw(file->data().subspan(indexed), error)) return false;
+      if (!CopyTail(path, indexed, file_size, writer.get(), error)) return false;
     }
   }
   if (!writer->Close(error)) return false;

@@ -487,5 +487,31 @@ TEST(Reindex, ZeroTailIsCopiedAndReportedButNotIndexed) {
   EXPECT_EQ(result.log_end_offset, 17);
 }
 
+// A tail longer than the reader's window (1 MiB) is copied window by window, byte for byte.
+TEST(Reindex, LongGarbageTailIsCopiedWhole) {
+  writer_test::TempDir tmp;
+  std::string in = tmp.path() + "/keyed-none-0";
+  fs::copy(writer_test::Oracle() + "/a-keyed/keyed-none-0", in);
+  for (const auto& e : fs::directory_iterator(in)) fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+  std::string last = in + "/00000000000000000024.log";
+  std::string original = writer_test::ReadFile(last);
+  std::string tail(5 * (1 << 19) + 13, '\0');
+  for (size_t i = 0; i < tail.size(); ++i) tail[i] = char(0x80 | (i * 37 % 127));  // size field < 0: invalid
+  writer_test::WriteFile(last, original + tail);
+  std::string out = tmp.path() + "/out";
+  CollectingSink sink;
+  ReindexResult result;
+  std::string error;
+  ASSERT_TRUE(ReindexPartition(Env::Default(), in, out, OracleOptions(), &result, &sink, &error)) << error;
+  ASSERT_EQ(sink.problems.size(), 1u);
+  EXPECT_EQ(sink.problems[0].check, "reindex-tail");
+  EXPECT_EQ(sink.problems[0].position, original.size());
+  EXPECT_TRUE(writer_test::ReadFile(out + "/00000000000000000024.log") == original + tail);
+  std::string oracle = writer_test::Oracle() + "/a-keyed/keyed-none-0";
+  for (const char* f : {"00000000000000000024.index", "00000000000000000024.timeindex"}) {
+    EXPECT_EQ(writer_test::ReadFile(out + "/" + f), writer_test::ReadFile(oracle + "/" + f)) << f;
+  }
+}
+
 }  // namespace
 }  // namespace klf
