@@ -25,23 +25,31 @@ std::map<const uint8_t*, uint64_t>& Mappings() {
 
 static std::string ErrnoMessage(const std::string& path, int err) { return path + ": " + std::strerror(err); }
 
-std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::string* error) {
+// Opens `path` read-only and checks that it is a regular file; returns the descriptor (with *st
+// filled) or -1 with *error set.
+static int OpenRegularFile(const std::string& path, struct stat* st, std::string* error) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     *error = ErrnoMessage(path, errno);
-    return nullptr;
+    return -1;
   }
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
+  if (::fstat(fd, st) != 0) {
     *error = ErrnoMessage(path, errno);
     ::close(fd);
-    return nullptr;
+    return -1;
   }
-  if (!S_ISREG(st.st_mode)) {
+  if (!S_ISREG(st->st_mode)) {
     *error = path + ": not a regular file";
     ::close(fd);
-    return nullptr;
+    return -1;
   }
+  return fd;
+}
+
+std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::string* error) {
+  struct stat st;
+  int fd = OpenRegularFile(path, &st, error);
+  if (fd < 0) return nullptr;
   std::unique_ptr<MappedFile> f(new MappedFile());
   f->path_ = path;
   f->size_ = uint64_t(st.st_size);
@@ -73,22 +81,9 @@ MappedFile::~MappedFile() {
 }
 
 std::unique_ptr<StreamedFile> StreamedFile::Open(const std::string& path, std::string* error, uint64_t chunk) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *error = ErrnoMessage(path, errno);
-    return nullptr;
-  }
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    *error = ErrnoMessage(path, errno);
-    ::close(fd);
-    return nullptr;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    *error = path + ": not a regular file";
-    ::close(fd);
-    return nullptr;
-  }
+  int fd = OpenRegularFile(path, &st, error);
+  if (fd < 0) return nullptr;
   std::unique_ptr<StreamedFile> f(new StreamedFile());
   f->path_ = path;
   f->fd_ = fd;

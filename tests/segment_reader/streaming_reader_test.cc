@@ -6,49 +6,19 @@
 // split entries) and the default.
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "segment_reader/batch.h"
 #include "segment_reader/file.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
 
 namespace fs = std::filesystem;
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string tmpl = (fs::temp_directory_path() / "klf-streaming-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data()) ? tmpl : "";
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void WriteAll(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size()));
-}
 
 struct Walk {
   std::vector<std::string> entries;  // position, crc_valid and the entry's bytes
@@ -145,11 +115,11 @@ TEST(StreamingReader, DamagedLogsReadAsWhenMapped) {
     if (size > 2000 && size < (4u << 20)) sources.push_back(p);
   }
   ASSERT_GT(sources.size(), 5u);
-  ScratchDir dir;
+  test::TempDir dir("streaming");
   std::mt19937_64 rng(20261202);
   int variants = 0;
   for (size_t s = 0; s < sources.size(); s += std::max<size_t>(1, sources.size() / 12)) {
-    const std::string original = ReadAll(sources[s]);
+    const std::string original = test::ReadAll(sources[s]);
     auto pick = [&](uint64_t n) { return uint64_t(rng() % n); };
     std::vector<std::string> damaged;
     for (int i = 0; i < 6; ++i) {  // one flipped byte, often in a header (the first 61 bytes of an entry)
@@ -173,7 +143,7 @@ TEST(StreamingReader, DamagedLogsReadAsWhenMapped) {
     }
     for (const std::string& d : damaged) {
       std::string path = dir.path() + "/v" + std::to_string(variants++) + ".log";
-      WriteAll(path, d);
+      test::WriteAll(path, d);
       ExpectSameWalks(path);
     }
   }
@@ -189,11 +159,11 @@ TEST(StreamingReader, OpenErrorsNameThePath) {
 
 // The buffer is the memory: a 1 MiB chunk reads a multi-megabyte segment without growing.
 TEST(StreamingReader, FetchKeepsUnreadBytesAndGrowsOnlyForLargeRequests) {
-  ScratchDir dir;
+  test::TempDir dir("streaming");
   std::string data(10000, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = char(i * 7 + 3);
   std::string path = dir.path() + "/f";
-  WriteAll(path, data);
+  test::WriteAll(path, data);
   std::string error;
   auto f = StreamedFile::Open(path, &error, 100);
   ASSERT_TRUE(f) << error;
