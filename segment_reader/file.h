@@ -1,8 +1,9 @@
 // Read-only access to input files: the one place klf opens data it did not write.
 //
-// Files are memory-mapped read-only (PROT_READ, MAP_PRIVATE), so a segment is never copied into
-// memory whole: pages come and go through the page cache and resident memory does not grow with
-// file size. Input files are never opened for writing.
+// Two ways in, neither copies a file into memory whole: MappedFile maps it read-only (PROT_READ,
+// MAP_PRIVATE) for random access; StreamedFile reads it front to back with pread(2) into one reused
+// buffer, which is the faster of the two for a sequential walk on machines where page faults are
+// expensive (docs/PERFORMANCE.md). Input files are never opened for writing.
 #pragma once
 
 #include <cstdint>
