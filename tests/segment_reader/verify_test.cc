@@ -544,7 +544,9 @@ TEST(VerifyFixtures, RealBrokerDataHasNoErrors) {
     batches += r.stats.batches;
     EXPECT_EQ(r.Count(Severity::kError), 0u) << d << "\n" << r.Dump();
     for (const Problem& p : r.problems) {
-      if (p.severity == Severity::kWarning) EXPECT_TRUE(expected_warnings.count(p.check)) << p.file << " " << p.check;
+      if (p.severity == Severity::kWarning) {
+        EXPECT_TRUE(expected_warnings.count(p.check)) << p.file << " " << p.check;
+      }
     }
   }
   EXPECT_GT(batches, 200000u);
