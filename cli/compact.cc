@@ -67,6 +67,7 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
   j["cleanedRange"] = p.cleaned ? nlohmann::json::array({d.offsets.first_dirty_offset, p.end_offset}) : nullptr;
   j["endOffset"] = p.cleaned ? nlohmann::json(p.end_offset) : nullptr;
   j["checkpointWritten"] = p.checkpoint_written ? nlohmann::json(*p.checkpoint_written) : nullptr;
+  j["splitSegment"] = p.split_segment ? nlohmann::json(*p.split_segment) : nullptr;
   j["offsetMap"] = {{"slots", p.map_slots}, {"entries", p.map_entries}, {"maxDesiredSize", p.max_desired_map_size},
                     {"filled", p.map_filled}};
   j["recordsRead"] = p.stats.messages_read;
@@ -135,6 +136,10 @@ void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size
                 (long long)p.stats.invalid_messages_read, (long long)p.stats.map_messages_read,
                 (long long)p.stats.tombstones_removed, (long long)p.stats.markers_removed, p.map_entries,
                 p.max_desired_map_size, p.map_filled ? " (full: the round stopped early)" : "");
+  } else if (p.split_segment) {
+    std::printf("result not cleaned: segment %lld overflowed its cleaned segment's 32-bit relative offsets; it "
+                "was split into segments that fit and the round aborted, as Kafka does (run compact again)\n",
+                (long long)*p.split_segment);
   } else {
     std::printf("result not cleaned%s\n",
                 a.only_if_eligible ? " (--only-if-eligible: a broker would not pick this log now)" : "");
