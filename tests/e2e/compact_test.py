@@ -2,22 +2,15 @@
 """klf compact end to end: every cleaner pass Kafka ran (fixtures/kafka-oracle/cleaner-passes) is
 reproduced by the klf binary from the command line described in that folder's README, the input
 stays untouched, --json has the cli.md shape, and a second run is idempotent."""
-import hashlib
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 
-KLF = os.environ["KLF_BINARY"]
-FIX = os.path.join(os.environ["KLF_FIXTURES_DIR"], "kafka-oracle", "cleaner-passes")
-failures = []
+from klf_e2e import FIX as FIXTURES, KLF, fail, finish, snapshot
 
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
+FIX = os.path.join(FIXTURES, "kafka-oracle", "cleaner-passes")
 
 
 def load_mtimes():
@@ -43,17 +36,6 @@ def copy_with_mtimes(case, dst, mtimes):
             if rel in mtimes:
                 ns = mtimes[rel] * 1000000
                 os.utime(p, ns=(ns, ns))
-
-
-def snapshot(d):
-    """Content hash and mtime of every file below d."""
-    out = {}
-    for root, _, files in os.walk(d):
-        for n in files:
-            p = os.path.join(root, n)
-            with open(p, "rb") as f:
-                out[os.path.relpath(p, d)] = (hashlib.sha256(f.read()).hexdigest(), os.stat(p).st_mtime_ns)
-    return out
 
 
 def dir_files(d):
@@ -148,7 +130,4 @@ with tempfile.TemporaryDirectory() as tmp:
     if r.returncode != 2:
         fail("unknown --config property: exit %d, expected 2" % r.returncode)
 
-if failures:
-    print("%d failure(s)" % len(failures))
-    sys.exit(1)
-print("all compact e2e checks passed")
+finish()
