@@ -2,34 +2,14 @@
 """klf verify end to end: JSON shape, exit codes (0 clean / warnings only, 1 on an error, 2 usage, 3 unreadable),
 text format, inputs byte-identical after the run. Damage is applied to copies of the kafka-oracle fixtures; the
 positions come from Kafka's own dump of them (<dir>.dump.txt), not from klf."""
-import hashlib
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 
-KLF = os.environ["KLF_BINARY"]
-FIX = os.environ["KLF_FIXTURES_DIR"]
-ORACLE = os.path.join(FIX, "kafka-oracle")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-def tree_hash(root):
-    h = {}
-    for dp, _, fs in os.walk(root):
-        for f in fs:
-            p = os.path.join(dp, f)
-            with open(p, "rb") as fh:
-                h[p] = hashlib.sha256(fh.read()).hexdigest()
-    return h
+from klf_e2e import KLF, ORACLE, check, finish
+from klf_e2e import snapshot as tree_hash
 
 
 def verify(*args):
@@ -126,7 +106,4 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, _, _ = verify()
     check(rc == 2, f"no PATH: exit {rc}")
 
-if failures:
-    print(f"{len(failures)} failure(s)", file=sys.stderr)
-    sys.exit(1)
-print("verify e2e: ok")
+finish()
