@@ -5,13 +5,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "segment_reader/verify.h"
 #include "simulator/replica_view.h"
 #include "simulator/simulator.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
@@ -19,28 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::TempDir;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/klf-simulator-test-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+std::string ReadText(const std::string& path) { return test::ReadAll(path); }
 
 SimulationResult Simulate(const Timeline& t, CoordinationMode mode, const std::string& out) {
   SimulationOptions o;
