@@ -22,21 +22,14 @@
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/index_files.h"
 #include "segment_writer/batch_builder.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
 namespace fs = std::filesystem;
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void WriteAll(const fs::path& p, const std::string& s) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f << s;
-}
+using test::ReadAll;
+using test::WriteAll;
 
 constexpr int64_t kNow = 1700000000000;  // MockTime's "now" in these scenarios
 

@@ -14,21 +14,14 @@
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/problem.h"
 #include "segment_writer/batch_builder.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
 namespace fs = std::filesystem;
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void WriteAll(const fs::path& p, const std::string& s) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f << s;
-}
+using test::ReadAll;
+using test::WriteAll;
 std::string Name(int64_t offset, const char* suffix) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%020lld", static_cast<long long>(offset));
