@@ -10,6 +10,7 @@
 #include "segment_reader/layout.h"
 #include "segment_writer/batch_builder.h"
 #include "tests/segment_writer/test_util.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
@@ -465,8 +466,7 @@ namespace {
 TEST(Reindex, ZeroTailIsCopiedAndReportedButNotIndexed) {
   writer_test::TempDir tmp;
   std::string in = tmp.path() + "/txn-0";
-  fs::copy(writer_test::Oracle() + "/b-txn/txn-0", in);
-  for (const auto& e : fs::directory_iterator(in)) fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+  test::CopyWritable(writer_test::Oracle() + "/b-txn/txn-0", in);
   std::string last = in + "/00000000000000000015.log";
   std::string damaged = writer_test::ReadFile(last) + std::string(1000, '\0');
   writer_test::WriteFile(last, damaged);
@@ -491,8 +491,7 @@ TEST(Reindex, ZeroTailIsCopiedAndReportedButNotIndexed) {
 TEST(Reindex, LongGarbageTailIsCopiedWhole) {
   writer_test::TempDir tmp;
   std::string in = tmp.path() + "/keyed-none-0";
-  fs::copy(writer_test::Oracle() + "/a-keyed/keyed-none-0", in);
-  for (const auto& e : fs::directory_iterator(in)) fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+  test::CopyWritable(writer_test::Oracle() + "/a-keyed/keyed-none-0", in);
   std::string last = in + "/00000000000000000024.log";
   std::string original = writer_test::ReadFile(last);
   std::string tail(5 * (1 << 19) + 13, '\0');
