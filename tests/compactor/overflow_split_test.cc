@@ -73,6 +73,19 @@ class OverflowSplitTest : public testing::Test {
     fs::create_directories(root_ / "in" / "t-0");
   }
   void TearDown() override { fs::remove_all(root_); }
+  // `passes` rounds of Kafka's cleaner (cleanup.policy=compact) over root_/in/t-0 into root_/OUT.
+  CompactReport Compact(const std::string& out, int passes = 1) {
+    CompactOptions o;
+    o.now = 1700000000000;
+    o.passes = passes;
+    std::string error;
+    EXPECT_TRUE(o.config.Set("cleanup.policy", "compact", &error)) << error;
+    CompactReport report;
+    CollectingSink sink;
+    EXPECT_TRUE(CompactPartition((root_ / "in" / "t-0").string(), (root_ / out).string(), o, &report, &sink, &error))
+        << error;
+    return report;
+  }
   fs::path root_;
 };
 
@@ -86,13 +99,7 @@ TEST_F(OverflowSplitTest, SplitsTheOverflowedSegmentAndAbortsTheRound) {
   // The active segment.
   WriteAll(in / Name(kBig + 9, ".log"), Messages({{kBig + 9, "k4", "e"}}));
 
-  CompactOptions o;
-  o.now = 1700000000000;
-  std::string error;
-  ASSERT_TRUE(o.config.Set("cleanup.policy", "compact", &error)) << error;
-  CompactReport report;
-  CollectingSink sink;
-  ASSERT_TRUE(CompactPartition(in.string(), (root_ / "out1").string(), o, &report, &sink, &error)) << error;
+  CompactReport report = Compact("out1");
   ASSERT_EQ(report.passes.size(), 1u);
   const PassReport& p = report.passes[0];
   // The cleaned chunk's largest retained offset (kBig+1) overflows the cleaned segment based at 0:
@@ -122,9 +129,7 @@ TEST_F(OverflowSplitTest, SplitsTheOverflowedSegmentAndAbortsTheRound) {
 
   // The next round cleans the split log: the groups cannot merge (the second segment's offsets do
   // not fit the first's base), so each is cleaned on its own.
-  o.passes = 2;
-  CompactReport report2;
-  ASSERT_TRUE(CompactPartition(in.string(), (root_ / "out2").string(), o, &report2, &sink, &error)) << error;
+  CompactReport report2 = Compact("out2", 2);
   ASSERT_EQ(report2.passes.size(), 2u);
   EXPECT_TRUE(report2.passes[1].cleaned);
   EXPECT_FALSE(report2.passes[1].split_segment.has_value());
@@ -147,13 +152,8 @@ TEST_F(OverflowSplitTest, EarlierGroupsStayCleaned) {
   std::string seg5 = Messages({{5, "k2", "b"}, {kBig, "k3", "c"}});
   WriteAll(in / Name(5, ".log"), seg5);
   WriteAll(in / Name(kBig + 1, ".log"), Messages({{kBig + 1, "k4", "d"}}));
-  CompactOptions o;
-  o.now = 1700000000000;
-  std::string error;
-  ASSERT_TRUE(o.config.Set("cleanup.policy", "compact", &error)) << error;
-  CompactReport report;
-  CollectingSink sink;
-  ASSERT_TRUE(CompactPartition(in.string(), (root_ / "out").string(), o, &report, &sink, &error)) << error;
+  CompactReport report = Compact("out");
+  ASSERT_EQ(report.passes.size(), 1u);
   const PassReport& p = report.passes[0];
   EXPECT_EQ(p.split_segment, std::optional<int64_t>(5));
   EXPECT_EQ(p.checkpoint_written, std::optional<int64_t>(0));
