@@ -5,10 +5,10 @@ stays untouched, --json has the cli.md shape, and a second run is idempotent."""
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 
-from klf_e2e import FIX as FIXTURES, KLF, fail, finish, snapshot
+from klf_e2e import FIX as FIXTURES, fail, finish, snapshot
+from klf_e2e import process as run
 
 FIX = os.path.join(FIXTURES, "kafka-oracle", "cleaner-passes")
 
@@ -46,10 +46,6 @@ def dir_files(d):
             with open(p, "rb") as f:
                 res[os.path.relpath(p, d)] = f.read()
     return res
-
-
-def run(args):
-    return subprocess.run([KLF] + args, capture_output=True, text=True)
 
 
 # Every output file must be byte-identical to Kafka's, re-compressed batches included (our codec

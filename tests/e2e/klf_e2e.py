@@ -34,9 +34,14 @@ def check(cond, msg):
     return bool(cond)
 
 
+def process(args):
+    """Runs `klf ARGS` (a list); the completed process, for tests that read its fields."""
+    return subprocess.run([KLF, *args], capture_output=True, text=True)
+
+
 def run(*args):
     """Runs `klf ARGS...`: (exit code, stdout, stderr)."""
-    p = subprocess.run([KLF, *args], capture_output=True, text=True)
+    p = process(args)
     return p.returncode, p.stdout, p.stderr
 
 

@@ -7,17 +7,12 @@ the tombstone a lagging replica still needs while Kafka's rules remove it; usage
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 
-from klf_e2e import KLF, SRC, check, fail, finish
+from klf_e2e import SRC, check, fail, finish
+from klf_e2e import process as run
 
 TIMELINES = os.path.join(SRC, "fixtures")
-
-
-def run(args):
-    """Runs `klf ARGS`; the completed process (this test reads stdout and stderr separately)."""
-    return subprocess.run([KLF] + args, capture_output=True, text=True)
 
 
 def simulate(name, mode, out):
