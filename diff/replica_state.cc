@@ -5,7 +5,6 @@
 #include "diff/replica_state.h"
 
 #include <isa-l/crc64.h>
-#include <openssl/evp.h>
 #include <sched.h>
 #include <sys/mman.h>
 
@@ -29,35 +28,6 @@
 namespace klf {
 namespace {
 
-// MD5 with one fetched implementation and one reused context per thread: EVP_Digest(EVP_md5()) would
-// fetch the algorithm (taking a lock) and allocate a context on every call.
-class Md5Hasher {
- public:
-  Md5Hasher() : md_(EVP_MD_fetch(nullptr, "MD5", nullptr)), ctx_(EVP_MD_CTX_new()) {}
-  ~Md5Hasher() {
-    EVP_MD_CTX_free(ctx_);
-    EVP_MD_free(md_);
-  }
-  Md5Hasher(const Md5Hasher&) = delete;
-  Md5Hasher& operator=(const Md5Hasher&) = delete;
-  Digest Of(Bytes b) {
-    Digest d{};
-    unsigned int len = 0;
-    EVP_DigestInit_ex(ctx_, md_, nullptr);
-    EVP_DigestUpdate(ctx_, b.data(), b.size());
-    EVP_DigestFinal_ex(ctx_, d.data(), &len);
-    return d;
-  }
-
- private:
-  EVP_MD* md_;
-  EVP_MD_CTX* ctx_;
-};
-
-Md5Hasher& ThreadMd5() {
-  thread_local Md5Hasher hasher;
-  return hasher;
-}
 
 // The content fingerprint (replica_state.h): two CRCs streamed over the record's fields. Small fields
 // are gathered in a scratch buffer so each CRC runs once over them, not once per 8-byte field.
@@ -169,7 +139,6 @@ void BuildKeyView(ReplicaState* r) {
 
 }  // namespace
 
-Digest Md5(Bytes b) { return ThreadMd5().Of(b); }
 
 namespace {
 constexpr size_t kHugePage = size_t(2) << 20;
@@ -406,7 +375,8 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   size_t next_aborted = 0;
   std::set<int64_t> aborted_pids;  // CompletedFetch.abortedProducerIds
   RecordDecoder decoder;
-  Md5Hasher& md5 = ThreadMd5();
+  std::vector<Bytes> keys;  // one batch's keys, hashed together (Md5Many)
+  std::vector<Digest> key_digests;
   const ReplicaState* ref = options.reference;
   size_t ref_batch = 0;  // cursor into ref->batches (both logs ascend by offset)
   if (ref != nullptr) r.records.reserve(ref->records.size());
@@ -598,6 +568,12 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
         }
         continue;
       }
+      keys.clear();
+      for (const Record& rec : decoder.records())
+        if (rec.key) keys.push_back(*rec.key);
+      key_digests.resize(keys.size());
+      Md5Many(keys.data(), keys.size(), key_digests.data());
+      size_t next_key = 0;
       for (const Record& rec : decoder.records()) {
         RecordDigest d;
         d.offset = rec.offset;
@@ -610,7 +586,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
         d.has_key = rec.key.has_value();
         d.has_value = rec.value.has_value();
         d.txn = h.is_control ? -1 : txn_index;
-        if (rec.key) d.key = md5.Of(*rec.key);
+        if (rec.key) d.key = key_digests[next_key++];
         d.content = ContentDigest(rec.timestamp, h.is_control, rec.key, rec.value, decoder.headers(rec));
         consumers(d);
         r.records.push_back(d);

@@ -30,13 +30,13 @@
 #include "segment_reader/bytes.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/index_files.h"
+#include "segment_reader/key_digest.h"
 #include "segment_reader/problem.h"
 
 namespace klf {
 
-using Digest = std::array<uint8_t, 16>;
-// MD5 of the bytes: the key digest, as the cleaner's offset map hashes keys (SkimpyOffsetMap.hashInto).
-Digest Md5(Bytes b);
+// MD5 of a key (segment_reader/key_digest.h), as the cleaner's offset map hashes keys.
+using Digest = KeyDigest;
 // The content fingerprint of one record (RecordDigest::content): timestamp, control flag, key, value
 // and headers, each length-prefixed (null distinct from empty). Not MD5: a record's value is its bulk
 // and MD5 runs at ~0.6 GB/s here; the fingerprint is the CRC-64 (ISO) and the CRC-32C of that byte
