@@ -1,6 +1,5 @@
 #include "compactor/cleaner.h"
 
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "compactor/grouping.h"
 #include "compactor/offset_map.h"
@@ -16,6 +16,7 @@
 #include "compactor/txn_metadata.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/index_files.h"
+#include "segment_reader/key_digest.h"
 #include "segment_reader/layout.h"
 #include "segment_writer/batch_builder.h"
 #include "segment_writer/file_writer.h"
@@ -121,9 +122,13 @@ class Round {
     mtro_ = mtro;
     mxro_ = mxro;
   }
+  void SetParallelMapMinBytes(uint64_t bytes) { parallel_map_min_bytes_ = bytes; }
 
  private:
   bool BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* error);
+  // Maps dirty segments [first, last) of those ending at dirty_last (LogCleaner.buildOffsetMap's loop).
+  bool MapSegments(size_t first, size_t last, size_t dirty_last, int64_t start, int64_t end,
+                   CleanedTransactionMetadata* m, bool* full, std::string* error);
   bool MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t start, CleanedTransactionMetadata* m,
                 bool* full, std::string* error);
   // `chunk`: the bytes read at `position` (the current read buffer's contents).
@@ -147,100 +152,14 @@ class Round {
   ProblemSink* sink_;
   bool explain_;
   std::optional<int64_t> mtro_, mxro_;  // exclusive removal limits; nullopt = Kafka's rules only
+  uint64_t parallel_map_min_bytes_ = UINT64_MAX;  // CompactOptions::parallel_map_min_bytes
   int32_t io_buffer_size_;
   int32_t capacity_;  // current read (and write) buffer capacity
   RecordDecoder decoder_;
   std::vector<Bytes> keys_;  // one batch's keys for OffsetMap::Prefetch
   std::vector<OffsetMap::KeyDigest> digests_;
 
-  // MD5 digests computed while building the map, reused when the same records are judged in the
-  // cleaning pass (hashing is a quarter of the work otherwise). A record is identified exactly by
-  // its segment, its batch's file position and its index in the batch: both passes decode the same
-  // bytes the same way. Bounded so that the cache and the map together stay within the dedupe buffer
-  // (the memory Kafka's map alone would use); past that, digests are computed again.
-  struct CachedBatch {
-    size_t segment = 0;
-    uint64_t position = 0;
-    size_t first = 0, count = 0;  // in cached_digests_
-  };
-  struct CachedDigest {
-    uint32_t record = 0;    // index in the batch
-    uint32_t key_size = 0;  // sanity check
-    OffsetMap::KeyDigest digest;
-  };
-  std::vector<CachedBatch> cached_batches_;
-  // One anonymous mapping reserved at the budget and advised for huge pages: growing a vector here
-  // would fault in (and copy) its memory 4 KiB at a time, which costs more than the hashing saved.
-  struct DigestArray {
-    CachedDigest* data = nullptr;
-    size_t size = 0, capacity = 0, mapped = 0;
-    ~DigestArray() { Reset(); }
-    void Reset() {
-      if (data) munmap(data, mapped);
-      data = nullptr;
-      size = capacity = mapped = 0;
-    }
-    bool Reserve(size_t bytes) {
-      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      if (p == MAP_FAILED) return false;
-      madvise(p, bytes, MADV_HUGEPAGE);
-      data = static_cast<CachedDigest*>(p);
-      mapped = bytes;
-      capacity = bytes / sizeof(CachedDigest);
-      return true;
-    }
-    const CachedDigest& operator[](size_t i) const { return data[i]; }
-  };
-  DigestArray cached_digests_;
-  bool caching_ = true;
-  size_t cache_cursor_ = 0;
-  void CacheDigests(size_t segment, uint64_t position, const std::vector<uint32_t>& records);
-  // The cached digests of the batch at (segment, position), or nullptr.
-  const CachedBatch* FindCachedBatch(size_t segment, uint64_t position);
-  std::vector<uint32_t> record_indexes_;
 };
-
-void Round::CacheDigests(size_t segment, uint64_t position, const std::vector<uint32_t>& records) {
-  if (!caching_ || records.empty()) return;
-  if (!cached_digests_.data && !cached_digests_.Reserve(size_t(config_.OffsetMapMemory()))) {
-    caching_ = false;
-    return;
-  }
-  size_t bytes = (cached_digests_.size + records.size()) * sizeof(CachedDigest) +
-                 (cached_batches_.size() + 1) * sizeof(CachedBatch);
-  // Leave room for one more doubling of the map's table.
-  if (bytes + 2 * map_->MemoryUsed() > size_t(config_.OffsetMapMemory())) {
-    caching_ = false;
-    if (bytes + map_->MemoryUsed() > size_t(config_.OffsetMapMemory())) {
-      std::vector<CachedBatch>().swap(cached_batches_);
-      cached_digests_.Reset();
-    }
-    return;
-  }
-  if (cached_digests_.size + records.size() > cached_digests_.capacity) {
-    caching_ = false;
-    return;
-  }
-  CachedBatch b;
-  b.segment = segment;
-  b.position = position;
-  b.first = cached_digests_.size;
-  b.count = records.size();
-  for (size_t i = 0; i < records.size(); i++)
-    cached_digests_.data[cached_digests_.size++] = CachedDigest{records[i], uint32_t(keys_[i].size()), digests_[i]};
-  cached_batches_.push_back(b);
-}
-
-const Round::CachedBatch* Round::FindCachedBatch(size_t segment, uint64_t position) {
-  // Both passes visit batches in (segment, position) order.
-  while (cache_cursor_ < cached_batches_.size()) {
-    const CachedBatch& b = cached_batches_[cache_cursor_];
-    if (b.segment > segment || (b.segment == segment && b.position > position)) return nullptr;
-    if (b.segment == segment && b.position == position) return &b;
-    cache_cursor_++;
-  }
-  return nullptr;
-}
 
 bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error) {
   CollectingSink local;
@@ -311,18 +230,11 @@ bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t s
       if (!Decode(seg, batch, error)) return false;
       int32_t limit = MaxDesiredMapSize(map_->slots(), config_.dedupe_buffer_load_factor);
       keys_.clear();
-      record_indexes_.clear();
-      for (size_t j = 0; j < decoder_.records().size(); j++) {
-        const Record& r = decoder_.records()[j];
-        if (r.key && r.offset >= start) {
-          keys_.push_back(*r.key);
-          record_indexes_.push_back(uint32_t(j));
-        }
-      }
+      for (const Record& r : decoder_.records())
+        if (r.key && r.offset >= start) keys_.push_back(*r.key);
       digests_.resize(keys_.size());
-      for (size_t i = 0; i < keys_.size(); i++) SkimpyOffsetMap::Hash(keys_[i], digests_[i].data());
+      Md5Many(keys_.data(), keys_.size(), digests_.data());
       map_->PrefetchHashed(keys_, digests_);
-      CacheDigests(size_t(&seg - log_.segments.data()), h.position, record_indexes_);
       for (const Record& r : decoder_.records()) {
         if (r.key && r.offset >= start) {
           // The fill check comes before every put, even one that would only overwrite (§4).
@@ -345,10 +257,68 @@ bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* 
   *full = false;
   SegmentRange dirty = SegmentsInRange(log_.summary, start, end);
   CleanedTransactionMetadata m;
-  m.AddAbortedTransactions(log_.CollectAbortedTransactions(start, end));
-  for (size_t i = dirty.first; i < dirty.last; i++) {
+  std::vector<AbortedTxn> aborted = log_.CollectAbortedTransactions(start, end);
+  m.AddAbortedTransactions(aborted);
+
+  // Two threads, when that cannot change the result: the second maps the later half of the dirty
+  // segments into a map of its own while this one maps the earlier half, then its entries are put
+  // over this map's. That is the map the sequential loop builds provided (a) no put of the sequential
+  // run would have found the map at its fill limit, which holds when the two maps' sizes together
+  // stay below the limit, and (b) no record of the later half is skipped as aborted depending on
+  // what the earlier half held, which holds when the dirty range has no aborted transaction. When
+  // either fails the later half is mapped again here, sequentially, as if it had not been tried.
+  // The second map is capped at kSecondMapMemory so that both stay within the dedupe buffer + 64 MiB.
+  constexpr int32_t kSecondMapMemory = int32_t(32) << 20;
+  size_t split = dirty.last;
+  auto* skimpy = dynamic_cast<SkimpyOffsetMap*>(map_);
+  uint64_t dirty_bytes = 0;
+  for (size_t i = dirty.first; i < dirty.last; i++) dirty_bytes += log_.segments[i].size;
+  if (skimpy && aborted.empty() && dirty.last - dirty.first >= 2 && dirty_bytes >= parallel_map_min_bytes_) {
+    uint64_t seen = 0;
+    split = dirty.first + 1;
+    for (size_t i = dirty.first; i + 1 < dirty.last; i++) {
+      seen += log_.segments[i].size;
+      split = i + 1;
+      if (seen * 2 >= dirty_bytes) break;
+    }
+  }
+  if (split == dirty.last) return MapSegments(dirty.first, dirty.last, dirty.last, start, end, &m, full, error);
+
+  std::string second_error;
+  std::unique_ptr<SkimpyOffsetMap> second_map = SkimpyOffsetMap::Create(kSecondMapMemory, &second_error);
+  PassReport second_report;
+  CollectingSink second_sink;
+  bool second_ok = false, second_full = false;
+  std::thread second([&] {
+    if (!second_map) return;
+    Round later(log_, config_, now_, second_map.get(), &second_report, &second_sink, false);
+    CleanedTransactionMetadata m2;
+    second_ok = later.MapSegments(split, dirty.last, dirty.last, start, end, &m2, &second_full, &second_error);
+  });
+  bool ok = MapSegments(dirty.first, split, dirty.last, start, end, &m, full, error);
+  second.join();
+  if (!ok || *full) return ok;
+  int32_t limit = MaxDesiredMapSize(map_->slots(), config_.dedupe_buffer_load_factor);
+  if (second_ok && !second_full && int64_t(map_->size()) + second_map->size() < limit) {
+    if (!skimpy->MergeNewer(*second_map)) {
+      *error = "offset map: merging the second half's map failed";  // cannot happen below the limit
+      return false;
+    }
+    report_->map_threads = 2;
+    report_->stats.map_messages_read += second_report.stats.map_messages_read;
+    report_->stats.map_bytes_read += second_report.stats.map_bytes_read;
+    if (sink_)
+      for (const Problem& p : second_sink.problems) sink_->Report(p);
+    return true;
+  }
+  return MapSegments(split, dirty.last, dirty.last, start, end, &m, full, error);
+}
+
+bool Round::MapSegments(size_t first, size_t last, size_t dirty_last, int64_t start, int64_t end,
+                        CleanedTransactionMetadata* m, bool* full, std::string* error) {
+  for (size_t i = first; i < last; i++) {
     const LoadedSegment& seg = log_.segments[i];
-    int64_t next_start = i + 1 < dirty.last ? log_.segments[i + 1].base_offset : end;
+    int64_t next_start = i + 1 < dirty_last ? log_.segments[i + 1].base_offset : end;
     // offsetIndex.lookup(start).position: the largest entry with offset <= start.
     size_t position = 0;
     for (const auto& e : seg.offset_index)
@@ -370,7 +340,7 @@ bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* 
           if (sink_) sink_->Report(Problem{Severity::kError, seg.log_path, position + p, "batch-framing", e});
           return false;
         }
-        if (!MapBatch(seg, b, start, &m, full, error)) return false;
+        if (!MapBatch(seg, b, start, m, full, error)) return false;
         if (*full) return true;  // buffers stay as they are (spec §6.3 edge case)
         p += b.bytes.size();
       }
@@ -465,20 +435,10 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
       keys_.clear();
       digests_.clear();
       if (!d.discard_batch_records && !h.is_control) {
-        const CachedBatch* cached = FindCachedBatch(size_t(&seg - log_.segments.data()), h.position);
-        size_t next = 0;
-        for (size_t j = 0; j < decoder_.records().size(); j++) {
-          const Record& r = decoder_.records()[j];
-          if (!r.key || r.offset > map_->latest_offset()) continue;
-          keys_.push_back(*r.key);
-          digests_.emplace_back();
-          while (cached && next < cached->count && cached_digests_[cached->first + next].record < j) next++;
-          if (cached && next < cached->count && cached_digests_[cached->first + next].record == j &&
-              cached_digests_[cached->first + next].key_size == r.key->size())
-            digests_.back() = cached_digests_[cached->first + next].digest;
-          else
-            SkimpyOffsetMap::Hash(*r.key, digests_.back().data());
-        }
+        for (const Record& r : decoder_.records())
+          if (r.key && r.offset <= map_->latest_offset()) keys_.push_back(*r.key);
+        digests_.resize(keys_.size());
+        Md5Many(keys_.data(), keys_.size(), digests_.data());
       }
       map_->PrefetchHashed(keys_, digests_);
       for (const Record& r : decoder_.records()) {
@@ -887,6 +847,7 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
     }
     Round round(log, config, options.now, map.get(), report, sink, options.explain);
     round.SetRemovalLimits(options.max_tombstone_remove_offset, options.max_tx_end_remove_offset);
+    round.SetParallelMapMinBytes(options.parallel_map_min_bytes);
     std::vector<GroupOutput> groups;
     int64_t end_offset = 0;
     std::optional<size_t> split;

@@ -1,11 +1,12 @@
 #include "compactor/offset_map.h"
 
-#include <openssl/evp.h>
 #include <sys/mman.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <new>
+
+#include "segment_reader/key_digest.h"
 
 namespace klf {
 
@@ -98,32 +99,15 @@ void SkimpyOffsetMap::Grow() {
   Release(&old);
 }
 
-namespace {
-// One fetched MD5 implementation and one digest context per thread: EVP_Digest would fetch the
-// algorithm and allocate a context on every call, which costs more than hashing a short key.
-struct Md5 {
-  EVP_MD* md = EVP_MD_fetch(nullptr, "MD5", nullptr);
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  ~Md5() {
-    EVP_MD_CTX_free(ctx);
-    EVP_MD_free(md);
-  }
-};
-}  // namespace
-
 void SkimpyOffsetMap::Hash(Bytes key, uint8_t out[kHashSize]) {
   // MD5 over the key bytes only (no length prefix, no salt), as SkimpyOffsetMap.hashInto.
-  thread_local Md5 md5;
-  unsigned int len = 0;
-  if (md5.md && md5.ctx && EVP_DigestInit_ex2(md5.ctx, md5.md, nullptr) &&
-      EVP_DigestUpdate(md5.ctx, key.data(), key.size()) && EVP_DigestFinal_ex(md5.ctx, out, &len))
-    return;
-  EVP_Digest(key.data(), key.size(), out, &len, EVP_md5(), nullptr);
+  KeyDigest d = Md5(key);
+  std::memcpy(out, d.data(), kHashSize);
 }
 
 void SkimpyOffsetMap::Prefetch(const std::vector<Bytes>& keys) {
   std::vector<KeyDigest> digests(keys.size());
-  for (size_t i = 0; i < keys.size(); i++) Hash(keys[i], digests[i].data());
+  Md5Many(keys.data(), keys.size(), digests.data());
   PrefetchHashed(keys, digests);
 }
 
@@ -166,6 +150,11 @@ bool SkimpyOffsetMap::Put(Bytes key, int64_t offset) {
   if (entries_ >= slots_) return false;
   uint8_t hash[kHashSize];
   HashOrPrepared(key, hash);
+  return PutHashed(hash, offset);
+}
+
+bool SkimpyOffsetMap::PutHashed(const uint8_t hash[kHashSize], int64_t offset) {
+  if (entries_ >= slots_) return false;
   // Room for one more new entry below 3/4 of the table (or the full slot count at the largest size).
   if (uint64_t(entries_) + 1 > table_.capacity - table_.capacity / 4 && table_.capacity < uint64_t(slots_)) Grow();
   for (uint64_t pos = PositionOf(hash);; pos = pos + 1 == table_.capacity ? 0 : pos + 1) {
@@ -196,6 +185,15 @@ int64_t SkimpyOffsetMap::Get(Bytes key) const {
     pos = pos + 1 == table_.capacity ? 0 : pos + 1;
   }
   return -1;
+}
+
+bool SkimpyOffsetMap::MergeNewer(const SkimpyOffsetMap& newer) {
+  for (uint64_t i = 0; i < newer.table_.capacity; i++) {
+    const uint8_t* e = newer.Entry(i);
+    if (!IsEmptyEntry(e) && !PutHashed(e, int64_t(LoadBE64(e + kHashSize)))) return false;
+  }
+  latest_offset_ = newer.latest_offset_;
+  return true;
 }
 
 void SkimpyOffsetMap::Clear() {

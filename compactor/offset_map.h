@@ -77,6 +77,13 @@ class SkimpyOffsetMap : public OffsetMap {
   static constexpr int kHashSize = 16;  // MD5
   static constexpr int kBytesPerEntry = kHashSize + 8;
 
+  // Put with the key's digest already computed.
+  bool PutHashed(const uint8_t hash[kHashSize], int64_t offset);
+  // Puts every entry of `newer` (a map built from the records after this map's) over this one's and
+  // takes its latest offset: the map that putting this map's records and then newer's would have
+  // built, as long as no put found the map full. False (and this map partly merged) if one did.
+  bool MergeNewer(const SkimpyOffsetMap& newer);
+
   // MD5 of the key bytes (OpenSSL), exposed for tests.
   static void Hash(Bytes key, uint8_t out[kHashSize]);
   // Kafka's positionOf(hash, attempt): the slot index probed at `attempt`.

@@ -217,7 +217,9 @@ void CheckSummary(const PassReport& pass, const std::string& summary) {
 }
 
 // One cleaner-passes/<case>: klf compact before/<partition> --now nowMs --only-if-eligible --config ...
-void RunCase(const std::string& name) {
+// With `parallel_map`, the offset map is built by two threads whenever the result cannot differ
+// (CompactOptions::parallel_map_min_bytes = 0): Kafka's output must come out all the same.
+void RunCase(const std::string& name, bool parallel_map = false, int* map_threads = nullptr) {
   fs::path dir = kOracle / "cleaner-passes" / name;
   nlohmann::json c = nlohmann::json::parse(ReadAll(dir / "case.json"));
   TempDir tmp;
@@ -232,6 +234,7 @@ void RunCase(const std::string& name) {
   CompactOptions o;
   o.now = c["nowMs"].get<int64_t>();
   o.only_if_eligible = true;
+  if (parallel_map) o.parallel_map_min_bytes = 0;
   std::string error;
   for (auto& [k, v] : c["config"].items()) ASSERT_TRUE(o.config.Set(k, v.get<std::string>(), &error)) << error;
   std::string partition = c["partitionDir"];
@@ -242,6 +245,7 @@ void RunCase(const std::string& name) {
       << error;
   ASSERT_EQ(report.passes.size(), 1u);
   EXPECT_EQ(report.passes[0].cleaned, c["expectCleaned"].get<bool>());
+  if (map_threads) *map_threads = report.passes[0].map_threads;
   CheckSummary(report.passes[0], c["cleanSummary"]);
   CompareDirs(tmp.path() / "out", dir / "after", partition);
 }
@@ -256,11 +260,33 @@ TEST(OracleCleanerPasses, ProducerLastBatchKeptWhileActive) { RunCase("producer-
 TEST(OracleCleanerPasses, Random1) { RunCase("random-1"); }
 TEST(OracleCleanerPasses, TombstonesFirstPassStamp) { RunCase("tombstones-first-pass-stamp"); }
 TEST(OracleCleanerPasses, TxnCommitAbortInterleaved) { RunCase("txn-commit-abort-interleaved"); }
+TEST(OracleCleanerPassesParallelMap, CodecsV2Recompress) { RunCase("codecs-v2-recompress", true); }
+TEST(OracleCleanerPassesParallelMap, DedupeBuffer240NineEntries) {
+  // The map fills (nine entries): the second thread's work is dropped and the later half mapped again.
+  int threads = 0;
+  RunCase("dedupe-buffer-240-nine-entries", true, &threads);
+  EXPECT_EQ(threads, 1);
+}
+TEST(OracleCleanerPassesParallelMap, GroupBySegmentBytes) {
+  // Several dirty segments, no aborted transaction, room in the map: the two-thread map is taken
+  // (as in CodecsV2Recompress and MinCompactionLagPartial), and Kafka's output must come out the same.
+  int threads = 0;
+  RunCase("group-by-segment-bytes", true, &threads);
+  EXPECT_EQ(threads, 2);
+}
+TEST(OracleCleanerPassesParallelMap, IoBufferSmallTwoThreads) { RunCase("io-buffer-small-two-threads", true); }
+TEST(OracleCleanerPassesParallelMap, LegacyV0V1MtimeHorizon) { RunCase("legacy-v0-v1-mtime-horizon", true); }
+TEST(OracleCleanerPassesParallelMap, MinCompactionLagPartial) { RunCase("min-compaction-lag-partial", true); }
+TEST(OracleCleanerPassesParallelMap, ProducerLastBatchKeptWhileActive) { RunCase("producer-last-batch-kept-while-active", true); }
+TEST(OracleCleanerPassesParallelMap, Random1) { RunCase("random-1", true); }
+TEST(OracleCleanerPassesParallelMap, TombstonesFirstPassStamp) { RunCase("tombstones-first-pass-stamp", true); }
+TEST(OracleCleanerPassesParallelMap, TxnCommitAbortInterleaved) { RunCase("txn-commit-abort-interleaved", true); }
 
 // The sample passes of fixtures/README.md: index.interval.bytes=128, defaults otherwise, run even
 // when the dirty ratio is below the minimum.
 void RunSample(const std::string& before_log_dir, const std::string& partition, const std::string& after_log_dir,
-               int64_t now, const std::string& segment_bytes, const std::string& summary_file) {
+               int64_t now, const std::string& segment_bytes, const std::string& summary_file,
+               bool parallel_map = false, int* map_threads = nullptr) {
   TempDir tmp;
   auto all = ReadMtimes(kOracle / "mtimes.tsv");
   CopyWithMtimes(kOracle / before_log_dir, tmp.path() / "before", kOracle / before_log_dir, [&] {
@@ -271,6 +297,7 @@ void RunSample(const std::string& before_log_dir, const std::string& partition, 
   }());
   CompactOptions o;
   o.now = now;
+  if (parallel_map) o.parallel_map_min_bytes = 0;
   std::string error;
   ASSERT_TRUE(o.config.Set("cleanup.policy", "compact", &error));
   ASSERT_TRUE(o.config.Set("segment.bytes", segment_bytes, &error));
@@ -282,6 +309,7 @@ void RunSample(const std::string& before_log_dir, const std::string& partition, 
       << error;
   ASSERT_EQ(report.passes.size(), 1u);
   EXPECT_TRUE(report.passes[0].cleaned);
+  if (map_threads) *map_threads = report.passes[0].map_threads;
   CheckSummary(report.passes[0], ReadAll(kOracle / summary_file));
   CompareDirs(tmp.path() / "out", kOracle / after_log_dir, partition);
 }
@@ -297,6 +325,18 @@ TEST(OracleSamplePasses, CompactPass1) {
 }
 TEST(OracleSamplePasses, CompactPass2) {
   RunSample("c-compact/pass2-input", "compact-demo-0", "c-compact/pass2", 1700007800000, "400", "c-compact/pass2.clean.txt");
+}
+TEST(OracleSamplePassesParallelMap, TxnCleanedNowPlus10Min) {
+  RunSample("b-txn", "txn-0", "b-txn/cleaned-now-plus-10min", 1700000600000, "500", "b-txn/cleaned-now-plus-10min.clean.txt", true);
+}
+TEST(OracleSamplePassesParallelMap, LegacyCleaned) {
+  RunSample("x-legacy", "legacy-0", "x-legacy/cleaned", 1700172800000, "700", "x-legacy/cleaned.clean.txt", true);
+}
+TEST(OracleSamplePassesParallelMap, CompactPass1) {
+  RunSample("c-compact/pass0-before", "compact-demo-0", "c-compact/pass1", 1700000600000, "400", "c-compact/pass1.clean.txt", true);
+}
+TEST(OracleSamplePassesParallelMap, CompactPass2) {
+  RunSample("c-compact/pass2-input", "compact-demo-0", "c-compact/pass2", 1700007800000, "400", "c-compact/pass2.clean.txt", true);
 }
 
 }  // namespace
