@@ -303,9 +303,28 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     s.size = int64_t(seg.size);
     s.last_modified_ms = seg.mtime_ms;
     s.next_offset = base;
-    // Every batch header: first batch's maxTimestamp and readNextOffset. Read in windows with
-    // pread(2) (cheaper here than faulting in the mapping's pages); only an entry larger than a
-    // window is looked at through the mapping.
+    if (auto it = indexes.find(base); it != indexes.end()) {
+      std::string d, e2;
+      if (ReadWhole(it->second, 64u << 20, &d, &e2)) {
+        OffsetIndex oi = ParseOffsetIndex(it->second, AsBytes(d), base, sink);
+        seg.offset_index = oi.entries;
+        s.offset_index_bytes = int64_t(d.size() / kOffsetIndexEntrySize * kOffsetIndexEntrySize);
+      }
+    }
+    // The first batch's maxTimestamp, and readNextOffset: as LogSegment.readNextOffset, the batches
+    // from the offset index's last entry to the end of the file (after the first batch, the walk
+    // jumps there). Without a usable index entry, or if the entry does not lead to a batch that
+    // holds its offset, or the walk from it finds damage, every batch header from the start (which
+    // also reports the damage). Read in windows with pread(2) (cheaper here than faulting in the
+    // mapping's pages); only an entry larger than a window is looked at through the mapping.
+    size_t resume = 0;
+    int64_t resume_offset = 0;
+    if (!seg.offset_index.empty() && seg.offset_index.back().position > 0 &&
+        uint64_t(seg.offset_index.back().position) < seg.size) {
+      resume = size_t(seg.offset_index.back().position);
+      resume_offset = seg.offset_index.back().offset;
+    }
+    bool whole_walk = resume == 0, jumped = false, check_resumed = false;
     Bytes data = file->data();
     PageDropper dropper(data);
     ChunkReader reader;
@@ -341,6 +360,19 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     };
     while (true) {
       EntryStatus st = next_entry();
+      bool stale = check_resumed && st == EntryStatus::kOk && b.header.last_offset < resume_offset;
+      bool torn = st == EntryStatus::kIncomplete && pos < data.size();
+      if (!whole_walk && (st == EntryStatus::kCorrupt || stale || torn)) {
+        // Start over from the first batch, reading every header.
+        whole_walk = true;
+        pos = 0;
+        read_any = false;
+        first = true;
+        check_resumed = false;
+        s.next_offset = base;
+        continue;
+      }
+      check_resumed = false;
       if (st == EntryStatus::kIncomplete) {
         if (pos < data.size())
           Report(sink, Severity::kWarning, path, pos, "truncated-tail",
@@ -358,6 +390,14 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
       }
       s.next_offset = b.header.last_offset + 1;
       pos += b.bytes.size();
+      if (!whole_walk && !jumped) {
+        jumped = true;
+        if (resume > pos) {
+          pos = resume;
+          read_any = false;
+          check_resumed = true;
+        }
+      }
     }
     if (auto it = time_indexes.find(base); it != time_indexes.end()) {
       std::string d, e2;
@@ -365,14 +405,6 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
         TimeIndex ti = ParseTimeIndex(it->second, AsBytes(d), base, sink);
         if (!ti.entries.empty()) s.max_timestamp_so_far = ti.entries.back().timestamp;
         s.time_index_bytes = int64_t(d.size() / kTimeIndexEntrySize * kTimeIndexEntrySize);
-      }
-    }
-    if (auto it = indexes.find(base); it != indexes.end()) {
-      std::string d, e2;
-      if (ReadWhole(it->second, 64u << 20, &d, &e2)) {
-        OffsetIndex oi = ParseOffsetIndex(it->second, AsBytes(d), base, sink);
-        seg.offset_index = oi.entries;
-        s.offset_index_bytes = int64_t(d.size() / kOffsetIndexEntrySize * kOffsetIndexEntrySize);
       }
     }
     if (auto it = txns.find(base); it != txns.end()) {

@@ -1,0 +1,129 @@
+// LoadPartitionLog finds each segment's next offset as LogSegment.readNextOffset does, from the offset
+// index's last entry, and falls back to walking every batch header when that entry cannot be trusted.
+// Whatever the index says, the summary must be the one a walk over every batch gives.
+#include "compactor/partition_log.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
+#include "segment_reader/bytes.h"
+#include "tests/support/test_files.h"
+
+namespace klf {
+namespace {
+
+namespace fs = std::filesystem;
+using test::CopyWritable;
+using test::ReadAll;
+using test::TempDir;
+using test::WriteAll;
+
+const fs::path kOracle = fs::path(KLF_FIXTURES_DIR) / "kafka-oracle";
+
+// Every Kafka-written partition directory of the oracle fixtures that holds segments.
+std::vector<fs::path> OraclePartitions() {
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::recursive_directory_iterator(kOracle)) {
+    if (!e.is_directory()) continue;
+    for (const auto& f : fs::directory_iterator(e.path()))
+      if (f.path().extension() == ".log") {
+        dirs.push_back(e.path());
+        break;
+      }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+struct Loaded {
+  bool ok = false;
+  std::string error;
+  PartitionLog log;
+  CollectingSink sink;
+};
+
+void Load(const fs::path& dir, Loaded* out) {
+  CleanerConfig config;
+  out->ok = LoadPartitionLog(dir.string(), config, /*now=*/1700000000000, std::nullopt, &out->log, &out->sink,
+                             &out->error);
+}
+
+// The fields the walk decides.
+void ExpectSameWalk(const Loaded& got, const Loaded& want, const std::string& what) {
+  ASSERT_EQ(got.ok, want.ok) << what << ": " << got.error << " / " << want.error;
+  ASSERT_EQ(got.log.summary.segments.size(), want.log.summary.segments.size()) << what;
+  for (size_t i = 0; i < want.log.summary.segments.size(); i++) {
+    const SegmentSummary& g = got.log.summary.segments[i];
+    const SegmentSummary& w = want.log.summary.segments[i];
+    EXPECT_EQ(g.next_offset, w.next_offset) << what << ", segment " << w.base_offset;
+    EXPECT_EQ(g.first_batch_timestamp, w.first_batch_timestamp) << what << ", segment " << w.base_offset;
+  }
+  EXPECT_EQ(got.log.summary.log_end_offset, want.log.summary.log_end_offset) << what;
+}
+
+// One offset-index entry: relative offset and position, both big-endian int32.
+std::string IndexEntry(int64_t relative_offset, int64_t position) {
+  std::string e(8, '\0');
+  StoreBE32(reinterpret_cast<uint8_t*>(e.data()), uint32_t(relative_offset));
+  StoreBE32(reinterpret_cast<uint8_t*>(e.data()) + 4, uint32_t(position));
+  return e;
+}
+
+TEST(PartitionLogLoadTest, IndexShortcutMatchesTheWholeWalkOnEveryOracleDirectory) {
+  std::vector<fs::path> dirs = OraclePartitions();
+  ASSERT_GE(dirs.size(), 10u);
+  int doctored = 0;
+  for (const fs::path& src : dirs) {
+    SCOPED_TRACE(src.string());
+    TempDir tmp;
+    fs::path base = fs::path(tmp.path()) / "log";
+    fs::path with_index = base / src.filename();
+    fs::create_directories(base);
+    CopyWritable(src.string(), with_index.string());
+    Loaded indexed;
+    Load(with_index, &indexed);
+
+    // The reference: the same directory without offset indexes (every batch header walked).
+    fs::path bare_base = fs::path(tmp.path()) / "bare";
+    fs::path bare = bare_base / src.filename();
+    fs::create_directories(bare_base);
+    CopyWritable(src.string(), bare.string());
+    for (const auto& f : fs::directory_iterator(bare))
+      if (f.path().extension() == ".index") fs::remove(f.path());
+    Loaded walked;
+    Load(bare, &walked);
+    ExpectSameWalk(indexed, walked, "Kafka's own indexes");
+    if (!walked.ok) continue;
+
+    // Indexes whose last entry misleads: inside a batch, at the first batch with an offset it does not
+    // hold, at the last byte, past the end.
+    for (const SegmentSummary& s : walked.log.summary.segments) {
+      if (s.size < 2) continue;
+      std::string index_path = (bare / (fmt::format("{:020d}", s.base_offset) + ".index")).string();
+      const std::vector<std::pair<std::string, std::string>> lies = {
+          {"inside the first batch", IndexEntry(0, 1)},
+          {"a batch that does not hold the offset", IndexEntry(0, 0) + IndexEntry(s.next_offset - s.base_offset + 5, 0)},
+          {"the last byte", IndexEntry(0, s.size - 1)},
+          {"past the end", IndexEntry(0, s.size + 100)},
+          {"inside the file, just before the end", IndexEntry(0, s.size / 2)},
+      };
+      for (const auto& [what, bytes] : lies) {
+        WriteAll(index_path, bytes);
+        Loaded lied;
+        Load(bare, &lied);
+        ExpectSameWalk(lied, walked, what + std::string(" (segment ") + std::to_string(s.base_offset) + ")");
+        doctored++;
+      }
+      fs::remove(index_path);
+    }
+  }
+  EXPECT_GT(doctored, 50);
+}
+
+}  // namespace
+}  // namespace klf
