@@ -69,7 +69,7 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
   j["checkpointWritten"] = p.checkpoint_written ? nlohmann::json(*p.checkpoint_written) : nullptr;
   j["splitSegment"] = p.split_segment ? nlohmann::json(*p.split_segment) : nullptr;
   j["offsetMap"] = {{"slots", p.map_slots}, {"entries", p.map_entries}, {"maxDesiredSize", p.max_desired_map_size},
-                    {"filled", p.map_filled}};
+                    {"filled", p.map_filled}, {"threads", p.map_threads}, {"lookupsAhead", p.lookups_ahead}};
   j["recordsRead"] = p.stats.messages_read;
   j["recordsRetained"] = p.stats.messages_written;
   j["bytesRead"] = p.stats.bytes_read;

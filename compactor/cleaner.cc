@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "compactor/grouping.h"
+#include "compactor/lookup_ahead.h"
 #include "compactor/offset_map.h"
 #include "compactor/partition_log.h"
 #include "compactor/txn_metadata.h"
@@ -122,7 +123,7 @@ class Round {
     mtro_ = mtro;
     mxro_ = mxro;
   }
-  void SetParallelMapMinBytes(uint64_t bytes) { parallel_map_min_bytes_ = bytes; }
+  void SetParallelMinBytes(uint64_t bytes) { parallel_min_bytes_ = bytes; }
 
  private:
   bool BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* error);
@@ -152,12 +153,14 @@ class Round {
   ProblemSink* sink_;
   bool explain_;
   std::optional<int64_t> mtro_, mxro_;  // exclusive removal limits; nullopt = Kafka's rules only
-  uint64_t parallel_map_min_bytes_ = UINT64_MAX;  // CompactOptions::parallel_map_min_bytes
+  uint64_t parallel_min_bytes_ = UINT64_MAX;  // CompactOptions::parallel_min_bytes
   int32_t io_buffer_size_;
   int32_t capacity_;  // current read (and write) buffer capacity
   RecordDecoder decoder_;
   std::vector<Bytes> keys_;  // one batch's keys for OffsetMap::Prefetch
   std::vector<OffsetMap::KeyDigest> digests_;
+  std::vector<std::optional<int64_t>> found_;  // one batch's answers from lookahead_
+  std::unique_ptr<LookupAhead> lookahead_;      // the cleaning pass's look-ahead, if any
 
 };
 
@@ -273,7 +276,7 @@ bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* 
   auto* skimpy = dynamic_cast<SkimpyOffsetMap*>(map_);
   uint64_t dirty_bytes = 0;
   for (size_t i = dirty.first; i < dirty.last; i++) dirty_bytes += log_.segments[i].size;
-  if (skimpy && aborted.empty() && dirty.last - dirty.first >= 2 && dirty_bytes >= parallel_map_min_bytes_) {
+  if (skimpy && aborted.empty() && dirty.last - dirty.first >= 2 && dirty_bytes >= parallel_min_bytes_) {
     uint64_t seen = 0;
     split = dirty.first + 1;
     for (size_t i = dirty.first; i + 1 < dirty.last; i++) {
@@ -435,15 +438,25 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
       keys_.clear();
       digests_.clear();
       if (!d.discard_batch_records && !h.is_control) {
-        for (const Record& r : decoder_.records())
-          if (r.key && r.offset <= map_->latest_offset()) keys_.push_back(*r.key);
+        // Answers the look-ahead thread has are taken; the other keys are hashed and probed here.
+        found_.assign(decoder_.records().size(), std::nullopt);
+        for (size_t j = 0; j < decoder_.records().size(); j++) {
+          const Record& r = decoder_.records()[j];
+          if (!r.key || r.offset > map_->latest_offset()) continue;
+          if (lookahead_) found_[j] = lookahead_->Find(r.offset, *r.key);
+          if (!found_[j]) keys_.push_back(*r.key);
+        }
         digests_.resize(keys_.size());
         Md5Many(keys_.data(), keys_.size(), digests_.data());
+      } else {
+        found_.clear();
       }
       map_->PrefetchHashed(keys_, digests_);
-      for (const Record& r : decoder_.records()) {
+      for (size_t j = 0; j < decoder_.records().size(); j++) {
+        const Record& r = decoder_.records()[j];
         stats.messages_read++;
-        RecordDecision rd = ShouldRetainRecord(h, d, r, *map_, now_, retain_legacy_deletes);
+        RecordDecision rd = ShouldRetainRecord(h, d, r, *map_, now_, retain_legacy_deletes,
+                                               found_.empty() ? std::nullopt : found_[j]);
         // Coordinated mode: a tombstone whose horizon passed stays unless it is below MTRO.
         if ((rd == RecordDecision::kRemovedPastHorizon || rd == RecordDecision::kRemovedLegacyTombstone) && mtro_ &&
             r.offset >= *mtro_) {
@@ -659,6 +672,22 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
   SegmentRange to_clean = SegmentsInRange(summary, 0, *end_offset);
   std::vector<SegmentSummary> run(summary.segments.begin() + to_clean.first, summary.segments.begin() + to_clean.last);
   auto grouped = GroupSegmentsBySize(run, config_.segment_bytes, config_.segment_index_bytes, first_uncleanable_offset);
+  // The map is final from here on: a second thread may look keys up ahead of the pass.
+  std::vector<LookupAhead::Segment> ahead;
+  uint64_t clean_bytes = 0;
+  for (size_t i = to_clean.first; i < to_clean.last; i++) {
+    ahead.push_back(LookupAhead::Segment{log_.segments[i].log_path, log_.segments[i].size});
+    clean_bytes += log_.segments[i].size;
+  }
+  if (auto* skimpy = dynamic_cast<const SkimpyOffsetMap*>(map_); skimpy && clean_bytes >= parallel_min_bytes_)
+    lookahead_ = std::make_unique<LookupAhead>(*skimpy, std::move(ahead), size_t(config_.MaxIoBufferSize()));
+  struct StopLookahead {
+    Round* round;
+    ~StopLookahead() {
+      if (round->lookahead_) round->report_->lookups_ahead = round->lookahead_->answered();
+      round->lookahead_.reset();
+    }
+  } stop_lookahead{this};
   LastRecords last_records = log_.LastRecordsOfActiveProducers();
   for (const auto& g : grouped) {
     GroupOutput go;
@@ -847,7 +876,7 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
     }
     Round round(log, config, options.now, map.get(), report, sink, options.explain);
     round.SetRemovalLimits(options.max_tombstone_remove_offset, options.max_tx_end_remove_offset);
-    round.SetParallelMapMinBytes(options.parallel_map_min_bytes);
+    round.SetParallelMinBytes(options.parallel_min_bytes);
     std::vector<GroupOutput> groups;
     int64_t end_offset = 0;
     std::optional<size_t> split;

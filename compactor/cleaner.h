@@ -50,10 +50,11 @@ struct CompactOptions {
   // limit (Kafka's uncoordinated cleaner). The simulator and `klf compact --mode coordinated` set them.
   std::optional<int64_t> max_tombstone_remove_offset;
   std::optional<int64_t> max_tx_end_remove_offset;
-  // The offset map is built by two threads (each mapping half of the dirty segments, then merged)
-  // when the dirty segments hold at least this many bytes and the result cannot differ from one
-  // thread's (cleaner.cc, Round::BuildOffsetMap). Tests set 0 to take that path on small logs.
-  uint64_t parallel_map_min_bytes = uint64_t(64) << 20;
+  // A second thread helps from this many bytes of dirty segments: it builds half of the offset map
+  // (merged when the result cannot differ from one thread's, cleaner.cc Round::BuildOffsetMap) and
+  // looks keys up ahead of the cleaning pass (lookup_ahead.h). Neither changes a decision. Tests set
+  // 0 to take both paths on small logs.
+  uint64_t parallel_min_bytes = uint64_t(64) << 20;
 };
 
 // What --explain prints for one record.
@@ -106,7 +107,8 @@ struct PassReport {
   bool cleaned = false;
   int64_t end_offset = 0;  // new cleaner checkpoint when cleaned
   bool map_filled = false;  // the offset map reached its fill limit
-  int map_threads = 1;      // 2 when the map was built by two threads (CompactOptions::parallel_map_min_bytes)
+  int map_threads = 1;      // 2 when the map was built by two threads (CompactOptions::parallel_min_bytes)
+  int64_t lookups_ahead = 0;  // map lookups of the cleaning pass answered by the look-ahead thread
   int32_t map_slots = 0, map_entries = 0, max_desired_map_size = 0;
   std::optional<int64_t> checkpoint_written;  // value written to cleaner-offset-checkpoint, if any
   // Base offset of a source segment whose offsets overflowed its cleaned segment (legacy logs, spec

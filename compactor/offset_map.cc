@@ -177,6 +177,10 @@ bool SkimpyOffsetMap::PutHashed(const uint8_t hash[kHashSize], int64_t offset) {
 int64_t SkimpyOffsetMap::Get(Bytes key) const {
   uint8_t hash[kHashSize];
   HashOrPrepared(key, hash);
+  return GetHashed(hash);
+}
+
+int64_t SkimpyOffsetMap::GetHashed(const uint8_t hash[kHashSize]) const {
   uint64_t pos = PositionOf(hash);
   for (uint64_t attempt = 0; attempt < table_.capacity; attempt++) {
     const uint8_t* p = Entry(pos);

@@ -79,6 +79,11 @@ class SkimpyOffsetMap : public OffsetMap {
 
   // Put with the key's digest already computed.
   bool PutHashed(const uint8_t hash[kHashSize], int64_t offset);
+  // Get with the key's digest already computed. Only reads the table: safe to call from several
+  // threads while nobody puts (the cleaning pass's look-ahead, lookup_ahead.h).
+  int64_t GetHashed(const uint8_t hash[kHashSize]) const;
+  // Fetches the slot GetHashed(hash) probes first into the cache.
+  void PrefetchSlot(const uint8_t hash[kHashSize]) const { __builtin_prefetch(Entry(PositionOf(hash))); }
   // Puts every entry of `newer` (a map built from the records after this map's) over this one's and
   // takes its latest offset: the map that putting this map's records and then newer's would have
   // built, as long as no put found the map full. False (and this map partly merged) if one did.

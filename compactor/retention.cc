@@ -73,15 +73,15 @@ BatchDecision CheckBatchRetention(const BatchHeader& batch, bool can_discard, co
 }
 
 RecordDecision ShouldRetainRecord(const BatchHeader& batch, const BatchDecision& batch_decision, const Record& record,
-                                  const OffsetMap& map, int64_t current_time, bool retain_legacy_deletes) {
+                                  const OffsetMap& map, int64_t current_time, bool retain_legacy_deletes,
+                                  std::optional<int64_t> found) {
   if (batch_decision.discard_batch_records)
     return batch.is_control ? RecordDecision::kRemovedMarker : RecordDecision::kRemovedAborted;
   if (batch.is_control) return RecordDecision::kKeptControl;
   // Records beyond the mapped range are not judged this round (quirk §15.3).
   if (record.offset > map.latest_offset()) return RecordDecision::kKeptBeyondMap;
   if (!record.key) return RecordDecision::kRemovedNoKey;
-  int64_t found = map.Get(*record.key);
-  bool is_latest = record.offset >= found;
+  bool is_latest = record.offset >= (found ? *found : map.Get(*record.key));
   if (!is_latest) return RecordDecision::kRemovedSuperseded;
   if (record.value) return RecordDecision::kKept;
   bool retain_deletes;

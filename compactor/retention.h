@@ -65,7 +65,9 @@ inline bool IsRetained(RecordDecision d) {
 }
 
 // §8.2. `retain_legacy_deletes` = source segment mtime > legacyDeleteHorizonMs (v0/v1 only).
+// `found`: map.Get(record.key) when the caller already has it (lookup_ahead.h); asked of `map` otherwise.
 RecordDecision ShouldRetainRecord(const BatchHeader& batch, const BatchDecision& batch_decision, const Record& record,
-                                  const OffsetMap& map, int64_t current_time, bool retain_legacy_deletes);
+                                  const OffsetMap& map, int64_t current_time, bool retain_legacy_deletes,
+                                  std::optional<int64_t> found = std::nullopt);
 
 }  // namespace klf

@@ -218,7 +218,7 @@ void CheckSummary(const PassReport& pass, const std::string& summary) {
 
 // One cleaner-passes/<case>: klf compact before/<partition> --now nowMs --only-if-eligible --config ...
 // With `parallel_map`, the offset map is built by two threads whenever the result cannot differ
-// (CompactOptions::parallel_map_min_bytes = 0): Kafka's output must come out all the same.
+// (CompactOptions::parallel_min_bytes = 0): Kafka's output must come out all the same.
 void RunCase(const std::string& name, bool parallel_map = false, int* map_threads = nullptr) {
   fs::path dir = kOracle / "cleaner-passes" / name;
   nlohmann::json c = nlohmann::json::parse(ReadAll(dir / "case.json"));
@@ -234,7 +234,7 @@ void RunCase(const std::string& name, bool parallel_map = false, int* map_thread
   CompactOptions o;
   o.now = c["nowMs"].get<int64_t>();
   o.only_if_eligible = true;
-  if (parallel_map) o.parallel_map_min_bytes = 0;
+  if (parallel_map) o.parallel_min_bytes = 0;
   std::string error;
   for (auto& [k, v] : c["config"].items()) ASSERT_TRUE(o.config.Set(k, v.get<std::string>(), &error)) << error;
   std::string partition = c["partitionDir"];
@@ -297,7 +297,7 @@ void RunSample(const std::string& before_log_dir, const std::string& partition, 
   }());
   CompactOptions o;
   o.now = now;
-  if (parallel_map) o.parallel_map_min_bytes = 0;
+  if (parallel_map) o.parallel_min_bytes = 0;
   std::string error;
   ASSERT_TRUE(o.config.Set("cleanup.policy", "compact", &error));
   ASSERT_TRUE(o.config.Set("segment.bytes", segment_bytes, &error));

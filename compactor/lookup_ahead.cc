@@ -1,0 +1,194 @@
+#include "compactor/lookup_ahead.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "compactor/partition_log.h"
+#include "segment_reader/batch.h"
+#include "segment_reader/key_digest.h"
+
+namespace klf {
+namespace {
+
+constexpr size_t kEntriesPerBlock = 512;  // answers handed over at a time
+constexpr size_t kMaxReady = 64;          // blocks queued before the thread waits (bounds memory)
+constexpr size_t kReadSize = size_t(256) << 10;
+// After finding the caller past it, batches the thread skips to get ahead again.
+constexpr int kLeadBatches = 32;
+
+bool ReadFully(int fd, uint8_t* dst, size_t n, uint64_t pos) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = pread(fd, dst + done, n - done, off_t(pos + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    done += size_t(r);
+  }
+  return true;
+}
+
+}  // namespace
+
+LookupAhead::LookupAhead(const SkimpyOffsetMap& map, std::vector<Segment> segments, size_t max_batch_bytes)
+    : map_(map), segments_(std::move(segments)), max_batch_bytes_(std::max(max_batch_bytes, kReadSize)) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+LookupAhead::~LookupAhead() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+bool LookupAhead::Publish(std::unique_ptr<Block> block) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return stop_ || ready_.size() < kMaxReady; });
+  if (stop_) return false;
+  ready_.push_back(std::move(block));
+  cv_.notify_all();
+  return true;
+}
+
+void LookupAhead::TEST_WaitUntilIdle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return done_ || ready_.size() >= kMaxReady; });
+}
+
+void LookupAhead::Run() {
+  RunLoop();
+  std::lock_guard<std::mutex> lock(mu_);
+  done_ = true;
+  cv_.notify_all();
+}
+
+void LookupAhead::RunLoop() {
+  // Any surprise (unreadable file, damaged batch, a batch larger than the buffer may grow) ends the
+  // look-ahead: the pass asks the map itself from there on, and reports the damage when it gets there.
+  RecordDecoder decoder;
+  std::vector<Bytes> keys;
+  std::vector<int64_t> offsets;
+  std::vector<KeyDigest> digests;
+  std::vector<uint8_t> buffer(kReadSize);
+  auto block = std::make_unique<Block>();
+  const int64_t latest = map_.latest_offset();
+  int skip = 0;
+  bool ok = true;
+  for (const Segment& seg : segments_) {
+    int fd = open(seg.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) break;
+    uint64_t pos = 0;
+    while (ok && pos < seg.size) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_) ok = false;
+      }
+      if (!ok) break;
+      size_t n = size_t(std::min<uint64_t>(buffer.size(), seg.size - pos));
+      if (!ReadFully(fd, buffer.data(), n, pos)) {
+        ok = false;
+        break;
+      }
+      Bytes chunk(buffer.data(), n);
+      size_t p = 0;
+      BatchView b;
+      std::string error;
+      while (true) {
+        EntryStatus st = NextEntry(chunk, p, pos + p, &b, &error);
+        if (st == EntryStatus::kCorrupt) ok = false;
+        if (st != EntryStatus::kOk) break;
+        p += b.bytes.size();
+        const BatchHeader& h = b.header;
+        if (h.is_control || (h.magic >= 2 && h.record_count == 0)) continue;
+        if (h.last_offset <= caller_offset_.load(std::memory_order_relaxed)) {
+          skip = kLeadBatches;  // the caller has passed this batch: get ahead of it
+          continue;
+        }
+        if (skip > 0) {
+          skip--;
+          continue;
+        }
+        if (!decoder.Decode(b, seg.path, nullptr)) {
+          ok = false;
+          break;
+        }
+        keys.clear();
+        offsets.clear();
+        for (const Record& r : decoder.records()) {
+          if (r.key && r.offset <= latest) {
+            keys.push_back(*r.key);
+            offsets.push_back(r.offset);
+          }
+        }
+        digests.resize(keys.size());
+        Md5Many(keys.data(), keys.size(), digests.data());
+        for (const KeyDigest& d : digests) map_.PrefetchSlot(d.data());
+        for (size_t i = 0; i < keys.size(); i++) {
+          block->entries.push_back(Entry{offsets[i], map_.GetHashed(digests[i].data()), uint32_t(block->keys.size()),
+                                         uint32_t(keys[i].size())});
+          block->keys.append(reinterpret_cast<const char*>(keys[i].data()), keys[i].size());
+        }
+        if (block->entries.size() >= kEntriesPerBlock) {
+          if (!Publish(std::move(block))) {
+            close(fd);
+            return;
+          }
+          block = std::make_unique<Block>();
+        }
+      }
+      if (!ok) break;
+      if (p == 0) {
+        if (n < buffer.size()) break;  // the segment ends with a partial batch
+        if (buffer.size() >= max_batch_bytes_) {
+          ok = false;
+          break;
+        }
+        buffer.resize(std::min(buffer.size() * 2, max_batch_bytes_));
+        continue;
+      }
+      pos += p;
+    }
+    close(fd);
+    if (!ok) break;
+  }
+  if (!block->entries.empty()) Publish(std::move(block));
+}
+
+std::optional<int64_t> LookupAhead::Find(int64_t offset, Bytes key) {
+  asked_++;
+  caller_offset_.store(offset, std::memory_order_relaxed);
+  while (true) {
+    if (current_ && next_ < current_->entries.size()) {
+      const Entry& e = current_->entries[next_];
+      if (e.offset < offset) {
+        next_++;
+        continue;
+      }
+      if (e.offset > offset) return std::nullopt;
+      next_++;
+      // The answer depends only on the key: the same key bytes get the same answer.
+      if (e.key_size == key.size() &&
+          (key.empty() || std::memcmp(current_->keys.data() + e.key_at, key.data(), key.size()) == 0)) {
+        answered_++;
+        return e.found;
+      }
+      return std::nullopt;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ready_.empty()) return std::nullopt;  // never wait: the caller asks the map itself
+      current_ = std::move(ready_.front());
+      ready_.pop_front();
+    }
+    cv_.notify_all();
+    next_ = 0;
+  }
+}
+
+}  // namespace klf
