@@ -15,32 +15,21 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 
 from kafka.record import MemoryRecords
 
-KLF = os.environ["KLF_BINARY"]
-FIXTURES = os.environ["KLF_FIXTURES_DIR"]
-ORACLE = os.path.join(FIXTURES, "kafka-oracle")
+from klf_e2e import FIX as FIXTURES, ORACLE, check, finish
+from klf_e2e import process as klf_process
 
 UNCLEANED = [
     "a-keyed/keyed-none-0", "a-keyed/keyed-gzip-0", "a-keyed/keyed-snappy-0", "a-keyed/keyed-lz4-0",
     "a-keyed/keyed-zstd-0", "b-txn/txn-0", "x-legacy/legacy-0", "c-compact/pass0-before/compact-demo-0",
 ]
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
 
 def run(*args):
-    return subprocess.run([KLF, *args], capture_output=True, text=True)
+    return klf_process(args)
 
 
 def tree_digest(path):
@@ -140,10 +129,7 @@ def main():
         r = run("reindex", src, "--out", os.path.join(tmp, "y"), "--config", "bogus=1")
         check(r.returncode == 2, "unknown --config: exit %d (want 2)" % r.returncode)
 
-    if failures:
-        print("%d failure(s)" % len(failures))
-        sys.exit(1)
-    print("ok")
+    finish()
 
 
 if __name__ == "__main__":
