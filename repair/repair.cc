@@ -88,6 +88,7 @@
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
+#include "segment_reader/verify.h"
 #include "segment_writer/batch_builder.h"
 
 namespace klf {
@@ -823,51 +824,6 @@ void DescribeDropped(const std::string& path, Bytes data, uint64_t from, int64_t
   }
 }
 
-// Record-level consistency of a decoded batch, as klf verify checks it (segment_reader/verify.cc,
-// CheckRecords): Kafka's recovery (LogSegment.recover) does not look at records, but a batch that fails
-// these would make the salvaged copy fail verification. Empty when consistent.
-std::string RecordProblem(const BatchHeader& h, const std::vector<Record>& records) {
-  if (h.magic < 2) {
-    // v0/v1: a wrapper's inner messages have increasing offsets ending at the wrapper's offset.
-    int64_t prev = std::numeric_limits<int64_t>::min();
-    for (const Record& r : records) {
-      if (r.offset <= prev || r.offset > h.last_offset) {
-        return fmt::format("inner message offset {} is not above {} and at most the wrapper offset {}", r.offset, prev,
-                           h.last_offset);
-      }
-      prev = r.offset;
-    }
-    return "";
-  }
-  // Record offsets strictly increase within baseOffset..lastOffset (holes are compaction).
-  int64_t expect = h.base_offset;
-  int64_t max_ts = std::numeric_limits<int64_t>::min();
-  for (const Record& r : records) {
-    if (r.offset < expect || r.offset > h.last_offset) {
-      return fmt::format("record offset {} is not in {}..{} (lastOffsetDelta {})", r.offset, expect, h.last_offset,
-                         h.last_offset_delta);
-    }
-    expect = r.offset + 1;
-    max_ts = std::max(max_ts, r.timestamp);
-  }
-  // LogValidator sets a CreateTime batch's maxTimestamp to its largest record timestamp.
-  if (!records.empty() && h.timestamp_type == TimestampType::kCreateTime && max_ts != h.max_timestamp) {
-    return fmt::format("maxTimestamp {} is not its largest record timestamp {}", h.max_timestamp, max_ts);
-  }
-  if (h.is_control) {
-    bool end_txn = false;
-    for (const Record& r : records) {
-      ControlRecord c;
-      std::string why;
-      if (!ParseControlRecord(r, &c, &why)) return fmt::format("control record at offset {} is invalid: {}", r.offset, why);
-      end_txn = end_txn || c.type == ControlType::kAbort || c.type == ControlType::kCommit;
-    }
-    // An end-transaction marker batch holds exactly one record (or none, emptied by the cleaner).
-    if (end_txn && records.size() > 1) return fmt::format("transaction marker holds {} records", records.size());
-  }
-  return "";
-}
-
 }  // namespace
 
 bool SalvagePartition(Env* env, const std::string& in, const std::string& out, const SalvageOptions& options,
@@ -887,7 +843,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   }
 
   // Pass 1: where recovery stops (segment, byte position, reason). Batches are checked one by one
-  // (RecordProblem, the batch's own fields) and against the last batch kept before them (offsets and
+  // (CheckBatchRecords, the batch's own fields) and against the last batch kept before them (offsets and
   // leader epochs only go up, a segment's offsets stay below the next segment's base offset).
   size_t stop_segment = segments.size();
   uint64_t stop_position = 0;
@@ -967,8 +923,10 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
       } else if (!decoder.Decode(b, path, &rec)) {
         why = "a batch whose records do not decode" +
               (rec.problems.empty() ? std::string() : " (" + rec.problems.front().message + ")");
-      } else if (std::string p = RecordProblem(h, decoder.records()); !p.empty()) {
-        why = "a batch whose " + p;
+      } else if (std::vector<RecordsProblem> rp = CheckBatchRecords(h, decoder.records(), nullptr); !rp.empty()) {
+        // Kafka's recovery (LogSegment.recover) does not look at records, but a batch klf verify
+        // rejects would make the salvaged copy fail verification.
+        why = "a batch with inconsistent records (" + rp.front().message + ")";
       } else if (first <= last_of(prev)) {
         conflict = fmt::format("offset {} is not above the previous batch's last offset {}", first, last_of(prev));
         if (prev && first > last_of(prev2) && (epoch < 0 || epoch >= epoch_of(prev2))) {

@@ -201,6 +201,7 @@ class PartitionVerifier {
   VerifyStats* stats_;
   PartitionContext ctx_;
   RecordDecoder decoder_;
+  std::vector<std::pair<int64_t, int64_t>> holes_;  // CheckRecords: one batch's offset holes
   ProducerStateManager producers_;
 
   // Across segments.
@@ -399,73 +400,11 @@ void PartitionVerifier::CheckEpoch(const std::string& file, const BatchHeader& h
 void PartitionVerifier::CheckRecords(const std::string& file, const BatchHeader& h, GapSummary* gaps) {
   const std::vector<Record>& records = decoder_.records();
   stats_->records += records.size();
-  const uint64_t pos = h.position;
-  if (h.magic >= 2) {
-    // Offsets: strictly increasing deltas within [0, lastOffsetDelta]. The cleaner keeps a v2 batch's
-    // base offset and last offset when it removes records (MemoryRecords.filterTo, overrideLastOffset),
-    // so holes inside a batch are compaction, classified like gaps between batches.
-    int64_t expect = h.base_offset;
-    int64_t max_ts = LLONG_MIN;
-    for (size_t i = 0; i < records.size(); ++i) {
-      const Record& r = records[i];
-      if (r.offset < expect || r.offset > h.last_offset) {
-        Report(sink_, Severity::kError, file, pos, "record-offset",
-               fmt::format("record {} of the batch at {} has offset {} (delta {}); expected above {} and at most the "
-                           "batch's last offset {} (lastOffsetDelta {})",
-                           i, pos, r.offset, r.offset - h.base_offset, expect - 1, h.last_offset,
-                           h.last_offset_delta));
-        return;
-      }
-      if (r.offset > expect) Gap(expect, r.offset, pos, gaps);
-      expect = r.offset + 1;
-      if (r.timestamp > max_ts) max_ts = r.timestamp;
-    }
-    if (!records.empty()) {
-      Gap(expect, h.last_offset + 1, pos, gaps);
-      // LogValidator sets maxTimestamp to the largest record timestamp (CreateTime); the cleaner's
-      // rebuilt batches recompute it from the retained records.
-      if (h.timestamp_type == TimestampType::kCreateTime && max_ts != h.max_timestamp) {
-        Report(sink_, Severity::kError, file, pos + 35, "batch-timestamp",
-               fmt::format("batch at {}: maxTimestamp {} but the largest record timestamp is {}", pos,
-                           h.max_timestamp, max_ts));
-      }
-    }
-    if (h.is_control) {
-      bool end_txn = false;
-      for (const Record& r : records) {
-        ControlRecord c;
-        std::string why;
-        if (!ParseControlRecord(r, &c, &why)) {
-          Report(sink_, Severity::kError, file, pos, "control-record",
-                 fmt::format("control batch at {}, record at offset {}: {}", pos, r.offset, why));
-        } else if (c.type == ControlType::kAbort || c.type == ControlType::kCommit) {
-          end_txn = true;
-        }
-      }
-      // An end-transaction marker batch holds exactly one record (EndTransactionMarker; the cleaner
-      // may leave it empty). KRaft control batches (SNAPSHOT_HEADER, KRAFT_VERSION, ...) hold several.
-      if (end_txn && records.size() > 1) {
-        Report(sink_, Severity::kError, file, pos + 57, "control-batch",
-               fmt::format("transaction marker batch at {} holds {} records; expected one", pos, records.size()));
-      }
-    }
-    return;
-  }
-  // v0/v1: a plain message is its own record; inner messages of a wrapper have increasing offsets
-  // ending at the wrapper's offset (AbstractLegacyRecordBatch).
-  int64_t prev = LLONG_MIN;
-  for (size_t i = 0; i < records.size(); ++i) {
-    const Record& r = records[i];
-    if (r.offset <= prev || r.offset > h.last_offset) {
-      Report(sink_, Severity::kError, file, pos, "record-offset",
-             fmt::format("inner message {} of the wrapper at {} has offset {}; expected above {} and at most the "
-                         "wrapper offset {}",
-                         i, pos, r.offset, prev == LLONG_MIN ? h.base_offset - 1 : prev, h.last_offset));
-      return;
-    }
-    if (prev != LLONG_MIN) Gap(prev + 1, r.offset, pos, gaps);
-    prev = r.offset;
-  }
+  holes_.clear();
+  std::vector<RecordsProblem> problems = CheckBatchRecords(h, records, &holes_);
+  // The order the checks meet them in: holes come before any problem that stopped the walk.
+  for (const auto& [from, to] : holes_) Gap(from, to, h.position, gaps);
+  for (const RecordsProblem& p : problems) Report(sink_, Severity::kError, file, p.position, p.check, p.message);
 }
 
 void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone) {
@@ -1119,4 +1058,82 @@ VerifyStats VerifyPath(const std::string& path, const VerifyOptions& options, Pr
   return stats;
 }
 
+std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::vector<Record>& records,
+                                              std::vector<std::pair<int64_t, int64_t>>* holes) {
+  std::vector<RecordsProblem> problems;
+  const uint64_t pos = h.position;
+  auto hole = [&](int64_t from, int64_t to) {
+    if (holes && to > from) holes->emplace_back(from, to);
+  };
+  if (h.magic >= 2) {
+    // Offsets: strictly increasing deltas within [0, lastOffsetDelta]. The cleaner keeps a v2 batch's
+    // base offset and last offset when it removes records (MemoryRecords.filterTo, overrideLastOffset),
+    // so holes inside a batch are compaction, classified like gaps between batches.
+    int64_t expect = h.base_offset;
+    int64_t max_ts = LLONG_MIN;
+    for (size_t i = 0; i < records.size(); ++i) {
+      const Record& r = records[i];
+      if (r.offset < expect || r.offset > h.last_offset) {
+        problems.push_back({pos, "record-offset",
+                            fmt::format("record {} of the batch at {} has offset {} (delta {}); expected above {} and "
+                                        "at most the batch's last offset {} (lastOffsetDelta {})",
+                                        i, pos, r.offset, r.offset - h.base_offset, expect - 1, h.last_offset,
+                                        h.last_offset_delta)});
+        return problems;
+      }
+      if (r.offset > expect) hole(expect, r.offset);
+      expect = r.offset + 1;
+      if (r.timestamp > max_ts) max_ts = r.timestamp;
+    }
+    if (!records.empty()) {
+      hole(expect, h.last_offset + 1);
+      // LogValidator sets maxTimestamp to the largest record timestamp (CreateTime); the cleaner's
+      // rebuilt batches recompute it from the retained records.
+      if (h.timestamp_type == TimestampType::kCreateTime && max_ts != h.max_timestamp) {
+        problems.push_back({pos + 35, "batch-timestamp",
+                            fmt::format("batch at {}: maxTimestamp {} but the largest record timestamp is {}", pos,
+                                        h.max_timestamp, max_ts)});
+      }
+    }
+    if (h.is_control) {
+      bool end_txn = false;
+      for (const Record& r : records) {
+        ControlRecord c;
+        std::string why;
+        if (!ParseControlRecord(r, &c, &why)) {
+          problems.push_back({pos, "control-record",
+                              fmt::format("control batch at {}, record at offset {}: {}", pos, r.offset, why)});
+        } else if (c.type == ControlType::kAbort || c.type == ControlType::kCommit) {
+          end_txn = true;
+        }
+      }
+      // An end-transaction marker batch holds exactly one record (EndTransactionMarker; the cleaner
+      // may leave it empty). KRaft control batches (SNAPSHOT_HEADER, KRAFT_VERSION, ...) hold several.
+      if (end_txn && records.size() > 1) {
+        problems.push_back({pos + 57, "control-batch",
+                            fmt::format("transaction marker batch at {} holds {} records; expected one", pos,
+                                        records.size())});
+      }
+    }
+    return problems;
+  }
+  // v0/v1: a plain message is its own record; inner messages of a wrapper have increasing offsets
+  // ending at the wrapper's offset (AbstractLegacyRecordBatch).
+  int64_t prev = LLONG_MIN;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
+    if (r.offset <= prev || r.offset > h.last_offset) {
+      problems.push_back({pos, "record-offset",
+                          fmt::format("inner message {} of the wrapper at {} has offset {}; expected above {} and at "
+                                      "most the wrapper offset {}",
+                                      i, pos, r.offset, prev == LLONG_MIN ? h.base_offset - 1 : prev, h.last_offset)});
+      return problems;
+    }
+    if (prev != LLONG_MIN) hole(prev + 1, r.offset);
+    prev = r.offset;
+  }
+  return problems;
+}
+
 }  // namespace klf
+

@@ -22,6 +22,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "segment_reader/batch.h"
 #include "segment_reader/problem.h"
@@ -55,6 +57,23 @@ struct VerifyStats {
 
   void Add(const VerifyStats& o);
 };
+
+// One record-level problem of a decoded batch (CheckBatchRecords).
+struct RecordsProblem {
+  uint64_t position = 0;  // in the file: the batch's position, or the header field's
+  const char* check = "";  // "record-offset", "batch-timestamp", "control-record", "control-batch"
+  std::string message;
+};
+
+// The record-level checks of `klf verify` (repair's salvage applies the same ones): `records`, decoded
+// from the batch `h`, have strictly increasing offsets inside the batch's range (v2: base..last offset;
+// v0/v1: inner messages ending at the wrapper's offset), a CreateTime v2 batch's maxTimestamp is its
+// largest record timestamp, control records parse and an end-transaction marker batch holds one record.
+// Returns the problems in order; stops at the first offset problem. Holes in the offsets inside the
+// batch (compaction, or data fetched from a compacted leader: the caller classifies them) are appended
+// to `holes` as [from, to) when it is not null.
+std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::vector<Record>& records,
+                                              std::vector<std::pair<int64_t, int64_t>>* holes);
 
 // Verifies `path` (a file, a partition directory or a broker log directory) and reports every
 // problem to `sink`. Returns what was checked and how many problems of each severity were found.
