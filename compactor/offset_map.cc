@@ -22,6 +22,11 @@ std::unique_ptr<SkimpyOffsetMap> SkimpyOffsetMap::Create(int32_t memory, std::st
 namespace {
 constexpr size_t kHugePage = size_t(2) << 20;
 constexpr uint64_t kInitialCapacity = 1024;
+#ifdef MADV_POPULATE_WRITE
+constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kPopulateWrite = 23;  // Linux 5.14; older kernels refuse it (EINVAL), which is harmless
+#endif
 }  // namespace
 
 SkimpyOffsetMap::SkimpyOffsetMap(int32_t memory) : slots_(memory / kBytesPerEntry) {
@@ -42,6 +47,10 @@ bool SkimpyOffsetMap::Allocate(uint64_t capacity, Table* t) const {
     t->bytes = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(t->mapping) + kHugePage - 1) & ~(kHugePage - 1));
     if (huge_pages_) madvise(t->bytes, bytes, MADV_HUGEPAGE);  // a hint; refusal is harmless
   }
+  // Fault the table in writable now: probes touch nearly every page of it anyway, and a page first
+  // read (an empty-slot check maps the shared zero page) and then written takes a second fault whose
+  // TLB flush interrupts every core running this process (the cleaner has two threads). A hint too.
+  madvise(t->bytes, bytes, kPopulateWrite);
   t->capacity = capacity;
   return true;
 }
