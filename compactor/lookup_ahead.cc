@@ -52,6 +52,7 @@ bool LookupAhead::Publish(std::unique_ptr<Block> block) {
   cv_.wait(lock, [this] { return stop_ || ready_.size() < kMaxReady; });
   if (stop_) return false;
   ready_.push_back(std::move(block));
+  ready_count_.store(ready_.size(), std::memory_order_release);
   cv_.notify_all();
   return true;
 }
@@ -180,11 +181,15 @@ std::optional<int64_t> LookupAhead::Find(int64_t offset, Bytes key) {
       }
       return std::nullopt;
     }
+    // Never wait: when nothing is ready the caller asks the map itself. (Checked without the lock
+    // first: when the thread is behind, that is every call.)
+    if (ready_count_.load(std::memory_order_acquire) == 0) return std::nullopt;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (ready_.empty()) return std::nullopt;  // never wait: the caller asks the map itself
+      if (ready_.empty()) return std::nullopt;
       current_ = std::move(ready_.front());
       ready_.pop_front();
+      ready_count_.store(ready_.size(), std::memory_order_release);
     }
     cv_.notify_all();
     next_ = 0;

@@ -74,6 +74,7 @@ class LookupAhead {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Block>> ready_;
+  std::atomic<size_t> ready_count_{0};  // ready_.size(), read by Find without the lock
   bool stop_ = false;
   bool done_ = false;  // the thread has returned
   std::atomic<int64_t> caller_offset_{-1};  // the offset the caller last asked about
