@@ -47,11 +47,20 @@ LookupAhead::~LookupAhead() {
   thread_.join();
 }
 
-bool LookupAhead::Publish(std::unique_ptr<Block> block) {
+bool LookupAhead::Publish(std::unique_ptr<Block> block, std::unique_ptr<Block>* next) {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return stop_ || ready_.size() < kMaxReady; });
   if (stop_) return false;
   ready_.push_back(std::move(block));
+  if (!spare_.empty()) {
+    *next = std::move(spare_.back());
+    spare_.pop_back();
+    (*next)->entries.clear();
+    (*next)->keys.clear();
+  } else {
+    *next = std::make_unique<Block>();
+    (*next)->entries.reserve(kEntriesPerBlock + 64);
+  }
   ready_count_.store(ready_.size(), std::memory_order_release);
   cv_.notify_all();
   return true;
@@ -78,6 +87,7 @@ void LookupAhead::RunLoop() {
   std::vector<KeyDigest> digests;
   std::vector<uint8_t> buffer(kReadSize);
   auto block = std::make_unique<Block>();
+  block->entries.reserve(kEntriesPerBlock + 64);
   const int64_t latest = map_.latest_offset();
   int skip = 0;
   bool ok = true;
@@ -135,12 +145,9 @@ void LookupAhead::RunLoop() {
                                          uint32_t(keys[i].size())});
           block->keys.append(reinterpret_cast<const char*>(keys[i].data()), keys[i].size());
         }
-        if (block->entries.size() >= kEntriesPerBlock) {
-          if (!Publish(std::move(block))) {
-            close(fd);
-            return;
-          }
-          block = std::make_unique<Block>();
+        if (block->entries.size() >= kEntriesPerBlock && !Publish(std::move(block), &block)) {
+          close(fd);
+          return;
         }
       }
       if (!ok) break;
@@ -158,7 +165,8 @@ void LookupAhead::RunLoop() {
     close(fd);
     if (!ok) break;
   }
-  if (!block->entries.empty()) Publish(std::move(block));
+  std::unique_ptr<Block> unused;
+  if (!block->entries.empty()) Publish(std::move(block), &unused);
 }
 
 std::optional<int64_t> LookupAhead::Find(int64_t offset, Bytes key) {
@@ -187,6 +195,7 @@ std::optional<int64_t> LookupAhead::Find(int64_t offset, Bytes key) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (ready_.empty()) return std::nullopt;
+      if (current_) spare_.push_back(std::move(current_));
       current_ = std::move(ready_.front());
       ready_.pop_front();
       ready_count_.store(ready_.size(), std::memory_order_release);

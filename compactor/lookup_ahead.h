@@ -64,8 +64,9 @@ class LookupAhead {
 
   void Run();
   void RunLoop();
-  // Queues `block` for the caller; false when stopped.
-  bool Publish(std::unique_ptr<Block> block);
+  // Queues `block` for the caller and sets *next to an empty block (one the caller is done with,
+  // when there is one: blocks are reused, not reallocated); false when stopped.
+  bool Publish(std::unique_ptr<Block> block, std::unique_ptr<Block>* next);
 
   const SkimpyOffsetMap& map_;
   const std::vector<Segment> segments_;
@@ -75,6 +76,7 @@ class LookupAhead {
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Block>> ready_;
   std::atomic<size_t> ready_count_{0};  // ready_.size(), read by Find without the lock
+  std::vector<std::unique_ptr<Block>> spare_;  // blocks the caller is done with
   bool stop_ = false;
   bool done_ = false;  // the thread has returned
   std::atomic<int64_t> caller_offset_{-1};  // the offset the caller last asked about
