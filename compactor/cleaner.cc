@@ -142,7 +142,9 @@ class Round {
                    const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound,
                    std::string* out, int64_t* max_offset, int64_t* max_timestamp, int64_t* shallow_offset,
                    size_t* bytes_read, std::string* error);
-  bool Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error);
+  // `keys_only`: RecordDecoder::DecodeKeys (the offset map needs offsets and keys alone; a record
+  // damaged elsewhere fails the cleaning pass, which decodes everything it maps).
+  bool Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error, bool keys_only = false);
   std::optional<ControlType> FirstControlType(const BatchView& batch);
 
   const PartitionLog& log_;
@@ -164,9 +166,10 @@ class Round {
 
 };
 
-bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error) {
+bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error, bool keys_only) {
   CollectingSink local;
-  if (decoder_.Decode(batch, seg.log_path, &local)) return true;
+  if (keys_only ? decoder_.DecodeKeys(batch, seg.log_path, &local) : decoder_.Decode(batch, seg.log_path, &local))
+    return true;
   for (const auto& p : local.problems) if (sink_) sink_->Report(p);
   *error = local.problems.empty()
                ? fmt::format("{}: position {}: records do not decode", seg.log_path, batch.header.position)
@@ -230,7 +233,7 @@ bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t s
     bool aborted = m->OnBatchRead(h);
     if (aborted) report_->stats.map_messages_read += h.record_count;  // skipped, but counted
     if (!aborted && need_records) {
-      if (!Decode(seg, batch, error)) return false;
+      if (!Decode(seg, batch, error, /*keys_only=*/true)) return false;
       int32_t limit = MaxDesiredMapSize(map_->slots(), config_.dedupe_buffer_load_factor);
       keys_.clear();
       for (const Record& r : decoder_.records())

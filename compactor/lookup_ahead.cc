@@ -125,7 +125,7 @@ void LookupAhead::RunLoop() {
           skip--;
           continue;
         }
-        if (!decoder.Decode(b, seg.path, nullptr)) {
+        if (!decoder.DecodeKeys(b, seg.path, nullptr)) {
           ok = false;
           break;
         }

@@ -541,7 +541,7 @@ void ReportTo(ProblemSink* sink, const std::string& file, uint64_t position, con
 
 RecordDecoder::RecordDecoder(ReadOptions options) : options_(options) {}
 
-bool RecordDecoder::Decode(const BatchView& batch, const std::string& file, ProblemSink* sink) {
+bool RecordDecoder::Start(const BatchView& batch, const std::string& file, ProblemSink* sink) {
   header_ = batch.header;
   records_.clear();
   headers_.clear();
@@ -549,10 +549,22 @@ bool RecordDecoder::Decode(const BatchView& batch, const std::string& file, Prob
     ReportTo(sink, file, header_.position, "batch-size", "entry bytes shorter than its header says");
     return false;
   }
-  if (header_.magic >= 2) return DecodeV2(batch, file, sink);
+  return true;
+}
+
+bool RecordDecoder::Decode(const BatchView& batch, const std::string& file, ProblemSink* sink) {
+  if (!Start(batch, file, sink)) return false;
+  if (header_.magic >= 2) return DecodeV2<false>(batch, file, sink);
   return DecodeLegacy(batch, file, sink);
 }
 
+bool RecordDecoder::DecodeKeys(const BatchView& batch, const std::string& file, ProblemSink* sink) {
+  if (!Start(batch, file, sink)) return false;
+  if (header_.magic >= 2) return DecodeV2<true>(batch, file, sink);
+  return DecodeLegacy(batch, file, sink);
+}
+
+template <bool kKeysOnly>
 bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink) {
   const BatchHeader& h = header_;
   const uint64_t pos = h.position;
@@ -644,6 +656,10 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
         if (int64_t(key_len) > rend - p) { why = "key length past the end of the record"; break; }
         r.key = Bytes(p, size_t(key_len));
         p += key_len;
+      }
+      if constexpr (kKeysOnly) {
+        p = rend;  // value and headers skipped unparsed
+        break;
       }
       fail_at = p;
       if (!(p = ReadVarint32(p, rend, &value_len))) { why = "malformed value length varint"; break; }

@@ -239,6 +239,11 @@ class RecordDecoder {
   // failing field where known, else of the batch) and returns false; the records decoded before the
   // failure stay available. Records, headers and `header()` are valid until the next call.
   bool Decode(const BatchView& batch, const std::string& file, ProblemSink* sink);
+  // As Decode, but of a v2 record only its offset, timestamp, sequence and key: the value and the
+  // headers are skipped by the record's length, unparsed (records carry no value or headers; a record
+  // damaged only there is not noticed). For readers that need keys alone, like the cleaner's offset
+  // map (a value or headers are no part of it). v0/v1 batches are decoded whole.
+  bool DecodeKeys(const BatchView& batch, const std::string& file, ProblemSink* sink);
 
   const std::vector<Record>& records() const { return records_; }
   std::span<const RecordHeader> headers(const Record& r) const {
@@ -248,6 +253,8 @@ class RecordDecoder {
   const BatchHeader& header() const { return header_; }
 
  private:
+  bool Start(const BatchView& batch, const std::string& file, ProblemSink* sink);
+  template <bool kKeysOnly>
   bool DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink);
   bool DecodeLegacy(const BatchView& batch, const std::string& file, ProblemSink* sink);
 

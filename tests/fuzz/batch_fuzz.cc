@@ -1,5 +1,7 @@
 // libFuzzer target: arbitrary bytes as a .log file through LogReader and RecordDecoder (every framing
-// rule, resync, every codec with a small cap, v2 records, legacy wrappers, control records).
+// rule, resync, every codec with a small cap, v2 records, legacy wrappers, control records, and
+// DecodeKeys against Decode).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_decompressed_bytes = 1 << 20;
   NullSink sink;
   LogReader reader("fuzz.log", Bytes(data, size), &sink, options);
-  RecordDecoder decoder(options);
+  RecordDecoder decoder(options), keys(options);
   BatchView batch;
   bool first = true;
   uint64_t last_position = 0;
@@ -26,7 +28,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     first = false;
     last_position = batch.header.position;
     (void)batch.header.last_sequence();
-    decoder.Decode(batch, "fuzz.log", &sink);
+    // DecodeKeys reads a prefix of what Decode reads: whatever Decode accepts, it accepts, with the
+    // same offsets and keys.
+    bool keys_ok = keys.DecodeKeys(batch, "fuzz.log", &sink);
+    bool ok = decoder.Decode(batch, "fuzz.log", &sink);
+    if (ok && (!keys_ok || keys.records().size() != decoder.records().size())) __builtin_trap();
+    if (ok) {
+      for (size_t i = 0; i < keys.records().size(); i++) {
+        const Record& a = keys.records()[i];
+        const Record& b = decoder.records()[i];
+        if (a.offset != b.offset || a.key.has_value() != b.key.has_value() ||
+            (a.key && !std::equal(a.key->begin(), a.key->end(), b.key->begin(), b.key->end())))
+          __builtin_trap();
+      }
+    }
     for (const Record& r : decoder.records()) {
       for (const RecordHeader& h : decoder.headers(r)) (void)h;
       if (decoder.header().is_control) {
