@@ -8,7 +8,8 @@
 #   BENCH_SCALE=0.0625   scale every data size (default 1: 256 MiB segments, 1 GiB logs)
 #   BENCH_OUT=DIR        data and results (default bench/out, gitignored)
 #   BENCH_RUNS=N         hyperfine runs per command (default 3; after one warm-up run)
-#   BENCH_RUNS_HEAVY=N   runs for compact (default 2; page cache warmed by reading the inputs first)
+#   BENCH_RUNS_HEAVY=N   runs for compact (default 3; page cache warmed by reading the inputs first; the
+#                        unpinned compact/cp runs also get one warm-up run, and the report uses medians)
 #   BENCH_RUNS_DIFF=N    runs for diff (default 1; it is the longest; its peak-RSS run is a second sample)
 #   BENCH_CPU=N          the core everything is pinned to (default: the last one)
 #   BENCH_ONLY="2 3"     run only these issue sections (2 decode, 3 verify, 4 write, 5 compact, 7 diff)
@@ -23,7 +24,7 @@ case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
 SCALE=${BENCH_SCALE:-1}
 OUT=${BENCH_OUT:-$ROOT/bench/out}
 RUNS=${BENCH_RUNS:-3}
-RUNS_HEAVY=${BENCH_RUNS_HEAVY:-2}
+RUNS_HEAVY=${BENCH_RUNS_HEAVY:-3}
 CPU=${BENCH_CPU:-$(( $(nproc) - 1 ))}
 ONLY=${BENCH_ONLY:-"2 3 4 5 7"}
 KLF="$BUILD_DIR/klf"
@@ -99,10 +100,10 @@ hf_heavy() {  # the same for long commands: inputs read into the page cache firs
   note "hyperfine $name"
   pin hyperfine --style basic --runs "$RUNS_HEAVY" --export-json "$RES/$name.json" "$@" >&2
 }
-hf_heavy_all_cores() {  # hf_heavy without pinning: for commands that use a second thread (compact)
-  local name=$1; shift
-  note "hyperfine $name (all cores)"
-  hyperfine --style basic --runs "$RUNS_HEAVY" --export-json "$RES/$name.json" "$@" >&2
+hf_heavy_all_cores() {  # unpinned, for commands that use a second thread (compact), with one warm-up run:
+  local name=$1; shift  # on this VM the first write of 1 GiB into page cache freed moments ago (rm -rf)
+  note "hyperfine $name (all cores)"  # can take 10x the next one (the host reclaims freed guest pages)
+  hyperfine --style basic --warmup 1 --runs "$RUNS_HEAVY" --export-json "$RES/$name.json" "$@" >&2
 }
 warm() { find "$@" -type f -exec cat {} + > /dev/null; }
 maxrss() {  # maxrss NAME CMD... — one pinned run: ru_maxrss (what GNU time -v reports) and the peaks of
