@@ -1,7 +1,8 @@
 # klf — the two commands: `make demo` and `make test`. Both install missing Debian packages first.
 #   make            build klf (release, -O2) into build/
 #   make demo       run the bundled three-replica incident: dump, diff and explain
-#   make test       unit + end-to-end tests (CTest), then a short libFuzzer smoke run of every decoder
+#   make test       unit + end-to-end tests (CTest), a short libFuzzer smoke run of every decoder, and the
+#                   compactor's tests under ThreadSanitizer (it runs a second thread)
 #   make test SAN=1 the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz FUZZ_SECONDS=600 [FUZZ_RUNS=10000000]   longer fuzzing runs (see docs/ROBUSTNESS.md)
 #   make bench      build and run the benchmarks (see docs/PERFORMANCE.md)
@@ -16,9 +17,10 @@ BUILD_DIR ?= build
 CMAKE_ARGS += -DCMAKE_BUILD_TYPE=Release
 endif
 FUZZ_DIR ?= build-fuzz
+TSAN_DIR ?= build-tsan
 KLF := $(BUILD_DIR)/klf
 
-.PHONY: all deps configure build demo test unit-test fuzz-smoke fuzz bench clean
+.PHONY: all deps configure build demo test unit-test fuzz-smoke tsan-test fuzz bench clean
 
 all: build
 
@@ -47,9 +49,19 @@ fuzz-smoke: deps $(FUZZ_DIR)/CMakeCache.txt
 	cmake --build $(FUZZ_DIR) --target fuzzers -j $(JOBS)
 	cd $(FUZZ_DIR) && ctest --output-on-failure -j $(JOBS) -R fuzz_smoke_
 
+$(TSAN_DIR)/CMakeCache.txt: | deps
+	cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKLF_BENCH=OFF \
+	  -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
+
+# The compactor is the one library with threads (offset map halves, look-ahead lookups).
+tsan-test: deps $(TSAN_DIR)/CMakeCache.txt
+	cmake --build $(TSAN_DIR) --target compactor_tests -j $(JOBS)
+	TSAN_OPTIONS=halt_on_error=1 $(TSAN_DIR)/tests/compactor_tests
+
 test: unit-test
 ifeq ($(SAN),0)
 	$(MAKE) fuzz-smoke
+	$(MAKE) tsan-test
 endif
 
 FUZZ_SECONDS ?= 600
@@ -62,4 +74,4 @@ bench: build
 	bash scripts/bench.sh $(BUILD_DIR)
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-tsan
