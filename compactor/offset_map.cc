@@ -114,12 +114,6 @@ void SkimpyOffsetMap::Hash(Bytes key, uint8_t out[kHashSize]) {
   std::memcpy(out, d.data(), kHashSize);
 }
 
-void SkimpyOffsetMap::Prefetch(const std::vector<Bytes>& keys) {
-  std::vector<KeyDigest> digests(keys.size());
-  Md5Many(keys.data(), keys.size(), digests.data());
-  PrefetchHashed(keys, digests);
-}
-
 void SkimpyOffsetMap::PrefetchHashed(const std::vector<Bytes>& keys, const std::vector<KeyDigest>& digests) {
   prepared_keys_.clear();
   prepared_spans_.clear();

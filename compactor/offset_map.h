@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "segment_reader/bytes.h"
+#include "segment_reader/key_digest.h"
 
 namespace klf {
 
@@ -37,16 +38,15 @@ class OffsetMap {
   virtual void Clear() = 0;
   virtual int32_t size() const = 0;
   virtual int64_t latest_offset() const = 0;
-  // A hint that `keys` (one batch's) are about to be put or looked up, in this order: an
-  // implementation may hash them and fetch the slots they probe into the cache ahead of use, so the
-  // cache misses of a batch overlap instead of being paid one after another. Never changes a result.
-  virtual void Prefetch(const std::vector<Bytes>& keys) { (void)keys; }
-  // As Prefetch, with the keys' MD5 digests already computed by the caller (digests[i] is
-  // SkimpyOffsetMap::Hash(keys[i])), so they are not computed again.
-  using KeyDigest = std::array<uint8_t, 16>;
+  // A hint that `keys` (one batch's) are about to be put or looked up, in this order, with their MD5
+  // digests already computed by the caller (digests[i] is Md5(keys[i])): an implementation may fetch
+  // the slots they probe into the cache ahead of use, so the cache misses of a batch overlap instead
+  // of being paid one after another, and use the digests instead of hashing again. Never changes a
+  // result.
+  using KeyDigest = klf::KeyDigest;
   virtual void PrefetchHashed(const std::vector<Bytes>& keys, const std::vector<KeyDigest>& digests) {
+    (void)keys;
     (void)digests;
-    Prefetch(keys);
   }
   // Bytes of memory the map holds now (for the caller's memory accounting).
   virtual size_t MemoryUsed() const { return 0; }
@@ -66,7 +66,6 @@ class SkimpyOffsetMap : public OffsetMap {
   void Clear() override;
   int32_t size() const override { return entries_; }
   int64_t latest_offset() const override { return latest_offset_; }
-  void Prefetch(const std::vector<Bytes>& keys) override;
   void PrefetchHashed(const std::vector<Bytes>& keys, const std::vector<KeyDigest>& digests) override;
   size_t MemoryUsed() const override { return size_t(table_.capacity) * kBytesPerEntry; }
   // Backs the table with transparent huge pages when the kernel allows it (call before the first
@@ -97,7 +96,7 @@ class SkimpyOffsetMap : public OffsetMap {
  private:
   explicit SkimpyOffsetMap(int32_t memory);
 
-  // Hash of `key`: the one Prefetch computed for it if it is the next prepared key, else MD5.
+  // Hash of `key`: the one PrefetchHashed was given for it if it is the next prepared key, else MD5.
   void HashOrPrepared(Bytes key, uint8_t out[kHashSize]) const;
 
   // The table: `capacity_` entries of kBytesPerEntry (digest, then the offset), linear probing from
@@ -122,7 +121,7 @@ class SkimpyOffsetMap : public OffsetMap {
   int32_t slots_ = 0;
   int32_t entries_ = 0;
   int64_t latest_offset_ = -1;
-  // Prefetch's keys (copied) and hashes, consumed in order by Put/Get; a key that does not match the
+  // PrefetchHashed's keys (copied) and hashes, consumed in order by Put/Get; a key that does not match the
   // next prepared one is simply hashed again.
   std::string prepared_keys_;
   std::vector<std::pair<size_t, size_t>> prepared_spans_;  // (offset in prepared_keys_, size)

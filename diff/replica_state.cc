@@ -28,7 +28,6 @@
 namespace klf {
 namespace {
 
-
 // The content fingerprint (replica_state.h): two CRCs streamed over the record's fields. Small fields
 // are gathered in a scratch buffer so each CRC runs once over them, not once per 8-byte field.
 class ContentHasher {
@@ -137,10 +136,6 @@ void BuildKeyView(ReplicaState* r) {
   }
 }
 
-}  // namespace
-
-
-namespace {
 constexpr size_t kHugePage = size_t(2) << 20;
 size_t LargeSize(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
 }  // namespace

@@ -1136,4 +1136,3 @@ std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::v
 }
 
 }  // namespace klf
-
