@@ -853,7 +853,7 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
   report->high_watermark = log.high_watermark;
   report->last_stable_offset = log.summary.last_stable_offset;
   report->active_segment_base = log.summary.active().base_offset;
-  for (const auto& [pid, p] : log.producers) report->active_producers.push_back(pid);
+  for (const auto& [pid, entry] : log.producer_state.producers()) report->active_producers.push_back(pid);
   report->expired_producers = log.expired_producers;
   report->cleaner_checkpoint_before = log.summary.cleaner_checkpoint;
   if (options.first_dirty_offset) log.summary.cleaner_checkpoint = options.first_dirty_offset;

@@ -12,6 +12,7 @@
 
 #include "segment_reader/layout.h"
 #include "segment_reader/producer_snapshot.h"
+#include "segment_reader/producer_state.h"
 
 namespace klf {
 namespace fs = std::filesystem;
@@ -127,7 +128,11 @@ EntryStatus NextEntry(Bytes buf, size_t pos, uint64_t file_position, BatchView* 
 
 LastRecords PartitionLog::LastRecordsOfActiveProducers() const {
   LastRecords r;
-  for (const auto& [pid, p] : producers) r[pid] = LastRecord{p.last_data_offset, p.epoch};
+  for (const auto& [pid, entry] : producer_state.producers()) {
+    std::optional<int64_t> last_data_offset;
+    if (entry.last_data_offset() >= 0) last_data_offset = entry.last_data_offset();
+    r[pid] = LastRecord{last_data_offset, entry.producer_epoch};
+  }
   return r;
 }
 
@@ -153,16 +158,17 @@ std::vector<AbortedTxn> PartitionLog::CollectAbortedTransactions(int64_t start, 
 
 namespace {
 
-// currentTimeMs - lastTimestamp as Java's long arithmetic computes it (wrapping).
-int64_t IdleFor(int64_t now, int64_t last_timestamp) { return int64_t(uint64_t(now) - uint64_t(last_timestamp)); }
-
-// ProducerStateManager as far as the cleaner needs it (§7.3): load the newest usable snapshot, replay
-// the batches after it, then remove producers expired at `now`.
-// TODO(compactor): switch to segment_reader/producer_state.h (LoadProducerState) once it lands; this
-// keeps the compactor independent of it meanwhile.
+// The broker's producer state as the cleaner sees it (§7.3): ProducerStateManager loaded from the
+// newest snapshot at or below the log end offset (a snapshot that does not parse is skipped, as Kafka
+// deletes it and tries the next older one), the batches after it replayed, then the producers
+// expired at `now` removed. Without a usable snapshot replay starts at the log start offset.
+// The state machine is segment_reader's; this only supplies the segments the compactor already
+// holds, read without checking CRCs, as rebuildProducerState reads them.
 void LoadProducers(PartitionLog* log, const CleanerConfig& config, int64_t now, ProblemSink* sink) {
+  ProducerStateManager& state = log->producer_state;
+  state = ProducerStateManager(ProducerStateOptions{config.producer_id_expiration_ms});
   int64_t leo = log->summary.log_end_offset;
-  int64_t snapshot_offset = -1;
+  std::optional<int64_t> snapshot_offset;
   for (auto it = log->snapshot_files.rbegin(); it != log->snapshot_files.rend(); ++it) {
     if (it->first > leo) continue;
     std::string data, error;
@@ -174,23 +180,14 @@ void LoadProducers(PartitionLog* log, const CleanerConfig& config, int64_t now, 
     CollectingSink local;
     if (!ParseProducerSnapshot(it->second, AsBytes(data), it->first, &snap, &local)) {
       for (auto& p : local.problems) if (sink) sink->Report(p);
-      continue;  // Kafka deletes a bad snapshot and tries the next older one
+      continue;
     }
-    for (const auto& e : snap.entries) {
-      bool open = e.current_txn_first_offset >= 0;
-      if (!open && IdleFor(now, e.timestamp) >= config.producer_id_expiration_ms) continue;  // expired at load
-      ActiveProducer p;
-      p.epoch = e.epoch;
-      if (e.last_offset >= 0) p.last_data_offset = e.last_offset;
-      p.last_timestamp = e.timestamp;
-      if (open) p.current_txn_first_offset = e.current_txn_first_offset;
-      log->producers[e.producer_id] = p;
-    }
+    state.LoadSnapshot(snap, now);
     snapshot_offset = it->first;
     break;
   }
-  int64_t replay_from = snapshot_offset >= 0 ? snapshot_offset : log->summary.log_start_offset;
-  RecordDecoder decoder;
+  int64_t replay_from = snapshot_offset.value_or(log->summary.log_start_offset);
+  if (!snapshot_offset) state.TruncateFullyAndStartAt(replay_from);
   for (size_t i = 0; i < log->segments.size(); i++) {
     const LoadedSegment& seg = log->segments[i];
     // Only segments that hold offsets >= replay_from matter (usually just the active one).
@@ -208,43 +205,15 @@ void LoadProducers(PartitionLog* log, const CleanerConfig& config, int64_t now, 
     while (NextEntry(data, pos, pos, &b, &error) == EntryStatus::kOk) {
       dropper.Passed(pos);
       pos += b.bytes.size();
-      const BatchHeader& h = b.header;
-      if (h.last_offset < replay_from || h.magic < 2 || h.producer_id < 0) continue;
-      ActiveProducer& p = log->producers[h.producer_id];
-      if (!h.is_control) {
-        if (h.producer_epoch != p.epoch) {
-          p.last_data_offset.reset();
-          p.epoch = h.producer_epoch;
-        }
-        p.last_data_offset = h.last_offset;
-        p.last_timestamp = h.max_timestamp;
-        if (h.is_transactional && !p.current_txn_first_offset) p.current_txn_first_offset = h.base_offset;
-        continue;
-      }
-      if (h.record_count == 0) continue;  // an empty control batch changes nothing
-      if (!decoder.Decode(b, seg.log_path, sink) || decoder.records().empty()) continue;
-      const Record& r = decoder.records()[0];
-      ControlRecord marker;
-      std::string cerr;
-      if (!ParseControlRecord(r, &marker, &cerr)) continue;
-      if (marker.type != ControlType::kAbort && marker.type != ControlType::kCommit) continue;
-      p.current_txn_first_offset.reset();
-      if (h.producer_epoch != p.epoch) {
-        p.last_data_offset.reset();
-        p.epoch = h.producer_epoch;
-      }
-      p.last_timestamp = r.timestamp;
+      if (b.header.last_offset >= replay_from) state.Apply(b, seg.log_path, sink);
     }
   }
   // removeExpiredProducers at `now` (never one with an open transaction).
-  for (auto it = log->producers.begin(); it != log->producers.end();) {
-    if (!it->second.current_txn_first_offset && IdleFor(now, it->second.last_timestamp) >= config.producer_id_expiration_ms) {
-      log->expired_producers.push_back(it->first);
-      it = log->producers.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  std::vector<int64_t> before;
+  for (const auto& [pid, entry] : state.producers()) before.push_back(pid);
+  state.RemoveExpiredProducers(now);
+  for (int64_t pid : before)
+    if (!state.Find(pid)) log->expired_producers.push_back(pid);
 }
 
 }  // namespace
@@ -444,10 +413,7 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
 
   LoadProducers(out, config, now, sink);
   // LSO = min(HW, first unstable offset) (§0).
-  int64_t lso = out->high_watermark;
-  for (const auto& [pid, p] : out->producers)
-    if (p.current_txn_first_offset) lso = std::min(lso, *p.current_txn_first_offset);
-  out->summary.last_stable_offset = lso;
+  out->summary.last_stable_offset = out->producer_state.LastStableOffset(out->high_watermark);
   return true;
 }
 

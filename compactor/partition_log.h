@@ -18,6 +18,7 @@
 #include "segment_reader/file.h"
 #include "segment_reader/index_files.h"
 #include "segment_reader/problem.h"
+#include "segment_reader/producer_state.h"
 
 namespace klf {
 
@@ -56,14 +57,6 @@ struct LoadedSegment {
   std::vector<OffsetIndexEntry> offset_index;
 };
 
-// One producer as the broker's ProducerStateManager knows it (only what the cleaner uses).
-struct ActiveProducer {
-  int16_t epoch = -1;
-  std::optional<int64_t> last_data_offset;  // last offset of its last data batch
-  int64_t last_timestamp = -1;
-  std::optional<int64_t> current_txn_first_offset;
-};
-
 struct PartitionLog {
   std::string dir;
   std::string log_dir;  // parent directory (holds the checkpoint files)
@@ -72,8 +65,8 @@ struct PartitionLog {
   LogSummary summary;                    // parallel to `segments`
   std::map<int64_t, std::string> snapshot_files;  // offset -> path
   int64_t high_watermark = 0;
-  std::map<int64_t, ActiveProducer> producers;  // after expiration at `now`
-  std::vector<int64_t> expired_producers;
+  ProducerStateManager producer_state;  // after expiration at `now`: the active producers
+  std::vector<int64_t> expired_producers;  // removed by that expiration
 
   // lastRecordsOfActiveProducers (§7.3).
   LastRecords LastRecordsOfActiveProducers() const;

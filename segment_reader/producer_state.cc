@@ -245,8 +245,9 @@ void ProducerStateManager::TruncateFullyAndStartAt(int64_t offset) {
 }
 
 bool ProducerStateManager::IsProducerExpired(const ProducerStateEntry& entry, int64_t current_time_ms) const {
-  return !entry.current_txn_first_offset &&
-         current_time_ms - entry.last_timestamp >= options_.producer_id_expiration_ms;
+  // currentTimeMs - lastTimestamp wraps as Java's long arithmetic does (a snapshot may hold any value).
+  int64_t idle = int64_t(uint64_t(current_time_ms) - uint64_t(entry.last_timestamp));
+  return !entry.current_txn_first_offset && idle >= options_.producer_id_expiration_ms;
 }
 
 void ProducerStateManager::RemoveExpiredProducers(int64_t current_time_ms) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "segment_reader/bytes.h"
+#include "segment_writer/batch_builder.h"
 #include "tests/support/test_files.h"
 
 namespace klf {
@@ -123,6 +124,100 @@ TEST(PartitionLogLoadTest, IndexShortcutMatchesTheWholeWalkOnEveryOracleDirector
     }
   }
   EXPECT_GT(doctored, 50);
+}
+
+// The producers the cleaner treats as active are those of a broker that reloads the log (§7.3,
+// ProducerAppendInfo): a producer whose only batch is an empty control batch (its transaction cleaned
+// away) is registered with an empty entry (epoch -1, no timestamp), so it has no last data offset and
+// expires at the first check unless expiration is off; an open transaction pins the LSO and never
+// expires.
+class ProducerStateLoadTest : public ::testing::Test {
+ protected:
+  static constexpr int64_t kT = 1700000000000;
+
+  void SetUp() override {
+    dir_ = fs::path(tmp_.path()) / "t-0";
+    fs::create_directories(dir_);
+    std::string log, error;
+    BuiltBatch built;
+    auto data = [&](int64_t offset, int64_t pid, int16_t epoch, bool transactional) {
+      std::string key = "k" + std::to_string(offset);
+      RecordInput r;
+      r.offset = offset;
+      r.timestamp = kT;
+      r.key = AsBytes(key);
+      r.value = AsBytes(key);
+      V2BatchOptions o;
+      o.base_offset = offset;
+      o.producer_id = pid;
+      o.producer_epoch = epoch;
+      o.base_sequence = 0;
+      o.is_transactional = transactional;
+      ASSERT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &log, &built, &error)) << error;
+    };
+    data(0, 7, 0, true);
+    EndTxnMarkerOptions commit;
+    commit.offset = 1;
+    commit.producer_id = 7;
+    commit.timestamp = kT;
+    ASSERT_TRUE(AppendEndTxnMarker(commit, &log, &built, &error)) << error;
+    BatchHeader cleaned;  // what the cleaner leaves of producer 9's marker
+    cleaned.magic = 2;
+    cleaned.base_offset = cleaned.last_offset = 2;
+    cleaned.producer_id = 9;
+    cleaned.producer_epoch = 3;
+    cleaned.is_transactional = cleaned.is_control = true;
+    cleaned.max_timestamp = kT;
+    ASSERT_TRUE(AppendEmptyBatch(cleaned, &log, &built, &error)) << error;
+    data(3, 11, 1, false);
+    data(4, 13, 0, true);  // never committed
+    WriteAll((dir_ / "00000000000000000000.log").string(), log);
+  }
+
+  PartitionLog Load(const std::string& expiration_ms) {
+    CleanerConfig config;
+    std::string e;
+    EXPECT_TRUE(config.Set("producer.id.expiration.ms", expiration_ms, &e)) << e;
+    PartitionLog log;
+    CollectingSink sink;
+    EXPECT_TRUE(LoadPartitionLog(dir_.string(), config, kT + 1000, std::nullopt, &log, &sink, &e)) << e;
+    EXPECT_TRUE(sink.problems.empty()) << sink.problems.front().message;
+    return log;
+  }
+
+  TempDir tmp_;
+  fs::path dir_;
+};
+
+TEST_F(ProducerStateLoadTest, EmptyControlBatchRegistersAnEmptyProducerThatExpires) {
+  PartitionLog log = Load("86400000");
+  LastRecords last = log.LastRecordsOfActiveProducers();
+  ASSERT_EQ(last.size(), 3u);
+  EXPECT_EQ(last.at(7).last_data_offset, 0);
+  EXPECT_EQ(last.at(7).producer_epoch, 0);
+  EXPECT_EQ(last.at(11).last_data_offset, 3);
+  EXPECT_EQ(last.at(11).producer_epoch, 1);
+  EXPECT_EQ(last.at(13).last_data_offset, 4);
+  EXPECT_EQ(log.expired_producers, std::vector<int64_t>{9});
+  EXPECT_EQ(log.summary.last_stable_offset, 4);
+}
+
+TEST_F(ProducerStateLoadTest, WithoutExpirationTheEmptyProducerStaysWithNoLastDataOffset) {
+  PartitionLog log = Load("9223372036854775807");
+  LastRecords last = log.LastRecordsOfActiveProducers();
+  ASSERT_EQ(last.size(), 4u);
+  EXPECT_EQ(last.at(9).last_data_offset, std::nullopt);
+  EXPECT_EQ(last.at(9).producer_epoch, -1);  // the empty batch's epoch is not applied
+  EXPECT_TRUE(log.expired_producers.empty());
+}
+
+TEST_F(ProducerStateLoadTest, OnlyTheOpenTransactionSurvivesALongIdle) {
+  PartitionLog log = Load("500");
+  LastRecords last = log.LastRecordsOfActiveProducers();
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(last.count(13), 1u);
+  EXPECT_EQ(log.expired_producers, (std::vector<int64_t>{7, 9, 11}));
+  EXPECT_EQ(log.summary.last_stable_offset, 4);
 }
 
 }  // namespace
