@@ -18,39 +18,31 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
-import traceback
 
-KLF = os.environ.get("KLF_BINARY", "build/klf")
-FIXTURES = os.environ.get("KLF_FIXTURES_DIR", os.path.join(os.path.dirname(__file__), "../../../shared/fixtures"))
-ORACLE = os.path.join(FIXTURES, "kafka-oracle")
+from klf_e2e import FIX as FIXTURES, KLF, ORACLE, check, fail, run_tests
+
 PYTHON_VECTORS = os.path.join(FIXTURES, "kafka-python")
-
-failures = []
-
-
-def check(cond, message):
-    if not cond:
-        raise AssertionError(message)
 
 
 def run(args, expect_rc=None):
+    """Runs `klf ARGS` (bytes output); a failure when the exit code is not `expect_rc`."""
     p = subprocess.run([KLF] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if expect_rc is not None and p.returncode != expect_rc:
-        raise AssertionError("klf %s: exit %d, expected %d\nstderr: %s" %
-                             (" ".join(args), p.returncode, expect_rc, p.stderr.decode(errors="replace")[-2000:]))
+        fail("klf %s: exit %d, expected %d\nstderr: %s" %
+             (" ".join(args), p.returncode, expect_rc, p.stderr.decode(errors="replace")[-2000:]))
     return p
 
 
 def dump_json(args, expect_rc=0):
+    """`klf dump --json ARGS`: the JSON objects of its output lines, and the process."""
     p = run(["dump", "--json"] + args, expect_rc)
     objs = []
     for n, line in enumerate(p.stdout.decode("utf-8").splitlines()):
         try:
             objs.append(json.loads(line))
         except ValueError as e:
-            raise AssertionError("line %d is not JSON (%s): %r" % (n + 1, e, line[:300]))
+            fail("klf dump --json %s: line %d is not JSON (%s): %r" % (" ".join(args), n + 1, e, line[:300]))
     return objs, p
 
 
@@ -433,6 +425,9 @@ def test_offsets_filter():
     pdir = os.path.join(ORACLE, "b-txn/txn-0")
     all_objs, _ = dump_json([pdir])
     all_batches = [o for o in all_objs if o["type"] == "batch"]
+    check(len(all_batches) >= 10, "%s: only %d batches dumped" % (pdir, len(all_batches)))
+    objs, _ = dump_json(["--offsets", "5:9", pdir])
+    check(len([o for o in objs if o["type"] == "batch"]) >= 2, "--offsets 5:9 kept fewer than two batches")
     for a, b in ((5, 9), (0, 0), (8, 8), (14, 100), (100, 200), (3, 3)):
         objs, _ = dump_json(["--offsets", "%d:%d" % (a, b), pdir])
         got = [(o["file"], o["position"]) for o in objs if o["type"] == "batch"]
@@ -625,7 +620,7 @@ def test_random_damage_never_crashes():
                os.path.join(ORACLE, "b-txn/txn-0/00000000000000000007.log")]
     sources += [os.path.join(ORACLE, "a-keyed/keyed-%s-0/00000000000000000000.log" % c)
                 for c in ("gzip", "snappy", "lz4", "zstd")]
-    runs = 0
+    runs = objects = 0
     with tempfile.TemporaryDirectory() as tmp:
         for src in sources:
             check(os.path.exists(src), "missing fixture " + src)
@@ -655,6 +650,7 @@ def test_random_damage_never_crashes():
                     if mode[0] == "--json":
                         for line in p.stdout.decode("utf-8").splitlines():
                             o = json.loads(line)
+                            objects += 1
                             check(o["file"] == f, where + ": file")
                             if "error" in o:
                                 check(0 <= o["position"] <= len(b), where + ": position %r" % o["position"])
@@ -662,6 +658,7 @@ def test_random_damage_never_crashes():
                             check(b'"error"' not in p.stdout, where + ": error object but exit 0")
                 runs += 1
     check(runs == 40 * len(sources), "runs")
+    check(objects > 2 * runs, "only %d JSON objects in %d damaged dumps" % (objects, runs))
 
 
 def test_kraft_snapshot_file():
@@ -685,21 +682,4 @@ def test_kraft_snapshot_file():
           "text mode snapshot header and control type")
 
 
-TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
-
-if __name__ == "__main__":
-    if not os.path.exists(KLF):
-        print("klf binary not found: %s" % KLF)
-        sys.exit(1)
-    for t in TESTS:
-        try:
-            t()
-            print("PASS", t.__name__)
-        except Exception:
-            failures.append(t.__name__)
-            print("FAIL", t.__name__)
-            traceback.print_exc()
-    if failures:
-        print("%d of %d failed: %s" % (len(failures), len(TESTS), ", ".join(failures)))
-        sys.exit(1)
-    print("all %d passed" % len(TESTS))
+run_tests(globals())

@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import traceback
 
 KLF = os.environ["KLF_BINARY"]
 FIX = os.environ["KLF_FIXTURES_DIR"]
@@ -97,3 +98,17 @@ def finish():
         print(f"{len(failures)} failure(s)")
         sys.exit(1)
     print("ok")
+
+
+def run_tests(namespace):
+    """For test modules written as test_* functions: runs each in name order (an exception fails that
+    test and the others still run), then finish()."""
+    tests = [v for k, v in sorted(namespace.items()) if k.startswith("test_") and callable(v)]
+    for t in tests:
+        before = len(failures)
+        try:
+            t()
+        except Exception:
+            fail(f"{t.__name__} raised:\n{traceback.format_exc()}")
+        print("PASS" if len(failures) == before else "FAIL", t.__name__)
+    finish()
