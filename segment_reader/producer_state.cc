@@ -296,10 +296,10 @@ void ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* 
   BatchView batch;
   while (reader.Next(&batch)) {
     if (!batch.header.crc_valid) break;  // recovery stops at the first invalid batch (§14)
+    *end = batch.header.last_offset + 1;  // the log end offset counts the batches before `from` too
     if (batch.header.last_offset < from) continue;
     BatchUpdate u = state->Apply(batch, path, sink);
     if (u.completed) result->replayed_completions.push_back(u);
-    *end = batch.header.last_offset + 1;
   }
 }
 

@@ -126,6 +126,40 @@ TEST(PartitionLogLoadTest, IndexShortcutMatchesTheWholeWalkOnEveryOracleDirector
   EXPECT_GT(doctored, 50);
 }
 
+// The compactor feeds ProducerStateManager from the segments it already holds (no CRC check, from the
+// log start offset); on Kafka-written directories that must give the state LoadProducerState (the
+// reader verify and diff use) gives, expired producers included, at two clocks.
+TEST(PartitionLogLoadTest, ProducerStateMatchesLoadProducerStateOnEveryOracleDirectory) {
+  int with_producers = 0;
+  for (const fs::path& dir : OraclePartitions()) {
+    for (int64_t now : {int64_t(1700000000000), int64_t(1800000000000)}) {
+      SCOPED_TRACE(dir.string() + " at " + std::to_string(now));
+      Loaded compactor;
+      CleanerConfig config;
+      compactor.ok = LoadPartitionLog(dir.string(), config, now, std::nullopt, &compactor.log, &compactor.sink,
+                                      &compactor.error);
+      if (!compactor.ok) continue;  // not a cleanable log (IndexShortcut... covers loading itself)
+      ProducerStateManager reader(ProducerStateOptions{config.producer_id_expiration_ms});
+      ProducerStateLoadResult result;
+      CollectingSink sink;
+      ASSERT_TRUE(LoadProducerState(dir.string(), now, &reader, &result, &sink));
+      EXPECT_TRUE(sink.problems.empty()) << sink.problems.front().check << ": " << sink.problems.front().message;
+      std::vector<int64_t> before;
+      for (const auto& [pid, entry] : reader.producers()) before.push_back(pid);
+      reader.RemoveExpiredProducers(now);
+      std::vector<int64_t> expired;
+      for (int64_t pid : before)
+        if (!reader.Find(pid)) expired.push_back(pid);
+      EXPECT_EQ(compactor.log.producer_state.SnapshotEntries(), reader.SnapshotEntries());
+      EXPECT_EQ(compactor.log.expired_producers, expired);
+      EXPECT_EQ(compactor.log.summary.last_stable_offset,
+                reader.LastStableOffset(compactor.log.high_watermark));
+      if (!before.empty()) with_producers++;
+    }
+  }
+  EXPECT_GT(with_producers, 10);
+}
+
 // The producers the cleaner treats as active are those of a broker that reloads the log (§7.3,
 // ProducerAppendInfo): a producer whose only batch is an empty control batch (its transaction cleaned
 // away) is registered with an empty entry (epoch -1, no timestamp), so it has no last data offset and
