@@ -29,7 +29,9 @@ bool LoadReplicaView(const std::string& partition_dir, int64_t now_ms, int64_t p
     std::unique_ptr<MappedFile> file;
   };
   std::vector<Seg> segs;
-  for (const SegmentFiles* s : pd.LogSegments()) {
+  // Only segments with a `.log` (an index left without its log holds no offsets).
+  std::vector<const SegmentFiles*> logs = pd.LogSegments();
+  for (const SegmentFiles* s : logs) {
     Seg seg{s->log->path, MappedFile::Open(s->log->path, error)};
     if (!seg.file) return false;
     if (s->txn_index) {
@@ -40,13 +42,13 @@ bool LoadReplicaView(const std::string& partition_dir, int64_t now_ms, int64_t p
     }
     segs.push_back(std::move(seg));
   }
-  if (!segs.empty()) out->log_end_offset = pd.segments.rbegin()->first;
+  if (!logs.empty()) out->log_end_offset = logs.back()->base_offset;
   for (const Seg& s : segs) {
     LogReader reader(s.path, s.file->data(), sink);
     BatchView b;
     while (reader.Next(&b)) out->log_end_offset = std::max(out->log_end_offset, b.header.last_offset + 1);
   }
-  if (!pd.segments.empty()) out->log_start_offset = pd.segments.begin()->first;
+  if (!logs.empty()) out->log_start_offset = logs.front()->base_offset;
   if (cp.log_start_offset) out->log_start_offset = std::max(out->log_start_offset, *cp.log_start_offset);
   out->high_watermark = cp.high_watermark ? std::min(*cp.high_watermark, out->log_end_offset) : out->log_end_offset;
   out->cleaner_checkpoint = cp.cleaner_offset;
@@ -84,7 +86,11 @@ bool LoadReplicaView(const std::string& partition_dir, int64_t now_ms, int64_t p
         *error = fmt::format("{}: position {}: records do not decode", s.path, h.position);
         return false;
       }
-      if (!h.is_control) out->records_in_log += need_records ? int64_t(decoder.records().size()) : 0;
+      // Below the log start offset nothing is served (a fetch there is out of range; records of a
+      // batch that straddles it are dropped by the consumer), e.g. after DeleteRecords.
+      if (!h.is_control && need_records) {
+        for (const Record& r : decoder.records()) out->records_in_log += r.offset >= out->log_start_offset;
+      }
       if (!below_lso) continue;
       bool skip = false;
       if (h.has_producer_id()) {
@@ -105,6 +111,7 @@ bool LoadReplicaView(const std::string& partition_dir, int64_t now_ms, int64_t p
       if (h.is_control || !need_records) continue;
       for (const Record& r : decoder.records()) {
         if (r.offset >= out->last_stable_offset) break;
+        if (r.offset < out->log_start_offset) continue;
         if (skip) {
           out->hidden_offsets.push_back(r.offset);
           continue;

@@ -3,10 +3,11 @@
 //
 //   * last stable offset: producer state as a broker loads it (snapshot + replay), capped by the
 //     high watermark of replication-offset-checkpoint (ProducerStateManager.firstUnstableOffset);
-//   * read_committed: the records a READ_COMMITTED consumer fetching from offset 0 receives: batches
-//     below the LSO, with the aborted transactions of the segments' `.txnindex` files filtered out as
-//     the consumer does (CompletedFetch: a producer's transactional batches are skipped from an aborted
-//     transaction's first offset until that producer's ABORT marker);
+//   * read_committed: the records a READ_COMMITTED consumer fetching from the log start offset
+//     receives: records from there up to the LSO, with the aborted transactions of the segments'
+//     `.txnindex` files filtered out as the consumer does (CompletedFetch: a producer's transactional
+//     batches are skipped from an aborted transaction's first offset until that producer's ABORT
+//     marker);
 //   * the key -> value map that read_committed consumer ends with (a null value deletes the key);
 //   * MCCO and MXFO (spec redpanda-coordinated-compaction.md §2, §8).
 #pragma once
@@ -45,7 +46,7 @@ struct ReplicaView {
   std::vector<ServedRecord> read_committed;  // below the LSO, aborted data and markers skipped
   // Offsets of data records below the LSO that read_committed skips as aborted.
   std::vector<int64_t> hidden_offsets;
-  int64_t records_in_log = 0;  // data records present, read_uncommitted up to the log end
+  int64_t records_in_log = 0;  // data records from the log start to the log end (read_uncommitted)
   std::map<std::string, std::string> key_values;
   // Coordinated compaction (exclusive offsets): MCCO = the cleaner checkpoint (the log start offset
   // when there is none, as Kafka's firstDirtyOffset) capped at the log end; MXFO = the first
