@@ -270,8 +270,21 @@ int RunCompact(const CompactArgs& a) {
     std::fprintf(stderr, "klf compact: %s: %s at position %llu: %s\n", SeverityName(p.severity), p.file.c_str(),
                  static_cast<unsigned long long>(p.position), p.message.c_str());
   }
+  auto problems_json = [&sink] {
+    nlohmann::json problems = nlohmann::json::array();
+    for (const Problem& p : sink.problems)
+      problems.push_back({{"file", p.file}, {"position", p.position}, {"check", p.check}, {"message", p.message},
+                          {"severity", SeverityName(p.severity)}});
+    return problems;
+  };
   if (!ok) {
     PrintError("compact", error);
+    // Damage where the cleaner reads is a finding in the data: scripts get it on stdout too, with
+    // nothing written (--out is complete or absent).
+    if (a.common.json) {
+      nlohmann::json j = {{"out", nullptr}, {"error", error}, {"problems", problems_json()}};
+      std::printf("%s\n", j.dump().c_str());
+    }
     return sink.ErrorCount() > 0 ? kExitProblems : kExitUnreadable;
   }
   if (a.common.json) {
@@ -305,11 +318,7 @@ int RunCompact(const CompactArgs& a) {
     j["wouldClean"] = !report.passes.empty() && report.passes[0].decision.selected;
     j["passes"] = passes;
     if (!log_dir_json.is_null()) j["candidates"] = log_dir_json;
-    nlohmann::json problems = nlohmann::json::array();
-    for (const Problem& p : sink.problems)
-      problems.push_back({{"file", p.file}, {"position", p.position}, {"check", p.check}, {"message", p.message},
-                          {"severity", SeverityName(p.severity)}});
-    j["problems"] = problems;
+    j["problems"] = problems_json();
     std::printf("%s\n", j.dump().c_str());
   } else {
     for (size_t i = 0; i < report.passes.size(); i++) PrintPassText(report.passes[i], a, i, report.passes.size());

@@ -126,4 +126,26 @@ with tempfile.TemporaryDirectory() as tmp:
     if r.returncode != 2:
         fail("unknown --config property: exit %d, expected 2" % r.returncode)
 
+    # A log damaged where the cleaner reads: exit 1, nothing written, and --json names the damage.
+    part = os.path.join(tmp, case, "before", c["partitionDir"])
+    first_log = os.path.join(part, sorted(n for n in os.listdir(part) if n.endswith(".log"))[0])
+    with open(first_log, "r+b") as f:
+        f.seek(16)
+        f.write(b"\x07")  # the first batch's magic byte
+    bad_out = os.path.join(tmp, "damaged-out")
+    r = run(["compact", part, "--out", bad_out, "--now", str(c["nowMs"]), "--json",
+             "--config", "cleanup.policy=compact", "--config", "min.cleanable.dirty.ratio=0"])
+    if r.returncode != 1:
+        fail("damaged log: exit %d, expected 1 (stderr %s)" % (r.returncode, r.stderr))
+    try:
+        j = json.loads(r.stdout)
+        if j.get("out") is not None or not j.get("error"):
+            fail("damaged log: --json %r" % j)
+        if not any(p["file"] == first_log and p["position"] == 0 and p["severity"] == "error" for p in j["problems"]):
+            fail("damaged log: no error at %s position 0 in %r" % (first_log, j["problems"]))
+    except ValueError:
+        fail("damaged log: stdout is not JSON: %r" % r.stdout[:300])
+    if os.path.exists(bad_out):
+        fail("damaged log: --out was created")
+
 finish()
