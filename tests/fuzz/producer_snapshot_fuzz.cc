@@ -1,10 +1,40 @@
 // libFuzzer target: producer snapshot parsing (spec §10). A snapshot that parses re-encodes to
-// exactly its bytes; JavaHashMapOrder of its producer ids is a permutation of the distinct ids.
+// exactly its bytes; JavaHashMapOrder of its producer ids is a permutation of the distinct ids. Loaded
+// into ProducerStateManager (as the compactor, diff and the simulator load it) at extreme clocks and
+// expiration times, every producer kept is one of the snapshot's entries that has not expired, every
+// unexpired producer is kept, and removing expired producers again changes nothing.
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "segment_reader/producer_snapshot.h"
+#include "segment_reader/producer_state.h"
+
+namespace {
+
+void CheckLoad(const klf::ProducerSnapshot& snap, int64_t now, int64_t expiration_ms) {
+  klf::ProducerStateManager state(klf::ProducerStateOptions{expiration_ms});
+  state.LoadSnapshot(snap, now);
+  for (const auto& e : snap.entries) {
+    bool expired = state.IsProducerExpired(klf::ProducerStateEntry::FromSnapshotEntry(e), now);
+    const klf::ProducerStateEntry* kept = state.Find(e.producer_id);
+    if (!expired && !kept) abort();
+  }
+  for (const auto& [pid, entry] : state.producers()) {
+    klf::ProducerSnapshotEntry back = entry.ToSnapshotEntry();
+    bool found = false;
+    for (const auto& e : snap.entries) found = found || (e == back && !state.IsProducerExpired(entry, now));
+    if (!found) abort();
+  }
+  size_t before = state.producers().size();
+  state.RemoveExpiredProducers(now);
+  if (state.producers().size() != before) abort();
+  (void)state.LastStableOffset(std::numeric_limits<int64_t>::max());
+  (void)state.EncodeSnapshot();
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   klf::Bytes bytes(data, size);
@@ -25,5 +55,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   std::sort(order.begin(), order.end());
   if (order != ids) abort();
+  if (ok) {
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+    for (int64_t now : {kMin, int64_t(-1), int64_t(0), int64_t(1700000000000), kMax})
+      for (int64_t expiration : {int64_t(0), int64_t(86400000), kMax}) CheckLoad(snap, now, expiration);
+  }
   return 0;
 }
