@@ -98,6 +98,22 @@ TEST(CleanableTest, MinCompactionLag) {
   EXPECT_EQ(o.first_uncleanable_dirty_offset, 10);
 }
 
+// now - min.compaction.lag.ms wraps as Java's long arithmetic does: at now = Long.MIN_VALUE it is
+// Long.MAX_VALUE, so no segment is too recent; max.compaction.lag.ms at its default (Long.MAX_VALUE)
+// and now = -1 gives Long.MIN_VALUE, so nothing is overdue.
+TEST(CleanableTest, ClockArithmeticWrapsAsJava) {
+  LogSummary log = MakeLog({0, 10, 20, 30}, 35);
+  CleanerConfig c = Compact();
+  c.min_compaction_lag_ms = 1;
+  auto o = ComputeCleanableOffsets(log, c, INT64_MIN);
+  EXPECT_EQ(o.first_uncleanable_dirty_offset, 30);
+  c = Compact();
+  EXPECT_EQ(c.max_compaction_lag_ms, INT64_MAX);
+  EXPECT_EQ(MaxCompactionDelay(log, 0, c, -1), 0);
+  c.max_compaction_lag_ms = 1;
+  EXPECT_EQ(MaxCompactionDelay(log, 0, c, INT64_MIN), INT64_MAX - 1000);  // (MIN - 1) - 1000, wrapped
+}
+
 // #8/#9: nothing but the active segment → nothing cleanable.
 TEST(CleanableTest, OnlyActiveSegment) {
   LogSummary log = MakeLog({0}, 9);
