@@ -35,9 +35,19 @@ def check(cond, msg):
     return bool(cond)
 
 
+# What AddressSanitizer, LeakSanitizer and UBSan print when the binary is a sanitizer build
+# (`make test SAN=1`). Such a report may come with an exit code the test accepts (ASan exits 1 by
+# default, as klf does on a found problem), so its text is checked as well.
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
 def process(args):
-    """Runs `klf ARGS` (a list); the completed process, for tests that read its fields."""
-    return subprocess.run([KLF, *args], capture_output=True, text=True)
+    """Runs `klf ARGS` (a list); the completed process, for tests that read its fields. A sanitizer
+    report on stderr is a failure, whatever the exit code."""
+    p = subprocess.run([KLF, *args], capture_output=True, text=True)
+    mark = next((m for m in SANITIZER_MARKS if m in p.stderr), None)
+    check(mark is None, f"klf {' '.join(args)}: sanitizer report on stderr: {p.stderr[-2000:]}")
+    return p
 
 
 def run(*args):
