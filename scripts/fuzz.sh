@@ -2,6 +2,7 @@
 # Long libFuzzer runs of every decoder target (ASan + UBSan), for docs/ROBUSTNESS.md.
 #   scripts/fuzz.sh BUILD_FUZZ_DIR SECONDS_PER_TARGET [RUNS_PER_TARGET]
 # FUZZ_TARGETS="batch_fuzz zstd_fuzz" limits the run to those targets (default: every *_fuzz).
+# FUZZ_MAX_LEN caps the input size (default 65536; see docs/ROBUSTNESS.md for the index targets).
 # Each target starts from its seed corpus (tests/fuzz/corpus/<target>) and writes new inputs to a
 # scratch corpus under BUILD_FUZZ_DIR/fuzz-long/<target>, never into the source tree. Crashes are
 # saved as BUILD_FUZZ_DIR/fuzz-long/<target>-crash-*. Prints one summary line per target.
@@ -9,6 +10,7 @@ set -euo pipefail
 build=${1:?usage: fuzz.sh BUILD_FUZZ_DIR SECONDS [RUNS]}
 seconds=${2:-600}
 runs=${3:--1}
+max_len=${FUZZ_MAX_LEN:-65536}
 src=$(cd "$(dirname "$0")/.." && pwd)
 out="$build/fuzz-long"
 mkdir -p "$out"
@@ -19,7 +21,7 @@ for bin in "$build"/tests/*_fuzz; do
   mkdir -p "$out/$name"
   log="$out/$name.log"
   set +e
-  ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$seconds" -runs="$runs" -max_len=65536 \
+  ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$seconds" -runs="$runs" -max_len="$max_len" \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$name-crash-" \
     "$out/$name" "$src/tests/fuzz/corpus/$name" >"$log" 2>&1
   rc=$?
