@@ -5,16 +5,14 @@ positions come from Kafka's own dump of them (<dir>.dump.txt), not from klf."""
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 
-from klf_e2e import KLF, ORACLE, check, finish
+from klf_e2e import ORACLE, check, finish, run
 from klf_e2e import snapshot as tree_hash
 
 
 def verify(*args):
-    r = subprocess.run([KLF, "verify", *args], capture_output=True, text=True)
-    return r.returncode, r.stdout, r.stderr
+    return run("verify", *args)
 
 
 def verify_json(path):
