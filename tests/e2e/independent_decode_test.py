@@ -10,11 +10,10 @@ Run with /usr/bin/python3 (the interpreter that has the `kafka` package); CTest 
 """
 import json
 import os
-import subprocess
 
 from kafka.record import MemoryRecords
 
-from klf_e2e import FIX, KLF, check, fail, finish
+from klf_e2e import FIX, check, fail, finish, process
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
@@ -51,7 +50,7 @@ def python_view(path):
 
 
 def klf_view(path):
-    p = subprocess.run([KLF, "dump", "--json", "--records", "--bytes", "hex", path], capture_output=True, text=True)
+    p = process(["dump", "--json", "--records", "--bytes", "hex", path])
     check(p.returncode == 0, f"{path}: klf dump exit {p.returncode}: {p.stderr[-500:]}")
     batches, recs = [], []
     for line in p.stdout.splitlines():

@@ -14,12 +14,11 @@ import json
 import os
 import random
 import struct
-import subprocess
 
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from klf_e2e import KLF, check, fail, finish, temp_dir
+from klf_e2e import check, fail, finish, process, temp_dir
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 SEED = int(os.environ.get("KLF_ENCODE_SEED", "20261202"))
@@ -91,7 +90,7 @@ def build(magic, codec, base, n):
 
 
 def klf_dump(path):
-    p = subprocess.run([KLF, "dump", "--json", "--records", "--bytes", "hex", path], capture_output=True, text=True)
+    p = process(["dump", "--json", "--records", "--bytes", "hex", path])
     check(p.returncode == 0, f"{path}: klf dump exit {p.returncode}: {p.stderr[-500:]}")
     return [json.loads(line) for line in p.stdout.splitlines()]
 
