@@ -27,6 +27,7 @@ void Report(ProblemSink* sink, const std::string& file, uint64_t position, const
 int32_t ProducerSnapshotEntry::first_sequence() const {
   // DefaultRecordBatch.decrementSequence: sequences wrap from Integer.MAX_VALUE to 0. Java int
   // arithmetic wraps on overflow (damaged files can hold any values), so compute modulo 2^32.
+  if (!has_batch()) return -1;
   uint32_t seq = uint32_t(last_sequence);
   uint32_t dec = uint32_t(offset_delta);
   if (last_sequence < offset_delta) return int32_t(uint32_t(INT32_MAX) - (dec - seq) + 1u);

@@ -19,8 +19,12 @@ struct ProducerSnapshotEntry {
   int64_t timestamp = -1;            // producer's last timestamp
   int32_t coordinator_epoch = -1;
   int64_t current_txn_first_offset = -1;  // -1: no open transaction
-  int32_t first_sequence() const;    // lastSequence - offsetDelta, with Kafka's wrap
-  int64_t first_offset() const { return last_offset - offset_delta; }
+  // An entry whose lastOffset is negative has no batch metadata in Kafka (readSnapshot keeps
+  // BatchMetadata only for offset >= 0: a producer whose only batch left is a marker), and
+  // ProducerStateEntry.firstSeq()/firstDataOffset() are then NO_SEQUENCE and -1.
+  bool has_batch() const { return last_offset >= 0; }
+  int32_t first_sequence() const;    // lastSequence - offsetDelta, with Kafka's wrap; -1 without a batch
+  int64_t first_offset() const { return has_batch() ? last_offset - offset_delta : -1; }
   bool operator==(const ProducerSnapshotEntry&) const = default;
 };
 

@@ -71,15 +71,18 @@ ProducerSnapshotEntry ProducerStateEntry::ToSnapshotEntry() const {
 }
 
 ProducerStateEntry ProducerStateEntry::FromSnapshotEntry(const ProducerSnapshotEntry& e) {
-  // readSnapshot always seeds one BatchMetadata from the entry (even lastOffset -1), so writing the
-  // entry again gives back the same fields.
+  // ProducerStateManager.readSnapshot seeds a BatchMetadata only when the entry's lastOffset is
+  // >= 0; an entry without one (a producer whose only batch left is a marker) writes back as
+  // lastSeq -1, lastOffset -1, offsetDelta 0, which is what such a snapshot holds.
   ProducerStateEntry s;
   s.producer_id = e.producer_id;
   s.producer_epoch = e.epoch;
   s.coordinator_epoch = e.coordinator_epoch;
   s.last_timestamp = e.timestamp;
   if (e.current_txn_first_offset >= 0) s.current_txn_first_offset = e.current_txn_first_offset;
-  s.batch_metadata.push_back(ProducerBatchMetadata{e.last_sequence, e.last_offset, e.offset_delta, e.timestamp});
+  if (e.has_batch()) {
+    s.batch_metadata.push_back(ProducerBatchMetadata{e.last_sequence, e.last_offset, e.offset_delta, e.timestamp});
+  }
   return s;
 }
 

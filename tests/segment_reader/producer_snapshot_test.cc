@@ -143,6 +143,18 @@ TEST(ProducerSnapshotTest, FirstSequenceWraps) {
   EXPECT_EQ(e.first_sequence(), INT32_MAX - 1);
 }
 
+TEST(ProducerSnapshotTest, EntryWithoutBatchHasNoFirstSequence) {
+  // ProducerStateManager.readSnapshot keeps no BatchMetadata for lastOffset < 0 (a producer whose only
+  // batch left is a marker), so firstSeq and firstDataOffset are NO_SEQUENCE and -1, not a wrapped value.
+  ProducerSnapshotEntry e = OneProducer();
+  e.last_sequence = -1;
+  e.last_offset = -1;
+  e.offset_delta = 0;
+  EXPECT_FALSE(e.has_batch());
+  EXPECT_EQ(e.first_sequence(), -1);
+  EXPECT_EQ(e.first_offset(), -1);
+}
+
 TEST(JavaHashMapOrderTest, BucketsInIndexOrder) {
   // 6000 & 15 = 0, 5000 & 15 = 8, 5001 & 15 = 9: the order of b-txn/txn-0's 15.snapshot.
   EXPECT_EQ(JavaHashMapOrder({5000, 5001, 6000}), (std::vector<int64_t>{6000, 5000, 5001}));
