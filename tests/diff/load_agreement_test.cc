@@ -12,6 +12,7 @@
 
 #include "compactor/partition_log.h"
 #include "diff/replica_state.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 std::vector<std::string> PartitionDirs(const fs::path& root) {
   std::vector<std::string> dirs;
   for (const auto& e : fs::recursive_directory_iterator(root)) {
-    if (e.is_regular_file() && e.path().extension() == ".log") dirs.push_back(e.path().parent_path().string());
+    if (e.is_regular_file() && test::IsSegmentFileName(e.path().filename().string())) dirs.push_back(e.path().parent_path().string());
   }
   std::sort(dirs.begin(), dirs.end());
   dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());

@@ -14,7 +14,7 @@ import os
 import random
 import shutil
 
-from klf_e2e import ORACLE, check, copy_fixture, process, snapshot, temp_dir, finish
+from klf_e2e import ORACLE, check, copy_fixture, is_segment, process, snapshot, temp_dir, finish
 
 SEED = int(os.environ.get("KLF_SWEEP_SEED", "20261202"))
 CASES = int(os.environ.get("KLF_SWEEP_CASES", "40"))
@@ -24,7 +24,7 @@ rng = random.Random(SEED)
 def partition_dirs():
     out = []
     for root, _, files in os.walk(ORACLE):
-        if any(f.endswith(".log") for f in files):
+        if any(is_segment(f) for f in files):
             out.append(root)
     return sorted(out)
 

@@ -13,7 +13,7 @@ import os
 
 from kafka.record import MemoryRecords
 
-from klf_e2e import FIX, check, fail, finish, process
+from klf_e2e import FIX, check, fail, finish, is_segment, process
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
@@ -72,7 +72,7 @@ def klf_view(path):
 def logs_under(root):
     out = []
     for d, _, files in os.walk(root):
-        out += [os.path.join(d, n) for n in files if n.endswith(".log") and os.path.getsize(os.path.join(d, n)) > 0]
+        out += [os.path.join(d, n) for n in files if is_segment(n) and os.path.getsize(os.path.join(d, n)) > 0]
     return sorted(out)
 
 

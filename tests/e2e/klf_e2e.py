@@ -66,6 +66,11 @@ def run_json(*args):
         return rc, None, e
 
 
+def is_segment(name):
+    """A Kafka segment file name: 20 decimal digits then .log (fixture trees also hold a run.log)."""
+    return len(name) == 24 and name.endswith(".log") and name[:20].isdigit()
+
+
 def snapshot(d):
     """Every file under d (relative path) -> (sha256, mtime_ns): inputs must be untouched by a run."""
     out = {}

@@ -92,7 +92,7 @@ std::vector<std::string> FixtureLogs() {
     fs::path root = fs::path(KLF_FIXTURES_DIR) / sub;
     if (!fs::exists(root)) continue;
     for (const auto& e : fs::recursive_directory_iterator(root)) {
-      if (e.is_regular_file() && e.path().extension() == ".log") logs.push_back(e.path().string());
+      if (e.is_regular_file() && test::IsSegmentFileName(e.path().filename().string())) logs.push_back(e.path().string());
     }
   }
   std::sort(logs.begin(), logs.end());

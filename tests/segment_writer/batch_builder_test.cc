@@ -9,6 +9,7 @@
 #include "segment_reader/file.h"
 #include "segment_reader/producer_state.h"
 #include "tests/segment_writer/test_util.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
@@ -333,7 +334,7 @@ TEST(BatchBuilder, ReencodesEveryOracleBatch) {
   Stats stats;
   int files = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(writer_test::Oracle())) {
-    if (e.path().extension() != ".log") continue;
+    if (!test::IsSegmentFileName(e.path().filename().string())) continue;
     ++files;
     ReencodeFile(e.path().string(), &stats);
   }

@@ -1,4 +1,5 @@
 #include "tests/support/oracle_dump.h"
+#include "tests/support/test_files.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -317,7 +318,7 @@ std::vector<std::pair<std::string, std::string>> FindOraclePartitionDirs(const s
     if (!e.is_directory()) continue;
     bool has_log = false;
     for (const auto& f : fs::directory_iterator(e.path())) {
-      if (f.is_regular_file() && f.path().extension() == ".log") {
+      if (f.is_regular_file() && test::IsSegmentFileName(f.path().filename().string())) {
         has_log = true;
         break;
       }

@@ -59,4 +59,12 @@ std::map<std::string, std::string> SnapshotFiles(const std::string& root) {
   return out;
 }
 
+bool IsSegmentFileName(const std::string& name) {
+  if (name.size() != 24 || name.compare(20, 4, ".log") != 0) return false;
+  for (size_t i = 0; i < 20; ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+  }
+  return true;
+}
+
 }  // namespace klf::test

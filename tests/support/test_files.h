@@ -36,6 +36,10 @@ void WriteAll(const std::string& path, const std::string& bytes);
 // the fixtures are read-only, a test that damages a copy must be able to write it.
 void CopyWritable(const std::string& from, const std::string& to);
 
+// Whether `name` is a Kafka segment file name: 20 decimal digits then ".log". Fixture trees also hold
+// other files ending in .log (a timeline's run.log), which are not segments.
+bool IsSegmentFileName(const std::string& name);
+
 // Every regular file under `root` (path relative to root) with its contents.
 std::map<std::string, std::string> SnapshotFiles(const std::string& root);
 
