@@ -4,7 +4,9 @@
 //
 //  1. Load every replica as a broker would after a restart and as its consumers read it
 //     (diff/replica_state.h), and diff them (diff/diff.h) with the target first. Only divergences whose
-//     affected replica is the target are repaired; findings about a healthy replica are left alone.
+//     affected replica is the target are repaired; findings about a healthy replica are left alone,
+//     except different records at one offset that involve the target on either side (diff's larger
+//     group, or the first replica on a tie, is a majority, not a proof): those are unrepairable.
 //
 //  2. Plan one edit per finding, in offset order:
 //     a. lost ABORT, lost COMMIT, hanging transaction -> an end-transaction marker of the transaction's
@@ -422,6 +424,27 @@ void PlanTombstone(const std::vector<ReplicaState>& rs, const Finding& f, std::v
 
 bool IsTarget(const Finding& f) { return std::find(f.affected.begin(), f.affected.end(), 0) != f.affected.end(); }
 
+bool Involves(const Finding& f, size_t replica) {
+  return IsTarget(f) || std::find(f.healthy.begin(), f.healthy.end(), replica) != f.healthy.end();
+}
+
+// Records that differ at one offset (or logs that are not copies of one partition) prove that the
+// replicas disagree, not which of them is right: diff names the larger group healthy, and the first
+// replica given on a tie, which for repair is the target itself. So such a finding stands against the
+// target whichever side diff put it on.
+bool DisputesTarget(const Finding& f) {
+  return (f.kind == FindingKind::kDivergentRecord || f.kind == FindingKind::kUnrelatedLogs) && Involves(f, 0);
+}
+
+RepairAction Unrepairable(const Finding& f, std::string reason) {
+  RepairAction a;
+  a.kind = RepairActionKind::kUnrepairable;
+  a.finding = f.kind;
+  a.offset = f.first_offset;
+  a.reason = std::move(reason);
+  return a;
+}
+
 }  // namespace
 
 const char* RepairActionKindName(RepairActionKind k) {
@@ -451,9 +474,10 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
   DiffReport report = DiffReplicas(rs);
   plan.partition = report.partition;
   for (const Finding& f : report.findings) {
-    if (!IsDivergence(f.kind) || !IsTarget(f)) continue;
+    if (!IsDivergence(f.kind)) continue;
+    if (!IsTarget(f) && !DisputesTarget(f)) continue;  // about another replica: the target keeps its records
     plan.findings.push_back(f);
-    switch (f.kind) {
+    switch (IsTarget(f) ? f.kind : FindingKind::kDivergentRecord) {
       case FindingKind::kLostAbort:
       case FindingKind::kLostCommit:
       case FindingKind::kHangingTransaction:
@@ -462,16 +486,12 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
       case FindingKind::kLostTombstone:
         PlanTombstone(rs, f, &plan.actions);
         break;
-      default: {
-        RepairAction a;
-        a.kind = RepairActionKind::kUnrepairable;
-        a.finding = f.kind;
-        a.offset = f.first_offset;
-        a.reason = fmt::format("{} at offsets {}..{}: the replicas hold different records at the same offsets; klf "
-                               "does not rewrite history (delete this replica and let it re-fetch from the leader)",
-                               FindingKindName(f.kind), f.first_offset, f.last_offset);
-        plan.actions.push_back(a);
-      }
+      default:
+        plan.actions.push_back(Unrepairable(
+            f, fmt::format("{} at offsets {}..{}: the replicas hold different records at the same offsets and the "
+                           "files do not prove which is right; klf does not rewrite history (delete the wrong replica "
+                           "and let it re-fetch from the leader)",
+                           FindingKindName(f.kind), f.first_offset, f.last_offset)));
     }
   }
   // A transaction open on the target that every healthy replica has decided, which diff may not name
@@ -769,7 +789,7 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
   result->last_stable_offset = rs[0].last_stable_offset;
   for (const ReplicaState& r : rs) result->remaining_labels.push_back(r.label);
   for (const Finding& f : DiffReplicas(rs).findings) {
-    if (IsDivergence(f.kind) && IsTarget(f)) result->remaining.push_back(f);
+    if (IsDivergence(f.kind) && (IsTarget(f) || DisputesTarget(f))) result->remaining.push_back(f);
   }
   return true;
 }

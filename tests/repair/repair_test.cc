@@ -197,6 +197,46 @@ TEST(Repair, LostTombstoneGoneEverywhereRemovesTheStaleValue) {
   EXPECT_EQ(fixed.Key(Md5(AsBytes(std::string("K")))), nullptr);
 }
 
+// Issue 15 item 8: with one healthy replica, diff's "larger group is healthy" rule ties and names the
+// first replica given (the target) healthy. Different records at one offset prove only that the replicas
+// disagree, so repair must report the finding as unrepairable, not "no divergence".
+TEST(Repair, DivergentRecordAgainstTheTargetIsUnrepairableEvenOnATie) {
+  TempDir tmp("repair-test");
+  std::string t = Replica(tmp.path(), "b2").Put(0, "a", "1").Put(1, "b", "target").Put(2, "c", "3").Write();
+  std::string h = Replica(tmp.path(), "b1").Put(0, "a", "1").Put(1, "b", "leader").Put(2, "c", "3").Write();
+  RepairPlan plan;
+  std::string error;
+  ASSERT_TRUE(PlanRepair({h}, t, RepairOptions{}, &plan, &error)) << error;
+  ASSERT_EQ(plan.findings.size(), 1u);
+  EXPECT_EQ(plan.findings[0].kind, FindingKind::kDivergentRecord);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kUnrepairable);
+  EXPECT_EQ(plan.actions[0].offset, 1);
+  EXPECT_TRUE(plan.HasUnrepairable());
+
+  // Written anyway: the copy is the target as it was, and the divergence is still there.
+  RepairResult result;
+  ASSERT_TRUE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/out", RepairOptions{}, &result, &error)) << error;
+  ASSERT_EQ(result.remaining.size(), 1u);
+  EXPECT_EQ(result.remaining[0].kind, FindingKind::kDivergentRecord);
+}
+
+// With three replicas the target may be in diff's larger group; records that differ at one offset still
+// dispute the target's own record there, so they are reported, not hidden behind "no divergence".
+TEST(Repair, DivergentRecordWithTheTargetInTheLargerGroupIsReported) {
+  TempDir tmp("repair-test");
+  std::string t = Replica(tmp.path(), "b2").Put(0, "a", "1").Put(1, "b", "2").Put(2, "c", "3").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(0, "a", "1").Put(1, "b", "2").Put(2, "c", "3").Write();
+  std::string h3 = Replica(tmp.path(), "b3").Put(0, "a", "1").Put(1, "b", "other").Put(2, "c", "3").Write();
+  RepairPlan plan;
+  std::string error;
+  ASSERT_TRUE(PlanRepair({h1, h3}, t, RepairOptions{}, &plan, &error)) << error;
+  ASSERT_EQ(plan.findings.size(), 1u);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kUnrepairable);
+  EXPECT_EQ(plan.actions[0].offset, 1);
+}
+
 TEST(Repair, InputsAreNeverWrittenAndOutIsRefused) {
   TempDir tmp("repair-test");
   std::string t = Replica(tmp.path(), "b3").Put(10, "K", "v1").Write();
