@@ -1,16 +1,10 @@
 #include "compactor/cleanable.h"
+#include "segment_reader/java_long.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 
 namespace klf {
-namespace {
-
-// a - b as Java's long arithmetic computes it (wrapping): `--now` and the lags may be any long.
-int64_t WrappingSub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
-
-}  // namespace
-
 SegmentRange SegmentsInRange(const LogSummary& log, int64_t from, int64_t to) {
   SegmentRange r;
   const auto& segs = log.segments;
@@ -50,7 +44,7 @@ CleanableOffsets ComputeCleanableOffsets(const LogSummary& log, const CleanerCon
   if (min_lag > 0) {
     SegmentRange dirty = NonActiveSegmentsFrom(log, r.first_dirty_offset);
     for (size_t i = dirty.first; i < dirty.last; i++) {
-      if (log.segments[i].largest_timestamp() > WrappingSub(now, min_lag)) {
+      if (log.segments[i].largest_timestamp() > JavaSub(now, min_lag)) {
         bound = std::min(bound, log.segments[i].base_offset);
         break;
       }
@@ -68,8 +62,8 @@ int64_t MaxCompactionDelay(const LogSummary& log, int64_t first_dirty_offset, co
     const auto& t = log.segments[i].first_batch_timestamp;
     if (t && *t > 0) earliest = std::min(earliest, *t);
   }
-  int64_t clean_until = WrappingSub(now, std::max<int64_t>(config.max_compaction_lag_ms, 0));
-  return earliest < clean_until ? WrappingSub(clean_until, earliest) : 0;
+  int64_t clean_until = JavaSub(now, std::max<int64_t>(config.max_compaction_lag_ms, 0));
+  return earliest < clean_until ? JavaSub(clean_until, earliest) : 0;
 }
 
 LogToClean ComputeLogToClean(const LogSummary& log, int64_t first_dirty_offset, int64_t uncleanable_offset) {

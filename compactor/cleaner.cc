@@ -21,6 +21,7 @@
 #include "segment_reader/layout.h"
 #include "segment_writer/batch_builder.h"
 #include "segment_writer/file_writer.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace fs = std::filesystem;
@@ -98,12 +99,10 @@ struct GroupOutput {
 
 // canConvertToRelativeOffset: the offset index stores offset - baseOffset as a non-negative int32.
 bool FitsRelative(int64_t base_offset, int64_t offset) {
-  int64_t relative = int64_t(uint64_t(offset) - uint64_t(base_offset));
+  int64_t relative = JavaSub(offset, base_offset);
   return relative >= 0 && relative <= INT32_MAX;
 }
 
-// Java's long addition wraps; a negative horizon is then not written (spec §12 edge).
-int64_t WrappingAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
 
 // One cleaning round over a loaded log (Cleaner.doClean, spec §3-§10).
 class Round {
@@ -495,7 +494,7 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
       } else {
         std::optional<int64_t> horizon = h.delete_horizon_ms;
         if (need_horizon) {
-          int64_t hz = WrappingAdd(now_, config_.delete_retention_ms);
+          int64_t hz = JavaAdd(now_, config_.delete_retention_ms);
           horizon = hz >= 0 ? std::optional<int64_t>(hz) : std::nullopt;
         }
         if (!AppendRetainedBatch(b, retained, horizon, out, &built, error)) {
@@ -989,7 +988,7 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
   for (int pass = 0; pass < std::max(options.passes, 1); pass++) {
     PassReport pr;
     CompactOptions pass_options = options;
-    pass_options.now = options.now + int64_t(pass) * options.pass_interval_ms;
+    pass_options.now = JavaAdd(options.now, JavaMul(pass, options.pass_interval_ms));
     if (pass > 0) pass_options.first_dirty_offset.reset();
     pr.now = pass_options.now;
     std::string read_dir = pass == 0 ? in.string() : staging_part.string();

@@ -1,5 +1,6 @@
 // See lso.h for the Kafka rules followed.
 #include "repair/lso.h"
+#include "segment_reader/java_long.h"
 
 #include <algorithm>
 
@@ -130,7 +131,7 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
     rep.replicas.push_back(m);
   }
 
-  int64_t idle = int64_t(uint64_t(now) - uint64_t(t.last_timestamp));  // any timestamp the data holds: wrap, as Java does
+  int64_t idle = JavaSub(now, t.last_timestamp);  // any timestamp the data holds: wrap, as Java does
   bool later_here = r.NextMarker(t.producer_id, t.first_offset) != nullptr;
   rep.explanation = fmt::format(
       "the last stable offset {} is pinned below the high watermark {} by producer {} (epoch {}), whose transaction is "

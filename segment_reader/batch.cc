@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "segment_reader/crc.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 
@@ -113,7 +114,7 @@ bool ParseBatchHeader(Bytes entry, uint64_t position, bool verify_crc, BatchHead
     h->producer_epoch = LoadI16(p + 51);
     h->base_sequence = LoadI32(p + 53);
     h->record_count = LoadI32(p + 57);
-    h->last_offset = int64_t(uint64_t(offset) + uint64_t(int64_t(h->last_offset_delta)));
+    h->last_offset = JavaAdd(offset, h->last_offset_delta);
     if (verify_crc) {
       h->crc_valid = Crc32c(entry.subspan(kV2AttributesOffset, h->size_in_bytes - kV2AttributesOffset)) == h->crc;
     }
@@ -703,8 +704,8 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
                    "): " + why + inside(fail_at));
       return false;
     }
-    r.offset = int64_t(uint64_t(base_offset) + uint64_t(int64_t(offset_delta)));
-    r.timestamp = log_append ? h.max_timestamp : int64_t(uint64_t(base_ts) + uint64_t(ts_delta));
+    r.offset = JavaAdd(base_offset, offset_delta);
+    r.timestamp = log_append ? h.max_timestamp : JavaAdd(base_ts, ts_delta);
     r.sequence = base_seq == kNoSequence ? kNoSequence : IncrementSequence(base_seq, offset_delta);
     r.magic = 2;
     r.size_in_bytes = uint32_t(rend - start);
@@ -882,9 +883,9 @@ bool RecordDecoder::DecodeLegacy(const BatchView& batch, const std::string& file
         records_.clear();
         return false;
       }
-      absolute_base = int64_t(uint64_t(wrapper_offset) - uint64_t(last_inner));  // Java long arithmetic wraps
+      absolute_base = JavaSub(wrapper_offset, last_inner);  // Java long arithmetic wraps
     }
-    for (Record& r : records_) r.offset = int64_t(uint64_t(absolute_base) + uint64_t(r.offset));
+    for (Record& r : records_) r.offset = JavaAdd(absolute_base, r.offset);
   }
   h.base_offset = records_.front().offset;
   h.base_offset_known = true;

@@ -10,6 +10,7 @@
 
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace {
@@ -249,7 +250,7 @@ void ProducerStateManager::TruncateFullyAndStartAt(int64_t offset) {
 
 bool ProducerStateManager::IsProducerExpired(const ProducerStateEntry& entry, int64_t current_time_ms) const {
   // currentTimeMs - lastTimestamp wraps as Java's long arithmetic does (a snapshot may hold any value).
-  int64_t idle = int64_t(uint64_t(current_time_ms) - uint64_t(entry.last_timestamp));
+  int64_t idle = JavaSub(current_time_ms, entry.last_timestamp);
   return !entry.current_txn_first_offset && idle >= options_.producer_id_expiration_ms;
 }
 
