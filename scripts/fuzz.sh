@@ -3,6 +3,7 @@
 #   scripts/fuzz.sh BUILD_FUZZ_DIR SECONDS_PER_TARGET [RUNS_PER_TARGET]
 # FUZZ_TARGETS="batch_fuzz zstd_fuzz" limits the run to those targets (default: every *_fuzz).
 # FUZZ_MAX_LEN caps the input size (default 65536; see docs/ROBUSTNESS.md for the index targets).
+# -close_fd_mask=3: cli_fuzz runs whole subcommands, which print; libFuzzer keeps its own stderr.
 # Each target starts from its seed corpus (tests/fuzz/corpus/<target>) and writes new inputs to a
 # scratch corpus under BUILD_FUZZ_DIR/fuzz-long/<target>, never into the source tree. Crashes are
 # saved as BUILD_FUZZ_DIR/fuzz-long/<target>-crash-*. Prints one summary line per target.
@@ -22,7 +23,7 @@ for bin in "$build"/tests/*_fuzz; do
   log="$out/$name.log"
   set +e
   ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$seconds" -runs="$runs" -max_len="$max_len" \
-    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$name-crash-" \
+    -rss_limit_mb=2048 -close_fd_mask=3 -print_final_stats=1 -artifact_prefix="$out/$name-crash-" \
     "$out/$name" "$src/tests/fuzz/corpus/$name" >"$log" 2>&1
   rc=$?
   set -e
