@@ -22,6 +22,7 @@
 #include "diff/diff.h"
 #include "segment_reader/layout.h"
 #include "segment_writer/file_writer.h"
+#include "segment_reader/java_long.h"
 
 namespace klf::cli {
 namespace {
@@ -173,7 +174,7 @@ std::string ReplicaRow(const ReplicaState& r, int64_t lo, int64_t hi, double x0,
   for (const BatchSpan& b : r.batches) {
     int cls = b.control ? 3 : b.transactional ? 2 : 1;
     // Each offset covers its whole share of the width (a one-offset batch is more than a pixel).
-    int end = std::max(column(b.base_offset), column(b.last_offset + 1) - (b.last_offset + 1 < hi ? 1 : 0));
+    int end = std::max(column(b.base_offset), column(JavaAdd(b.last_offset, 1)) - (JavaAdd(b.last_offset, 1) < hi ? 1 : 0));
     for (int c = column(b.base_offset); c <= end; ++c) col[c] = std::max(col[c], cls);
   }
   for (const RecordDigest& d : r.records) {
@@ -245,7 +246,7 @@ std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format
       const Finding& f = d.report.findings[fi];
       if (f.first_offset < 0) continue;
       double x1 = kLabel + (double(std::clamp(f.first_offset, lo, hi) - lo) / span) * kWidth;
-      double x2 = kLabel + (double(std::clamp(f.last_offset + 1, lo, hi) - lo) / span) * kWidth;
+      double x2 = kLabel + (double(std::clamp(JavaAdd(f.last_offset, 1), lo, hi) - lo) / span) * kWidth;
       for (size_t a : f.affected) {
         double y = kTop + kRow * double(a) - 4;
         svg += fmt::format(R"(<rect class="finding-band f{}" data-finding="{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="0.25" stroke="{}"><title>{}: {}</title></rect>)",

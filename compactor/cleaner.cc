@@ -567,7 +567,7 @@ bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std
   // partition uncleanable.
   const LoadedSegment& seg = log_.segments[si];
   const SegmentSummary& summary = log_.summary.segments[si];
-  if (!(summary.next_offset > seg.base_offset && !FitsRelative(seg.base_offset, summary.next_offset - 1))) {
+  if (!(summary.next_offset > seg.base_offset && !FitsRelative(seg.base_offset, JavaSub(summary.next_offset, 1)))) {
     *error = fmt::format("{}: an offset overflows the cleaned segment but this segment has no overflow of its own, "
                          "so Kafka cannot split it (IllegalArgumentException: the partition would be uncleanable)",
                          seg.log_path);

@@ -1,4 +1,5 @@
 #include "compactor/grouping.h"
+#include "segment_reader/java_long.h"
 
 #include <climits>
 
@@ -18,7 +19,7 @@ std::vector<std::vector<size_t>> GroupSegmentsBySize(const std::vector<SegmentSu
       // Kafka's lastOffsetForFirstSegment: the next remaining segment's base - 1, or the round's
       // upper bound - 1 for the last one. Keeps relative offsets of the merged segment in int32.
       int64_t last_offset_estimate =
-          i + 1 < segments.size() ? segments[i + 1].base_offset - 1 : first_uncleanable_offset - 1;
+          i + 1 < segments.size() ? JavaSub(segments[i + 1].base_offset, 1) : JavaSub(first_uncleanable_offset, 1);
       bool fits = log_size + s.size <= max_size && index_size + s.offset_index_bytes <= max_index_size &&
                   time_index_size + s.time_index_bytes <= max_index_size &&
                   (s.size == 0 || last_offset_estimate - g0.base_offset <= INT32_MAX);

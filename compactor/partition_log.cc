@@ -13,6 +13,7 @@
 #include "segment_reader/layout.h"
 #include "segment_reader/producer_snapshot.h"
 #include "segment_reader/producer_state.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace fs = std::filesystem;
@@ -357,7 +358,7 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
         s.first_batch_timestamp = b.header.max_timestamp;
         first = false;
       }
-      s.next_offset = b.header.last_offset + 1;
+      s.next_offset = JavaAdd(b.header.last_offset, 1);
       pos += b.bytes.size();
       if (!whole_walk && !jumped) {
         jumped = true;

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "segment_reader/bytes.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace {
@@ -530,7 +531,7 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
     }
     std::string kv = fmt::format("{}={}", Text(f.key), Text(f.value));
     std::string gap;
-    if (const OffsetGap* g = A.GapAtOrAfter(acc.offset + 1)) {
+    if (const OffsetGap* g = A.GapAtOrAfter(JavaAdd(acc.offset, 1))) {
       bool above = !A.cleaner_checkpoint || g->from >= *A.cleaner_checkpoint;
       gap = fmt::format("; {} has an offset gap {}..{}{}", A.label, g->from, g->to - 1,
                         above ? fmt::format(" above its own cleaner checkpoint ({}), so it fetched that range already "
@@ -616,7 +617,7 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
       Finding f;
       f.kind = FindingKind::kMissingRange;
       f.first_offset = min_start;
-      f.last_offset = rs[i].log_start_offset - 1;
+      f.last_offset = JavaSub(rs[i].log_start_offset, 1);
       f.affected = {i};
       f.healthy = earlier;
       f.evidence = fmt::format("{}'s log starts at offset {}; {} still hold offsets from {}", rs[i].label,

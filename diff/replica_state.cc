@@ -24,6 +24,7 @@
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/producer_state.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace {
@@ -477,7 +478,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       span.digested = decoded && sink.problems.size() == problems_before;
       if (prev_end >= 0 && span.base_offset > prev_end) r.gaps.push_back({prev_end, span.base_offset});
       if (prev_end < 0 && span.base_offset > r.log_start_offset) r.gaps.push_back({r.log_start_offset, span.base_offset});
-      prev_end = std::max(prev_end, span.last_offset + 1);
+      prev_end = std::max(prev_end, JavaAdd(span.last_offset, 1));
       r.batches.push_back(span);
 
       // Transaction structure (replay from the log start).

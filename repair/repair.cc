@@ -92,6 +92,7 @@
 #include "segment_reader/layout.h"
 #include "segment_reader/verify.h"
 #include "segment_writer/batch_builder.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace {
@@ -202,7 +203,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, std:
   if (preferred) {
     split = *preferred;
   } else if (f.kind == FindingKind::kHangingTransaction) {
-    split = t.last_data_offset + 1;
+    split = JavaAdd(t.last_data_offset, 1);
   } else if (t.marker_offset) {
     for (size_t i = 1; i < rs.size() && split < 0; ++i) {
       for (const Txn& tb : rs[i].txns) {
@@ -988,7 +989,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   // none of it is kept).
   std::optional<int64_t> stop_offset;
   if (stop_segment < segments.size()) {
-    stop_offset = prev ? prev->last_offset + 1 : segments[stop_segment]->base_offset;
+    stop_offset = prev ? JavaAdd(prev->last_offset, 1) : segments[stop_segment]->base_offset;
     if (prev && prev->segment < stop_segment) stop_offset = std::max(*stop_offset, segments[stop_segment]->base_offset);
   }
   const int64_t prev_last = last_of(prev);

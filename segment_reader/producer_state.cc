@@ -138,7 +138,7 @@ BatchUpdate ProducerStateManager::Apply(const BatchView& batch, const std::strin
       update = ApplyDataBatch(h, file, sink);
     }
   }
-  UpdateMapEndOffset(h.last_offset + 1);
+  UpdateMapEndOffset(JavaAdd(h.last_offset, 1));
   return update;
 }
 
@@ -218,7 +218,7 @@ int64_t ProducerStateManager::LastStableOffsetOf(const CompletedTxn& txn) const 
   for (const auto& [first, meta] : ongoing_txns_) {
     if (meta.producer_id != txn.producer_id) return first;
   }
-  return txn.last_offset + 1;
+  return JavaAdd(txn.last_offset, 1);
 }
 
 void ProducerStateManager::CompleteTxn(const CompletedTxn& txn) {
@@ -300,7 +300,7 @@ void ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* 
   BatchView batch;
   while (reader.Next(&batch)) {
     if (!batch.header.crc_valid) break;  // recovery stops at the first invalid batch (§14)
-    *end = batch.header.last_offset + 1;  // the log end offset counts the batches before `from` too
+    *end = JavaAdd(batch.header.last_offset, 1);  // the log end offset counts the batches before `from` too
     if (batch.header.last_offset < from) continue;
     BatchUpdate u = state->Apply(batch, path, sink);
     if (u.completed) result->replayed_completions.push_back(u);

@@ -41,6 +41,7 @@
 #include "segment_reader/layout.h"
 #include "segment_reader/producer_snapshot.h"
 #include "segment_reader/producer_state.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 
@@ -235,7 +236,7 @@ void PartitionVerifier::Gap(int64_t from, int64_t to_exclusive, uint64_t positio
     gaps->first_position = position;
   }
   ++gaps->count;
-  gaps->offsets += uint64_t(to_exclusive - from);
+  gaps->offsets += uint64_t(to_exclusive) - uint64_t(from);  // to_exclusive > from: exact in uint64
 }
 
 void PartitionVerifier::LoadSnapshots(const PartitionDir& dir) {
@@ -371,7 +372,7 @@ void PartitionVerifier::ApplyProducerState(const std::string& file, const BatchH
       producers_.ApplyDataBatch(h, file, sink_);
     }
   }
-  producers_.UpdateMapEndOffset(h.last_offset + 1);
+  producers_.UpdateMapEndOffset(JavaAdd(h.last_offset, 1));
 }
 
 void PartitionVerifier::CheckEpoch(const std::string& file, const BatchHeader& h) {
@@ -507,7 +508,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
              fmt::format("first batch starts at offset {}, below the segment's base offset {} (its file name)",
                          first_offset, base));
     }
-    if (canonical && h->last_offset - base > int64_t(INT32_MAX)) {
+    if (canonical && h->last_offset >= base && uint64_t(h->last_offset) - uint64_t(base) > uint64_t(INT32_MAX)) {
       Report(sink_, Severity::kError, log_path, pos, "offset-overflow",
              fmt::format("batch at {} ends at offset {}, more than 2^31-1 above the base offset {} (Kafka splits such "
                          "a segment: §1.3)",
@@ -519,8 +520,8 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
                fmt::format("first batch starts at offset {}, not above the last offset {} of the previous segment "
                            "({})",
                            first_offset, *prev_last_offset_, prev_file_));
-      } else if (first_offset > *prev_last_offset_ + 1) {
-        Gap(*prev_last_offset_ + 1, first_offset, pos, &gaps);
+      } else if (first_offset > *prev_last_offset_ && uint64_t(first_offset) - uint64_t(*prev_last_offset_) > 1) {
+        Gap(*prev_last_offset_ + 1, first_offset, pos, &gaps);  // no overflow: prev < first_offset - 1
       }
     } else if (first && canonical && first_offset > base) {
       // The first segment's base offset is the log start (or was, before cleaning/retention).
@@ -571,7 +572,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
       CompareSnapshotsBefore(first_offset, false);
       CheckEpoch(log_path, *h);
       ApplyProducerState(log_path, *h, &expected_aborts);
-      log_end_offset_ = h->last_offset + 1;
+      log_end_offset_ = JavaAdd(h->last_offset, 1);
     }
   }
   const bool tail_lost = reader.end() != LogEnd::kEndOfData;
@@ -1082,16 +1083,16 @@ std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::v
         problems.push_back({pos, "record-offset",
                             fmt::format("record {} of the batch at {} has offset {} (delta {}); expected above {} and "
                                         "at most the batch's last offset {} (lastOffsetDelta {})",
-                                        i, pos, r.offset, r.offset - h.base_offset, expect - 1, h.last_offset,
+                                        i, pos, r.offset, JavaSub(r.offset, h.base_offset), JavaSub(expect, 1), h.last_offset,
                                         h.last_offset_delta)});
         return problems;
       }
       if (r.offset > expect) hole(expect, r.offset);
-      expect = r.offset + 1;
+      expect = JavaAdd(r.offset, 1);
       if (r.timestamp > max_ts) max_ts = r.timestamp;
     }
     if (!records.empty()) {
-      hole(expect, h.last_offset + 1);
+      hole(expect, JavaAdd(h.last_offset, 1));
       // LogValidator sets maxTimestamp to the largest record timestamp (CreateTime); the cleaner's
       // rebuilt batches recompute it from the retained records.
       if (h.timestamp_type == TimestampType::kCreateTime && max_ts != h.max_timestamp) {
@@ -1131,7 +1132,7 @@ std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::v
       problems.push_back({pos, "record-offset",
                           fmt::format("inner message {} of the wrapper at {} has offset {}; expected above {} and at "
                                       "most the wrapper offset {}",
-                                      i, pos, r.offset, prev == LLONG_MIN ? h.base_offset - 1 : prev, h.last_offset)});
+                                      i, pos, r.offset, prev == LLONG_MIN ? JavaSub(h.base_offset, 1) : prev, h.last_offset)});
       return problems;
     }
     if (prev != LLONG_MIN) hole(prev + 1, r.offset);

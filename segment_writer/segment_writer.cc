@@ -8,6 +8,7 @@
 
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace {
@@ -266,7 +267,7 @@ bool PartitionWriter::AppendChunk(Bytes chunk, std::span<const BatchView> batche
   if (!active_->Append(chunk, info, error)) return false;
   for (const BatchView& b : batches) {
     if (!UpdateStates(b, error)) return false;
-    log_end_offset_ = std::max(log_end_offset_, b.header.last_offset + 1);
+    log_end_offset_ = std::max(log_end_offset_, JavaAdd(b.header.last_offset, 1));
   }
   return true;
 }

@@ -9,6 +9,7 @@
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
 #include "segment_writer/file_writer.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace fs = std::filesystem;
@@ -106,7 +107,7 @@ bool ReplicaLog::AppendChunk(const std::string& chunk, int64_t now_ms, std::stri
       leader_epochs_.push_back(LeaderEpochEntry{h.partition_leader_epoch, h.base_offset});
     BatchUpdate u = producer_state_.Apply(b, dir_, &quiet);
     if (u.aborted_txn) active_txn_index_.push_back(*u.aborted_txn);
-    log_end_offset_ = h.last_offset + 1;
+    log_end_offset_ = JavaAdd(h.last_offset, 1);
   }
   return true;
 }

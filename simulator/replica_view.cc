@@ -9,6 +9,7 @@
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/producer_state.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 
@@ -46,7 +47,7 @@ bool LoadReplicaView(const std::string& partition_dir, int64_t now_ms, int64_t p
   for (const Seg& s : segs) {
     LogReader reader(s.path, s.file->data(), sink);
     BatchView b;
-    while (reader.Next(&b)) out->log_end_offset = std::max(out->log_end_offset, b.header.last_offset + 1);
+    while (reader.Next(&b)) out->log_end_offset = std::max(out->log_end_offset, JavaAdd(b.header.last_offset, 1));
   }
   if (!logs.empty()) out->log_start_offset = logs.front()->base_offset;
   if (cp.log_start_offset) out->log_start_offset = std::max(out->log_start_offset, *cp.log_start_offset);

@@ -16,6 +16,7 @@
 #include "segment_writer/batch_builder.h"
 #include "segment_writer/file_writer.h"
 #include "simulator/replica_log.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace fs = std::filesystem;
@@ -323,7 +324,7 @@ bool Cluster::Produce(ProducerRuntime& p,
       r.key = AsBytes(*key);
       if (value) r.value = AsBytes(*value);
       in.push_back(r);
-      SetClock(clock_ + t_.record_step_ms);
+      SetClock(JavaAdd(clock_, t_.record_step_ms));
     }
     // Timestamps were taken before each step; the batch is appended at the current clock.
     V2BatchOptions bo;
@@ -446,7 +447,7 @@ bool Cluster::Apply(const json& e, std::string* error) {
     return true;
   }
   if (op == "advance") {
-    int64_t to = e.contains("to_ms") ? e.at("to_ms").get<int64_t>() : clock_ + e.value("ms", int64_t(0));
+    int64_t to = e.contains("to_ms") ? e.at("to_ms").get<int64_t>() : JavaAdd(clock_, e.value("ms", int64_t(0)));
     if (to < clock_) {
       *error = "the clock cannot go backwards";
       return false;
