@@ -85,6 +85,8 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink) {
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     if (ec) break;
     std::string name = it->path().filename().string();
+    // klf's own output marker (segment_writer/output_guard.h): not Kafka data, not worth a note.
+    if (name == ".klf-output") continue;
     std::error_code e2;
     if (it->is_directory(e2)) {
       out->dirs.push_back(name);

@@ -12,6 +12,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "segment_writer/output_guard.h"
+#include "segment_writer/scratch.h"
+
 namespace klf {
 namespace {
 
@@ -235,20 +238,14 @@ std::string ParentDir(const std::string& path) {
   return parent.empty() ? "." : parent;
 }
 
-// Canonical absolute form for comparing user paths (the path may not exist yet).
-std::filesystem::path Canonical(const std::string& path) {
-  std::error_code ec;
-  auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
-  return p.lexically_normal();
-}
+std::string BaseName(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
-bool IsSameOrInside(const std::filesystem::path& inner, const std::filesystem::path& outer) {
-  auto i = inner.begin();
-  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
-    if (o->empty()) continue;  // trailing separator
-    if (i == inner.end() || *i != *o) return false;
-  }
-  return true;
+// Written into every staging directory, so the committed output is recognisably klf's
+// (output_guard.h): a later --force may replace it, nothing else may. Written directly (no rename):
+// the staging directory as a whole is what is renamed into place.
+bool WriteOutputMarker(Env* env, const std::string& dir, std::string* error) {
+  auto f = env->NewWritableFile(dir + "/" + kOutputMarkerName, error);
+  return f && f->Append(AsBytes(OutputMarkerContent("")), error) && f->Close(error);
 }
 
 }  // namespace
@@ -263,6 +260,28 @@ bool WriteFileAtomically(Env* env, const std::string& path, std::string_view dat
   if (!file) return false;
   if (!file->Append(data, error)) return false;
   return file->Commit(error);
+}
+
+bool WriteUserFileAtomically(Env* env, const std::string& path, std::string_view data, std::string* error) {
+  RemoveStaleScratch(ParentDir(path), BaseName(path) + ".tmp-");
+  std::string tmp = ScratchPrefix(path + ".tmp-") + "XXXXXX";
+  int fd = ::mkstemp(tmp.data());  // O_EXCL: a fresh name
+  if (fd < 0) {
+    *error = ErrnoMessage(tmp, "mkstemp", errno);
+    return false;
+  }
+  ::fchmod(fd, 0644);  // mkstemp creates 0600; a report is as readable as any other output
+  ::close(fd);
+  RegisterScratch(tmp);
+  auto file = env->NewWritableFile(tmp, error);
+  bool ok = file && file->Append(AsBytes(data), error) && file->Sync(error) && file->Close(error) &&
+            env->RenameFile(tmp, path, error);
+  if (!ok) {
+    std::string ignored;
+    env->RemoveFile(tmp, &ignored);
+  }
+  UnregisterScratch(tmp);
+  return ok && env->SyncDir(ParentDir(path), error);
 }
 
 std::unique_ptr<AtomicFile> AtomicFile::Create(Env* env, const std::string& path, std::string* error) {
@@ -298,18 +317,16 @@ std::unique_ptr<StagedDirectory> StagedDirectory::Create(Env* env, const std::st
                                                          std::string* error) {
   std::string trimmed = out;
   while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
-  auto out_path = Canonical(trimmed);
-  for (const std::string& input : options.inputs) {
-    auto in_path = Canonical(input);
-    if (IsSameOrInside(out_path, in_path) || IsSameOrInside(in_path, out_path)) {
-      *error = trimmed + ": refusing to write into (or over) the input " + input;
-      return nullptr;
-    }
-  }
-  if (env->IsNonEmptyDir(trimmed) && !options.force) {
-    *error = trimmed + ": exists and is not empty (use --force to replace it)";
+  // The one output guard (output_guard.h): not into, over or around an input; an existing directory
+  // only if it is empty, or a previous klf output with --force.
+  CheckedOutput checked;
+  if (!CheckOutputPath({trimmed, OutputKind::kDirectory, options.inputs, options.force}, &checked, error)) {
     return nullptr;
   }
+  trimmed = checked.path;
+  // Leftovers of a killed run into the same --out (scratch.h).
+  RemoveStaleScratch(ParentDir(trimmed), BaseName(trimmed) + ".tmp-");
+  RemoveStaleScratch(ParentDir(trimmed), BaseName(trimmed) + ".old-");
   // Missing parent directories are created (mkdir -p), so `--out a/b/c` works on a fresh path.
   std::vector<std::string> missing;
   for (std::string p = ParentDir(trimmed); p != "." && p != "/" && !env->FileExists(p); p = ParentDir(p)) {
@@ -322,7 +339,9 @@ std::unique_ptr<StagedDirectory> StagedDirectory::Create(Env* env, const std::st
   d->env_ = env;
   d->out_ = trimmed;
   d->force_ = options.force;
-  if (!env->CreateUniqueDir(trimmed + ".tmp-", &d->staging_, error)) return nullptr;
+  if (!env->CreateUniqueDir(ScratchPrefix(trimmed + ".tmp-"), &d->staging_, error)) return nullptr;
+  RegisterScratch(d->staging_);
+  if (!WriteOutputMarker(env, d->staging_, error)) return nullptr;
   return d;
 }
 
@@ -330,6 +349,7 @@ StagedDirectory::~StagedDirectory() {
   if (committed_ || staging_.empty()) return;
   std::string ignored;
   env_->RemoveDirRecursively(staging_, &ignored);
+  UnregisterScratch(staging_);
 }
 
 bool StagedDirectory::Commit(std::string* error) {
@@ -337,12 +357,14 @@ bool StagedDirectory::Commit(std::string* error) {
   std::string aside;
   if (env_->FileExists(out_)) {
     if (env_->IsNonEmptyDir(out_)) {
-      if (!force_) {
+      // Checked again: something may have appeared there since Create.
+      if (!force_ || !IsKlfOutput(out_, OutputKind::kDirectory)) {
         *error = out_ + ": appeared while writing and is not empty";
         return false;
       }
       // Move the old directory aside first so `out` is never a mix of old and new files.
-      if (!env_->CreateUniqueDir(out_ + ".old-", &aside, error)) return false;
+      if (!env_->CreateUniqueDir(ScratchPrefix(out_ + ".old-"), &aside, error)) return false;
+      RegisterScratch(aside);
       if (!env_->RenameFile(out_, aside + "/old", error)) return false;
     } else {
       // An empty directory (or a file in the way): rename() replaces an empty directory.
@@ -350,9 +372,12 @@ bool StagedDirectory::Commit(std::string* error) {
   }
   if (!env_->RenameFile(staging_, out_, error)) return false;
   committed_ = true;
+  UnregisterScratch(staging_);
   if (!env_->SyncDir(ParentDir(out_), error)) return false;
-  if (!aside.empty()) return env_->RemoveDirRecursively(aside, error);
-  return true;
+  if (aside.empty()) return true;
+  bool removed = env_->RemoveDirRecursively(aside, error);
+  UnregisterScratch(aside);
+  return removed;
 }
 
 // ---------------------------------------------------------------------------------------------

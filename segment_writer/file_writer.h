@@ -80,6 +80,11 @@ class Env {
 // `path` is untouched.
 bool WriteFileAtomically(Env* env, const std::string& path, std::string_view data, std::string* error);
 
+// WriteFileAtomically for a file the user named (`klf diff --html FILE`): the temporary file is a
+// fresh `<path>.tmp-<pid>-XXXXXX` (never an existing file, whatever `<path>.tmp` may be), registered
+// as scratch (scratch.h) so a signal removes it too. The caller checked `path` with the output guard.
+bool WriteUserFileAtomically(Env* env, const std::string& path, std::string_view data, std::string* error);
+
 // A large file written incrementally under `<path>.tmp` and renamed to `path` by Commit(). If
 // Commit() was not called (or failed) the destructor removes the temporary file.
 class AtomicFile {
@@ -102,16 +107,20 @@ class AtomicFile {
   bool committed_ = false;
 };
 
-// An output directory built in a sibling staging directory `<out>.tmp-XXXXXX` and renamed into place
-// by Commit(). Without a successful Commit() the staging directory is removed by the destructor, so
-// `<out>` never appears half written.
+// An output directory built in a sibling staging directory `<out>.tmp-<pid>-XXXXXX` and renamed into
+// place by Commit(). Without a successful Commit() the staging directory is removed by the destructor
+// (or, on SIGINT/SIGTERM/SIGHUP, by the scratch handler; after a SIGKILL, by the next run into the
+// same `out`: scratch.h), so `<out>` never appears half written. Create() first runs the output
+// guard (output_guard.h) and writes the klf output marker into the staging directory.
 class StagedDirectory {
  public:
   struct Options {
-    // Replace an existing non-empty `out` (it is renamed aside, the new one renamed in, the old one
-    // removed). Without it, an existing non-empty `out` is refused.
+    // Replace an existing non-empty `out` that is a previous klf output (it is renamed aside, the
+    // new one renamed in, the old one removed). Without it, an existing non-empty `out` is refused;
+    // with it, one that is not a klf output still is.
     bool force = false;
-    // Directories the output must not be, nor be inside (the inputs: klf never writes into them).
+    // Every path the command reads: the output must not be, contain, or lie inside any of them
+    // (nor inside a directory input's parent broker log dir).
     std::vector<std::string> inputs;
   };
   static std::unique_ptr<StagedDirectory> Create(Env* env, const std::string& out, const Options& options,

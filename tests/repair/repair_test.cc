@@ -250,10 +250,14 @@ TEST(Repair, InputsAreNeverWrittenAndOutIsRefused) {
   fs::create_directories(tmp.path() + "/busy");
   std::ofstream(tmp.path() + "/busy/file") << "x";
   EXPECT_FALSE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/busy", {}, &result, &error));
+  // --force replaces only a previous klf output (segment_writer/output_guard.h), never this.
   RepairOptions force;
   force.force = true;
-  EXPECT_TRUE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/busy", force, &result, &error)) << error;
-  EXPECT_FALSE(fs::exists(tmp.path() + "/busy/file"));
+  EXPECT_FALSE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/busy", force, &result, &error));
+  EXPECT_TRUE(fs::exists(tmp.path() + "/busy/file"));
+  ASSERT_TRUE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/out", {}, &result, &error)) << error;
+  EXPECT_FALSE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/out", {}, &result, &error));
+  EXPECT_TRUE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/out", force, &result, &error)) << error;
 }
 
 }  // namespace

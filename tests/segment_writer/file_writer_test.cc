@@ -273,19 +273,20 @@ TEST(WriteBuffer, ReindexWritesEachFileInFullBuffers) {
   std::string error;
   ASSERT_TRUE(ReindexPartition(&env, in, out, o, &result, &sink, &error)) << error;
   ASSERT_GT(result.batches, 10);
-  uint64_t expected_writes = 0, bytes = 0;
+  uint64_t expected_writes = 0, bytes = 0, marker_writes = 0;
   for (const auto& e : fs::directory_iterator(out)) {
     uint64_t size = e.file_size();
     expected_writes += (size + K - 1) / K;
     bytes += size;
     std::string name = e.path().filename().string();
+    if (name == ".klf-output") marker_writes += (size + K - 1) / K;  // klf's output marker (output_guard.h)
     if (name.ends_with(".log") || name.ends_with(".index") || name.ends_with(".timeindex")) {
       EXPECT_TRUE(SameBytes(ReadFile(e.path().string()), ReadFile(in + "/" + name))) << name;
     }
   }
   EXPECT_EQ(env.write_calls(), expected_writes);
   EXPECT_EQ(env.bytes_written(), bytes);
-  EXPECT_LT(env.write_calls(), uint64_t(result.batches));
+  EXPECT_LT(env.write_calls() - marker_writes, uint64_t(result.batches));
 }
 
 }  // namespace

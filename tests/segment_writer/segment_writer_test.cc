@@ -350,11 +350,21 @@ TEST(Reindex, RefusesInputAndNonEmptyOutput) {
   EXPECT_FALSE(ReindexPartition(Env::Default(), in, out, OracleOptions(), &result, &sink, &error));
   EXPECT_NE(error.find("not empty"), std::string::npos) << error;
   EXPECT_EQ(ListDir(out), std::vector<std::string>{"keep"});
+  // --force replaces only a previous klf output (output_guard.h): not this directory.
   ReindexOptions force = OracleOptions();
   force.force = true;
-  ASSERT_TRUE(ReindexPartition(Env::Default(), in, out, force, &result, &sink, &error)) << error;
-  EXPECT_EQ(ListDir(out), ListDir(in));
-  EXPECT_EQ(ListDir(tmp.path()), std::vector<std::string>{"out"});
+  EXPECT_FALSE(ReindexPartition(Env::Default(), in, out, force, &result, &sink, &error));
+  EXPECT_NE(error.find("not a klf output"), std::string::npos) << error;
+  EXPECT_EQ(ListDir(out), std::vector<std::string>{"keep"});
+  // A klf output is refused without --force and replaced with it.
+  std::string out2 = tmp.path() + "/out2";
+  ASSERT_TRUE(ReindexPartition(Env::Default(), in, out2, OracleOptions(), &result, &sink, &error)) << error;
+  EXPECT_FALSE(ReindexPartition(Env::Default(), in, out2, OracleOptions(), &result, &sink, &error));
+  EXPECT_NE(error.find("--force"), std::string::npos) << error;
+  ASSERT_TRUE(ReindexPartition(Env::Default(), in, out2, force, &result, &sink, &error)) << error;
+  EXPECT_EQ(ListDir(out2), ListDir(in));
+  EXPECT_TRUE(fs::exists(out2 + "/.klf-output"));
+  EXPECT_EQ(ListDir(tmp.path()), (std::vector<std::string>{"out", "out2"}));
 }
 
 TEST(Reindex, CrashBeforeAnyRenameLeavesNoOutputDirectory) {

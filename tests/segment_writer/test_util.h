@@ -66,9 +66,13 @@ class TempDir {
   std::string path_;
 };
 
+// The names in `dir`, sorted, without klf's output marker (.klf-output, output_guard.h): outputs are
+// compared with Kafka's directories, which do not have it.
 inline std::vector<std::string> ListDir(const std::string& dir) {
   std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename() != ".klf-output") names.push_back(e.path().filename().string());
+  }
   std::sort(names.begin(), names.end());
   return names;
 }
