@@ -93,6 +93,7 @@
 #include "segment_reader/verify.h"
 #include "segment_writer/batch_builder.h"
 #include "segment_reader/java_long.h"
+#include "segment_writer/output_guard.h"
 
 namespace klf {
 namespace {
@@ -721,6 +722,7 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
   auto staged = StagedDirectory::Create(env, out, so, error);
   if (!staged) return false;
   std::string name = PartitionName(dir);
+  if (!ValidatePathComponent(name, error)) return false;  // it becomes a directory under --out
   std::string part = staged->path() + "/" + name;
   if (!env->CreateDir(part, error)) return false;
 
@@ -1000,6 +1002,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   auto staged = StagedDirectory::Create(env, out, so, error);
   if (!staged) return false;
   std::string name = PartitionName(dir);
+  if (!ValidatePathComponent(name, error)) return false;  // it becomes a directory under --out
   std::string part = staged->path() + "/" + name;
   if (!env->CreateDir(part, error)) return false;
   PartitionWriterOptions po;

@@ -15,6 +15,8 @@
 #include "compactor/config.h"
 #include "segment_writer/batch_builder.h"
 #include "segment_writer/file_writer.h"
+#include "segment_writer/output_guard.h"
+#include "segment_writer/scratch.h"
 #include "simulator/replica_log.h"
 #include "segment_reader/java_long.h"
 
@@ -68,6 +70,11 @@ bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* err
     }
     if (out->tp.topic.empty() || out->tp.partition < 0) {
       *error = "timeline: topic must be non-empty and partition >= 0";
+      return false;
+    }
+    // The topic becomes a directory name (<topic>-<partition>): Kafka's own rule keeps it one.
+    if (!ValidateTopicName(out->tp.topic, error)) {
+      *error = "timeline: " + *error;
       return false;
     }
     if (j.contains("config")) {
@@ -791,25 +798,40 @@ bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, S
   *result = SimulationResult{};
   result->timeline = timeline.name;
   result->mode = options.mode;
+  // Timelines built in code skip ParseTimeline: the topic is checked here too before it becomes a path.
+  if (!ValidateTopicName(timeline.tp.topic, error)) {
+    *error = "timeline: " + *error;
+    return false;
+  }
+  if (timeline.tp.partition < 0) {
+    *error = "timeline: partition must be >= 0";
+    return false;
+  }
   StagedDirectory::Options so;
   so.force = options.force;
+  so.inputs = options.inputs;
   auto staged = StagedDirectory::Create(Env::Default(), options.out_dir, so, error);
   if (!staged) return false;
   // The brokers live in a scratch directory on tmpfs while the timeline runs: every segment, index
   // and checkpoint write (and every cleaner pass) is written atomically with an fsync, which on a
   // disk costs milliseconds each; the finished directories are then copied into the staged output,
   // flushed once (syncfs) and renamed into place.
+  // The tmpfs directory is named klf-simulate-<pid>-XXXXXX and registered as scratch: removed on
+  // return, on SIGINT/SIGTERM/SIGHUP, and (after a SIGKILL) by the next run (segment_writer/scratch.h).
   std::string work;
   Env* env = Env::Default();
   std::string ignored;
-  if (!env->CreateUniqueDir("/dev/shm/klf-simulate-", &work, &ignored) &&
+  RemoveStaleScratch("/dev/shm", "klf-simulate-");
+  if (!env->CreateUniqueDir(ScratchPrefix("/dev/shm/klf-simulate-"), &work, &ignored) &&
       !env->CreateUniqueDir(staged->path() + "/.work-", &work, error))
     return false;
+  RegisterScratch(work);
   struct Cleanup {
     std::string dir;
     ~Cleanup() {
       std::error_code ec;
       if (!dir.empty()) fs::remove_all(dir, ec);
+      UnregisterScratch(dir);
     }
   } cleanup{work};
   Cluster cluster(timeline, options, result);
@@ -821,6 +843,7 @@ bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, S
   {
     std::error_code ec;
     fs::remove_all(work, ec);
+    UnregisterScratch(work);
     cleanup.dir.clear();
   }
   if (!SyncFilesystem(staged->path(), error) || !staged->Commit(error)) return false;

@@ -69,7 +69,9 @@ const char* CoordinationModeName(CoordinationMode m);  // "uncoordinated", "coor
 struct SimulationOptions {
   CoordinationMode mode = CoordinationMode::kUncoordinated;
   std::string out_dir;  // receives broker1/, broker2/, ... (complete or absent)
-  bool force = false;   // replace a non-empty out_dir
+  bool force = false;   // replace out_dir when it is a previous klf output
+  // What the run reads (the timeline file): out_dir must not be, hold or lie inside any of them.
+  std::vector<std::string> inputs;
 };
 
 // One executed event, for the report.
@@ -126,7 +128,8 @@ struct SimulationResult {
 };
 
 // Runs `timeline`, writing the broker directories to options.out_dir. Returns false with *error for
-// an invalid timeline (naming the event) or an I/O failure; out_dir is then not created.
+// an invalid timeline (the message starts with "timeline", naming the event), a refused out_dir or an
+// I/O failure; out_dir is then not created.
 bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, SimulationResult* result,
                    std::string* error);
 
