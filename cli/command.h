@@ -10,6 +10,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "segment_reader/bytes.h"
 
@@ -41,6 +42,17 @@ struct Command {
 
 // One line on stderr: "klf <command>: <message>". Every error names the file it is about.
 void PrintError(const std::string& command, const std::string& message);
+
+// The JSON error object of a failed run (README "Conventions"), on one line without a newline:
+// {"error": "<message>", "command": "<command>", "exitCode": N}, plus `fields` (an object) when
+// given. Every command prints this shape through Fail (or, for JSON Lines output, in its stream).
+std::string ErrorJson(const std::string& command, int exit_code, const std::string& message,
+                      const nlohmann::json* fields = nullptr);
+
+// A run that fails: the stderr line of PrintError and, with --json, the error object on stdout, so
+// a script reading stdout always gets JSON. Returns exit_code, for `return Fail(...)`.
+int Fail(const std::string& command, int exit_code, const std::string& message, bool json,
+         const nlohmann::json* fields = nullptr);
 
 // The subcommands. Each lives in its own file (dump.cc, ...).
 Command AddDumpCommand(CLI::App* parent);

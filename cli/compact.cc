@@ -16,6 +16,7 @@
 #include "compactor/cleaner.h"
 #include "simulator/replica_view.h"
 #include "segment_reader/problem.h"
+#include "segment_writer/output_guard.h"
 
 namespace klf::cli {
 namespace {
@@ -38,6 +39,21 @@ struct CompactArgs {
 };
 
 std::string Horizon(const std::optional<int64_t>& h) { return h ? std::to_string(*h) : "none"; }
+
+nlohmann::json ProblemsJson(const CollectingSink& sink) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const Problem& p : sink.problems)
+    problems.push_back({{"file", p.file}, {"position", p.position}, {"check", p.check}, {"message", p.message},
+                        {"severity", SeverityName(p.severity)}});
+  return problems;
+}
+
+// A log that cannot be compacted because of damage where klf reads it is a finding in the data
+// (exit 1, with the problems; cli.md), not an unreadable input (exit 3): nothing is written either way.
+int FailOnLog(const std::string& error, const CollectingSink& sink, bool json) {
+  nlohmann::json fields = {{"out", nullptr}, {"problems", ProblemsJson(sink)}};
+  return Fail("compact", sink.ErrorCount() > 0 ? kExitProblems : kExitUnreadable, error, json, &fields);
+}
 
 nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
   const CleaningDecision& d = p.decision;
@@ -168,21 +184,18 @@ void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size
 }
 
 int RunCompact(const CompactArgs& a) {
+  const bool json = a.common.json;
   if (a.mode != "uncoordinated" && a.mode != "coordinated") {
-    PrintError("compact", "--mode must be uncoordinated or coordinated, not " + a.mode);
-    return kExitUsage;
+    return Fail("compact", kExitUsage, "--mode must be uncoordinated or coordinated, not " + a.mode, json);
   }
   if (a.mode == "coordinated" && a.replicas.empty()) {
-    PrintError("compact", "--mode coordinated needs every other replica's partition directory (--replica DIR)");
-    return kExitUsage;
+    return Fail("compact", kExitUsage,
+                "--mode coordinated needs every other replica's partition directory (--replica DIR)", json);
   }
   CompactOptions o;
   std::string error;
   for (const std::string& kv : a.configs) {
-    if (!o.config.SetFromArg(kv, &error)) {
-      PrintError("compact", error);
-      return kExitUsage;
-    }
+    if (!o.config.SetFromArg(kv, &error)) return Fail("compact", kExitUsage, error, json);
   }
   o.now = a.now >= 0 ? a.now
                      : std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -194,9 +207,12 @@ int RunCompact(const CompactArgs& a) {
   o.force = a.force;
   o.high_watermark = a.high_watermark;
   o.first_dirty_offset = a.first_dirty_offset;
-  if (a.passes < 1) {
-    PrintError("compact", "--passes must be at least 1");
-    return kExitUsage;
+  if (a.passes < 1) return Fail("compact", kExitUsage, "--passes must be at least 1", json);
+  // The output guard (segment_writer/output_guard.h) before any work: every replica is an input too.
+  std::vector<std::string> inputs{a.dir};
+  inputs.insert(inputs.end(), a.replicas.begin(), a.replicas.end());
+  if (!CheckOutputPath({a.out, OutputKind::kDirectory, inputs, a.force}, nullptr, &error)) {
+    return Fail("compact", kExitUsage, error, json);
   }
   CollectingSink sink;
   CompactReport report;
@@ -205,10 +221,7 @@ int RunCompact(const CompactArgs& a) {
   if (IsLogDir(a.dir)) {
     // A broker log directory: pick the log the cleaner thread would (grabFilthiestCompactedLog).
     LogDirChoice choice;
-    if (!ChooseFilthiestLog(a.dir, o, &choice, &sink, &error)) {
-      PrintError("compact", error);
-      return kExitUnreadable;
-    }
+    if (!ChooseFilthiestLog(a.dir, o, &choice, &sink, &error)) return FailOnLog(error, sink, json);
     log_dir_json = nlohmann::json::array();
     for (size_t i = 0; i < choice.candidates.size(); i++) {
       const auto& c = choice.candidates[i];
@@ -243,8 +256,7 @@ int RunCompact(const CompactArgs& a) {
       ReplicaView v;
       CollectingSink quiet;
       if (!LoadReplicaView(d, o.now, o.config.producer_id_expiration_ms, &v, &quiet, &error)) {
-        PrintError("compact", error);
-        return kExitUnreadable;
+        return FailOnLog(error, quiet, json);
       }
       o.max_tombstone_remove_offset = std::min(o.max_tombstone_remove_offset.value_or(v.mcco), v.mcco);
       o.max_tx_end_remove_offset = std::min(o.max_tx_end_remove_offset.value_or(v.mxfo), v.mxfo);
@@ -270,23 +282,7 @@ int RunCompact(const CompactArgs& a) {
     std::fprintf(stderr, "klf compact: %s: %s at position %llu: %s\n", SeverityName(p.severity), p.file.c_str(),
                  static_cast<unsigned long long>(p.position), p.message.c_str());
   }
-  auto problems_json = [&sink] {
-    nlohmann::json problems = nlohmann::json::array();
-    for (const Problem& p : sink.problems)
-      problems.push_back({{"file", p.file}, {"position", p.position}, {"check", p.check}, {"message", p.message},
-                          {"severity", SeverityName(p.severity)}});
-    return problems;
-  };
-  if (!ok) {
-    PrintError("compact", error);
-    // Damage where the cleaner reads is a finding in the data: scripts get it on stdout too, with
-    // nothing written (--out is complete or absent).
-    if (a.common.json) {
-      nlohmann::json j = {{"out", nullptr}, {"error", error}, {"problems", problems_json()}};
-      std::printf("%s\n", j.dump().c_str());
-    }
-    return sink.ErrorCount() > 0 ? kExitProblems : kExitUnreadable;
-  }
+  if (!ok) return FailOnLog(error, sink, json);
   if (a.common.json) {
     nlohmann::json j;
     j["out"] = report.out_partition_dir;
@@ -318,7 +314,7 @@ int RunCompact(const CompactArgs& a) {
     j["wouldClean"] = !report.passes.empty() && report.passes[0].decision.selected;
     j["passes"] = passes;
     if (!log_dir_json.is_null()) j["candidates"] = log_dir_json;
-    j["problems"] = problems_json();
+    j["problems"] = ProblemsJson(sink);
     std::printf("%s\n", j.dump().c_str());
   } else {
     for (size_t i = 0; i < report.passes.size(); i++) PrintPassText(report.passes[i], a, i, report.passes.size());
@@ -362,7 +358,7 @@ Command AddCompactCommand(CLI::App* parent) {
   app->add_option("--mode", args->mode, "uncoordinated (Kafka's cleaner; default) or coordinated");
   app->add_option("--replica", args->replicas, "other replicas' partition directories (--mode coordinated)");
   app->add_flag("--explain", args->explain, "list every batch and record: kept or removed, and the rule");
-  app->add_flag("--force", args->force, "replace an existing non-empty --out");
+  app->add_flag("--force", args->force, "replace an existing --out that a previous klf run wrote");
   AddCommonOptions(app, &args->common);
   Command c;
   c.app = app;

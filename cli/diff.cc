@@ -8,6 +8,7 @@
 // Exit: 1 when any finding is a divergence (missing_range alone is lag, exit 0), 3 when a replica
 // cannot be read, 2 on usage errors.
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -23,6 +24,7 @@
 #include "segment_reader/layout.h"
 #include "segment_writer/file_writer.h"
 #include "segment_reader/java_long.h"
+#include "segment_writer/output_guard.h"
 
 namespace klf::cli {
 namespace {
@@ -30,6 +32,7 @@ namespace {
 struct DiffArgs {
   CommonOptions common;
   std::string html;
+  bool force = false;
   std::optional<int64_t> now;
   int64_t producer_id_expiration_ms = 86400000;
   std::vector<std::string> paths;
@@ -294,8 +297,12 @@ std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format
                         "black line: log end, red line: pinned LSO</div>{}<h3>Findings</h3>{}</section>",
                         Esc(d.report.partition.empty() ? d.name : d.report.partition), svg, replicas, findings);
   }
-  return std::string(R"(<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>klf diff</title>
+  // The marker comment tells a later `klf diff --html FILE --force` that FILE is a report it may
+  // replace (segment_writer/output_guard.h); nothing else is ever replaced.
+  const std::string marker =
+      std::string(kHtmlOutputMarker) + ": written by klf diff; klf diff --html --force may replace this file -->\n";
+  return "<!DOCTYPE html>\n" + marker +
+         std::string(R"(<html lang="en"><head><meta charset="utf-8"><title>klf diff</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:20px;color:#222}
 h1{font-size:20px}h2{font-size:17px;margin-top:28px}
@@ -319,7 +326,16 @@ document.querySelectorAll('[data-finding]').forEach(function(el){
 // ---------------------------------------------------------------------------------------------
 
 int Run(const DiffArgs& args) {
+  const bool json = args.common.json;
   BytesFormat format = args.common.bytes_format();
+  // The output guard (segment_writer/output_guard.h) before any work: the report must not be, hold or
+  // lie inside a replica (or its broker log dir), and replaces only a previous klf report (--force).
+  CheckedOutput html;
+  std::string guard_error;
+  if (!args.html.empty() &&
+      !CheckOutputPath({args.html, OutputKind::kFile, args.paths, args.force}, &html, &guard_error)) {
+    return Fail("diff", kExitUsage, guard_error, json);
+  }
   ReplicaOptions options;
   options.now_ms = args.now;
   options.producer_id_expiration_ms = args.producer_id_expiration_ms;
@@ -330,10 +346,7 @@ int Run(const DiffArgs& args) {
   bool all_log_dirs = true;
   for (const std::string& p : args.paths) {
     PathInfo info = ClassifyPath(p);
-    if (info.kind == PathKind::kMissing) {
-      PrintError("diff", p + ": no such file or directory");
-      return kExitUnreadable;
-    }
+    if (info.kind == PathKind::kMissing) return Fail("diff", kExitUnreadable, p + ": no such file or directory", json);
     if (info.kind != PathKind::kLogDir) all_log_dirs = false;
     infos.push_back(info);
   }
@@ -343,8 +356,7 @@ int Run(const DiffArgs& args) {
       LogDir dir;
       NullSink quiet;
       if (!ScanLogDir(info.path, &dir, &quiet)) {
-        PrintError("diff", info.path + ": cannot list the directory");
-        return kExitUnreadable;
+        return Fail("diff", kExitUnreadable, info.path + ": cannot list the directory", json);
       }
       for (const PartitionDir& pd : dir.partitions) {
         if (pd.state == PartitionDirState::kLive) by_name[pd.name].push_back(pd.path);
@@ -354,21 +366,22 @@ int Run(const DiffArgs& args) {
       if (dirs.size() >= 2) work.emplace_back(name, dirs);
     }
     if (work.empty()) {
-      PrintError("diff", "no partition directory is present in two of the log directories given");
-      return kExitUsage;
+      return Fail("diff", kExitUsage, "no partition directory is present in two of the log directories given", json);
     }
   } else {
     for (const PathInfo& info : infos) {
       if (info.kind != PathKind::kPartitionDir) {
-        PrintError("diff", info.path + ": not a partition directory (" + PathKindName(info.kind) +
-                               "); give partition directories, or broker log directories only");
-        return kExitUsage;
+        return Fail("diff", kExitUsage,
+                    info.path + ": not a partition directory (" + PathKindName(info.kind) +
+                        "); give partition directories, or broker log directories only",
+                    json);
       }
     }
     work.emplace_back("", args.paths);
   }
 
   std::vector<PartitionDiff> diffs;
+  std::vector<std::string> load_errors;
   int exit_code = kExitOk;
   for (auto& [name, dirs] : work) {
     PartitionDiff d;
@@ -377,6 +390,7 @@ int Run(const DiffArgs& args) {
     // The first replica is the others' reference: batches they hold byte for byte are not digested again.
     if (!LoadReplicas(dirs, options, &d.replicas, &error)) {
       PrintError("diff", error);
+      load_errors.push_back(error);
       exit_code = kExitUnreadable;
       continue;
     }
@@ -395,6 +409,18 @@ int Run(const DiffArgs& args) {
     diffs.push_back(std::move(d));
   }
 
+  if (diffs.empty()) {
+    std::string message = load_errors.empty() ? "no replica could be read" : load_errors.front();
+    if (json) std::printf("%s\n", ErrorJson("diff", kExitUnreadable, message).c_str());  // stderr has it already
+    return kExitUnreadable;
+  }
+  // The report is written before stdout: when it fails, stdout holds only the error object.
+  if (!args.html.empty()) {
+    std::string error;
+    if (!WriteUserFileAtomically(Env::Default(), html.path, HtmlPage(diffs, format), &error)) {
+      return Fail("diff", kExitUnreadable, error, json);
+    }
+  }
   Output out(1);
   if (args.common.json) {
     nlohmann::json j;
@@ -412,6 +438,12 @@ int Run(const DiffArgs& args) {
         }
         j["partitions"].push_back(pj);
       }
+      // Partitions that could not be read: the report carries the error object's fields too.
+      if (!load_errors.empty()) {
+        j["error"] = load_errors.front();
+        j["command"] = "diff";
+        j["exitCode"] = exit_code;
+      }
     }
     out.Append(j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
     out.Append('\n');
@@ -422,13 +454,6 @@ int Run(const DiffArgs& args) {
     }
   }
   out.Flush();
-  if (!args.html.empty()) {
-    std::string error;
-    if (!WriteFileAtomically(Env::Default(), args.html, HtmlPage(diffs, format), &error)) {
-      PrintError("diff", error);
-      return kExitUnreadable;
-    }
-  }
   if (out.failed()) return kExitUnreadable;
   return exit_code;
 }
@@ -448,7 +473,11 @@ Command AddDiffCommand(CLI::App* parent) {
       "divergence, exit 1) and missing_range (lag or retention, not a divergence). Different compaction\n"
       "progress is not a divergence. --html writes a self-contained page with an offset timeline.");
   AddCommonOptions(app, &args->common);
-  app->add_option("--html", args->html, "Also write a self-contained HTML report to FILE")->type_name("FILE");
+  app->add_option("--html", args->html,
+                  "Also write a self-contained HTML report to FILE (never over an input; an existing FILE only "
+                  "with --force, and only if klf wrote it)")
+      ->type_name("FILE");
+  app->add_flag("--force", args->force, "replace an existing --html FILE that a previous klf diff wrote");
   app->add_option("--now", args->now, "Clock for producer expiration when loading snapshots (ms)")->type_name("MS");
   app->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms,
                   "producer.id.expiration.ms used when loading producer snapshots (default 86400000)");

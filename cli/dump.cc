@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/command.h"
 #include "cli/dump_printer.h"
 #include "cli/output.h"
@@ -133,6 +135,12 @@ class Dumper : public ProblemSink {
 
  private:
   void Unreadable(const std::string& message) {
+    // JSON Lines get the error object (README "Conventions") in the stream, where the input was.
+    if (options_.common.json) {
+      const nlohmann::json fields = {{"type", "error"}};
+      out_->Append(ErrorJson("dump", kExitUnreadable, message, &fields));
+      out_->Append('\n');
+    }
     out_->Flush();  // keep stdout and stderr in order on a terminal
     PrintError("dump", message);
     unreadable_ = true;

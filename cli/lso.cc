@@ -55,14 +55,13 @@ int RunLso(const LsoArgs& given) {
   std::string error;
   ReplicaState target;
   if (!std::filesystem::is_directory(a.dir) || !LoadReplica(a.dir, ro, &target, &error)) {
-    PrintError("lso", error.empty() ? a.dir + ": not a partition directory" : error);
-    return kExitUnreadable;
+    return Fail("lso", kExitUnreadable, error.empty() ? a.dir + ": not a partition directory" : error, a.json);
   }
   std::vector<ReplicaState> others(a.replicas.size());
   for (size_t i = 0; i < a.replicas.size(); ++i) {
     if (!std::filesystem::is_directory(a.replicas[i]) || !LoadReplica(a.replicas[i], ro, &others[i], &error)) {
-      PrintError("lso", error.empty() ? a.replicas[i] + ": not a partition directory" : error);
-      return kExitUnreadable;
+      return Fail("lso", kExitUnreadable, error.empty() ? a.replicas[i] + ": not a partition directory" : error,
+                  a.json);
     }
   }
   LsoOptions lo;

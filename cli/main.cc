@@ -3,11 +3,34 @@
 // Exit codes (spec cli.md): 0 nothing wrong, 1 problems found, 2 usage error, 3 input unreadable.
 // A subcommand is added by writing `Command AddXCommand(CLI::App*)` (command.h) and listing it below.
 #include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+
+namespace {
+
+bool AskedForJson(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) break;
+    if (std::strcmp(argv[i], "--json") == 0) return true;
+  }
+  return false;
+}
+
+// The subcommand named on the command line ("klf" when there is none), for the JSON error object.
+std::string CommandName(const std::vector<klf::cli::Command>& commands, int argc, char** argv) {
+  for (const klf::cli::Command& c : commands) {
+    if (argc > 1 && c.app->get_name() == argv[1]) return c.app->get_name();
+  }
+  return "klf";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace klf::cli;
@@ -43,11 +66,23 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // One line naming the problem, then where to look; CLI11's own exit codes are not ours.
     std::fprintf(stderr, "klf: %s\nRun 'klf --help' or 'klf <command> --help' for usage.\n", e.what());
+    // Scripts that asked for --json get the error object on stdout as well (README "Conventions").
+    if (AskedForJson(argc, argv)) {
+      std::printf("%s\n", ErrorJson(CommandName(commands, argc, argv), kExitUsage, e.what()).c_str());
+    }
     return kExitUsage;
   }
 
   for (const Command& c : commands) {
-    if (c.app->parsed()) return c.run();
+    if (!c.app->parsed()) continue;
+    // An exception escaping a command is a bug, but it still unwinds (removing staging directories)
+    // and ends as an error line, not an abort.
+    try {
+      return c.run();
+    } catch (const std::exception& e) {
+      return Fail(c.app->get_name(), kExitUnreadable, std::string("internal error: ") + e.what(),
+                  AskedForJson(argc, argv));
+    }
   }
   return kExitUsage;
 }

@@ -12,6 +12,7 @@
 
 #include "cli/command.h"
 #include "segment_reader/problem.h"
+#include "segment_writer/output_guard.h"
 #include "segment_writer/segment_writer.h"
 
 namespace klf::cli {
@@ -72,26 +73,21 @@ int RunReindex(const ReindexArgs& a) {
   options.force = a.force;
   std::string error;
   for (const std::string& kv : a.configs) {
-    if (!ApplyConfig(kv, &options, &error)) {
-      PrintError("reindex", error);
-      return kExitUsage;
-    }
+    if (!ApplyConfig(kv, &options, &error)) return Fail("reindex", kExitUsage, error, a.json);
   }
-  // cli.md: commands that write refuse an existing non-empty --out unless --force (a usage error);
-  // an unreadable input is exit 3.
-  if (!a.force && Env::Default()->IsNonEmptyDir(a.out)) {
-    PrintError("reindex", a.out + ": exists and is not empty (use --force to replace it)");
-    return kExitUsage;
+  // The output guard (segment_writer/output_guard.h) before any work: a refused --out (an input, or
+  // an existing directory that is not a klf output to replace with --force) is a usage error; an
+  // unreadable input is exit 3.
+  if (!CheckOutputPath({a.out, OutputKind::kDirectory, {a.dir}, a.force}, nullptr, &error)) {
+    return Fail("reindex", kExitUsage, error, a.json);
   }
   if (!std::filesystem::is_directory(a.dir)) {
-    PrintError("reindex", a.dir + ": not a partition directory");
-    return kExitUnreadable;
+    return Fail("reindex", kExitUnreadable, a.dir + ": not a partition directory", a.json);
   }
   CollectingSink sink;
   ReindexResult result;
   if (!ReindexPartition(Env::Default(), a.dir, a.out, options, &result, &sink, &error)) {
-    PrintError("reindex", error);
-    return kExitUnreadable;
+    return Fail("reindex", kExitUnreadable, error, a.json);
   }
   if (a.json) {
     nlohmann::json j;
@@ -132,7 +128,7 @@ Command AddReindexCommand(CLI::App* parent) {
   app->add_option("--config", args->configs,
                   "KEY=VALUE: index.interval.bytes (default 4096), segment.index.bytes, segment.bytes, "
                   "producer.id.expiration.ms");
-  app->add_flag("--force", args->force, "replace an existing non-empty --out");
+  app->add_flag("--force", args->force, "replace an existing --out that a previous klf run wrote");
   app->add_flag("--json", args->json, "print a JSON summary");
   Command c;
   c.app = app;

@@ -19,6 +19,7 @@
 #include "repair/repair.h"
 #include "segment_reader/bytes.h"
 #include "segment_reader/layout.h"
+#include "segment_writer/output_guard.h"
 
 namespace klf::cli {
 namespace {
@@ -153,8 +154,7 @@ bool ResolvePartitionDirs(std::string* target, std::vector<std::string>* replica
 
 int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration) {
   if (!std::filesystem::is_directory(a.salvage)) {
-    PrintError("repair", a.salvage + ": not a partition directory");
-    return kExitUnreadable;
+    return Fail("repair", kExitUnreadable, a.salvage + ": not a partition directory", a.json);
   }
   SalvageOptions so;
   so.config = config;
@@ -163,8 +163,7 @@ int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration)
   SalvageResult r;
   std::string error;
   if (!SalvagePartition(Env::Default(), a.salvage, a.out, so, &r, &error)) {
-    PrintError("repair", error);
-    return kExitUnreadable;
+    return Fail("repair", kExitUnreadable, error, a.json);
   }
   if (a.json) {
     nlohmann::json j;
@@ -209,33 +208,37 @@ int RunRepair(const RepairArgs& a) {
   std::string error;
   for (const std::string& kv : a.configs) {
     if (!ApplyConfig(kv, &options.config, &options.producer_id_expiration_ms, &error)) {
-      PrintError("repair", error);
-      return kExitUsage;
+      return Fail("repair", kExitUsage, error, a.json);
     }
   }
   if (!a.salvage.empty()) {
     if (!a.target.empty() || !a.replicas.empty()) {
-      PrintError("repair", "--salvage takes no --target or --replica");
-      return kExitUsage;
+      return Fail("repair", kExitUsage, "--salvage takes no --target or --replica", a.json);
     }
   } else if (a.target.empty() || a.replicas.empty()) {
-    PrintError("repair", "--target and at least one --replica are required (or --salvage DIR)");
-    return kExitUsage;
+    return Fail("repair", kExitUsage, "--target and at least one --replica are required (or --salvage DIR)", a.json);
   }
   if (a.out.empty() && !(a.dry_run && a.salvage.empty())) {
-    PrintError("repair", "--out is required (unless --dry-run)");
-    return kExitUsage;
+    return Fail("repair", kExitUsage, "--out is required (unless --dry-run)", a.json);
   }
-  if (!a.out.empty() && !a.dry_run && !a.force && Env::Default()->IsNonEmptyDir(a.out)) {
-    PrintError("repair", a.out + ": exists and is not empty (use --force to replace it)");
-    return kExitUsage;
+  // The output guard (segment_writer/output_guard.h) before any work: --out must stay clear of the
+  // target, every --replica and --salvage (and their broker log dirs), and replaces only a previous
+  // klf output (--force). A dry run writes nothing.
+  if (!a.out.empty() && !a.dry_run) {
+    std::vector<std::string> inputs = a.replicas;
+    for (const std::string* p : {&a.target, &a.salvage}) {
+      if (!p->empty()) inputs.push_back(*p);
+    }
+    if (!CheckOutputPath({a.out, OutputKind::kDirectory, inputs, a.force}, nullptr, &error)) {
+      return Fail("repair", kExitUsage, error, a.json);
+    }
   }
   if (!a.salvage.empty()) return RunSalvage(a, options.config, options.producer_id_expiration_ms);
 
   RepairArgs resolved = a;
   if (!ResolvePartitionDirs(&resolved.target, &resolved.replicas, &error)) {
-    PrintError("repair", error);
-    return error.find("no such file") != std::string::npos ? kExitUnreadable : kExitUsage;
+    return Fail("repair", error.find("no such file") != std::string::npos ? kExitUnreadable : kExitUsage, error,
+                a.json);
   }
   return RunResolved(resolved, options);
 }
@@ -244,25 +247,19 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
   std::string error;
   for (const std::string& d : a.replicas) {
     if (!std::filesystem::is_directory(d)) {
-      PrintError("repair", d + ": not a partition directory");
-      return kExitUnreadable;
+      return Fail("repair", kExitUnreadable, d + ": not a partition directory", a.json);
     }
   }
   if (!std::filesystem::is_directory(a.target)) {
-    PrintError("repair", a.target + ": not a partition directory");
-    return kExitUnreadable;
+    return Fail("repair", kExitUnreadable, a.target + ": not a partition directory", a.json);
   }
   RepairPlan plan;
-  if (!PlanRepair(a.replicas, a.target, options, &plan, &error)) {
-    PrintError("repair", error);
-    return kExitUnreadable;
-  }
+  if (!PlanRepair(a.replicas, a.target, options, &plan, &error)) return Fail("repair", kExitUnreadable, error, a.json);
   RepairResult result;
   bool wrote = false;
   if (!a.dry_run) {
     if (!WriteRepairedCopy(Env::Default(), plan, a.out, options, &result, &error)) {
-      PrintError("repair", error);
-      return kExitUnreadable;
+      return Fail("repair", kExitUnreadable, error, a.json);
     }
     wrote = true;
   }
@@ -346,7 +343,7 @@ Command AddRepairCommand(CLI::App* parent) {
       ->type_name("DIR");
   app->add_flag("--dry-run", args->dry_run, "print the plan, write nothing");
   app->add_flag("--json", args->json, "print the findings, plan and result as JSON");
-  app->add_flag("--force", args->force, "replace an existing non-empty --out");
+  app->add_flag("--force", args->force, "replace an existing --out that a previous klf run wrote");
   app->add_option("--now", args->now, "clock (ms) for producer expiration when loading snapshots")->type_name("MS");
   app->add_option("--config", args->configs,
                   "KEY=VALUE: index.interval.bytes (default 4096), segment.index.bytes, producer.id.expiration.ms");

@@ -4,7 +4,8 @@
 // each broker's log directory written to DIR/broker<N>/ in Kafka's format, each broker's cleaner
 // running on its own log, under Kafka's rules or coordinated ones; then prints what each replica
 // would serve (read_committed records, key -> value map, LSO) and where they diverge.
-// Exit 0: the replicas agree; 1: they diverged; 2: usage or invalid timeline; 3: unreadable file.
+// Exit 0: the replicas agree; 1: they diverged; 2: usage, invalid timeline or refused --out;
+// 3: unreadable timeline or a failed write. With --json every failure prints the error object.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "cli/command.h"
 #include "segment_reader/file.h"
+#include "segment_writer/output_guard.h"
 #include "simulator/simulator.h"
 
 namespace klf::cli {
@@ -90,33 +92,34 @@ void PrintText(const SimulationResult& r, const SimulateArgs& a) {
 }
 
 int RunSimulate(const SimulateArgs& a) {
+  const bool json = a.common.json;
   SimulationOptions o;
   if (a.mode == "coordinated") {
     o.mode = CoordinationMode::kCoordinated;
   } else if (a.mode != "uncoordinated") {
-    PrintError("simulate", "--mode must be uncoordinated or coordinated, not " + a.mode);
-    return kExitUsage;
+    return Fail("simulate", kExitUsage, "--mode must be uncoordinated or coordinated, not " + a.mode, json);
   }
   o.out_dir = a.out;
   o.force = a.force;
+  o.inputs = {a.timeline};
   std::string text, error;
-  if (!ReadSmallFile(a.timeline, 16u << 20, &text, &error)) {
-    PrintError("simulate", error);
-    return kExitUnreadable;
+  // The output guard (segment_writer/output_guard.h) before anything is read or written: --out must
+  // not hold the timeline, and replaces only a previous klf output.
+  if (!CheckOutputPath({a.out, OutputKind::kDirectory, o.inputs, a.force}, nullptr, &error)) {
+    return Fail("simulate", kExitUsage, error, json);
   }
+  if (!ReadSmallFile(a.timeline, 16u << 20, &text, &error)) return Fail("simulate", kExitUnreadable, error, json);
   Timeline t;
-  if (!ParseTimeline(text, &t, &error)) {
-    PrintError("simulate", a.timeline + ": " + error);
-    return kExitUsage;
-  }
+  if (!ParseTimeline(text, &t, &error)) return Fail("simulate", kExitUsage, a.timeline + ": " + error, json);
   if (t.name.empty()) {
     t.name = a.timeline.substr(a.timeline.find_last_of('/') + 1);
     if (t.name.size() > 5 && t.name.ends_with(".json")) t.name.resize(t.name.size() - 5);
   }
   SimulationResult r;
   if (!RunSimulation(t, o, &r, &error)) {
-    PrintError("simulate", a.timeline + ": " + error);
-    return error.starts_with("timeline") ? kExitUsage : kExitProblems;
+    // Exit 1 means "diverged" only: an invalid event is a usage error, anything else a failed write.
+    return Fail("simulate", error.starts_with("timeline") ? kExitUsage : kExitUnreadable, a.timeline + ": " + error,
+                json);
   }
   if (a.common.json) {
     std::printf("%s\n", SimulationResultJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
@@ -136,14 +139,15 @@ Command AddSimulateCommand(CLI::App* parent) {
       "brokers down/up, leadership, clock, each broker's cleaner), writing every broker's log directory\n"
       "in Kafka's format under --out (broker1/, broker2/, ...). Prints what each replica would serve\n"
       "(read_committed records, key -> value map, last stable offset) and where they diverge.\n"
-      "Exit 0: replicas agree; 1: they diverged.");
+      "Exit 0: replicas agree; 1: they diverged; 2: usage, invalid timeline or refused --out; 3: unreadable\n"
+      "timeline or failed write.");
   app->add_option("TIMELINE", args->timeline, "timeline JSON file (format: README.md, klf simulate)")->required();
   app->add_option("--out", args->out, "output directory for the broker log directories (complete or absent)")
       ->required();
   app->add_option("--mode", args->mode,
                   "uncoordinated (Kafka: each replica compacts alone; default) or coordinated (tombstones only "
                   "below MTRO, markers only below MXRO)");
-  app->add_flag("--force", args->force, "replace an existing non-empty --out");
+  app->add_flag("--force", args->force, "replace an existing --out that a previous klf run wrote");
   app->add_flag("--records", args->verbose, "text output: list every read_committed record of every replica");
   AddCommonOptions(app, &args->common, false);
   Command c;

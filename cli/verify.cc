@@ -91,7 +91,15 @@ int Run(const VerifyArgs& args) {
       if (i) out.Append(", ");
       out.AppendJsonString(unreadable[i]);
     }
-    out.Append("]}\n");
+    out.Append("]");
+    // An unreadable PATH fails the run (exit 3): the report carries the error object's fields too
+    // (README "Conventions").
+    if (!unreadable.empty()) {
+      out.Append(", \"error\": ");
+      out.AppendJsonString(unreadable.front());
+      out.Append(", \"command\": \"verify\", \"exitCode\": 3");
+    }
+    out.Append("}\n");
   }
   out.Flush();
   for (const std::string& u : unreadable) PrintError("verify", u);

@@ -42,6 +42,8 @@ def dir_files(d):
     res = {}
     for root, _, files in os.walk(d):
         for n in files:
+            if n == ".klf-output" and root == d:
+                continue  # klf's output marker (README "Conventions"): not one of Kafka's files
             p = os.path.join(root, n)
             with open(p, "rb") as f:
                 res[os.path.relpath(p, d)] = f.read()

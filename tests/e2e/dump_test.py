@@ -567,7 +567,11 @@ def test_usage_and_unreadable():
     # A missing path among good ones: the good ones are still dumped, exit 3.
     good = os.path.join(ORACLE, "b-txn/txn-0/00000000000000000015.log")
     objs, _ = dump_json(["/nonexistent/x.log", good], expect_rc=3)
-    check(len(objs) == 2, "good path dumped after a missing one")
+    # The missing path is the JSON error object of README "Conventions", a line where it was given.
+    check(len(objs) == 3 and objs[0].get("type") == "error" and objs[0].get("command") == "dump"
+          and objs[0].get("exitCode") == 3 and "/nonexistent/x.log" in objs[0].get("error", ""),
+          "missing path: no error object first: %r" % objs[:1])
+    check(len(objs) == 3 and all(o.get("type") == "batch" for o in objs[1:]), "good path dumped after a missing one")
     for args in (["--help"], ["dump", "--help"]):
         p = run(args, 0)
         check(b"dump" in p.stdout, "help text")

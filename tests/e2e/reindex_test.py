@@ -6,7 +6,8 @@
 2. Every output .log decodes with kafka-python (python3-kafka) to the same records as the input.
 3. kafka-python's own logs put in a partition directory reindex and still decode to what
    kafka-python expects (X.log.expected.json).
-4. --out rules: a non-empty --out is refused (exit 2) unless --force; the input itself is refused.
+4. --out rules: a non-empty --out is refused (exit 2) unless it is a previous klf output and --force is
+   given; the input itself is refused.
 
 Run by CTest with KLF_BINARY and KLF_FIXTURES_DIR; needs /usr/bin/python3 with the `kafka` package.
 """
@@ -32,9 +33,17 @@ def run(*args):
     return klf_process(args)
 
 
+# klf marks every output directory it writes (README "Conventions"); Kafka's directories have no such file.
+MARKER = ".klf-output"
+
+
+def kafka_files(path):
+    return sorted(n for n in os.listdir(path) if n != MARKER)
+
+
 def tree_digest(path):
     out = {}
-    for name in sorted(os.listdir(path)):
+    for name in kafka_files(path):
         with open(os.path.join(path, name), "rb") as f:
             out[name] = hashlib.sha256(f.read()).hexdigest()
     return out
@@ -73,8 +82,9 @@ def main():
                 continue
             summary = json.loads(r.stdout)
             check(summary["problems"] == [], "%s: problems %s" % (name, summary["problems"]))
-            check(sorted(os.listdir(out)) == sorted(os.listdir(src)),
-                  "%s: files differ: %s vs %s" % (name, sorted(os.listdir(out)), sorted(os.listdir(src))))
+            check(kafka_files(out) == kafka_files(src),
+                  "%s: files differ: %s vs %s" % (name, kafka_files(out), kafka_files(src)))
+            check(os.path.isfile(os.path.join(out, MARKER)), "%s: no klf output marker" % name)
             check(tree_digest(out) == tree_digest(src), "%s: some file differs from Kafka's" % name)
             check(tree_digest(copy) == before, "%s: input was modified" % name)
             check(not [n for n in os.listdir(os.path.dirname(out)) if ".tmp-" in n],
@@ -115,9 +125,17 @@ def main():
         check(r.returncode == 2, "non-empty --out: exit %d (want 2)" % r.returncode)
         check(os.listdir(busy) == ["keep"], "non-empty --out was touched")
         check("--force" in r.stderr, "refusal should mention --force: %r" % r.stderr)
+        # --force replaces only a previous klf output, never a directory klf did not write.
         r = run("reindex", src, "--out", busy, "--force", "--config", "index.interval.bytes=128")
+        check(r.returncode == 2, "--force over a non-klf directory: exit %d (want 2)" % r.returncode)
+        check(os.listdir(busy) == ["keep"], "--force replaced a directory klf did not write")
+        check("not a klf output" in r.stderr, "refusal should say why: %r" % r.stderr)
+        prev = os.path.join(tmp, "prev")
+        r = run("reindex", src, "--out", prev)
+        check(r.returncode == 0, "first run: exit %d %s" % (r.returncode, r.stderr))
+        r = run("reindex", src, "--out", prev, "--force", "--config", "index.interval.bytes=128")
         check(r.returncode == 0, "--force: exit %d %s" % (r.returncode, r.stderr))
-        check(tree_digest(busy) == tree_digest(src), "--force output differs from Kafka's files")
+        check(tree_digest(prev) == tree_digest(src), "--force output differs from Kafka's files")
         copy = os.path.join(tmp, "self")
         shutil.copytree(src, copy)
         before = tree_digest(copy)
