@@ -137,7 +137,7 @@ class Dumper : public ProblemSink {
   void Unreadable(const std::string& message) {
     // JSON Lines get the error object (README "Conventions") in the stream, where the input was.
     if (options_.common.json) {
-      const nlohmann::json fields = {{"type", "error"}};
+      const nlohmann::json fields = {{"type", "error"}, {"file", path_}};
       out_->Append(ErrorJson("dump", kExitUnreadable, message, &fields));
       out_->Append('\n');
     }
@@ -161,6 +161,7 @@ class Dumper : public ProblemSink {
   bool has_range() const { return from_ != kMinOffset || to_ != kMaxOffset; }
 
   void DumpPath(const std::string& path) {
+    path_ = path;
     PathInfo info = ClassifyPath(path);
     switch (info.kind) {
       case PathKind::kMissing:
@@ -424,6 +425,7 @@ class Dumper : public ProblemSink {
   uint64_t errors_ = 0;
   uint64_t done_bytes_ = 0;
   bool unreadable_ = false;
+  std::string path_;  // the PATH being dumped (the "file" of an error object)
 };
 
 }  // namespace

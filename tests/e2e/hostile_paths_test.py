@@ -284,7 +284,8 @@ def test_every_json_command_prints_one_error_object():
         p = process(["dump", "--json", missing])
         lines = [json.loads(l) for l in p.stdout.splitlines()]
         check(p.returncode == 3 and len(lines) == 1 and lines[0].get("command") == "dump"
-              and lines[0].get("exitCode") == 3 and missing in lines[0].get("error", ""), f"dump: {p.stdout!r}")
+              and lines[0].get("exitCode") == 3 and missing in lines[0].get("error", "")
+              and lines[0].get("type") == "error" and lines[0].get("file") == missing, f"dump: {p.stdout!r}")
 
 
 def wait_for(pred, seconds=20):
