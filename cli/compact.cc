@@ -5,6 +5,7 @@
 // prints what a broker would have decided and done (spec cli.md "compact").
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -253,6 +254,11 @@ int RunCompact(const CompactArgs& a) {
     dirs.insert(dirs.end(), a.replicas.begin(), a.replicas.end());
     coordination = {{"replicas", nlohmann::json::array()}};
     for (const std::string& d : dirs) {
+      // A replica that is not there cannot be read at all (exit 3); one that is there but damaged is
+      // a finding (exit 1, FailOnLog).
+      if (!std::filesystem::is_directory(d)) {
+        return Fail("compact", kExitUnreadable, d + ": not a partition directory", json);
+      }
       ReplicaView v;
       CollectingSink quiet;
       if (!LoadReplicaView(d, o.now, o.config.producer_id_expiration_ms, &v, &quiet, &error)) {

@@ -265,6 +265,7 @@ def test_simulate_exit_codes():
 def test_every_json_command_prints_one_error_object():
     with temp_dir() as tmp:
         missing = os.path.join(tmp, "missing")
+        os.makedirs(os.path.join(tmp, "foo-0"))  # an empty partition directory
         cases = [
             (["reindex", missing, "--out", os.path.join(tmp, "o")], "reindex", 3),
             (["repair", "--replica", missing, "--target", missing, "--out", os.path.join(tmp, "o")], "repair", 3),
@@ -274,6 +275,8 @@ def test_every_json_command_prints_one_error_object():
             (["simulate", missing, "--out", os.path.join(tmp, "o")], "simulate", 3),
             (["compact", missing, "--out", os.path.join(tmp, "o"), "--config", "bogus=1"], "compact", 2),
             (["compact", missing, "--out", os.path.join(tmp, "o")], "compact", 3),
+            (["compact", os.path.join(tmp, "foo-0"), "--mode", "coordinated", "--replica", missing, "--out",
+              os.path.join(tmp, "o")], "compact", 3),
             (["verify", missing], "verify", 3),
             (["compact", missing], "compact", 2),  # CLI11: --out is required
             (["frobnicate"], "klf", 2),
