@@ -9,6 +9,7 @@
 
 #include "compactor/partition_log.h"
 #include "segment_reader/batch.h"
+#include "segment_reader/file.h"
 #include "segment_reader/key_digest.h"
 
 namespace klf {
@@ -92,7 +93,9 @@ void LookupAhead::RunLoop() {
   int skip = 0;
   bool ok = true;
   for (const Segment& seg : segments_) {
-    int fd = open(seg.path.c_str(), O_RDONLY | O_CLOEXEC);
+    InputFileInfo info;
+    std::string open_error;
+    int fd = OpenInputFile(seg.path, &info, &open_error);
     if (fd < 0) break;
     uint64_t pos = 0;
     while (ok && pos < seg.size) {

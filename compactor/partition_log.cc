@@ -71,11 +71,9 @@ bool ChunkReader::Open(const std::string& path, uint64_t size, std::string* erro
   if (fd_ >= 0) close(fd_);
   path_ = path;
   size_ = size;
-  fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) {
-    *error = path + ": " + std::strerror(errno);
-    return false;
-  }
+  InputFileInfo info;
+  fd_ = OpenInputFile(path, &info, error);
+  if (fd_ < 0) return false;
   posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   return true;
 }

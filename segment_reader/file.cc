@@ -25,35 +25,79 @@ std::map<const uint8_t*, uint64_t>& Mappings() {
 
 static std::string ErrnoMessage(const std::string& path, int err) { return path + ": " + std::strerror(err); }
 
-// Opens `path` read-only and checks that it is a regular file; returns the descriptor (with *st
-// filled) or -1 with *error set.
-static int OpenRegularFile(const std::string& path, struct stat* st, std::string* error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+static int64_t MtimeMs(const struct stat& st) {
+  return int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+}
+
+const char* FileTypeName(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "a special file";
+}
+
+// Why open(2) failed, in words that name the hostile cases (a loop, a dangling link) plainly.
+static std::string OpenFailure(const std::string& path, int err, InputFailure* failure) {
+  struct stat lst;
+  if (err == ENOENT || err == ENOTDIR) {
+    if (::lstat(path.c_str(), &lst) != 0) {
+      *failure = InputFailure::kMissing;
+      return ErrnoMessage(path, err);
+    }
+    // The entry is there: a symlink whose target is missing is a file that cannot be read, not an
+    // absent one.
+    *failure = InputFailure::kUnreadable;
+    return path + ": a symbolic link to a missing file";
+  }
+  *failure = InputFailure::kUnreadable;
+  if (err == ELOOP) return path + ": " + std::strerror(err) + " (a symbolic link loop)";
+  return ErrnoMessage(path, err);
+}
+
+int OpenInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure) {
+  InputFailure ignored;
+  if (failure == nullptr) failure = &ignored;
+  *failure = InputFailure::kNone;
+  // O_NONBLOCK: opening a FIFO read-only would otherwise wait for a writer. It changes nothing for a
+  // regular file (Linux ignores it for reads and mappings of regular files), the only kind kept.
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
   if (fd < 0) {
-    *error = ErrnoMessage(path, errno);
+    *error = OpenFailure(path, errno, failure);
     return -1;
   }
-  if (::fstat(fd, st) != 0) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
     *error = ErrnoMessage(path, errno);
+    *failure = InputFailure::kUnreadable;
     ::close(fd);
     return -1;
   }
-  if (!S_ISREG(st->st_mode)) {
-    *error = path + ": not a regular file";
+  if (!S_ISREG(st.st_mode)) {
+    *error = path + ": " + FileTypeName(st.st_mode) + ", not a regular file";
+    *failure = InputFailure::kUnreadable;
     ::close(fd);
     return -1;
   }
+  info->size = uint64_t(st.st_size);
+  info->mtime_ms = MtimeMs(st);
   return fd;
 }
 
 std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::string* error) {
-  struct stat st;
-  int fd = OpenRegularFile(path, &st, error);
+  InputFileInfo info;
+  int fd = OpenInputFile(path, &info, error);
   if (fd < 0) return nullptr;
   std::unique_ptr<MappedFile> f(new MappedFile());
   f->path_ = path;
-  f->size_ = uint64_t(st.st_size);
-  f->mtime_ms_ = int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+  f->size_ = info.size;
+  f->mtime_ms_ = info.mtime_ms;
   if (f->size_ > 0) {
     // mmap of a zero-length file fails with EINVAL, so an empty file keeps data_ == nullptr.
     void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -81,14 +125,14 @@ MappedFile::~MappedFile() {
 }
 
 std::unique_ptr<StreamedFile> StreamedFile::Open(const std::string& path, std::string* error, uint64_t chunk) {
-  struct stat st;
-  int fd = OpenRegularFile(path, &st, error);
+  InputFileInfo info;
+  int fd = OpenInputFile(path, &info, error);
   if (fd < 0) return nullptr;
   std::unique_ptr<StreamedFile> f(new StreamedFile());
   f->path_ = path;
   f->fd_ = fd;
-  f->size_ = uint64_t(st.st_size);
-  f->mtime_ms_ = int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+  f->size_ = info.size;
+  f->mtime_ms_ = info.mtime_ms;
   f->chunk_ = chunk == 0 ? kDefaultChunk : chunk;
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return f;
@@ -157,40 +201,35 @@ void MappedFile::AdviseSequential() const {
   if (data_ != nullptr) ::madvise(const_cast<uint8_t*>(data_), size_, MADV_SEQUENTIAL);
 }
 
-bool ReadSmallFile(const std::string& path, uint64_t max_bytes, std::string* contents, std::string* error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *error = ErrnoMessage(path, errno);
-    return false;
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    *error = ErrnoMessage(path, errno);
+bool ReadSmallFile(const std::string& path, uint64_t max_bytes, std::string* contents, std::string* error,
+                   InputFailure* failure) {
+  InputFailure ignored;
+  if (failure == nullptr) failure = &ignored;
+  InputFileInfo info;
+  int fd = OpenInputFile(path, &info, error, failure);
+  if (fd < 0) return false;
+  auto too_large = [&](const std::string& size) {
+    *error = path + ": " + size + " bytes, more than the " + std::to_string(max_bytes) +
+             "-byte limit for this kind of file (not a file Kafka writes); not read";
+    *failure = InputFailure::kTooLarge;
     ::close(fd);
     return false;
-  }
-  if (uint64_t(st.st_size) > max_bytes) {
-    *error = path + ": file is " + std::to_string(st.st_size) + " bytes, more than the " +
-             std::to_string(max_bytes) + "-byte limit for this kind of file";
-    ::close(fd);
-    return false;
-  }
+  };
+  if (info.size > max_bytes) return too_large(std::to_string(info.size));
   contents->clear();
+  contents->reserve(size_t(info.size));
   char buf[65536];
   while (true) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
       *error = ErrnoMessage(path, errno);
+      *failure = InputFailure::kUnreadable;
       ::close(fd);
       return false;
     }
     if (n == 0) break;
-    if (contents->size() + size_t(n) > max_bytes) {  // the file grew while we read it
-      *error = path + ": file is larger than the " + std::to_string(max_bytes) + "-byte limit";
-      ::close(fd);
-      return false;
-    }
+    if (contents->size() + size_t(n) > max_bytes) return too_large("over " + std::to_string(max_bytes));  // it grew
     contents->append(buf, size_t(n));
   }
   ::close(fd);

@@ -1,10 +1,17 @@
 // Read-only access to input files: the one place klf opens data it did not write.
 //
-// Two ways in, neither copies a file into memory whole: MappedFile maps it read-only (PROT_READ,
-// MAP_PRIVATE) for random access; StreamedFile reads it front to back with pread(2) into one reused
-// buffer, which is the faster of the two for a sequential walk on machines where page faults are
-// expensive (docs/PERFORMANCE.md). Input files are never opened for writing.
+// Every input is opened by OpenInputFile: O_RDONLY|O_NONBLOCK|O_CLOEXEC, then fstat before any read.
+// Only regular files are inputs. A FIFO, a device, a socket, a directory, a symlink loop or a file
+// without read permission is an error naming the file -- never a hang (opening a FIFO without
+// O_NONBLOCK waits for a writer; reading it waits for data), never "absent". Symlinks to regular files
+// are followed: copies of broker data often use them. On top of it: MappedFile maps a file read-only
+// (PROT_READ, MAP_PRIVATE) for random access; StreamedFile reads it front to back with pread(2) into one
+// reused buffer, which is the faster of the two for a sequential walk on machines where page faults are
+// expensive (docs/PERFORMANCE.md); ReadSmallFile reads a metadata file whole under a size cap. Input
+// files are never opened for writing.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <memory>
@@ -13,6 +20,33 @@
 #include "segment_reader/bytes.h"
 
 namespace klf {
+
+// Why an input file could not be used.
+enum class InputFailure {
+  kNone,
+  kMissing,     // no directory entry (ENOENT, ENOTDIR): the caller decides whether absence is normal
+  kUnreadable,  // exists but cannot be read: not a regular file, a symlink loop or dangling symlink,
+                // no permission, an I/O error. Never the same as absent.
+  kTooLarge,    // ReadSmallFile: larger than the cap for its kind (not a file Kafka writes)
+};
+
+// What fstat said about an open input.
+struct InputFileInfo {
+  uint64_t size = 0;
+  int64_t mtime_ms = 0;  // modification time in epoch milliseconds
+};
+
+// Opens `path` for reading as described above and returns the descriptor (the caller closes it), or
+// -1 with *error = "<path>: <why>" and *failure set (when not null).
+int OpenInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure = nullptr);
+
+// "a FIFO", "a directory", "a character device", ... for a st_mode that is not a regular file.
+const char* FileTypeName(mode_t mode);
+
+// Size caps of ReadSmallFile for the metadata files (checkpoints, properties, producer snapshots):
+// each is far above what Kafka writes (a checkpoint line per partition of the broker, a snapshot
+// entry per producer) and far below what would hurt to read whole.
+constexpr uint64_t kMaxMetadataFileBytes = uint64_t(64) << 20;
 
 class MappedFile {
  public:
@@ -82,8 +116,11 @@ class StreamedFile {
 // file is read front to back. Memory that is not part of a MappedFile is left alone.
 void ReleaseMappedPages(const uint8_t* begin, const uint8_t* end);
 
-// Reads a whole small file (checkpoints, properties) with a size cap. Returns false and sets *error
-// when it cannot be read or is larger than `max_bytes`.
-bool ReadSmallFile(const std::string& path, uint64_t max_bytes, std::string* contents, std::string* error);
+// Reads a whole small file (checkpoints, properties, snapshots) through OpenInputFile with a size cap,
+// checked with fstat before any byte is read (and again while reading, in case the file grows).
+// Returns false and sets *error ("<path>: <why>") and *failure (when not null) when it is missing,
+// cannot be read or is larger than `max_bytes`.
+bool ReadSmallFile(const std::string& path, uint64_t max_bytes, std::string* contents, std::string* error,
+                   InputFailure* failure = nullptr);
 
 }  // namespace klf
