@@ -1,10 +1,16 @@
 // Directory model (spec kafka-on-disk-format.md §1, §12, §13). Only listings, sizes and the small
-// text files of the scanned directory are read; segment contents never are.
+// text files of the scanned directory are read; segment contents never are (each file klf reads is
+// opened once and closed, to know that it can be read).
 #include "segment_reader/layout.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
 #include <filesystem>
 #include <system_error>
 
@@ -14,9 +20,6 @@ namespace klf {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Text files are small; anything bigger than this is not a file Kafka wrote.
-constexpr uint64_t kMaxTextFileBytes = 64 << 20;
 
 bool AllDigits(std::string_view s) {
   if (s.empty()) return false;
@@ -69,13 +72,42 @@ void Report(ProblemSink* sink, Severity severity, const std::string& file, const
   sink->Report(Problem{severity, file, 0, check, std::move(message)});
 }
 
+// A file klf reads when it scans or loads a directory (segments, indexes, snapshots, text files), as
+// opposed to names it only lists (.lock, leftovers of interrupted operations) or does not know.
+bool IsReadByKlf(const FileName& f) {
+  return f.kind != FileKind::kUnknown && f.kind != FileKind::kLock && f.kind != FileKind::kKraftSnapshotPart &&
+         f.suffix == FileSuffix::kNone;
+}
+
 struct Listing {
   std::vector<DirEntry> files;
   std::vector<std::string> dirs;  // names
   std::vector<std::string> others;
+  std::vector<UnreadableFile> unreadable;  // only when probed: see ListDir
 };
 
-bool ListDir(const std::string& path, Listing* out, ProblemSink* sink) {
+// How much ListDir looks at each entry.
+enum class Probe {
+  kNamesOnly,  // classify names (ClassifyDir): a file klf reads counts as one whatever its type
+  kOpen,       // open each file klf reads (OpenInputFile): those that cannot be read go to `unreadable`
+};
+
+// Adds one entry klf reads to `out`: a file when it opens as a regular file, else unreadable.
+void ProbeEntry(DirEntry d, Listing* out) {
+  InputFileInfo info;
+  std::string error;
+  InputFailure failure = InputFailure::kNone;
+  int fd = OpenInputFile(d.path, &info, &error, &failure);
+  if (fd >= 0) {
+    ::close(fd);
+    d.size = info.size;
+    out->files.push_back(std::move(d));
+  } else if (failure != InputFailure::kMissing) {  // missing: removed since it was listed
+    out->unreadable.push_back(UnreadableFile{std::move(d), std::move(error)});
+  }
+}
+
+bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe probe = Probe::kOpen) {
   std::error_code ec;
   fs::directory_iterator it(path, ec);
   if (ec) {
@@ -87,15 +119,25 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink) {
     std::string name = it->path().filename().string();
     // klf's own output marker (segment_writer/output_guard.h): not Kafka data, not worth a note.
     if (name == ".klf-output") continue;
+    DirEntry d;
+    d.name = name;
+    d.path = Join(path, name);
+    d.info = ClassifyFileName(name);
+    if (IsReadByKlf(d.info)) {
+      // Whatever its type: a FIFO, directory or symlink loop with a segment's name is a segment
+      // that cannot be read, not an unknown entry.
+      if (probe == Probe::kOpen) {
+        ProbeEntry(std::move(d), out);
+      } else {
+        out->files.push_back(std::move(d));
+      }
+      continue;
+    }
     std::error_code e2;
     if (it->is_directory(e2)) {
       out->dirs.push_back(name);
     } else if (it->is_regular_file(e2)) {
-      DirEntry d;
-      d.name = name;
-      d.path = Join(path, name);
       d.size = it->file_size(e2);
-      d.info = ClassifyFileName(name);
       out->files.push_back(std::move(d));
     } else {
       out->others.push_back(name);
@@ -108,16 +150,30 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink) {
   std::sort(out->files.begin(), out->files.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   std::sort(out->dirs.begin(), out->dirs.end());
   std::sort(out->others.begin(), out->others.end());
+  std::sort(out->unreadable.begin(), out->unreadable.end(),
+            [](const UnreadableFile& a, const UnreadableFile& b) { return a.file.name < b.file.name; });
   return true;
 }
 
-bool ReadText(const std::string& path, std::string* text, ProblemSink* sink) {
+void ReportUnreadable(ProblemSink* sink, const UnreadableFile& u) {
+  std::string_view why = u.error;
+  if (why.substr(0, u.file.path.size() + 2) == u.file.path + ": ") why.remove_prefix(u.file.path.size() + 2);
+  Report(sink, Severity::kError, u.file.path, "file-read", fmt::format("cannot be read: {}", why));
+}
+
+// Reads a text file of the scanned directory. One that cannot be read (it may have changed since it was
+// listed) is added to *unreadable; one over the cap is damage ("file-size"), as if it did not parse.
+bool ReadText(const DirEntry& e, std::string* text, ProblemSink* sink, std::vector<UnreadableFile>* unreadable) {
   std::string error;
-  if (!ReadSmallFile(path, kMaxTextFileBytes, text, &error)) {
-    Report(sink, Severity::kError, path, "file-read", error);
-    return false;
+  InputFailure failure = InputFailure::kNone;
+  if (ReadSmallFile(e.path, kMaxMetadataFileBytes, text, &error, &failure)) return true;
+  if (failure == InputFailure::kTooLarge) {
+    Report(sink, Severity::kError, e.path, "file-size", error);
+  } else {
+    unreadable->push_back(UnreadableFile{e, error});
+    ReportUnreadable(sink, unreadable->back());
   }
-  return true;
+  return false;
 }
 
 bool IsPartitionLevel(FileKind k) {
@@ -197,13 +253,13 @@ PartitionDirState StateOfDirName(std::string_view name) {
 
 void ParseTextFilesOfPartition(PartitionDir* out, ProblemSink* sink) {
   std::string text;
-  if (out->leader_epoch_checkpoint_file && ReadText(out->leader_epoch_checkpoint_file->path, &text, sink)) {
+  if (out->leader_epoch_checkpoint_file && ReadText(*out->leader_epoch_checkpoint_file, &text, sink, &out->unreadable)) {
     std::vector<LeaderEpochEntry> entries;
     if (ParseLeaderEpochCheckpoint(out->leader_epoch_checkpoint_file->path, text, &entries, sink)) {
       out->leader_epochs = std::move(entries);
     }
   }
-  if (out->partition_metadata_file && ReadText(out->partition_metadata_file->path, &text, sink)) {
+  if (out->partition_metadata_file && ReadText(*out->partition_metadata_file, &text, sink, &out->unreadable)) {
     PartitionMetadata m;
     if (ParsePartitionMetadata(out->partition_metadata_file->path, text, &m, sink)) out->partition_metadata = m;
   }
@@ -214,7 +270,7 @@ void ParseTextFilesOfPartition(PartitionDir* out, ProblemSink* sink) {
 // named like "<topic>-<n>" (e.g. "kafka-logs-1"). A partition directory has no subdirectories.
 PathKind ClassifyDir(const std::string& dir, bool look_into_subdirs) {
   Listing l;
-  if (!ListDir(dir, &l, nullptr)) return PathKind::kOtherDir;
+  if (!ListDir(dir, &l, nullptr, Probe::kNamesOnly)) return PathKind::kOtherDir;
   bool partition_files = false, logdir_files = false;
   for (const auto& f : l.files) {
     partition_files = partition_files || IsPartitionLevel(f.info.kind);
@@ -327,12 +383,12 @@ FileName ClassifyFileName(std::string_view name) {
     if (dash != std::string_view::npos) {
       auto offset = ParseOffsetPrefix(stem.substr(0, dash));
       std::string_view epoch = stem.substr(dash + 1);
-      if (offset && AllDigits(epoch) && epoch.size() <= 10) {
-        int64_t e = std::stoll(std::string(epoch));
-        if (e <= INT32_MAX) {
+      std::optional<int64_t> e = epoch.size() <= 10 ? ParseOffsetPrefix(epoch) : std::nullopt;
+      if (offset && e) {
+        if (*e <= INT32_MAX) {
           out.kind = part ? FileKind::kKraftSnapshotPart : FileKind::kKraftSnapshot;
           out.offset = offset;
-          out.epoch = int32_t(e);
+          out.epoch = int32_t(*e);
           out.canonical_name = dash == 20 && epoch.size() == 10;
           return out;
         }
@@ -390,6 +446,14 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
     e.path = Join(out->path, d);
     out->unknown.push_back(e);
     Report(sink, Severity::kInfo, e.path, "unknown-file", "unexpected subdirectory in a partition directory");
+  }
+  for (UnreadableFile& u : listing.unreadable) {
+    ReportUnreadable(sink, u);
+    out->unreadable.push_back(std::move(u));
+  }
+  std::set<int64_t> unreadable_logs;  // their index files are not orphans: the .log is there
+  for (const UnreadableFile& u : out->unreadable) {
+    if (u.file.info.kind == FileKind::kLog) unreadable_logs.insert(*u.file.info.offset);
   }
   for (DirEntry& e : listing.files) {
     if (!e.info.canonical_name) {
@@ -458,7 +522,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
     return std::pair(a.end_offset, a.epoch) < std::pair(b.end_offset, b.epoch);
   });
   for (const auto& [base, seg] : out->segments) {
-    if (seg.log) continue;
+    if (seg.log || unreadable_logs.count(base)) continue;
     // LogLoader deletes index files that have no .log (spec §12 step 6).
     for (const auto* f : {&seg.index, &seg.time_index, &seg.txn_index}) {
       if (*f) {
@@ -468,7 +532,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
       }
     }
   }
-  if (out->LogSegments().empty()) {
+  if (out->LogSegments().empty() && unreadable_logs.empty()) {
     // Kafka would start such a log with a new empty segment; for an offline reader the data is gone
     // (or was not copied).
     Report(sink, Severity::kWarning, out->path, "no-segments", "partition directory holds no .log segment file");
@@ -477,12 +541,25 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
   return true;
 }
 
-bool ReadOffsetCheckpointFile(const std::string& path, std::map<TopicPartition, int64_t>* out, ProblemSink* sink) {
+bool ReadOffsetCheckpointFile(const std::string& path, std::map<TopicPartition, int64_t>* out, ProblemSink* sink,
+                              std::vector<UnreadableFile>* unreadable) {
   out->clear();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return false;
-  std::string text;
-  if (!ReadText(path, &text, sink)) return false;
+  std::string text, error;
+  InputFailure failure = InputFailure::kNone;
+  if (!ReadSmallFile(path, kMaxMetadataFileBytes, &text, &error, &failure)) {
+    // Absent is normal (a broker that never wrote it); a file that is there but cannot be read is not.
+    if (failure == InputFailure::kTooLarge) Report(sink, Severity::kError, path, "file-size", error);
+    if (failure == InputFailure::kUnreadable) {
+      DirEntry e;
+      e.path = path;
+      e.name = fs::path(path).filename().string();
+      e.info = ClassifyFileName(e.name);
+      UnreadableFile u{e, error};
+      ReportUnreadable(sink, u);
+      if (unreadable) unreadable->push_back(std::move(u));
+    }
+    return false;
+  }
   std::vector<OffsetCheckpointEntry> entries;
   if (!ParseOffsetCheckpoint(path, text, &entries, sink)) return false;
   for (const auto& e : entries) (*out)[e.tp] = e.offset;
@@ -494,6 +571,24 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
   out->path = StripTrailingSlashes(path_in);
   Listing listing;
   if (!ListDir(out->path, &listing, sink)) return false;
+  for (UnreadableFile& u : listing.unreadable) {
+    ReportUnreadable(sink, u);
+    out->unreadable.push_back(std::move(u));
+  }
+  for (const std::string& name : listing.others) {
+    // A partition directory's name on something that is not a directory: a symlink loop, a dangling
+    // link, a FIFO. The partition is there and cannot be read.
+    if (!ParsePartitionDirName(name)) continue;
+    std::string path = Join(out->path, name);
+    struct stat st;
+    std::string why = ::stat(path.c_str(), &st) != 0 ? std::strerror(errno)
+                                                      : std::string(FileTypeName(st.st_mode)) + ", not a directory";
+    DirEntry e;
+    e.name = name;
+    e.path = path;
+    out->unreadable.push_back(UnreadableFile{e, path + ": " + why});
+    ReportUnreadable(sink, out->unreadable.back());
+  }
   for (const std::string& d : listing.dirs) {
     if (!ParsePartitionDirName(d)) {
       DirEntry e;
@@ -505,7 +600,14 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
       continue;
     }
     PartitionDir p;
-    if (ScanPartitionDir(Join(out->path, d), &p, sink)) out->partitions.push_back(std::move(p));
+    if (ScanPartitionDir(Join(out->path, d), &p, sink)) {
+      out->partitions.push_back(std::move(p));
+    } else {
+      DirEntry e;
+      e.name = d;
+      e.path = Join(out->path, d);
+      out->unreadable.push_back(UnreadableFile{e, e.path + ": cannot list the partition directory"});
+    }
   }
   for (const DirEntry& e : listing.files) {
     out->files.push_back(e);
@@ -520,14 +622,16 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
         out->meta_properties_file = e;
         std::string text;
         MetaProperties m;
-        if (ReadText(e.path, &text, sink) && ParseMetaProperties(e.path, text, &m, sink)) out->meta_properties = m;
+        if (ReadText(e, &text, sink, &out->unreadable) && ParseMetaProperties(e.path, text, &m, sink)) {
+          out->meta_properties = m;
+        }
         break;
       }
       case FileKind::kCleanShutdown: {
         out->clean_shutdown_file = e;
         std::string text;
         CleanShutdown c;
-        if (ReadText(e.path, &text, sink) && ParseCleanShutdown(e.path, text, &c, sink)) {
+        if (ReadText(e, &text, sink, &out->unreadable) && ParseCleanShutdown(e.path, text, &c, sink)) {
           out->clean_shutdown_broker_epoch = c.broker_epoch;
         }
         break;
@@ -548,7 +652,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
     }
     if (checkpoint) {
       std::map<TopicPartition, int64_t> m;
-      if (ReadOffsetCheckpointFile(e.path, &m, sink)) *checkpoint = std::move(m);
+      if (ReadOffsetCheckpointFile(e.path, &m, sink, &out->unreadable)) *checkpoint = std::move(m);
     }
   }
   return true;
@@ -560,7 +664,7 @@ PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path
   out.log_dir = ParentOf(partition_dir_path);
   auto pick = [&](const char* name, std::optional<int64_t>* value) {
     std::map<TopicPartition, int64_t> m;
-    if (!ReadOffsetCheckpointFile(Join(out.log_dir, name), &m, sink)) return;
+    if (!ReadOffsetCheckpointFile(Join(out.log_dir, name), &m, sink, &out.unreadable)) return;
     if (auto it = m.find(tp); it != m.end()) *value = it->second;
   };
   pick("cleaner-offset-checkpoint", &out.cleaner_offset);

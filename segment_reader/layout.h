@@ -4,8 +4,11 @@
 // Scanning reads directory listings (names and sizes) and the small text files that belong to the
 // directory being scanned (log dir: the four offset checkpoints, meta.properties,
 // .kafka_cleanshutdown; partition dir: leader-epoch-checkpoint, partition.metadata). It never reads
-// segment, index or snapshot contents. Problems (unparseable names, orphan index files, leftovers of
-// interrupted operations, text files that do not parse) are reported to the sink once, during the scan.
+// segment, index or snapshot contents, but opens each file klf would read (OpenInputFile, file.h) to
+// make sure it can: an entry named like one of them that is a FIFO, a directory, a symlink loop or a
+// file without read permission is listed in `unreadable`, never taken as absent. Problems (unparseable
+// names, orphan index files, leftovers of interrupted operations, text files that do not parse, files
+// that cannot be read) are reported to the sink once, during the scan.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "segment_reader/checkpoints.h"
+#include "segment_reader/file.h"
 #include "segment_reader/problem.h"
 
 namespace klf {
@@ -77,6 +81,14 @@ struct DirEntry {
   FileName info;
 };
 
+// A directory entry klf would read that exists but cannot be read (reported as a "file-read" error
+// by the scan). A caller that takes a directory as a whole -- a replica to diff, repair or compact --
+// must refuse it while any is left: the data in it is unknown, not absent.
+struct UnreadableFile {
+  DirEntry file;      // name, path and classification (size 0)
+  std::string error;  // "<path>: <why>" (file.h OpenInputFile)
+};
+
 // The files of one segment. `log` may be absent when only index files exist (orphans, which Kafka
 // deletes at load); index files may be absent (the preallocated index of an active segment, a
 // segment without aborted transactions has no .txnindex, Kafka rebuilds a missing .index).
@@ -113,6 +125,9 @@ struct PartitionDir {
 
   std::vector<DirEntry> leftovers;  // *.cleaned, *.swap, *.deleted, *.tmp, *.checkpoint.part (§12)
   std::vector<DirEntry> unknown;    // anything else
+  // Segments, indexes, snapshots and text files that cannot be read. They are in none of the fields
+  // above (an unreadable .log is not in `segments`): see UnreadableFile.
+  std::vector<UnreadableFile> unreadable;
 
   bool is_cluster_metadata() const { return tp && tp->topic == "__cluster_metadata"; }
   // Segments that have a .log file, ascending by base offset.
@@ -138,6 +153,9 @@ struct LogDir {
   std::vector<DirEntry> files;      // every plain file of the directory (classified)
   std::vector<DirEntry> leftovers;  // *.tmp and other suffixed leftovers
   std::vector<DirEntry> unknown;    // unknown files and directories that are not partitions
+  // Log-dir files (checkpoints, meta.properties, ...) that cannot be read, and partition directories
+  // that cannot be listed (their own unreadable files are in each PartitionDir).
+  std::vector<UnreadableFile> unreadable;
 };
 
 // Scans a partition directory. Returns false (and reports, check "dir-read") only when the
@@ -153,16 +171,19 @@ struct PartitionCheckpoints {
   std::optional<int64_t> recovery_point;    // recovery-point-offset-checkpoint
   std::optional<int64_t> high_watermark;    // replication-offset-checkpoint
   std::optional<int64_t> log_start_offset;  // log-start-offset-checkpoint
+  std::vector<UnreadableFile> unreadable;   // checkpoint files that exist but cannot be read
 };
 // Reads the parent directory's checkpoint files and picks `tp`'s values. Files that are absent leave
-// the values unset; files that do not parse are reported.
+// the values unset; files that do not parse are reported; files that cannot be read are reported and
+// listed in `unreadable`.
 PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path, const TopicPartition& tp,
                                            ProblemSink* sink);
 
 // Reads one offset checkpoint file into a map (later duplicates win, as in Kafka's map). Returns
-// false when the file is absent (no report), unreadable or does not parse (reported).
+// false when the file is absent (no report), cannot be read (reported, and added to *unreadable when
+// given), is over kMaxMetadataFileBytes or does not parse (reported).
 bool ReadOffsetCheckpointFile(const std::string& path, std::map<TopicPartition, int64_t>* out,
-                              ProblemSink* sink);
+                              ProblemSink* sink, std::vector<UnreadableFile>* unreadable = nullptr);
 
 // ---------------------------------------------------------------------------------------------
 // What a user-given PATH is (cli.md: "a file, a partition directory or a broker log directory").

@@ -287,13 +287,13 @@ namespace {
 
 // Replays every batch of `segment_path` with lastOffset >= from. Returns the next offset after the
 // last batch (or `end` unchanged when the segment is empty).
-void ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* state, int64_t* end,
+bool ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* state, int64_t* end,
                    ProducerStateLoadResult* result, ProblemSink* sink) {
   std::string error;
   auto file = MappedFile::Open(path, &error);
   if (!file) {
     Report(sink, Severity::kError, path, 0, "file-read", error);
-    return;
+    return false;
   }
   NullSink quiet;  // framing problems are the reader's to report (dump/verify)
   LogReader reader(path, file->data(), &quiet);
@@ -305,6 +305,7 @@ void ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* 
     BatchUpdate u = state->Apply(batch, path, sink);
     if (u.completed) result->replayed_completions.push_back(u);
   }
+  return true;
 }
 
 }  // namespace
@@ -313,15 +314,22 @@ bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms
                        ProducerStateLoadResult* result, ProblemSink* sink) {
   PartitionDir dir;
   if (!ScanPartitionDir(partition_dir, &dir, sink)) return false;
+  // A segment or snapshot that cannot be read is not absent: the state would be built from the rest
+  // (already reported by the scan).
+  if (!dir.unreadable.empty()) return false;
   std::vector<const SegmentFiles*> segments = dir.LogSegments();
 
-  // Snapshots from the newest down; a snapshot that does not parse is skipped as Kafka deletes it.
+  // Snapshots from the newest down; a snapshot that does not parse (or is over the size cap: not one
+  // Kafka wrote) is skipped as Kafka deletes it.
   std::vector<std::pair<int64_t, ProducerSnapshot>> candidates;
   for (auto it = dir.producer_snapshots.rbegin(); it != dir.producer_snapshots.rend(); ++it) {
     std::string contents, error;
-    if (!ReadSmallFile(it->second.path, 64u << 20, &contents, &error)) {
-      Report(sink, Severity::kError, it->second.path, 0, "file-read", error);
-      continue;
+    InputFailure failure = InputFailure::kNone;
+    if (!ReadSmallFile(it->second.path, kMaxMetadataFileBytes, &contents, &error, &failure)) {
+      Report(sink, Severity::kError, it->second.path, 0, failure == InputFailure::kTooLarge ? "file-size" : "file-read",
+             error);
+      if (failure == InputFailure::kTooLarge) continue;
+      return false;
     }
     ProducerSnapshot snap;
     if (!ParseProducerSnapshot(it->second.path, AsBytes(contents), it->first, &snap, sink)) continue;
@@ -345,7 +353,7 @@ bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms
       // Only segments that can hold offsets >= from.
       if (i + 1 < segments.size() && segments[i + 1]->base_offset <= from) continue;
       int64_t seg_end = segments[i]->base_offset;
-      ReplaySegment(segments[i]->log->path, from, state, &seg_end, result, sink);
+      if (!ReplaySegment(segments[i]->log->path, from, state, &seg_end, result, sink)) return false;
       log_end = std::max(log_end, seg_end);
     }
     // A snapshot above the log end offset is out of range (truncateAndReload removes it).

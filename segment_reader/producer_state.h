@@ -160,8 +160,9 @@ class ProducerStateManager {
 // rebuildProducerState): the latest valid `.snapshot` at or below the log end offset (snapshots with a
 // bad version or CRC are reported and skipped, as Kafka deletes them and tries the next older one),
 // then every batch of the segments from the snapshot offset to the end replayed through Apply.
-// Without a usable snapshot replay starts at the first segment. Returns false only when the directory
-// cannot be read.
+// Without a usable snapshot replay starts at the first segment. Returns false when the directory
+// cannot be listed, or a segment or snapshot in it exists but cannot be read (reported, check
+// "file-read"): a state built without it would be wrong, not partial.
 struct ProducerStateLoadResult {
   std::optional<int64_t> snapshot_offset;  // the snapshot used, if any
   int64_t log_end_offset = 0;

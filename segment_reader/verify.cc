@@ -63,7 +63,6 @@ void VerifyStats::Add(const VerifyStats& o) {
 
 namespace {
 
-constexpr uint64_t kMaxTextFileBytes = uint64_t(64) << 20;
 // Distinct leader epochs remembered per partition (a damaged log could show one per batch).
 constexpr size_t kMaxTrackedEpochs = 65536;
 
@@ -78,6 +77,15 @@ class CountingSink : public ProblemSink {
       case Severity::kError: ++stats_->errors; break;
       case Severity::kWarning: ++stats_->warnings; break;
       case Severity::kInfo: ++stats_->infos; break;
+    }
+    // A file that is there but cannot be read (a FIFO, a directory or symlink loop named like a segment,
+    // no permission), or a directory that cannot be listed: what it holds is unknown, so the verdict
+    // cannot be "clean" or only "damaged" (exit 3, README "verify").
+    bool cannot_read = p.check == std::string_view("file-read") || p.check == std::string_view("dir-read");
+    if (cannot_read && !stats_->unreadable) {
+      stats_->unreadable = true;
+      stats_->unreadable_reason =
+          p.message.compare(0, p.file.size(), p.file) == 0 ? p.message : p.file + ": " + p.message;
     }
     problems.push_back(p);
   }
@@ -954,6 +962,17 @@ VerifyStats VerifyFile(const PathInfo& info, const VerifyOptions& options, Probl
     stats.unreadable = true;
     stats.unreadable_reason = why;
   };
+  {
+    // The PATH itself first: a FIFO or a directory given by name is not "missing from its segment".
+    InputFileInfo file_info;
+    std::string error;
+    int fd = OpenInputFile(path, &file_info, &error);
+    if (fd < 0) {
+      unreadable(error);
+      return stats;
+    }
+    ::close(fd);
+  }
   switch (name.kind) {
     case FileKind::kLog:
     case FileKind::kOffsetIndex:
@@ -1007,8 +1026,13 @@ VerifyStats VerifyFile(const PathInfo& info, const VerifyOptions& options, Probl
     case FileKind::kReplicationOffsetCheckpoint:
     case FileKind::kLogStartOffsetCheckpoint: {
       std::string text, error;
-      if (!ReadSmallFile(path, kMaxTextFileBytes, &text, &error)) {
-        unreadable(error);
+      InputFailure failure = InputFailure::kNone;
+      if (!ReadSmallFile(path, kMaxMetadataFileBytes, &text, &error, &failure)) {
+        if (failure == InputFailure::kTooLarge) {
+          Report(&counting, Severity::kError, path, 0, "file-size", error);
+        } else {
+          unreadable(error);
+        }
         break;
       }
       ++stats.files_checked;

@@ -50,7 +50,9 @@ struct VerifyStats {
   // Offset gaps seen, by classification (spec: compaction below the cleaner checkpoint is normal).
   uint64_t gaps_below_cleaner_checkpoint = 0;
   uint64_t gaps_never_cleaned = 0;
-  // True when a PATH could not be read at all (missing, unlistable, not Kafka data): exit 3.
+  // True when a PATH could not be read at all (missing, unlistable, not Kafka data), or a file or
+  // directory in it exists but cannot be read (a "file-read" or "dir-read" problem: a FIFO, a directory
+  // or a symlink loop named like a segment, no permission): exit 3. Everything else is still checked.
   bool unreadable = false;
   // Why, when `unreadable`.
   std::string unreadable_reason;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -84,6 +85,14 @@ TEST(FileNameTest, Classify) {
   EXPECT_EQ(ClassifyFileName("00000000000000000000.log.bak").kind, FileKind::kUnknown);
   EXPECT_EQ(ClassifyFileName("README").kind, FileKind::kUnknown);
   EXPECT_EQ(OffsetFileNamePrefix(4611), "00000000000000004611");
+  // Numbers in names are parsed, never trusted (no exception, no overflow).
+  EXPECT_EQ(ClassifyFileName("9223372036854775807.log").offset, INT64_MAX);
+  EXPECT_EQ(ClassifyFileName("9223372036854775808.log").kind, FileKind::kUnknown);
+  EXPECT_EQ(ClassifyFileName("00000000000000007364-99999999999.checkpoint").kind, FileKind::kUnknown);
+  EXPECT_EQ(ClassifyFileName("00000000000000007364-9999999999.checkpoint").kind, FileKind::kUnknown);  // > INT32_MAX
+  EXPECT_EQ(ClassifyFileName("00000000000000007364-00000000-1.checkpoint").kind, FileKind::kUnknown);
+  EXPECT_EQ(ClassifyFileName("-1.log").kind, FileKind::kUnknown);
+  EXPECT_EQ(ClassifyFileName("\xff\xfe.log").kind, FileKind::kUnknown);
 }
 
 TEST(LayoutTest, PartitionDirScan) {
@@ -281,6 +290,82 @@ TEST(LayoutTest, ClassifyPath) {
   EXPECT_EQ(p.file.kind, FileKind::kRecoveryPointCheckpoint);
   EXPECT_EQ(p.log_dir, t.path() + "/logs");
   EXPECT_TRUE(p.partition_dir.empty());
+}
+
+// A file klf reads that exists but cannot be read is reported with its name and listed in
+// `unreadable`, never taken as absent: a FIFO, a directory and a symlink loop named like segments, a
+// FIFO checkpoint in the log directory, a symlink loop named like a partition directory.
+TEST(LayoutTest, UnreadableFilesAreListedNotAbsent) {
+  TempDir t;
+  t.Write("logs/foo-0/00000000000000000000.log", "");
+  t.Write("logs/foo-0/00000000000000000000.index", "");
+  t.Write("logs/foo-0/00000000000000000010.index", "");
+  t.Write("logs/foo-0/00000000000000000010.timeindex", "");
+  ASSERT_EQ(mkfifo((t.path() + "/logs/foo-0/00000000000000000010.log").c_str(), 0644), 0);
+  t.Mkdir("logs/foo-0/00000000000000000020.log");
+  fs::create_symlink("00000000000000000030.log", t.path() + "/logs/foo-0/00000000000000000030.log");
+  fs::create_symlink("nowhere", t.path() + "/logs/foo-0/leader-epoch-checkpoint");
+  ASSERT_EQ(mkfifo((t.path() + "/logs/foo-0/fifo-not-kafka").c_str(), 0644), 0);
+  ASSERT_EQ(mkfifo((t.path() + "/logs/replication-offset-checkpoint").c_str(), 0644), 0);
+  fs::create_symlink("bar-0", t.path() + "/logs/bar-0");
+
+  PartitionDir p;
+  CollectingSink sink;
+  ASSERT_TRUE(ScanPartitionDir(t.path() + "/logs/foo-0", &p, &sink));
+  std::vector<std::string> names;
+  for (const UnreadableFile& u : p.unreadable) {
+    names.push_back(u.file.name);
+    EXPECT_EQ(u.error.rfind(u.file.path + ": ", 0), 0u) << u.error;
+    const Problem* e = Find(sink, "file-read", "/" + u.file.name);
+    ASSERT_NE(e, nullptr) << u.file.name;
+    EXPECT_EQ(e->severity, Severity::kError);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"00000000000000000010.log", "00000000000000000020.log",
+                                             "00000000000000000030.log", "leader-epoch-checkpoint"}));
+  EXPECT_NE(Find(sink, "file-read", "10.log")->message.find("a FIFO, not a regular file"), std::string::npos);
+  EXPECT_NE(Find(sink, "file-read", "20.log")->message.find("a directory, not a regular file"), std::string::npos);
+  EXPECT_NE(Find(sink, "file-read", "30.log")->message.find("symbolic link loop"), std::string::npos);
+  // The unreadable segments are in no other field, and their index files are not orphans.
+  EXPECT_EQ(p.LogSegments().size(), 1u);
+  EXPECT_FALSE(p.segments[10].log);
+  EXPECT_FALSE(p.leader_epoch_checkpoint_file);
+  EXPECT_EQ(Find(sink, "orphan-index"), nullptr);
+  EXPECT_EQ(Find(sink, "unknown-file", "/00000000000000000020.log"), nullptr);
+  EXPECT_EQ(Find(sink, "file-read", "fifo-not-kafka"), nullptr);  // not a file klf reads
+
+  // Path classification reads names only: the directory stays a partition directory.
+  EXPECT_EQ(ClassifyPath(t.path() + "/logs/foo-0").kind, PathKind::kPartitionDir);
+
+  LogDir d;
+  CollectingSink dsink;
+  ASSERT_TRUE(ScanLogDir(t.path() + "/logs", &d, &dsink));
+  std::vector<std::string> log_dir_names;
+  for (const UnreadableFile& u : d.unreadable) log_dir_names.push_back(u.file.name);
+  EXPECT_EQ(log_dir_names, (std::vector<std::string>{"replication-offset-checkpoint", "bar-0"}));
+  EXPECT_FALSE(d.high_watermarks);
+  ASSERT_NE(Find(dsink, "file-read", "/bar-0"), nullptr);
+  ASSERT_EQ(d.partitions.size(), 1u);
+  EXPECT_EQ(d.partitions[0].unreadable.size(), 4u);
+
+  PartitionCheckpoints cp = ReadParentCheckpoints(t.path() + "/logs/foo-0", TopicPartition{"foo", 0}, &sink);
+  ASSERT_EQ(cp.unreadable.size(), 1u);
+  EXPECT_EQ(cp.unreadable[0].file.name, "replication-offset-checkpoint");
+  EXPECT_FALSE(cp.high_watermark);
+}
+
+// A checkpoint file over the size cap is damage ("file-size"), not read and not "unreadable".
+TEST(LayoutTest, OversizedCheckpointIsReportedNotRead) {
+  TempDir t;
+  t.Write("logs/foo-0/00000000000000000000.log", "");
+  std::string path = t.Write("logs/replication-offset-checkpoint", "");
+  fs::resize_file(path, kMaxMetadataFileBytes + 1);  // sparse: nothing is written or read
+  CollectingSink sink;
+  PartitionCheckpoints cp = ReadParentCheckpoints(t.path() + "/logs/foo-0", TopicPartition{"foo", 0}, &sink);
+  EXPECT_TRUE(cp.unreadable.empty());
+  EXPECT_FALSE(cp.high_watermark);
+  const Problem* e = Find(sink, "file-size", "replication-offset-checkpoint");
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(e->message.find("limit"), std::string::npos) << e->message;
 }
 
 TEST(LayoutTest, UnlistableDirectory) {
