@@ -1,6 +1,7 @@
 #include "compactor/cleaner.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "compactor/partition_log.h"
 #include "compactor/txn_metadata.h"
 #include "segment_reader/checkpoints.h"
+#include "segment_reader/file.h"
 #include "segment_reader/index_files.h"
 #include "segment_reader/key_digest.h"
 #include "segment_reader/layout.h"
@@ -553,7 +555,10 @@ bool Round::CleanInto(const LoadedSegment& seg, CleanedSegment* dest, CleanedTra
       return true;
     }
     if (!out.empty() && !dest->Append(out, max_offset, max_timestamp, shallow, error)) return false;
-    if (!chunk.empty() && bytes_read == 0) {
+    // Nothing read: the buffer is smaller than the next batch -- or empty, when log.cleaner.io.buffer.size
+    // is below 2 bytes per cleaner thread (ConfigDef allows 0; Kafka's own growBuffers doubles 0 to 0 and
+    // never progresses): grow it, or fail when the batch is too large.
+    if (bytes_read == 0) {
       if (!GrowBuffersOrFail(seg, chunk, position, error)) return false;
     }
   }
@@ -827,7 +832,7 @@ bool RemoveSnapshotsAsLoadDoes(const PartitionLog& log, ProblemSink* sink, std::
   return true;
 }
 
-bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* error);
+bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* error, bool missing_ok = false);
 
 // One pass. It reads the log from `read_dir` and writes into `partition_dir` (the staging copy). On
 // the first pass `read_dir` is the input directory, whose .log files were not copied beforehand:
@@ -913,12 +918,14 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
   // Segments not rewritten, for the summary.
   std::error_code ec;
   std::vector<OutputSegment> all;
-  for (const auto& e : fs::directory_iterator(partition_dir, ec)) {
-    std::string n = e.path().filename().string();
-    if (n.size() == 24 && n.compare(20, 4, ".log") == 0) {
+  for (fs::directory_iterator it(partition_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    // The staging directory holds only what klf wrote, but a name is still parsed, never trusted.
+    FileName name = ClassifyFileName(it->path().filename().string());
+    if (name.kind == FileKind::kLog && name.suffix == FileSuffix::kNone && name.offset && name.canonical_name) {
       OutputSegment os;
-      os.base_offset = std::stoll(n.substr(0, 20));
-      os.size = int64_t(e.file_size());
+      os.base_offset = *name.offset;
+      std::error_code size_ec;
+      os.size = int64_t(it->file_size(size_ec));
       for (const auto& c : report->segments)
         if (c.base_offset == os.base_offset) os = c;
       all.push_back(os);
@@ -929,7 +936,14 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
   return true;
 }
 
-bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* error) {
+bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* error, bool missing_ok) {
+  // Through the input door first (segment_reader/file.h): a FIFO, directory or symlink loop is an
+  // error naming the file, never a hang in copy_file.
+  InputFileInfo info;
+  InputFailure failure = InputFailure::kNone;
+  int fd = OpenInputFile(from.string(), &info, error, &failure);
+  if (fd < 0) return missing_ok && failure == InputFailure::kMissing;
+  ::close(fd);
   std::error_code ec;
   fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
   if (!ec) fs::permissions(to, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
@@ -966,15 +980,20 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
     *error = staging_part.string() + ": " + ec.message();
     return false;
   }
-  for (const auto& e : fs::directory_iterator(in, ec)) {
-    if (!e.is_regular_file()) continue;
+  for (fs::directory_iterator it(in, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
     // Segment .log files are read by the first pass from the input and copied by it only when left
     // unchanged (RunPass).
-    std::string n = e.path().filename().string();
+    std::string n = it->path().filename().string();
     if (n.size() == 24 && n.compare(20, 4, ".log") == 0 &&
         std::all_of(n.begin(), n.begin() + 20, [](char c) { return c >= '0' && c <= '9'; }))
       continue;
-    if (!CopyPreservingMtime(e.path(), staging_part / e.path().filename(), error)) return false;
+    std::error_code type_ec;
+    FileName name = ClassifyFileName(n);
+    // A file Kafka keeps here (an index, a snapshot, leader-epoch-checkpoint...) is copied, and must be
+    // readable: a FIFO or symlink loop under its name fails the copy. Other non-files are not data.
+    if (!it->is_regular_file(type_ec) && (name.kind == FileKind::kUnknown || name.suffix != FileSuffix::kNone))
+      continue;
+    if (!CopyPreservingMtime(it->path(), staging_part / it->path().filename(), error)) return false;
   }
   if (ec) {
     *error = in.string() + ": " + ec.message();
@@ -983,7 +1002,7 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
   for (const char* name : {"cleaner-offset-checkpoint", "log-start-offset-checkpoint",
                            "recovery-point-offset-checkpoint", "replication-offset-checkpoint"}) {
     fs::path p = log_dir / name;
-    if (fs::exists(p, ec) && !CopyPreservingMtime(p, fs::path(staged->path()) / name, error)) return false;
+    if (!CopyPreservingMtime(p, fs::path(staged->path()) / name, error, /*missing_ok=*/true)) return false;
   }
   for (int pass = 0; pass < std::max(options.passes, 1); pass++) {
     PassReport pr;
@@ -1003,22 +1022,25 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
 }
 
 bool IsLogDir(const std::string& path) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(path, ec)) {
-    std::string n = e.path().filename().string();
-    if (e.is_regular_file() && n.size() == 24 && n.compare(20, 4, ".log") == 0) return false;
+  std::error_code ec, type_ec;
+  for (fs::directory_iterator it(path, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string n = it->path().filename().string();
+    if (n.size() == 24 && n.compare(20, 4, ".log") == 0) return false;  // a segment, even one that cannot be read
   }
-  for (const auto& e : fs::directory_iterator(path, ec))
-    if (e.is_directory() && ParsePartitionDirName(e.path().filename().string())) return true;
+  for (fs::directory_iterator it(path, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(type_ec) && ParsePartitionDirName(it->path().filename().string())) return true;
+  }
   return false;
 }
 
 bool ChooseFilthiestLog(const std::string& log_dir, const CompactOptions& options, LogDirChoice* choice,
                         ProblemSink* sink, std::string* error) {
-  std::error_code ec;
+  std::error_code ec, type_ec;
   std::vector<std::string> dirs;
-  for (const auto& e : fs::directory_iterator(log_dir, ec))
-    if (e.is_directory() && ParsePartitionDirName(e.path().filename().string())) dirs.push_back(e.path().string());
+  for (fs::directory_iterator it(log_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(type_ec) && ParsePartitionDirName(it->path().filename().string()))
+      dirs.push_back(it->path().string());
+  }
   if (ec) {
     *error = log_dir + ": cannot list directory: " + ec.message();
     return false;

@@ -20,15 +20,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A segment file name: 20 digits, then the suffix (no .cleaned/.swap/.deleted).
+// A segment file name: 20 digits, then the suffix (no .cleaned/.swap/.deleted). The digits are
+// parsed by ClassifyFileName (layout.h): an offset past INT64_MAX is not an offset.
 std::optional<int64_t> OffsetOf(const std::string& name, const std::string& suffix) {
   if (name.size() != 20 + suffix.size() || name.compare(20, suffix.size(), suffix) != 0) return std::nullopt;
-  int64_t v = 0;
-  for (int i = 0; i < 20; i++) {
-    if (name[i] < '0' || name[i] > '9') return std::nullopt;
-    v = v * 10 + (name[i] - '0');
-  }
-  return v;
+  return ClassifyFileName(name).offset;
+}
+
+// A name that looks like a segment file (20 digits and a suffix) but whose digits are not an offset.
+bool OverflowingSegmentName(const std::string& name) {
+  if (name.size() < 21 || name[20] != '.') return false;
+  return std::all_of(name.begin(), name.begin() + 20, [](char c) { return c >= '0' && c <= '9'; }) &&
+         !ClassifyFileName(name).offset;
 }
 
 void Report(ProblemSink* sink, Severity sev, const std::string& file, uint64_t pos, const char* check,
@@ -38,6 +41,44 @@ void Report(ProblemSink* sink, Severity sev, const std::string& file, uint64_t p
 
 bool ReadWhole(const std::string& path, uint64_t max, std::string* data, std::string* error) {
   return ReadSmallFile(path, max, data, error);
+}
+
+// The partition cannot be compacted while a file of it exists but cannot be read: what it holds is
+// unknown. Reports it (check "file-read") and sets *error.
+bool Unreadable(const std::string& why, ProblemSink* sink, const std::string& file, std::string* error) {
+  std::string_view reason = why;
+  if (reason.substr(0, file.size() + 2) == file + ": ") reason.remove_prefix(file.size() + 2);
+  Report(sink, Severity::kError, file, 0, "file-read", "cannot be read: " + std::string(reason));
+  *error = why + " (a file of the partition that cannot be read: nothing is compacted)";
+  return false;
+}
+
+// Opens `path` through the input door (file.h) and closes it again: false (reported) when it is there
+// but cannot be read.
+bool CheckReadable(const std::string& path, ProblemSink* sink, std::string* error) {
+  InputFileInfo info;
+  std::string why;
+  InputFailure failure = InputFailure::kNone;
+  int fd = OpenInputFile(path, &info, &why, &failure);
+  if (fd >= 0) {
+    close(fd);
+    return true;
+  }
+  return failure == InputFailure::kMissing || Unreadable(why, sink, path, error);
+}
+
+// One log-dir checkpoint file's value for `tp`; false (reported) when the file is there but cannot be
+// read. Absent, damaged or oversized files leave *value alone (reported by ReadOffsetCheckpointFile).
+bool ReadCheckpoint(const std::string& path, const TopicPartition& tp, std::optional<int64_t>* value,
+                    ProblemSink* sink, std::string* error) {
+  std::map<TopicPartition, int64_t> m;
+  std::vector<UnreadableFile> unreadable;
+  if (ReadOffsetCheckpointFile(path, &m, sink, &unreadable)) {
+    if (auto it = m.find(tp); it != m.end()) *value = it->second;
+  }
+  if (unreadable.empty()) return true;
+  *error = unreadable.front().error + " (a file of the partition that cannot be read: nothing is compacted)";
+  return false;
 }
 
 // Walks a mapped file front to back while unmapping the pages already passed (MADV_DONTNEED on a
@@ -236,18 +277,30 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
 
   std::error_code ec;
   std::map<int64_t, std::string> logs, txns, indexes, time_indexes;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (!e.is_regular_file()) continue;
-    std::string n = e.path().filename().string();
-    if (auto o = OffsetOf(n, ".log")) logs[*o] = e.path().string();
-    else if (auto o = OffsetOf(n, ".txnindex")) txns[*o] = e.path().string();
-    else if (auto o = OffsetOf(n, ".index")) indexes[*o] = e.path().string();
-    else if (auto o = OffsetOf(n, ".timeindex")) time_indexes[*o] = e.path().string();
-    else if (auto o = OffsetOf(n, ".snapshot")) out->snapshot_files[*o] = e.path().string();
-    else if (n.find(".cleaned") != std::string::npos || n.find(".swap") != std::string::npos ||
-             n.find(".deleted") != std::string::npos)
-      Report(sink, Severity::kWarning, e.path().string(), 0, "leftover",
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string n = it->path().filename().string();
+    std::string path = it->path().string();
+    std::map<int64_t, std::string>* files = nullptr;
+    std::optional<int64_t> o;
+    if ((o = OffsetOf(n, ".log"))) files = &logs;
+    else if ((o = OffsetOf(n, ".txnindex"))) files = &txns;
+    else if ((o = OffsetOf(n, ".index"))) files = &indexes;
+    else if ((o = OffsetOf(n, ".timeindex"))) files = &time_indexes;
+    else if ((o = OffsetOf(n, ".snapshot"))) files = &out->snapshot_files;
+    if (files) {
+      // Whatever its type: a FIFO, directory or symlink loop named like a segment is a segment that
+      // cannot be read, and a log cleaned without it would be wrong (never "absent").
+      if (!CheckReadable(path, sink, error)) return false;
+      (*files)[*o] = path;
+    } else if (OverflowingSegmentName(n)) {
+      // LogLoader's Long.parseLong fails on it (a broker would not load the directory): not a segment.
+      Report(sink, Severity::kWarning, path, 0, "file-name",
+             "the offset in the name is larger than the largest offset (2^63-1); ignored");
+    } else if (n.find(".cleaned") != std::string::npos || n.find(".swap") != std::string::npos ||
+               n.find(".deleted") != std::string::npos) {
+      Report(sink, Severity::kWarning, path, 0, "leftover",
              "leftover of an interrupted clean/swap/delete; ignored (Kafka resolves it at startup, FMT §12)");
+    }
   }
   if (ec) {
     *error = partition_dir + ": cannot list directory: " + ec.message();
@@ -388,15 +441,15 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
   }
 
   // Log-dir checkpoints (FMT §11.2).
-  std::map<TopicPartition, int64_t> m;
-  if (ReadOffsetCheckpointFile(out->log_dir + "/cleaner-offset-checkpoint", &m, sink)) {
-    if (auto it = m.find(out->tp); it != m.end()) out->summary.cleaner_checkpoint = it->second;
-  }
+  std::optional<int64_t> cleaner_checkpoint, log_start_checkpoint, hw_checkpoint;
+  if (!ReadCheckpoint(out->log_dir + "/cleaner-offset-checkpoint", out->tp, &cleaner_checkpoint, sink, error) ||
+      !ReadCheckpoint(out->log_dir + "/log-start-offset-checkpoint", out->tp, &log_start_checkpoint, sink, error) ||
+      (!high_watermark &&
+       !ReadCheckpoint(out->log_dir + "/replication-offset-checkpoint", out->tp, &hw_checkpoint, sink, error)))
+    return false;
+  if (cleaner_checkpoint) out->summary.cleaner_checkpoint = *cleaner_checkpoint;
   int64_t log_start = out->summary.segments.front().base_offset;
-  m.clear();
-  if (ReadOffsetCheckpointFile(out->log_dir + "/log-start-offset-checkpoint", &m, sink)) {
-    if (auto it = m.find(out->tp); it != m.end()) log_start = std::max(log_start, it->second);
-  }
+  if (log_start_checkpoint) log_start = std::max(log_start, *log_start_checkpoint);
   out->summary.log_start_offset = log_start;
   out->summary.log_end_offset = out->summary.segments.back().next_offset;
   int64_t leo = out->summary.log_end_offset;
@@ -404,10 +457,7 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     out->high_watermark = std::min(*high_watermark, leo);
   } else {
     out->high_watermark = leo;
-    m.clear();
-    if (ReadOffsetCheckpointFile(out->log_dir + "/replication-offset-checkpoint", &m, sink)) {
-      if (auto it = m.find(out->tp); it != m.end()) out->high_watermark = std::min(it->second, leo);
-    }
+    if (hw_checkpoint) out->high_watermark = std::min(*hw_checkpoint, leo);
   }
 
   LoadProducers(out, config, now, sink);

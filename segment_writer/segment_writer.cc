@@ -380,6 +380,11 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
     *error = in + ": cannot list the partition directory";
     return false;
   }
+  if (!dir.unreadable.empty()) {
+    // A segment (or the epoch cache) rebuilt without a file that is there would be wrong, not partial.
+    *error = dir.unreadable.front().error + " (a file of the partition that cannot be read: nothing is written)";
+    return false;
+  }
   StagedDirectory::Options so;
   so.force = options.force;
   so.inputs = {in};
