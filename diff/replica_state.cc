@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string_view>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -255,6 +256,14 @@ size_t ReplicaState::ReadUncommittedCount() const {
   return std::count_if(records.begin(), records.end(), [](const RecordDigest& r) { return r.read_uncommitted; });
 }
 
+// A file of the replica exists but cannot be read (`why`: "<path>: <reason>"). Its offsets are unknown,
+// not absent: a replica loaded without them would look like one that lost them (or, as a healthy
+// replica, make the others look diverged), so it is not loaded at all.
+static bool Untrustworthy(const std::string& why, std::string* error) {
+  *error = why + " (a file of the replica that cannot be read: the replica is not used)";
+  return false;
+}
+
 bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options, ReplicaState* out,
                  std::string* error) {
   ReplicaState& r = *out;
@@ -270,6 +279,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     return false;
   }
   for (const Problem& p : scan_sink.problems) r.notes.push_back(p);
+  if (!dir.unreadable.empty()) return Untrustworthy(dir.unreadable.front().error, error);
   r.tp = dir.tp;
   if (dir.partition_metadata) r.topic_id = dir.partition_metadata->topic_id;
   std::vector<const SegmentFiles*> segments = dir.LogSegments();
@@ -285,6 +295,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     CollectingSink cp_sink;
     PartitionCheckpoints cp = ReadParentCheckpoints(partition_dir, *r.tp, &cp_sink);
     for (const Problem& p : cp_sink.problems) r.notes.push_back(p);
+    if (!cp.unreadable.empty()) return Untrustworthy(cp.unreadable.front().error, error);
     r.cleaner_checkpoint = cp.cleaner_offset;
     if (cp.high_watermark) {
       r.high_watermark = *cp.high_watermark;
@@ -295,7 +306,10 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   {
     std::string text, why;
     std::string meta = parent + "/meta.properties";
-    if (std::filesystem::exists(meta) && ReadSmallFile(meta, 1 << 20, &text, &why)) {
+    InputFailure failure = InputFailure::kNone;
+    bool read = ReadSmallFile(meta, 1 << 20, &text, &why, &failure);
+    if (failure == InputFailure::kUnreadable) return Untrustworthy(why, error);
+    if (read) {
       MetaProperties mp;
       NullSink quiet;
       if (ParseMetaProperties(meta, text, &mp, &quiet)) {
@@ -311,10 +325,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   for (const auto& [base, seg] : dir.segments) {
     if (!seg.txn_index) continue;
     auto file = MappedFile::Open(seg.txn_index->path, error);
-    if (!file) {
-      Note(&r, Severity::kError, seg.txn_index->path, 0, "file-read", *error);
-      continue;
-    }
+    if (!file) return Untrustworthy(*error, error);
     CollectingSink sink;
     TxnIndex idx = ParseTxnIndex(seg.txn_index->path, file->data(), &sink);
     for (const Problem& p : sink.problems) r.notes.push_back(p);
@@ -332,6 +343,9 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     CollectingSink sink;
     int64_t now = options.now_ms.value_or(0);
     if (!LoadProducerState(partition_dir, now, &loaded, &load, &sink)) {
+      for (const Problem& p : sink.problems) {
+        if (p.check == std::string_view("file-read")) return Untrustworthy(p.file + ": " + p.message, error);
+      }
       *error = partition_dir + ": cannot load producer state";
       return false;
     }
@@ -402,10 +416,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     // Streamed with pread(2) through one reused buffer: on this VM mapping a page costs more than reading
     // it, and each batch is used once, right away (a BatchView lives until the next Next()).
     std::unique_ptr<LogReader> reader = LogReader::Open(path, &sink, ReadOptions(), error);
-    if (!reader) {
-      Note(&r, Severity::kError, path, 0, "file-read", *error);
-      continue;
-    }
+    if (!reader) return Untrustworthy(*error, error);
     BatchView batch;
     int64_t next_base = si + 1 < segments.size() ? segments[si + 1]->base_offset : INT64_MAX;
     // Damage stops the segment: its remaining offsets are unreadable. In the last segment that is what

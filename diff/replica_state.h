@@ -250,7 +250,9 @@ struct ReplicaState {
   size_t ReadUncommittedCount() const;
 };
 
-// Loads a partition directory. Returns false with *error only when it cannot be read at all.
+// Loads a partition directory. Returns false with *error when it cannot be read at all, or when a file
+// of it that the load needs (a segment, index, snapshot, checkpoint or meta.properties) exists but
+// cannot be read: *error names that file. Such a replica is never loaded as if the file were absent.
 bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options, ReplicaState* out,
                  std::string* error);
 

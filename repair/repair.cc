@@ -715,6 +715,10 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
     *error = plan.target + ": cannot list the partition directory";
     return false;
   }
+  if (!dir.unreadable.empty()) {  // since PlanRepair loaded it (LoadReplica refuses it as well)
+    *error = dir.unreadable.front().error + " (a file of the target that cannot be read: nothing is written)";
+    return false;
+  }
   StagedDirectory::Options so;
   so.force = options.force;
   so.inputs = plan.healthy;
@@ -847,6 +851,33 @@ void DescribeDropped(const std::string& path, Bytes data, uint64_t from, int64_t
   }
 }
 
+// The lowest .log of the directory that exists but cannot be read, or nullptr.
+const UnreadableFile* FirstUnreadableLog(const PartitionDir& dir) {
+  const UnreadableFile* first = nullptr;
+  for (const UnreadableFile& u : dir.unreadable) {
+    if (u.file.info.kind != FileKind::kLog || !u.file.info.offset) continue;
+    if (!first || *u.file.info.offset < *first->file.info.offset) first = &u;
+  }
+  return first;
+}
+
+// The drop of a .log that cannot be read: its offsets, from its name up to the next segment's base
+// offset (unknown for the last segment), are reported as lost from the copy -- never as absent.
+SalvageDrop UnreadableLogDrop(const UnreadableFile& u, const std::vector<const SegmentFiles*>& later) {
+  SalvageDrop d;
+  d.file = u.file.path;
+  d.whole_segment = true;
+  d.unreadable = true;
+  d.first_offset = *u.file.info.offset;
+  if (!later.empty()) d.last_offset = later.front()->base_offset - 1;
+  std::string_view why = u.error;
+  if (why.substr(0, u.file.path.size() + 2) == u.file.path + ": ") why.remove_prefix(u.file.path.size() + 2);
+  d.reason = fmt::format("the segment cannot be read ({}); its offsets are not in the copy, and every later "
+                         "segment is deleted as after a truncation",
+                         why);
+  return d;
+}
+
 }  // namespace
 
 bool SalvagePartition(Env* env, const std::string& in, const std::string& out, const SalvageOptions& options,
@@ -858,7 +889,21 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
     *error = in + ": cannot list the partition directory";
     return false;
   }
-  std::vector<const SegmentFiles*> segments = dir.LogSegments();
+  for (const UnreadableFile& u : dir.unreadable) result->unreadable.push_back(u.error);
+  if (dir.tp) {
+    NullSink quiet;  // the values are read again when the checkpoints are written
+    for (const UnreadableFile& u : ReadParentCheckpoints(dir.path, *dir.tp, &quiet).unreadable) {
+      result->unreadable.push_back(u.error);
+    }
+  }
+  // A .log that cannot be read: the log ends at its base offset (see UnreadableLogDrop); the segments
+  // after it are deleted as after a truncation.
+  const UnreadableFile* unreadable_log = FirstUnreadableLog(dir);
+  std::vector<const SegmentFiles*> segments;
+  std::vector<const SegmentFiles*> after_unreadable;
+  for (const SegmentFiles* s : dir.LogSegments()) {
+    (unreadable_log && s->base_offset > *unreadable_log->file.info.offset ? after_unreadable : segments).push_back(s);
+  }
   std::vector<std::unique_ptr<MappedFile>> files;
   for (const SegmentFiles* s : segments) {
     files.push_back(MappedFile::Open(s->log->path, error));
@@ -1009,6 +1054,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   po.config = options.config;
   po.producer_state.producer_id_expiration_ms = options.producer_id_expiration_ms;
   po.auto_roll = false;
+  if (!stop_offset && unreadable_log) stop_offset = *unreadable_log->file.info.offset;
   if (dir.leader_epochs) {
     // LeaderEpochFileCache.truncateFromEnd: entries at or past the new log end go.
     for (const LeaderEpochEntry& e : *dir.leader_epochs) {
@@ -1058,6 +1104,21 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
       d.file = path;
       DescribeDropped(path, data, stop_position, prev_last + 1, segments[si]->base_offset, &d, stop_offsets_lie);
       d.reason = "truncated at " + stop_reason;
+      result->dropped.push_back(d);
+    }
+  }
+  if (unreadable_log) {
+    result->dropped.push_back(UnreadableLogDrop(*unreadable_log, after_unreadable));
+    for (const SegmentFiles* s : after_unreadable) {
+      auto file = MappedFile::Open(s->log->path, error);
+      if (!file) return false;
+      SalvageDrop d;
+      d.file = s->log->path;
+      d.whole_segment = true;
+      DescribeDropped(d.file, file->data(), 0, s->base_offset, s->base_offset, &d);
+      d.reason = fmt::format("segment deleted: an earlier segment ({}) cannot be read, and recovery deletes every "
+                             "later segment after a truncation",
+                             unreadable_log->file.path);
       result->dropped.push_back(d);
     }
   }

@@ -107,6 +107,10 @@ struct SalvageDrop {
   std::optional<int64_t> first_offset, last_offset;
   int batches = 0;        // framed entries among the dropped bytes
   bool whole_segment = false;  // a later segment deleted because an earlier one was truncated
+  // The .log exists but cannot be read (a FIFO, a directory, a symlink loop, no permission): nothing
+  // of it is known, so first_offset..last_offset are the offsets its name and the next segment's name
+  // give it (last_offset unset for the last segment), and `bytes` is 0.
+  bool unreadable = false;
   std::string reason;
 };
 
@@ -116,6 +120,11 @@ struct SalvageResult {
   int batches_kept = 0;
   int64_t log_end_offset = 0;
   std::vector<SalvageDrop> dropped;
+  // Every file of the partition (and its log directory's checkpoints) that exists but cannot be read,
+  // as "<path>: <why>". A .log among them is also in `dropped`; indexes and snapshots are rebuilt; a
+  // leader-epoch-checkpoint, partition.metadata or checkpoint file that cannot be read is not carried
+  // into the copy.
+  std::vector<std::string> unreadable;
 };
 
 struct SalvageOptions {
@@ -128,7 +137,9 @@ struct SalvageOptions {
 // invalid entry at that entry (bad size, bad CRC, records that do not decode or fail verify's record
 // checks, offsets or leader epochs that go back -- blamed on the batch before when it alone is out of
 // line -- or do not fit the segment) and deleting every later segment, as Kafka's recovery does; indexes,
-// `.txnindex`, producer snapshots and leader-epoch-checkpoint are rebuilt. Reports every dropped range.
+// `.txnindex`, producer snapshots and leader-epoch-checkpoint are rebuilt. A .log that cannot be read
+// ends the log at its base offset the same way (its offsets are dropped, never taken as absent).
+// Reports every dropped range and every file that could not be read.
 bool SalvagePartition(Env* env, const std::string& in, const std::string& out, const SalvageOptions& options,
                       SalvageResult* result, std::string* error);
 
