@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/output.h"
+
 namespace klf::cli {
 
 BytesFormat CommonOptions::bytes_format() const {
@@ -24,7 +26,8 @@ void AddCommonOptions(CLI::App* app, CommonOptions* options, bool with_bytes) {
 }
 
 void PrintError(const std::string& command, const std::string& message) {
-  std::fprintf(stderr, "klf %s: %s\n", command.c_str(), message.c_str());
+  // Messages name files, and a name need not be UTF-8: printed as --bytes text prints bytes.
+  std::fprintf(stderr, "klf %s: %s\n", command.c_str(), EscapeInvalidUtf8(message).c_str());
 }
 
 std::string ErrorJson(const std::string& command, int exit_code, const std::string& message,
@@ -33,8 +36,8 @@ std::string ErrorJson(const std::string& command, int exit_code, const std::stri
   if (fields != nullptr && fields->is_object()) {
     for (const auto& [k, v] : fields->items()) j[k] = v;
   }
-  // Messages quote paths and names from hostile inputs: invalid UTF-8 is replaced, never thrown on.
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Messages quote paths and names from hostile inputs: invalid UTF-8 is escaped as \xNN, never thrown on.
+  return DumpJson(j);
 }
 
 int Fail(const std::string& command, int exit_code, const std::string& message, bool json,

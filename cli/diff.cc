@@ -445,12 +445,17 @@ int Run(const DiffArgs& args) {
         j["exitCode"] = exit_code;
       }
     }
-    out.Append(j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
+    out.Append(DumpJson(j, 1));
     out.Append('\n');
   } else {
     for (size_t i = 0; i < diffs.size(); ++i) {
       if (i) out.Append("\n");
-      PrintText(diffs[i], format, &out);
+      std::string text;  // paths are bytes: printed as --bytes text prints them
+      {
+        Output capture(&text);
+        PrintText(diffs[i], format, &capture);
+      }
+      out.Append(EscapeInvalidUtf8(text));
     }
   }
   out.Flush();

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/output.h"
 #include "diff/replica_state.h"
 #include "repair/lso.h"
 #include "segment_reader/layout.h"
@@ -91,7 +92,7 @@ int RunLso(const LsoArgs& given) {
     j["explanation"] = rep.explanation;
     j["resolution"] = rep.resolution;
     j["abortCommand"] = rep.abort_command.empty() ? nlohmann::json(nullptr) : nlohmann::json(rep.abort_command);
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", DumpJson(j, 2).c_str());
   } else {
     std::string out = fmt::format("partition {} ({})\n  log start offset   {}\n  high watermark     {}\n"
                                   "  last stable offset {}{}\n  log end offset     {}\n",
@@ -105,7 +106,7 @@ int RunLso(const LsoArgs& given) {
     }
     out += "\n" + rep.explanation + "\n\nresolution: " + rep.resolution + "\n";
     if (!rep.abort_command.empty()) out += "\n  " + rep.abort_command + "\n";
-    std::fputs(out.c_str(), stdout);
+    std::fputs(EscapeInvalidUtf8(out).c_str(), stdout);
   }
   return rep.pinned() ? kExitProblems : kExitOk;
 }

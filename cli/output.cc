@@ -10,11 +10,49 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
 namespace klf::cli {
 
 namespace {
 constexpr char kHexDigits[] = "0123456789abcdef";
 constexpr char kBase64Alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// The length of the well-formed UTF-8 sequence of two to four bytes starting at p[0] (a byte >= 0x80),
+// or 0: overlong forms, surrogates and values past U+10FFFF are not well-formed.
+inline size_t Utf8SequenceLength(const uint8_t* p, size_t n) {
+  const uint8_t c = p[0];
+  size_t len = 0;
+  uint32_t cp = 0;
+  if ((c & 0xE0) == 0xC0) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4;
+    cp = c & 0x07;
+  }
+  if (len == 0 || len > n) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((p[k] & 0xC0) != 0x80) return 0;
+    cp = cp << 6 | (p[k] & 0x3F);
+  }
+  static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+// Writes the text \xNN for byte c (inside a JSON string the backslash is escaped: \\xNN).
+inline char* WriteEscapedByte(char* o, uint8_t c, bool json) {
+  if (json) *o++ = '\\';
+  *o++ = '\\';
+  *o++ = 'x';
+  *o++ = kHexDigits[c >> 4];
+  *o++ = kHexDigits[c & 15];
+  return o;
+}
 }  // namespace
 
 Output::Output(int fd, size_t capacity) : fd_(fd), cap_(capacity) {
@@ -147,13 +185,7 @@ char* WriteText(char* o, Bytes b, bool json) {
   const uint8_t* p = b.data();
   const size_t n = b.size();
   size_t i = 0;
-  auto escape = [&](uint8_t c) {
-    if (json) *o++ = '\\';
-    *o++ = '\\';
-    *o++ = 'x';
-    *o++ = kHexDigits[c >> 4];
-    *o++ = kHexDigits[c & 15];
-  };
+  auto escape = [&](uint8_t c) { o = WriteEscapedByte(o, c, json); };
   while (i < n) {
     bool stopped = false;  // a special byte is at p[i]
 #if defined(__SSE2__)
@@ -216,29 +248,8 @@ char* WriteText(char* o, Bytes b, bool json) {
       ++i;
       continue;
     }
-    size_t len = 0;
-    uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      cp = c & 0x07;
-    }
-    bool valid = len > 0 && i + len <= n;
-    for (size_t k = 1; valid && k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) valid = false;
-      else cp = cp << 6 | (p[i + k] & 0x3F);
-    }
-    if (valid) {
-      // Overlong forms, surrogates and values past U+10FFFF are not well-formed UTF-8.
-      static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-      if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) valid = false;
-    }
-    if (valid) {
+    size_t len = Utf8SequenceLength(p + i, n - i);
+    if (len > 0) {
       std::memcpy(o, p + i, len);
       o += len;
       i += len;
@@ -254,9 +265,20 @@ void Output::AppendJsonString(std::string_view s) {
   char* start = Reserve(s.size() * 6 + 2);
   char* o = start;
   *o++ = '"';
-  for (char ch : s) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(s.data());
+  for (size_t i = 0; i < s.size(); ++i) {
+    char ch = s[i];
     uint8_t c = uint8_t(ch);
-    if (c == '"' || c == '\\') {
+    if (c >= 0x80) {
+      size_t len = Utf8SequenceLength(p + i, s.size() - i);
+      if (len == 0) {
+        o = WriteEscapedByte(o, c, /*json=*/true);
+      } else {
+        std::memcpy(o, p + i, len);
+        o += len;
+        i += len - 1;
+      }
+    } else if (c == '"' || c == '\\') {
       *o++ = '\\';
       *o++ = ch;
     } else if (c < 0x20) {
@@ -272,6 +294,73 @@ void Output::AppendJsonString(std::string_view s) {
   }
   *o++ = '"';
   Commit(size_t(o - start));
+}
+
+std::string EscapeInvalidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(s.data());
+  for (size_t i = 0; i < s.size();) {
+    size_t len = p[i] < 0x80 ? 1 : Utf8SequenceLength(p + i, s.size() - i);
+    if (len == 0) {
+      char buf[5];
+      WriteEscapedByte(buf, p[i], /*json=*/false);
+      out.append(buf, 4);
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+bool IsUtf8(std::string_view s) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(s.data());
+  for (size_t i = 0; i < s.size();) {
+    size_t len = p[i] < 0x80 ? 1 : Utf8SequenceLength(p + i, s.size() - i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+bool AllUtf8(const nlohmann::json& j) {
+  if (j.is_string()) return IsUtf8(j.get_ref<const std::string&>());
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!IsUtf8(it.key()) || !AllUtf8(it.value())) return false;
+    }
+  } else if (j.is_array()) {
+    for (const nlohmann::json& e : j) {
+      if (!AllUtf8(e)) return false;
+    }
+  }
+  return true;
+}
+
+nlohmann::json Utf8Copy(const nlohmann::json& j) {
+  if (j.is_string()) return EscapeInvalidUtf8(j.get_ref<const std::string&>());
+  if (j.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto it = j.begin(); it != j.end(); ++it) out[EscapeInvalidUtf8(it.key())] = Utf8Copy(it.value());
+    return out;
+  }
+  if (j.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const nlohmann::json& e : j) out.push_back(Utf8Copy(e));
+    return out;
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string DumpJson(const nlohmann::json& j, int indent) {
+  // The common case (every name is UTF-8) is checked without copying the document.
+  return AllUtf8(j) ? j.dump(indent) : Utf8Copy(j).dump(indent);
 }
 
 }  // namespace klf::cli

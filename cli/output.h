@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "segment_reader/bytes.h"
 
 namespace klf::cli {
@@ -83,7 +85,8 @@ class Output {
     Commit(size_t(WriteBytes(p, b, format, json) - p));
   }
   // A whole JSON string literal with quotes, for names and messages that are our own text or file
-  // paths (escapes '"', '\\' and control characters as \uXXXX; other bytes are copied).
+  // paths (escapes '"', '\\' and control characters as \uXXXX; a byte that is not part of well-formed
+  // UTF-8 -- a file name is bytes -- becomes the text \xNN, as EscapeInvalidUtf8 writes it).
   void AppendJsonString(std::string_view s);
 
   // Writes the buffer out. Returns false once a write has failed (the error is printed once).
@@ -103,5 +106,15 @@ class Output {
   uint64_t flushed_ = 0;
   bool failed_ = false;
 };
+
+// Names and paths are bytes (a directory name need not be UTF-8), and nlohmann's dump throws
+// (type_error 316) on a string that is not UTF-8. klf prints them as --bytes text prints keys: every
+// byte that is not part of well-formed UTF-8 as the four characters \xNN; everything else unchanged.
+std::string EscapeInvalidUtf8(std::string_view s);
+
+// j.dump(indent) for printing: every string and object key of `j` that is not UTF-8 is written through
+// EscapeInvalidUtf8 first, so printing a document never throws. Every --json document built with
+// nlohmann goes through it.
+std::string DumpJson(const nlohmann::json& j, int indent = -1);
 
 }  // namespace klf::cli

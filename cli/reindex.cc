@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/output.h"
 #include "segment_reader/problem.h"
 #include "segment_writer/output_guard.h"
 #include "segment_writer/segment_writer.h"
@@ -102,13 +103,15 @@ int RunReindex(const ReindexArgs& a) {
                           {"severity", SeverityName(p.severity)}});
     }
     j["problems"] = problems;
-    std::printf("%s\n", j.dump().c_str());
+    std::printf("%s\n", DumpJson(j).c_str());
   } else {
     for (const Problem& p : sink.problems) {
-      std::fprintf(stderr, "klf reindex: %s: %s at position %llu: %s\n", SeverityName(p.severity), p.file.c_str(),
+      std::fprintf(stderr, "klf reindex: %s: %s at position %llu: %s\n", SeverityName(p.severity),
+                   EscapeInvalidUtf8(p.file).c_str(),
                    static_cast<unsigned long long>(p.position), p.message.c_str());
     }
-    std::printf("wrote %s: %d segments, %d batches, log end offset %lld, %zu files\n", a.out.c_str(),
+    std::printf("wrote %s: %d segments, %d batches, log end offset %lld, %zu files\n",
+                EscapeInvalidUtf8(a.out).c_str(),
                 result.segments, result.batches, static_cast<long long>(result.log_end_offset),
                 result.files_written.size());
   }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/output.h"
 #include "segment_reader/file.h"
 #include "segment_writer/output_guard.h"
 #include "simulator/simulator.h"
@@ -33,14 +34,16 @@ struct SimulateArgs {
 std::string Quote(const std::optional<std::string>& v) { return v ? "\"" + *v + "\"" : "<absent>"; }
 
 void PrintText(const SimulationResult& r, const SimulateArgs& a) {
-  std::printf("timeline %s (%s): %zu steps, clock %lld\n", r.timeline.c_str(), CoordinationModeName(r.mode),
+  std::printf("timeline %s (%s): %zu steps, clock %lld\n", EscapeInvalidUtf8(r.timeline).c_str(),
+              CoordinationModeName(r.mode),
               r.steps.size(), static_cast<long long>(r.end_clock_ms));
   for (const SimStep& s : r.steps)
     std::printf("  %3d %lld %-7s %s\n", s.step, static_cast<long long>(s.clock_ms), s.op.c_str(), s.text.c_str());
   std::printf("\n");
   for (const BrokerSummary& b : r.brokers) {
     const ReplicaView& v = b.view;
-    std::printf("broker%d%s%s %s\n", b.broker, b.leader ? " (leader)" : "", b.up ? "" : " (down)", v.path.c_str());
+    std::printf("broker%d%s%s %s\n", b.broker, b.leader ? " (leader)" : "", b.up ? "" : " (down)",
+                EscapeInvalidUtf8(v.path).c_str());
     std::printf("  logEndOffset=%lld highWatermark=%lld lastStableOffset=%lld cleanerCheckpoint=%s MCCO=%lld "
                 "MXFO=%lld\n",
                 (long long)v.log_end_offset, (long long)v.high_watermark, (long long)v.last_stable_offset,
@@ -88,7 +91,7 @@ void PrintText(const SimulationResult& r, const SimulateArgs& a) {
                 (long long)v.offset, served.c_str(), hidden.c_str());
   }
   std::printf("verdict: %s\n", d.diverged() ? "DIVERGED" : "replicas agree");
-  std::printf("wrote %s\n", r.out_dir.c_str());
+  std::printf("wrote %s\n", EscapeInvalidUtf8(r.out_dir).c_str());
 }
 
 int RunSimulate(const SimulateArgs& a) {
@@ -122,7 +125,7 @@ int RunSimulate(const SimulateArgs& a) {
                 json);
   }
   if (a.common.json) {
-    std::printf("%s\n", SimulationResultJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", DumpJson(SimulationResultJson(r)).c_str());
   } else {
     PrintText(r, a);
   }

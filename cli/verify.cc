@@ -4,7 +4,7 @@
 // Text: one line per problem, "<severity> <file>:<position> <check>: <message>", then a summary on
 // stderr. JSON: {"problems": [{"file", "position", "check", "message", "severity"}], "filesChecked",
 // "bytesChecked", "errors", "warnings", "infos"}.
-// Exit: 3 when a PATH could not be read at all; else 1 when any problem is an error; else 0 (warnings
+// Exit: 3 when a PATH, or a file in it, could not be read; else 1 when any problem is an error; else 0 (warnings
 // and infos are routine for Kafka data: a torn tail of the active segment, missing index files Kafka
 // rebuilds, compaction gaps fetched from a leader). cli.md says "exit 1 when any problem is found";
 // issue 3 refines it to errors (README, "verify").
@@ -48,13 +48,13 @@ class PrintingSink : public ProblemSink {
     } else {
       out_->Append(SeverityName(p.severity));
       out_->Append(p.severity == Severity::kInfo ? "    " : p.severity == Severity::kError ? "   " : " ");
-      out_->Append(p.file);
+      out_->Append(EscapeInvalidUtf8(p.file));
       out_->Append(':');
       out_->AppendUint(p.position);
       out_->Append(' ');
       out_->Append(p.check);
       out_->Append(": ");
-      out_->Append(p.message);
+      out_->Append(EscapeInvalidUtf8(p.message));
       out_->Append('\n');
     }
     ++count_;
@@ -128,7 +128,8 @@ Command AddVerifyCommand(CLI::App* parent) {
       "entries against the log, producer snapshots against the state rebuilt from the log, checkpoint\n"
       "files, leftover .cleaned/.swap/.deleted files and torn or zero-filled tails. Each problem has a\n"
       "severity (error, warning, info) and names file and byte position. Exit 1 only when there is an\n"
-      "error; 3 when a PATH cannot be read at all. A log directory's partitions are checked in parallel.");
+      "error; 3 when a PATH, or a file in it, cannot be read (a FIFO, a directory or a symlink loop named\n"
+      "like a segment, no permission). A log directory's partitions are checked in parallel.");
   AddCommonOptions(app, &args->common, /*with_bytes=*/false);
   app->add_option("--threads", args->threads, "Partitions verified at once (default: one per core)")
       ->check(CLI::Range(0, 256));

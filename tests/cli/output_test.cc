@@ -114,6 +114,38 @@ TEST(OutputTest, JsonStringEscapesPathsAndMessages) {
   EXPECT_EQ(nlohmann::json::parse(s).get<std::string>(), "dir \"x\"\\y\n\x01z");
 }
 
+// File names are bytes: one that is not UTF-8 prints as --bytes text prints a key (\xNN for each byte
+// that is not part of well-formed UTF-8), in the fast writer and in nlohmann documents alike, and
+// never throws (nlohmann's dump throws type_error 316 on invalid UTF-8).
+TEST(OutputTest, NamesThatAreNotUtf8AreEscapedNeverThrown) {
+  const std::string name = "/d/foo\xff-0/x\xfe\xc3.log\xed\xa0\x80 \xc3\xa9\xf0\x9f\x98\x80";
+  const std::string text = "/d/foo\\xff-0/x\\xfe\\xc3.log\\xed\\xa0\\x80 \xc3\xa9\xf0\x9f\x98\x80";
+  EXPECT_EQ(EscapeInvalidUtf8(name), text);
+  EXPECT_EQ(EscapeInvalidUtf8(name), FormatBytes(B(name), BytesFormat::kText));  // the same rule as --bytes text
+  EXPECT_EQ(EscapeInvalidUtf8("plain/00000000000000000000.log"), "plain/00000000000000000000.log");
+
+  std::string fast;
+  {
+    Output out(&fast, 16);
+    out.AppendJsonString(name);
+  }
+  EXPECT_EQ(nlohmann::json::parse(fast).get<std::string>(), text);
+
+  nlohmann::json j = {{"file", name}, {"list", {name, 1, nullptr}}, {name, {{"nested", name}}}};
+  EXPECT_THROW(j.dump(), nlohmann::json::type_error);
+  std::string dumped;
+  ASSERT_NO_THROW(dumped = DumpJson(j, 2));
+  nlohmann::json back = nlohmann::json::parse(dumped);
+  EXPECT_EQ(back["file"], text);
+  EXPECT_EQ(back["list"][0], text);
+  EXPECT_EQ(back["list"][1], 1);
+  EXPECT_EQ(back[text]["nested"], text);
+  // A document that is all UTF-8 prints exactly as dump() prints it.
+  nlohmann::json ok = {{"file", "/d/foo-0/\xc3\xa9.log"}, {"n", 3}};
+  EXPECT_EQ(DumpJson(ok, 2), ok.dump(2));
+  EXPECT_EQ(DumpJson(ok), ok.dump());
+}
+
 TEST(OutputTest, JsonObjectWritesParseableLines) {
   std::string s;
   {
