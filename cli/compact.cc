@@ -3,6 +3,7 @@
 //
 // Runs Kafka's log cleaner offline on a copy of a partition directory (compactor/cleaner.h) and
 // prints what a broker would have decided and done (spec cli.md "compact").
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/output.h"
 #include "compactor/cleaner.h"
 #include "simulator/replica_view.h"
 #include "segment_reader/problem.h"
@@ -51,9 +53,12 @@ nlohmann::json ProblemsJson(const CollectingSink& sink) {
 
 // A log that cannot be compacted because of damage where klf reads it is a finding in the data
 // (exit 1, with the problems; cli.md), not an unreadable input (exit 3): nothing is written either way.
+// A file that cannot be read at all is not damage in the data: exit 3.
 int FailOnLog(const std::string& error, const CollectingSink& sink, bool json) {
   nlohmann::json fields = {{"out", nullptr}, {"problems", ProblemsJson(sink)}};
-  return Fail("compact", sink.ErrorCount() > 0 ? kExitProblems : kExitUnreadable, error, json, &fields);
+  bool unreadable = std::any_of(sink.problems.begin(), sink.problems.end(),
+                                [](const Problem& p) { return p.check == std::string_view("file-read"); });
+  return Fail("compact", sink.ErrorCount() > 0 && !unreadable ? kExitProblems : kExitUnreadable, error, json, &fields);
 }
 
 nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
@@ -134,7 +139,7 @@ void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size
   for (auto pid : p.active_producers) producers += (producers.empty() ? "" : ", ") + std::to_string(pid);
   std::printf("log %s logStartOffset=%lld logEndOffset=%lld highWatermark=%lld lastStableOffset=%lld "
               "activeSegmentBase=%lld activeProducers=[%s] cleanerCheckpoint=%s\n",
-              p.partition.c_str(), (long long)p.log_start_offset, (long long)p.log_end_offset,
+              EscapeInvalidUtf8(p.partition).c_str(), (long long)p.log_start_offset, (long long)p.log_end_offset,
               (long long)p.high_watermark, (long long)p.last_stable_offset, (long long)p.active_segment_base,
               producers.c_str(), Horizon(p.cleaner_checkpoint_before).c_str());
   std::printf("cleanable firstDirtyOffset=%lld uncleanableOffset=%lld firstUncleanableOffset=%lld cleanBytes=%lld "
@@ -162,14 +167,15 @@ void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size
                 a.only_if_eligible ? " (--only-if-eligible: a broker would not pick this log now)" : "");
   }
   if (p.checkpoint_written)
-    std::printf("cleaner-offset-checkpoint %s=%lld\n", p.partition.c_str(), (long long)*p.checkpoint_written);
+    std::printf("cleaner-offset-checkpoint %s=%lld\n", EscapeInvalidUtf8(p.partition).c_str(),
+                (long long)*p.checkpoint_written);
   if (a.mode == "coordinated" && p.cleaned)
     std::printf("held back by coordination: tombstones=%lld markers=%lld\n", (long long)p.stats.tombstones_held,
                 (long long)p.stats.markers_held);
   if (a.explain) {
     BytesFormat bf = a.common.bytes_format();
     for (const auto& b : p.explain) {
-      std::printf("batch %s@%llu offsets %lld..%lld%s pid=%lld %s (%s) -> %s", b.file.c_str(),
+      std::printf("batch %s@%llu offsets %lld..%lld%s pid=%lld %s (%s) -> %s", EscapeInvalidUtf8(b.file).c_str(),
                   (unsigned long long)b.position, (long long)b.base_offset, (long long)b.last_offset,
                   b.is_control ? " control" : "", (long long)b.producer_id, BatchRetentionName(b.retention),
                   BatchReasonName(b.reason), b.action.c_str());
@@ -232,15 +238,15 @@ int RunCompact(const CompactArgs& a) {
                               {"chosen", choice.chosen == i}});
       if (!a.common.json)
         std::printf("candidate %s cleanableRatio=%.4f cleanableBytes=%lld wouldClean=%s (%s)%s\n",
-                    c.partition_dir.c_str(), c.decision.range.cleanable_ratio,
+                    EscapeInvalidUtf8(c.partition_dir).c_str(), c.decision.range.cleanable_ratio,
                     (long long)c.decision.range.cleanable_bytes, c.decision.selected ? "true" : "false",
                     c.decision.reason.c_str(), choice.chosen == i ? " <- chosen" : "");
     }
     if (!choice.chosen) {
       if (a.common.json)
-        std::printf("%s\n", nlohmann::json({{"candidates", log_dir_json}, {"cleanedRange", nullptr}}).dump().c_str());
+        std::printf("%s\n", DumpJson(nlohmann::json({{"candidates", log_dir_json}, {"cleanedRange", nullptr}})).c_str());
       else
-        std::printf("no log to clean in %s\n", a.dir.c_str());
+        std::printf("no log to clean in %s\n", EscapeInvalidUtf8(a.dir).c_str());
       return kExitOk;
     }
     partition_dir = choice.candidates[*choice.chosen].partition_dir;
@@ -271,7 +277,7 @@ int RunCompact(const CompactArgs& a) {
                                                                                      : nlohmann::json(nullptr)},
                                           {"mcco", v.mcco}, {"mxfo", v.mxfo}});
       if (!a.common.json)
-        std::printf("replica %s logEndOffset=%lld cleanerCheckpoint=%s MCCO=%lld MXFO=%lld\n", d.c_str(),
+        std::printf("replica %s logEndOffset=%lld cleanerCheckpoint=%s MCCO=%lld MXFO=%lld\n", EscapeInvalidUtf8(d).c_str(),
                     (long long)v.log_end_offset,
                     v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint).c_str() : "none", (long long)v.mcco,
                     (long long)v.mxfo);
@@ -285,7 +291,7 @@ int RunCompact(const CompactArgs& a) {
   bool ok = CompactPartition(partition_dir, a.out, o, &report, &sink, &error);
   for (const Problem& p : sink.problems) {
     if (p.severity == Severity::kInfo && !a.explain) continue;
-    std::fprintf(stderr, "klf compact: %s: %s at position %llu: %s\n", SeverityName(p.severity), p.file.c_str(),
+    std::fprintf(stderr, "klf compact: %s: %s at position %llu: %s\n", SeverityName(p.severity), EscapeInvalidUtf8(p.file).c_str(),
                  static_cast<unsigned long long>(p.position), p.message.c_str());
   }
   if (!ok) return FailOnLog(error, sink, json);
@@ -321,10 +327,10 @@ int RunCompact(const CompactArgs& a) {
     j["passes"] = passes;
     if (!log_dir_json.is_null()) j["candidates"] = log_dir_json;
     j["problems"] = ProblemsJson(sink);
-    std::printf("%s\n", j.dump().c_str());
+    std::printf("%s\n", DumpJson(j).c_str());
   } else {
     for (size_t i = 0; i < report.passes.size(); i++) PrintPassText(report.passes[i], a, i, report.passes.size());
-    std::printf("wrote %s\n", report.out_partition_dir.c_str());
+    std::printf("wrote %s\n", EscapeInvalidUtf8(report.out_partition_dir).c_str());
   }
   return sink.ErrorCount() > 0 ? kExitProblems : kExitOk;
 }

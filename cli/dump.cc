@@ -37,8 +37,6 @@ namespace {
 
 constexpr int64_t kMinOffset = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMaxOffset = std::numeric_limits<int64_t>::max();
-// Checkpoint and properties files are a few lines per partition; this bounds a file that is not one.
-constexpr uint64_t kMaxTextFileBytes = uint64_t(256) << 20;
 
 struct DumpOptions {
   CommonOptions common;
@@ -130,7 +128,12 @@ class Dumper : public ProblemSink {
     // dump reports damage, and a torn or zero-filled tail is damage even though Kafka's recovery
     // calls it routine (severity warning): both make the exit code 1. Notes (info) do not.
     if (p.severity != Severity::kInfo) ++errors_;
-    printer_->PrintProblem(p);
+    // A file of a scanned directory that is there but cannot be read (a FIFO named like a segment...).
+    if (p.check == std::string_view("file-read") || p.check == std::string_view("dir-read")) unreadable_ = true;
+    Problem shown = p;  // names are bytes: printed as --bytes text prints them, in text and JSON alike
+    shown.file = EscapeInvalidUtf8(p.file);
+    shown.message = EscapeInvalidUtf8(p.message);
+    printer_->PrintProblem(shown);
   }
 
  private:
@@ -236,7 +239,7 @@ class Dumper : public ProblemSink {
     if (dir.leader_epoch_checkpoint_file) DumpFile(dir.leader_epoch_checkpoint_file->path, dir.leader_epoch_checkpoint_file->info);
     if (dir.partition_metadata_file) DumpFile(dir.partition_metadata_file->path, dir.partition_metadata_file->info);
     for (const DirEntry& e : dir.leftovers) {
-      printer_->Note("Not dumped: " + e.path + " (leftover of an interrupted cleaner, swap or delete; give "
+      printer_->Note("Not dumped: " + EscapeInvalidUtf8(e.path) + " (leftover of an interrupted cleaner, swap or delete; give "
                      "its path to dump it)");
     }
   }
@@ -276,7 +279,7 @@ class Dumper : public ProblemSink {
     std::string error;
     std::unique_ptr<LogReader> reader = LogReader::Open(path, &pending_, ReadOptions(), &error);
     if (!reader) return Unreadable(error);
-    printer_->BeginFile(path, name);
+    printer_->BeginFile(EscapeInvalidUtf8(path), name);
     BatchView batch;
     while (reader->Next(&batch)) {
       progress_.Update(done_bytes_ + batch.header.position, path);
@@ -324,8 +327,8 @@ class Dumper : public ProblemSink {
     std::string error;
     std::unique_ptr<MappedFile> file = MappedFile::Open(path, &error);
     if (!file) return Unreadable(error);
-    printer_->BeginFile(path, name);
-    if (file->size() == 0 && !has_range()) printer_->Note(path + " is empty.");
+    printer_->BeginFile(EscapeInvalidUtf8(path), name);
+    if (file->size() == 0 && !has_range()) printer_->Note(EscapeInvalidUtf8(path) + " is empty.");
     int64_t base = name.offset.value_or(0);
     switch (name.kind) {
       case FileKind::kOffsetIndex: {
@@ -376,8 +379,13 @@ class Dumper : public ProblemSink {
 
   void DumpTextFile(const std::string& path, const FileName& name) {
     std::string text, error;
-    if (!ReadSmallFile(path, kMaxTextFileBytes, &text, &error)) return Unreadable(error);
-    printer_->BeginFile(path, name);
+    InputFailure failure = InputFailure::kNone;
+    if (!ReadSmallFile(path, kMaxMetadataFileBytes, &text, &error, &failure)) {
+      // Too large is damage (not a file Kafka writes), reported in the output like a parse error.
+      if (failure == InputFailure::kTooLarge) return Report({Severity::kError, path, 0, "file-size", error});
+      return Unreadable(error);
+    }
+    printer_->BeginFile(EscapeInvalidUtf8(path), name);
     switch (name.kind) {
       case FileKind::kLeaderEpochCheckpoint: {
         std::vector<LeaderEpochEntry> entries;
@@ -404,7 +412,7 @@ class Dumper : public ProblemSink {
       default: {  // the four log-dir offset checkpoints
         std::vector<OffsetCheckpointEntry> entries;
         ParseOffsetCheckpoint(path, text, &entries, &pending_);
-        if (text.empty()) printer_->Note(path + " is empty.");
+        if (text.empty()) printer_->Note(EscapeInvalidUtf8(path) + " is empty.");
         for (const OffsetCheckpointEntry& e : entries) printer_->OffsetCheckpointEntry(FileKindName(name.kind), e);
         break;
       }

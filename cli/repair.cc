@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/output.h"
 #include "repair/repair.h"
 #include "segment_reader/bytes.h"
 #include "segment_reader/layout.h"
@@ -180,23 +181,31 @@ int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration)
                               {"firstOffset", d.first_offset ? nlohmann::json(*d.first_offset) : nlohmann::json(nullptr)},
                               {"lastOffset", d.last_offset ? nlohmann::json(*d.last_offset) : nlohmann::json(nullptr)},
                               {"wholeSegment", d.whole_segment},
+                              {"unreadable", d.unreadable},
                               {"reason", d.reason}});
     }
-    std::printf("%s\n", j.dump(2).c_str());
+    j["unreadable"] = r.unreadable;
+    std::printf("%s\n", DumpJson(j, 2).c_str());
   } else {
     std::string out = fmt::format("salvaged {} -> {}: {} segments, {} batches kept, log end offset {}\n", a.salvage,
                                   r.out_partition_dir, r.segments_kept, r.batches_kept, r.log_end_offset);
-    if (r.dropped.empty()) out += "nothing dropped: every batch is valid\n";
+    if (r.dropped.empty() && r.unreadable.empty()) out += "nothing dropped: every batch is valid\n";
+    for (const std::string& u : r.unreadable) out += "cannot read " + u + "\n";
     for (const SalvageDrop& d : r.dropped) {
+      if (d.unreadable) {
+        out += fmt::format("dropped {} (offsets {}..{}): {}\n", d.file, *d.first_offset,
+                           d.last_offset ? std::to_string(*d.last_offset) : "its end", d.reason);
+        continue;
+      }
       out += fmt::format("dropped {} bytes of {} from position {}{}: {}\n", d.bytes, d.file, d.position,
                          d.first_offset ? fmt::format(" ({} framed batches, offsets {}..{})", d.batches, *d.first_offset,
                                                       *d.last_offset)
                                         : " (no batch could be framed there)",
                          d.reason);
     }
-    std::fputs(out.c_str(), stdout);
+    std::fputs(EscapeInvalidUtf8(out).c_str(), stdout);
   }
-  return r.dropped.empty() ? kExitOk : kExitProblems;
+  return r.dropped.empty() && r.unreadable.empty() ? kExitOk : kExitProblems;
 }
 
 int RunResolved(const RepairArgs& a, RepairOptions options);
@@ -286,7 +295,7 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
                      {"logEndOffset", result.log_end_offset},    {"lastStableOffset", result.last_stable_offset},
                      {"remainingDivergences", rem}};
     }
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", DumpJson(j, 2).c_str());
     return exit;
   }
   std::string out = fmt::format("partition {}: target {}, healthy {}\n", plan.partition, plan.target,
@@ -317,7 +326,7 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
       }
     }
   }
-  std::fputs(out.c_str(), stdout);
+  std::fputs(EscapeInvalidUtf8(out).c_str(), stdout);
   return exit;
 }
 
