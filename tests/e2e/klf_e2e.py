@@ -41,10 +41,16 @@ def check(cond, msg):
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 
-def process(args):
+def process(args, timeout=None, wrapper=()):
     """Runs `klf ARGS` (a list); the completed process, for tests that read its fields. A sanitizer
-    report on stderr is a failure, whatever the exit code."""
-    p = subprocess.run([KLF, *args], capture_output=True, text=True)
+    report on stderr is a failure, whatever the exit code. With `timeout` (seconds) a run still going
+    after it is killed and is a failure (a hang); its returncode is then None. `wrapper` is a command
+    prefix (e.g. ["setpriv", "--reuid=nobody", ...] to run klf as another user)."""
+    try:
+        p = subprocess.run([*wrapper, KLF, *args], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail(f"klf {' '.join(args)}: still running after {timeout} s (a hang); killed")
+        return subprocess.CompletedProcess([KLF, *args], None, "", "")
     check(not any(m in p.stderr for m in SANITIZER_MARKS),
           f"klf {' '.join(args)}: sanitizer report on stderr: {p.stderr[-2000:]}")
     return p
@@ -72,13 +78,21 @@ def is_segment(name):
 
 
 def snapshot(d):
-    """Every file under d (relative path) -> (sha256, mtime_ns): inputs must be untouched by a run."""
+    """Every file under d (relative path) -> (sha256, mtime_ns): inputs must be untouched by a run.
+    Entries that are not regular files (a FIFO, a symlink, possibly a loop, a directory named like a
+    file) are recorded by type, target and mtime, never opened."""
     out = {}
-    for root, _, files in os.walk(d):
-        for n in files:
+    for root, dirs, files in os.walk(d):
+        for n in files + dirs:
             p = os.path.join(root, n)
-            with open(p, "rb") as f:
-                out[os.path.relpath(p, d)] = (hashlib.sha256(f.read()).hexdigest(), os.stat(p).st_mtime_ns)
+            st = os.lstat(p)
+            if stat.S_ISREG(st.st_mode):
+                with open(p, "rb") as f:
+                    out[os.path.relpath(p, d)] = (hashlib.sha256(f.read()).hexdigest(), st.st_mtime_ns)
+            elif stat.S_ISLNK(st.st_mode):
+                out[os.path.relpath(p, d)] = ("symlink", os.readlink(p))
+            elif not stat.S_ISDIR(st.st_mode):
+                out[os.path.relpath(p, d)] = (stat.S_IFMT(st.st_mode), st.st_mtime_ns)
     return out
 
 
