@@ -377,6 +377,10 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     }
     r.open_txns.push_back(t);
   }
+  r.producers.reserve(loaded.producers().size());
+  for (const auto& [pid, e] : loaded.producers()) {
+    r.producers.push_back(LoadedProducer{pid, e.producer_epoch, e.coordinator_epoch});
+  }
 
   // One pass over the log: digests, markers, transactions by replay from the log start, consumer views.
   ProducerStateManager replay(pso);

@@ -119,6 +119,14 @@ struct OpenTxn {
   int64_t last_timestamp = -1;
 };
 
+// One producer of the broker-loaded producer state (snapshot + log): the epochs that broker fences an
+// end-transaction marker with (ProducerAppendInfo.checkProducerEpoch, checkCoordinatorEpoch).
+struct LoadedProducer {
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t coordinator_epoch = -1;  // -1: no marker of the producer seen
+};
+
 struct BatchSpan {
   int64_t base_offset = 0, last_offset = 0;
   int64_t producer_id = -1;
@@ -222,6 +230,7 @@ struct ReplicaState {
   std::vector<Marker> markers;        // ascending offsets
   std::vector<Txn> txns;              // by first offset
   std::vector<OpenTxn> open_txns;     // broker-loaded producer state
+  std::vector<LoadedProducer> producers;  // broker-loaded producer state, by producer id
   std::vector<AbortedTxn> txn_index;  // every .txnindex entry, by first offset
   std::vector<OffsetGap> gaps;
   std::vector<DamagedRange> damaged;
