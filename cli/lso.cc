@@ -33,6 +33,45 @@ nlohmann::json TxnJson(const OpenTxn& t) {
           {"lastOffset", t.last_offset}, {"lastTimestamp", t.last_timestamp}};
 }
 
+nlohmann::json ReplicaJson(const LsoReplicaMarker& m) {
+  nlohmann::json markers = nlohmann::json::array();
+  for (const auto& [offset, type] : m.markers) markers.push_back({{"offset", offset}, {"type", type}});
+  return {{"path", m.path},
+          {"name", m.label},
+          {"state", LsoReplicaMarkerKindName(m.kind)},
+          {"decided", m.decided()},
+          {"markerOffset", m.offset >= 0 ? nlohmann::json(m.offset) : nlohmann::json(nullptr)},
+          {"markerType", m.type.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.type)},
+          {"markers", markers}};
+}
+
+nlohmann::json LsoTxnJson(const LsoTxn& x, bool replicas_given) {
+  nlohmann::json j = TxnJson(x.txn);
+  j["pinsLso"] = x.pins;
+  j["abortCommand"] = x.abort_command;
+  j["producerEpochForAbort"] = x.producer_epoch_for_abort;
+  j["coordinatorEpochForAbort"] = x.coordinator_epoch_for_abort;
+  j["coordinatorEpochSeen"] = x.coordinator_epoch_seen;
+  j["epochsFromThisReplicaOnly"] = !replicas_given;
+  j["producerEpochFrom"] = x.producer_epoch_from;
+  j["coordinatorEpochFrom"] = x.coordinator_epoch_from;
+  j["epochSource"] = nlohmann::json::array();
+  for (const LsoEpochSource& s : x.epoch_sources) {
+    j["epochSource"].push_back({{"name", s.label},
+                                {"path", s.path},
+                                {"inProducerState", s.in_producer_state},
+                                {"producerEpoch", s.producer_epoch},
+                                {"coordinatorEpoch", s.coordinator_epoch}});
+  }
+  j["decidedOn"] = replicas_given ? nlohmann::json(x.decided_on) : nlohmann::json(nullptr);
+  j["replicas"] = nlohmann::json::array();
+  for (const LsoReplicaMarker& m : x.replicas) j["replicas"].push_back(ReplicaJson(m));
+  j["epochsNote"] = x.epochs_note;
+  j["warning"] = x.warning;
+  j["verdict"] = x.verdict;
+  return j;
+}
+
 // cli.md: a PATH may also be a broker log directory; one holding a single live partition names it.
 std::string PartitionOf(const std::string& path) {
   if (ClassifyPath(path).kind != PathKind::kLogDir) return path;
@@ -79,16 +118,10 @@ int RunLso(const LsoArgs& given) {
     j["lastStableOffset"] = rep.last_stable_offset;
     j["logEndOffset"] = rep.log_end_offset;
     j["openTransactions"] = nlohmann::json::array();
-    for (const OpenTxn& t : rep.open_transactions) j["openTransactions"].push_back(TxnJson(t));
+    for (const LsoTxn& x : rep.transactions) j["openTransactions"].push_back(LsoTxnJson(x, rep.replicas_given));
     j["pinnedBy"] = rep.pinned_by ? TxnJson(*rep.pinned_by) : nlohmann::json(nullptr);
     j["replicas"] = nlohmann::json::array();
-    for (const LsoReplicaMarker& m : rep.replicas) {
-      j["replicas"].push_back({{"path", m.path},
-                               {"name", m.label},
-                               {"state", LsoReplicaMarkerKindName(m.kind)},
-                               {"markerOffset", m.offset >= 0 ? nlohmann::json(m.offset) : nlohmann::json(nullptr)},
-                               {"markerType", m.type.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.type)}});
-    }
+    for (const LsoReplicaMarker& m : rep.replicas) j["replicas"].push_back(ReplicaJson(m));
     j["explanation"] = rep.explanation;
     j["resolution"] = rep.resolution;
     j["abortCommand"] = rep.abort_command.empty() ? nlohmann::json(nullptr) : nlohmann::json(rep.abort_command);
@@ -104,8 +137,18 @@ int RunLso(const LsoArgs& given) {
                          t.producer_epoch, t.first_offset, t.last_offset, t.last_timestamp,
                          rep.pinned_by && rep.pinned_by->first_offset == t.first_offset ? "  <- pins the LSO" : "");
     }
+    size_t n = rep.transactions.size();
+    for (size_t i = 0; i < n; ++i) {
+      const LsoTxn& x = rep.transactions[i];
+      out += fmt::format("\nopen transaction {} of {}: producer {} epoch {} from offset {}{}\n", i + 1, n,
+                         x.txn.producer_id, x.txn.producer_epoch, x.txn.first_offset,
+                         x.pins ? " (pins the LSO)" : "");
+      out += "  abort: " + x.abort_command + "\n";
+      out += "  epochs: " + x.epochs_note + "\n";
+      out += "  warning: " + x.warning + "\n";
+      out += "  other replicas: " + x.verdict + "\n";
+    }
     out += "\n" + rep.explanation + "\n\nresolution: " + rep.resolution + "\n";
-    if (!rep.abort_command.empty()) out += "\n  " + rep.abort_command + "\n";
     std::fputs(EscapeInvalidUtf8(out).c_str(), stdout);
   }
   return rep.pinned() ? kExitProblems : kExitOk;
@@ -117,11 +160,14 @@ Command AddLsoCommand(CLI::App* parent) {
   auto args = std::make_shared<LsoArgs>();
   CLI::App* app = parent->add_subcommand("lso", "Explain a partition's last stable offset and what pins it");
   app->footer(
-      "Lists the open transactions, the one that pins the LSO, whether the other replicas (--replica) hold\n"
-      "its marker, and the exact kafka-transactions.sh abort command that lifts the pin. An open transaction\n"
-      "never expires (producer.id.expiration.ms does not lift it). Exit 1 when pinned, 0 otherwise.");
+      "Lists every open transaction, the one that pins the LSO, and for each the kafka-transactions.sh abort\n"
+      "command in the form that works on any replica (--producer-id/--producer-epoch/--coordinator-epoch,\n"
+      "epochs the highest any loaded replica holds), with the warning that an ABORT hides records that\n"
+      "committed elsewhere. With --replica, whether the other replicas decided it; if they did, the safe fix\n"
+      "is to re-replicate this replica from the leader. An open transaction never expires\n"
+      "(producer.id.expiration.ms does not lift it). Exit 1 when pinned, 0 otherwise.");
   app->add_option("PARTITION_DIR", args->dir, "partition directory (never modified)")->required();
-  app->add_option("--replica", args->replicas, "another replica of the partition, to look for the marker")
+  app->add_option("--replica", args->replicas, "another replica of the partition: whether it decided the transactions, and its epochs")
       ->type_name("DIR");
   app->add_flag("--json", args->json, "print the cli.md JSON object");
   app->add_option("--now", args->now, "clock (ms) for producer expiration and idle times; default: newest timestamp")

@@ -3,6 +3,8 @@
 #include "segment_reader/java_long.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -15,6 +17,7 @@ const char* LsoReplicaMarkerKindName(LsoReplicaMarker::Kind k) {
     case LsoReplicaMarker::Kind::kOpenToo: return "open";
     case LsoReplicaMarker::Kind::kDecided: return "decided";
     case LsoReplicaMarker::Kind::kBehind: return "behind";
+    case LsoReplicaMarker::Kind::kNotHeld: return "not_held";
   }
   return "?";
 }
@@ -29,6 +32,133 @@ std::string Duration(int64_t ms) {
   return fmt::format("{:.1f} days", ms / 86400000.0);
 }
 
+std::string Join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// The epochs each producer of interest has in one replica: broker-loaded producer state, markers and
+// transactional data of its log (one pass over each).
+std::map<int64_t, LsoEpochSource> EpochsOf(const ReplicaState& r, const std::set<int64_t>& pids) {
+  std::map<int64_t, LsoEpochSource> out;
+  auto note = [&](int64_t pid) -> LsoEpochSource* {
+    if (!pids.count(pid)) return nullptr;
+    LsoEpochSource& s = out[pid];
+    s.label = r.label;
+    s.path = r.path;
+    s.known = true;
+    return &s;
+  };
+  for (const LoadedProducer& p : r.producers) {
+    if (LsoEpochSource* s = note(p.producer_id)) {
+      s->in_producer_state = true;
+      s->producer_epoch = std::max(s->producer_epoch, p.producer_epoch);
+      s->coordinator_epoch = std::max(s->coordinator_epoch, p.coordinator_epoch);
+    }
+  }
+  for (const Marker& m : r.markers) {
+    if (LsoEpochSource* s = note(m.producer_id)) {
+      s->producer_epoch = std::max(s->producer_epoch, m.producer_epoch);
+      if (m.type == MarkerType::kCommit || m.type == MarkerType::kAbort) {
+        s->coordinator_epoch = std::max(s->coordinator_epoch, m.coordinator_epoch);
+      }
+    }
+  }
+  for (const Txn& t : r.txns) {
+    if (LsoEpochSource* s = note(t.producer_id)) s->producer_epoch = std::max(s->producer_epoch, t.producer_epoch);
+  }
+  for (const OpenTxn& t : r.open_txns) {
+    if (LsoEpochSource* s = note(t.producer_id)) s->producer_epoch = std::max(s->producer_epoch, t.producer_epoch);
+  }
+  return out;
+}
+
+// What replica `o` shows for the target's open transaction `t`.
+LsoReplicaMarker ViewOf(const ReplicaState& o, const OpenTxn& t) {
+  LsoReplicaMarker m;
+  m.label = o.label;
+  m.path = o.path;
+  const Marker* first = o.NextMarker(t.producer_id, t.first_offset);
+  for (const Marker* mk = first; mk != nullptr; mk = o.NextMarker(t.producer_id, mk->offset)) {
+    if (mk->type != MarkerType::kCommit && mk->type != MarkerType::kAbort) continue;
+    m.markers.emplace_back(mk->offset, MarkerTypeName(mk->type));
+    if (mk->offset > t.last_offset) break;
+  }
+  bool open_there = std::any_of(o.open_txns.begin(), o.open_txns.end(), [&](const OpenTxn& x) {
+    return x.producer_id == t.producer_id && x.first_offset <= t.first_offset;
+  });
+  if (first && (first->type == MarkerType::kCommit || first->type == MarkerType::kAbort)) {
+    m.kind = LsoReplicaMarker::Kind::kMarker;
+    m.offset = first->offset;
+    m.type = MarkerTypeName(first->type);
+  } else if (open_there) {
+    m.kind = LsoReplicaMarker::Kind::kOpenToo;
+  } else if (o.log_end_offset <= t.first_offset) {
+    m.kind = LsoReplicaMarker::Kind::kBehind;
+  } else if (!o.Covers(t.first_offset)) {
+    m.kind = LsoReplicaMarker::Kind::kNotHeld;
+  } else if (first) {
+    m.kind = LsoReplicaMarker::Kind::kEmptyBatch;
+    m.offset = first->offset;
+    m.type = MarkerTypeName(first->type);
+  } else {
+    m.kind = LsoReplicaMarker::Kind::kDecided;
+  }
+  return m;
+}
+
+std::string ViewText(const ReplicaState& o, const OpenTxn& t, const LsoReplicaMarker& m) {
+  switch (m.kind) {
+    case LsoReplicaMarker::Kind::kMarker: {
+      std::string text = fmt::format(
+          "{} holds the {} of producer {} at offset {} (its first marker of the producer after offset {}), which this "
+          "replica lacks",
+          m.label, m.type, t.producer_id, m.offset, t.first_offset);
+      if (m.markers.size() > 1) {
+        std::vector<std::string> rest;
+        for (size_t i = 1; i < m.markers.size(); ++i) {
+          rest.push_back(fmt::format("{} at {}", m.markers[i].second, m.markers[i].first));
+        }
+        text += fmt::format(", then {} (the data open here spans more than one of its transactions)", Join(rest));
+      }
+      bool commit = std::any_of(m.markers.begin(), m.markers.end(),
+                                [](const auto& x) { return x.second == std::string("COMMIT"); });
+      if (commit) text += fmt::format(": aborting would hide records here that {} committed", m.label);
+      return text + ".";
+    }
+    case LsoReplicaMarker::Kind::kEmptyBatch:
+      return fmt::format(
+          "{} has no open transaction of producer {} and holds only an emptied control batch of it at offset {}: the "
+          "transaction was decided there and its marker cleaned, so its files do not show whether it committed or "
+          "aborted (an empty batch closes nothing on a follower).",
+          m.label, t.producer_id, m.offset);
+    case LsoReplicaMarker::Kind::kOpenToo:
+      return fmt::format("{} has the same transaction open (its LSO is {}): it holds no marker of it either.", m.label,
+                         o.last_stable_offset);
+    case LsoReplicaMarker::Kind::kBehind:
+      return fmt::format("{} ends at offset {}, before the transaction: it shows nothing about it.", m.label,
+                         o.log_end_offset);
+    case LsoReplicaMarker::Kind::kNotHeld:
+      return fmt::format(
+          "{} does not hold offset {} (its log starts at {}, or that range is damaged) and holds no marker of producer "
+          "{} after it: it shows nothing about the transaction.",
+          m.label, t.first_offset, o.log_start_offset, t.producer_id);
+    case LsoReplicaMarker::Kind::kDecided:
+      return fmt::format(
+          "{} holds offset {} with no transaction of producer {} open there (its LSO is {}): the transaction was "
+          "decided there; the marker that decided it is no longer in its log, so its files do not show whether it "
+          "committed or aborted.",
+          m.label, t.first_offset, t.producer_id, o.last_stable_offset);
+  }
+  return "";
+}
+
+std::string DescribeProducersCommand(const LsoOptions& options, const std::string& topic, int32_t partition) {
+  return fmt::format("kafka-transactions.sh --bootstrap-server {} describe-producers --topic {} --partition {}",
+                     options.bootstrap_server, topic, partition);
+}
+
 }  // namespace
 
 LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& others, const LsoOptions& options) {
@@ -38,10 +168,12 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
     rep.topic = r.tp->topic;
     rep.partition_number = r.tp->partition;
   }
+  std::string topic = rep.topic.empty() ? "<topic>" : rep.topic;
   rep.log_start_offset = r.log_start_offset;
   rep.log_end_offset = r.log_end_offset;
   rep.high_watermark = r.high_watermark;
   rep.last_stable_offset = r.last_stable_offset;
+  rep.replicas_given = !others.empty();
   rep.open_transactions = r.open_txns;
   std::sort(rep.open_transactions.begin(), rep.open_transactions.end(),
             [](const OpenTxn& a, const OpenTxn& b) { return a.first_offset < b.first_offset; });
@@ -51,6 +183,104 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
       break;
     }
   }
+
+  // Every open transaction: the epochs the loaded replicas hold for its producer, the abort command,
+  // and what the other replicas show.
+  std::set<int64_t> pids;
+  for (const OpenTxn& t : rep.open_transactions) pids.insert(t.producer_id);
+  std::vector<std::map<int64_t, LsoEpochSource>> epochs;
+  epochs.push_back(EpochsOf(r, pids));
+  for (const ReplicaState& o : others) epochs.push_back(EpochsOf(o, pids));
+  std::vector<std::string> loaded_labels{r.label};
+  for (const ReplicaState& o : others) loaded_labels.push_back(o.label);
+  std::string describe = DescribeProducersCommand(options, topic, rep.partition_number);
+
+  for (const OpenTxn& t : rep.open_transactions) {
+    LsoTxn x;
+    x.txn = t;
+    x.pins = rep.pinned_by && rep.pinned_by->first_offset == t.first_offset && rep.pinned_by->producer_id == t.producer_id;
+    x.producer_epoch_for_abort = t.producer_epoch;
+    int32_t coordinator = -1;
+    for (size_t i = 0; i < epochs.size(); ++i) {
+      auto it = epochs[i].find(t.producer_id);
+      if (it == epochs[i].end()) continue;
+      const LsoEpochSource& s = it->second;
+      x.epoch_sources.push_back(s);
+      x.producer_epoch_for_abort = std::max(x.producer_epoch_for_abort, s.producer_epoch);
+      coordinator = std::max(coordinator, s.coordinator_epoch);
+    }
+    x.coordinator_epoch_seen = coordinator >= 0;
+    x.coordinator_epoch_for_abort = std::max(coordinator, 0);
+    for (const LsoEpochSource& s : x.epoch_sources) {
+      if (s.producer_epoch == x.producer_epoch_for_abort) x.producer_epoch_from.push_back(s.label);
+      if (x.coordinator_epoch_seen && s.coordinator_epoch == coordinator) x.coordinator_epoch_from.push_back(s.label);
+    }
+    x.abort_command = fmt::format(
+        "kafka-transactions.sh --bootstrap-server {} abort --topic {} --partition {} --producer-id {} "
+        "--producer-epoch {} --coordinator-epoch {}",
+        options.bootstrap_server, topic, rep.partition_number, t.producer_id, x.producer_epoch_for_abort,
+        x.coordinator_epoch_for_abort);
+
+    std::string coordinator_text =
+        x.coordinator_epoch_seen
+            ? fmt::format("coordinator epoch {} (held by {})", x.coordinator_epoch_for_abort,
+                          Join(x.coordinator_epoch_from))
+            : fmt::format("coordinator epoch 0 (no loaded replica holds one for producer {}: no marker of it was "
+                          "seen; kafka-transactions.sh uses 0 for -1 too)",
+                          t.producer_id);
+    if (others.empty()) {
+      x.epochs_note = fmt::format(
+          "producer epoch {} and {} come from this replica alone (its producer state and log). The leader refuses a "
+          "marker whose producer or coordinator epoch is below what it holds for producer {}, and it may hold higher "
+          "ones (a coordinator time-out abort bumps the epoch on the leader only): give the other replicas with "
+          "--replica, or read the leader's values with `{}` (a producer it does not list takes any epoch).",
+          x.producer_epoch_for_abort, coordinator_text, t.producer_id, describe);
+    } else {
+      x.epochs_note = fmt::format(
+          "producer epoch {} (held by {}) and {} are the highest that the loaded replicas ({}) hold for producer {}; "
+          "the leader refuses a lower one. If the leader is not among them or has moved on since, and the command is "
+          "refused (InvalidProducerEpoch, TransactionCoordinatorFenced), read its values with `{}` (a producer it does "
+          "not list takes any epoch).",
+          x.producer_epoch_for_abort, Join(x.producer_epoch_from), coordinator_text, Join(loaded_labels), t.producer_id,
+          describe);
+    }
+    x.warning = fmt::format(
+        "aborting writes an ABORT of producer {} through the leader. On this replica it closes the transaction open "
+        "from offset {} as aborted: read_committed consumers skip its records (offsets {}..{} of producer {}). If the "
+        "transaction committed elsewhere, these are committed records, hidden here (and this replica's cleaner then "
+        "removes them as aborted data). If producer {} has a transaction open on the leader, that one is aborted too.",
+        t.producer_id, t.first_offset, t.first_offset, t.last_offset, t.producer_id, t.producer_id);
+
+    std::string views;
+    for (const ReplicaState& o : others) {
+      LsoReplicaMarker m = ViewOf(o, t);
+      views += (views.empty() ? "" : " ") + ViewText(o, t, m);
+      if (m.decided()) x.decided_on.push_back(o.label);
+      x.replicas.push_back(m);
+    }
+    if (others.empty()) {
+      x.verdict =
+          "the other replicas were not given (--replica): these files alone do not show whether the transaction was "
+          "decided elsewhere.";
+    } else if (!x.decided_on.empty()) {
+      x.verdict = views + fmt::format(
+                              " Decided on {}: this replica lost the marker (a hanging transaction). Do not abort it "
+                              "unless you know it aborted; the safe fix is to re-replicate this replica from the leader "
+                              "(resolution).",
+                              Join(x.decided_on));
+    } else {
+      bool all_open = std::all_of(x.replicas.begin(), x.replicas.end(),
+                                  [](const LsoReplicaMarker& m) { return m.kind == LsoReplicaMarker::Kind::kOpenToo; });
+      x.verdict = views + (all_open ? " Open on every replica given: no replica holds its marker."
+                                    : " No replica given shows it decided.");
+    }
+    if (x.pins) {
+      rep.replicas = x.replicas;
+      rep.abort_command = x.abort_command;
+    }
+    rep.transactions.push_back(std::move(x));
+  }
+
   if (!rep.pinned_by) {
     if (rep.open_transactions.empty()) {
       rep.explanation = fmt::format(
@@ -70,69 +300,12 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
 
   const OpenTxn& t = *rep.pinned_by;
   int64_t now = options.now_ms.value_or(r.max_timestamp);
-  // What the other replicas show for this producer after the transaction's first offset.
-  std::string others_text;
-  bool decided_elsewhere = false;
-  std::string decided_how;
-  for (const ReplicaState& o : others) {
-    LsoReplicaMarker m;
-    m.label = o.label;
-    m.path = o.path;
-    const Marker* mk = o.NextMarker(t.producer_id, t.first_offset);
-    bool open_there = std::any_of(o.open_txns.begin(), o.open_txns.end(), [&](const OpenTxn& x) {
-      return x.producer_id == t.producer_id && x.first_offset <= t.first_offset;
-    });
-    if (mk && (mk->type == MarkerType::kCommit || mk->type == MarkerType::kAbort)) {
-      m.kind = LsoReplicaMarker::Kind::kMarker;
-      m.offset = mk->offset;
-      m.type = MarkerTypeName(mk->type);
-    } else if (open_there) {
-      m.kind = LsoReplicaMarker::Kind::kOpenToo;
-    } else if (o.log_end_offset <= t.first_offset) {
-      m.kind = LsoReplicaMarker::Kind::kBehind;
-    } else if (mk) {
-      m.kind = LsoReplicaMarker::Kind::kEmptyBatch;
-      m.offset = mk->offset;
-      m.type = MarkerTypeName(mk->type);
-    } else {
-      m.kind = LsoReplicaMarker::Kind::kDecided;
-    }
-    switch (m.kind) {
-      case LsoReplicaMarker::Kind::kMarker:
-        others_text += fmt::format(" {} holds the {} of producer {} at offset {}, which this replica lacks.", o.label,
-                                   m.type, t.producer_id, m.offset);
-        decided_elsewhere = true;
-        decided_how = fmt::format("{} ({} on {})", m.type, m.offset, o.label);
-        break;
-      case LsoReplicaMarker::Kind::kEmptyBatch:
-        others_text += fmt::format(
-            " {} holds only an emptied control batch of producer {} at offset {} and no open transaction: the "
-            "transaction was decided there and its marker cleaned (an empty batch closes nothing on a follower).",
-            o.label, t.producer_id, m.offset);
-        decided_elsewhere = true;
-        if (decided_how.empty()) decided_how = fmt::format("marker compacted to an empty batch on {}", o.label);
-        break;
-      case LsoReplicaMarker::Kind::kOpenToo:
-        others_text += fmt::format(" {} has the same transaction open (LSO {}): no replica has its marker yet.",
-                                   o.label, o.last_stable_offset);
-        break;
-      case LsoReplicaMarker::Kind::kBehind:
-        others_text += fmt::format(" {} ends at offset {}, before the transaction.", o.label, o.log_end_offset);
-        break;
-      case LsoReplicaMarker::Kind::kDecided:
-        others_text += fmt::format(
-            " {} has no open transaction of producer {} and no marker of it after offset {} (its LSO is {}): the "
-            "transaction was decided there and the marker compacted away.",
-            o.label, t.producer_id, t.first_offset, o.last_stable_offset);
-        decided_elsewhere = true;
-        if (decided_how.empty()) decided_how = fmt::format("marker compacted away on {}", o.label);
-        break;
-    }
-    rep.replicas.push_back(m);
-  }
-
   int64_t idle = JavaSub(now, t.last_timestamp);  // any timestamp the data holds: wrap, as Java does
   bool later_here = r.NextMarker(t.producer_id, t.first_offset) != nullptr;
+  std::string others_text;
+  for (size_t i = 0; i < others.size() && i < rep.replicas.size(); ++i) {
+    others_text += " " + ViewText(others[i], t, rep.replicas[i]);
+  }
   rep.explanation = fmt::format(
       "the last stable offset {} is pinned below the high watermark {} by producer {} (epoch {}), whose transaction is "
       "open from offset {} (last data offset {}, last timestamp {}). A producer with an open transaction never "
@@ -153,24 +326,66 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
                                t.first_offset),
       others_text);
 
-  std::string topic = rep.topic.empty() ? "<topic>" : rep.topic;
-  rep.abort_command =
-      fmt::format("kafka-transactions.sh --bootstrap-server {} abort --topic {} --partition {} --start-offset {}",
-                  options.bootstrap_server, topic, rep.partition_number, t.first_offset);
-  if (decided_elsewhere) {
+  // The resolution covers every open transaction below the high watermark.
+  std::vector<std::string> decided, undecided;
+  for (const LsoTxn& x : rep.transactions) {
+    if (x.txn.first_offset >= r.high_watermark) continue;
+    std::string name = fmt::format("producer {} from offset {}", x.txn.producer_id, x.txn.first_offset);
+    (x.decided_on.empty() ? undecided : decided).push_back(
+        x.decided_on.empty() ? name : fmt::format("{} (on {})", name, Join(x.decided_on)));
+  }
+  std::string wait =
+      " Waiting for producer.id.expiration.ms does not help: it never expires an open transaction.";
+  if (others.empty()) {
+    bool several = rep.open_transactions.size() > 1;
     rep.resolution = fmt::format(
-        "the other replicas decided this transaction ({}): this replica lost its marker (a hanging transaction). "
-        "`klf repair --replica <healthy> --target {} --out DIR` writes the marker they imply at a free offset. "
-        "On the live cluster, `{}` lifts the pin (the ABORT it writes closes the transaction here as aborted; the "
-        "other replicas have no open transaction, so it changes nothing there). Waiting does not help: "
-        "producer.id.expiration.ms never expires an open transaction.",
-        decided_how, r.path, rep.abort_command);
+        "first find out whether the other replicas decided {}: run klf lso again with --replica DIR for every other "
+        "replica of {} (copies of their partition directories). A transaction that another replica decided lost its "
+        "marker here: re-replicate this replica from the leader instead of aborting it (klf lso --replica prints the "
+        "steps), because an ABORT hides its records here if it committed there. A transaction that every replica has "
+        "open and whose producer will not finish it can be aborted with the command printed for it{}. Otherwise the "
+        "pin lifts when the producer's next marker is appended, or when retention deletes offset {}.{}",
+        several ? fmt::format("the {} open transactions", rep.open_transactions.size()) : "the open transaction",
+        rep.partition.empty() ? "the partition" : rep.partition,
+        several ? " (each has its own; the LSO stays pinned until every one below the high watermark is closed)" : "",
+        t.first_offset, wait);
+    return rep;
+  }
+  if (!decided.empty()) {
+    rep.resolution = fmt::format(
+        "decided on another replica: {}. This replica lost {} marker{}. Safe fix: re-replicate this replica from the "
+        "leader, so that it takes the leader's records and markers instead of an outcome chosen here. "
+        "(1) Check with `kafka-topics.sh --bootstrap-server {} --describe --topic {}` that this replica's broker is not "
+        "the leader of partition {} (if it is, move leadership first) and that the leader is one of the replicas "
+        "that decided {}. "
+        "(2) Stop the broker that holds {}. "
+        "(3) Move that partition directory out of the broker's log directory, keeping it as a backup (not renamed in "
+        "place: Kafka expects only partition directories in a log directory). "
+        "(4) Start the broker: it creates the partition empty and fetches it from the leader, from the leader's log "
+        "start offset, and rejoins the ISR once caught up (until then the partition has one in-sync replica fewer). "
+        "Or, instead of (2)-(4), reassign the partition (kafka-reassign-partitions.sh) to move this replica off its "
+        "broker and back: the new copy is fetched from the leader. "
+        "Do not abort a decided transaction unless you know it aborted: the ABORT would hide its records here if it "
+        "committed.{}{}",
+        Join(decided, "; "), decided.size() > 1 ? "their" : "its",
+        decided.size() > 1 ? "s" : "", options.bootstrap_server, topic, rep.partition_number,
+        decided.size() > 1 ? "them" : "it", r.path,
+        undecided.empty()
+            ? ""
+            : fmt::format(" No replica given shows {} decided, so re-replication leaves {} open: if {} producer{} will "
+                          "not finish {}, abort {} with the command printed for {}.",
+                          Join(undecided, "; "), undecided.size() > 1 ? "them" : "it",
+                          undecided.size() > 1 ? "their" : "its", undecided.size() > 1 ? "s" : "",
+                          undecided.size() > 1 ? "them" : "it", undecided.size() > 1 ? "them" : "it",
+                          undecided.size() > 1 ? "each" : "it"),
+        wait);
   } else {
     rep.resolution = fmt::format(
-        "if producer {} will not finish the transaction, abort it: `{}` (the ABORT it writes lifts the pin); "
-        "otherwise the pin lifts when the producer's next marker is appended, or when retention deletes offset {}. "
-        "Waiting for producer.id.expiration.ms does not help.",
-        t.producer_id, rep.abort_command, t.first_offset);
+        "no replica given shows {} decided. If the producer will not finish it, abort it with the command printed for "
+        "it (each open transaction has its own); otherwise the pin lifts when the producer's next marker is appended, "
+        "or when retention deletes offset {}. If the partition has replicas that were not given, check them first "
+        "(--replica): if one decided it, re-replicate this replica instead of aborting.{}",
+        Join(undecided, "; "), t.first_offset, wait);
   }
   return rep;
 }

@@ -8,12 +8,18 @@
 //     does not lift a pin;
 //   * the pin lifts when a marker for that producer is appended (the producer's next transaction ends,
 //     or an operator aborts it with kafka-transactions.sh abort, which writes an ABORT through the
-//     leader), or when retention moves the log start offset past the transaction's first offset.
+//     leader), or when retention moves the log start offset past the transaction's first offset;
+//   * that ABORT closes whatever transaction of the producer each replica has open: on a follower that
+//     lost the marker of a transaction the leader committed, it hides committed records. When another
+//     replica shows the transaction decided, the safe fix is to re-replicate the pinned follower from the
+//     leader, which copies the leader's records and markers; the files never show an outcome that a
+//     marker no longer in any log decided, and klf does not guess one.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "diff/replica_state.h"
@@ -22,18 +28,58 @@ namespace klf {
 
 struct LsoReplicaMarker {
   std::string label, path;
-  // What that replica shows for the pinning transaction.
+  // What that replica shows for one open transaction of the target (producer P, first offset F).
   enum class Kind {
-    kMarker,         // holds a COMMIT/ABORT of the producer after the transaction's first offset
-    kEmptyBatch,     // holds only the cleaner's emptied control batch of the producer there
-    kOpenToo,        // has the same transaction open
-    kDecided,        // no open transaction of the producer and no marker: decided, marker compacted away
-    kBehind,         // does not reach the transaction's first offset yet
+    kMarker,         // holds a COMMIT/ABORT of P after F
+    kEmptyBatch,     // holds only the cleaner's emptied control batch of P after F
+    kOpenToo,        // has P's transaction open from F or earlier too
+    kDecided,        // holds offset F, no open transaction of P there and no marker of P after F:
+                     // decided there, the marker no longer in its log
+    kBehind,         // does not reach F yet
+    kNotHeld,        // its log starts after F: it shows nothing about the transaction
   } kind = Kind::kDecided;
-  int64_t offset = -1;  // marker offset (kMarker, kEmptyBatch)
+  int64_t offset = -1;  // the first marker of P after F (kMarker, kEmptyBatch)
   std::string type;     // "COMMIT", "ABORT", "empty control batch"
+  // Every COMMIT/ABORT of P it holds after F, up to the first one after the target's last data offset of
+  // P (the target's open transaction may span several of that replica's transactions).
+  std::vector<std::pair<int64_t, std::string>> markers;
+  bool decided() const { return kind == Kind::kMarker || kind == Kind::kEmptyBatch || kind == Kind::kDecided; }
 };
 const char* LsoReplicaMarkerKindName(LsoReplicaMarker::Kind k);
+
+// The epochs one replica holds for a producer: its broker-loaded producer state (snapshot + log) and
+// the markers and transactional data of the producer in its log, whichever is highest.
+struct LsoEpochSource {
+  std::string label, path;
+  bool known = false;             // the replica holds the producer (state, marker or data)
+  bool in_producer_state = false;  // its broker-loaded producer state has an entry for the producer
+  int16_t producer_epoch = -1;
+  int32_t coordinator_epoch = -1;  // -1: no marker of the producer, nor a coordinator epoch in its state
+};
+
+// One open transaction of the target with the abort command that works on any replica: the explicit
+// --producer-id/--producer-epoch/--coordinator-epoch form is written through the leader without looking
+// the transaction up there (the --start-offset form asks the leader's DescribeProducers for a transaction
+// open at that offset, which fails when only a follower has it open). The leader fences the marker when
+// E or C is below what it holds for the producer (ProducerAppendInfo.appendEndTxnMarker:
+// checkProducerEpoch, checkCoordinatorEpoch; the admin's WriteTxnMarkers carries no transaction version,
+// so E equal to the current epoch passes, TV2 included), so E and C are the highest any loaded replica
+// holds for the producer. kafka-transactions.sh itself turns a negative coordinator epoch into 0.
+struct LsoTxn {
+  OpenTxn txn;
+  bool pins = false;  // it sets the LSO below the high watermark
+  int16_t producer_epoch_for_abort = -1;
+  int32_t coordinator_epoch_for_abort = 0;
+  bool coordinator_epoch_seen = false;  // some replica holds a coordinator epoch >= 0 for the producer
+  std::vector<LsoEpochSource> epoch_sources;  // the target first, then the other replicas
+  std::vector<std::string> producer_epoch_from, coordinator_epoch_from;  // labels holding E, C
+  std::vector<LsoReplicaMarker> replicas;     // the other replicas' view of it
+  std::vector<std::string> decided_on;        // labels of the replicas that decided it
+  std::string abort_command;
+  std::string epochs_note;  // where E and C come from, and what they cannot show
+  std::string warning;      // what the ABORT does to this replica's records
+  std::string verdict;      // what the other replicas show, and what to do
+};
 
 struct LsoReport {
   std::string partition;  // topic-partition
@@ -43,12 +89,14 @@ struct LsoReport {
   int64_t log_end_offset = 0;
   int64_t high_watermark = 0;
   int64_t last_stable_offset = 0;
-  std::vector<OpenTxn> open_transactions;
+  std::vector<OpenTxn> open_transactions;  // by first offset
+  std::vector<LsoTxn> transactions;        // one per open transaction, same order
   std::optional<OpenTxn> pinned_by;  // the open transaction that sets the LSO below the high watermark
   std::vector<LsoReplicaMarker> replicas;  // the other replicas' view of the pinning transaction
+  bool replicas_given = false;             // --replica: the other replicas were loaded
   std::string explanation;
   std::string resolution;
-  std::string abort_command;  // empty when not pinned
+  std::string abort_command;  // the pinning transaction's; empty when not pinned
   bool pinned() const { return pinned_by.has_value(); }
 };
 

@@ -136,7 +136,8 @@ TEST(Repair, HangingTransactionWithEmptyRemnantGetsItsCommit) {
   EXPECT_EQ(lso.pinned_by->producer_id, kTxnPid);
   EXPECT_EQ(lso.pinned_by->first_offset, 10);
   EXPECT_EQ(lso.abort_command,
-            "kafka-transactions.sh --bootstrap-server <broker:9092> abort --topic foo --partition 0 --start-offset 10");
+            "kafka-transactions.sh --bootstrap-server <broker:9092> abort --topic foo --partition 0 --producer-id 7 "
+            "--producer-epoch 0 --coordinator-epoch 0");
   ASSERT_EQ(lso.replicas.size(), 2u);
   EXPECT_EQ(lso.replicas[0].kind, LsoReplicaMarker::Kind::kEmptyBatch);
   EXPECT_EQ(lso.replicas[0].offset, 12);

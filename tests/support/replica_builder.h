@@ -36,15 +36,18 @@ class Replica {
   Replica& Put(int64_t offset, const std::string& key, std::optional<std::string> value) {
     return Data(offset, key, std::move(value), kPlainPid, false);
   }
-  // A record of the transactional producer kTxnPid.
-  Replica& Txn(int64_t offset, const std::string& key, const std::string& value) {
-    return Data(offset, key, value, kTxnPid, true);
+  // A record of a transactional producer (default kTxnPid, epoch 0).
+  Replica& Txn(int64_t offset, const std::string& key, const std::string& value, int64_t pid = kTxnPid,
+               int16_t epoch = 0) {
+    return Data(offset, key, value, pid, true, epoch);
   }
-  // An end-transaction marker of kTxnPid.
-  Replica& Marker(int64_t offset, ControlType type, int32_t coordinator_epoch = 0) {
+  // An end-transaction marker of a transactional producer (default kTxnPid, epoch 0).
+  Replica& Marker(int64_t offset, ControlType type, int32_t coordinator_epoch = 0, int64_t pid = kTxnPid,
+                  int16_t epoch = 0) {
     std::string error;
     BuiltBatch built;
-    EXPECT_TRUE(AppendEndTxnMarker(MarkerOptions(offset, type, coordinator_epoch), &log_, &built, &error)) << error;
+    EXPECT_TRUE(AppendEndTxnMarker(MarkerOptions(offset, type, coordinator_epoch, pid, epoch), &log_, &built, &error))
+        << error;
     return *this;
   }
   // What the cleaner leaves of a marker that is the producer's last batch: the marker's header with no
@@ -75,17 +78,20 @@ class Replica {
   }
 
  private:
-  static EndTxnMarkerOptions MarkerOptions(int64_t offset, ControlType type, int32_t coordinator_epoch) {
+  static EndTxnMarkerOptions MarkerOptions(int64_t offset, ControlType type, int32_t coordinator_epoch,
+                                           int64_t pid = kTxnPid, int16_t epoch = 0) {
     EndTxnMarkerOptions o;
     o.offset = offset;
     o.partition_leader_epoch = 0;
-    o.producer_id = kTxnPid;
+    o.producer_id = pid;
+    o.producer_epoch = epoch;
     o.timestamp = kT0 + offset;
     o.type = type;
     o.coordinator_epoch = coordinator_epoch;
     return o;
   }
-  Replica& Data(int64_t offset, const std::string& key, std::optional<std::string> value, int64_t pid, bool txn) {
+  Replica& Data(int64_t offset, const std::string& key, std::optional<std::string> value, int64_t pid, bool txn,
+                int16_t epoch = 0) {
     RecordInput r;
     r.offset = offset;
     r.timestamp = kT0 + offset;
@@ -95,7 +101,7 @@ class Replica {
     o.base_offset = offset;
     o.partition_leader_epoch = 0;
     o.producer_id = pid;
-    o.producer_epoch = 0;
+    o.producer_epoch = epoch;
     o.base_sequence = int32_t(offset);
     o.is_transactional = txn;
     BuiltBatch built;
