@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -74,13 +75,31 @@ std::map<int64_t, LsoEpochSource> EpochsOf(const ReplicaState& r, const std::set
   return out;
 }
 
+// Markers of the producers of interest in one replica, ascending (one pass over its markers, so that
+// many open transactions do not each scan the whole marker list).
+using MarkersByProducer = std::map<int64_t, std::vector<const Marker*>>;
+MarkersByProducer MarkersOf(const ReplicaState& r, const std::set<int64_t>& pids) {
+  MarkersByProducer out;
+  for (const Marker& m : r.markers) {
+    if (pids.count(m.producer_id)) out[m.producer_id].push_back(&m);
+  }
+  return out;
+}
+
 // What replica `o` shows for the target's open transaction `t`.
-LsoReplicaMarker ViewOf(const ReplicaState& o, const OpenTxn& t) {
+LsoReplicaMarker ViewOf(const ReplicaState& o, const MarkersByProducer& markers, const OpenTxn& t) {
   LsoReplicaMarker m;
   m.label = o.label;
   m.path = o.path;
-  const Marker* first = o.NextMarker(t.producer_id, t.first_offset);
-  for (const Marker* mk = first; mk != nullptr; mk = o.NextMarker(t.producer_id, mk->offset)) {
+  std::span<const Marker* const> after;
+  if (auto it = markers.find(t.producer_id); it != markers.end()) {
+    const std::vector<const Marker*>& all = it->second;
+    auto from = std::upper_bound(all.begin(), all.end(), t.first_offset,
+                                 [](int64_t offset, const Marker* mk) { return offset < mk->offset; });
+    after = std::span<const Marker* const>(all).subspan(size_t(from - all.begin()));
+  }
+  const Marker* first = after.empty() ? nullptr : after.front();
+  for (const Marker* mk : after) {
     if (mk->type != MarkerType::kCommit && mk->type != MarkerType::kAbort) continue;
     m.markers.emplace_back(mk->offset, MarkerTypeName(mk->type));
     if (mk->offset > t.last_offset) break;
@@ -188,6 +207,8 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
   // and what the other replicas show.
   std::set<int64_t> pids;
   for (const OpenTxn& t : rep.open_transactions) pids.insert(t.producer_id);
+  std::vector<MarkersByProducer> markers;
+  for (const ReplicaState& o : others) markers.push_back(MarkersOf(o, pids));
   std::vector<std::map<int64_t, LsoEpochSource>> epochs;
   epochs.push_back(EpochsOf(r, pids));
   for (const ReplicaState& o : others) epochs.push_back(EpochsOf(o, pids));
@@ -252,8 +273,9 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
         t.producer_id, t.first_offset, t.first_offset, t.last_offset, t.producer_id, t.producer_id);
 
     std::string views;
-    for (const ReplicaState& o : others) {
-      LsoReplicaMarker m = ViewOf(o, t);
+    for (size_t i = 0; i < others.size(); ++i) {
+      const ReplicaState& o = others[i];
+      LsoReplicaMarker m = ViewOf(o, markers[i], t);
       views += (views.empty() ? "" : " ") + ViewText(o, t, m);
       if (m.decided()) x.decided_on.push_back(o.label);
       x.replicas.push_back(m);
