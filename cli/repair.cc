@@ -1,9 +1,11 @@
-// `klf repair --replica DIR... --target DIR --out DIR [--dry-run] [--json] [--force] [--now MS]` and
+// `klf repair --replica DIR... --target DIR --out DIR [--dry-run] [--json] [--force] [--now MS]
+// [--assume PID@FIRST=commit|abort]... [--rebuild-from DIR]` and
 // `klf repair --salvage DIR --out DIR` (spec cli.md "repair"). The work is repair/repair.h's; this file
 // parses, prints the plan and the result.
 // Exit: 0 the copy was written and diff finds no divergence left (salvage: the input had no damage);
-// 1 problems (findings to repair in a dry run, an unrepairable finding or a divergence left, salvage
+// 1 problems (findings to repair in a dry run, an unrepairable or undecided ("left") finding or a divergence left, salvage
 // dropped something); 2 usage; 3 an input cannot be read or the copy cannot be written.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -35,6 +37,8 @@ struct RepairArgs {
   bool force = false;
   std::optional<int64_t> now;
   std::vector<std::string> configs;
+  std::vector<std::string> assume;
+  std::string rebuild_from;
 };
 
 bool ApplyConfig(const std::string& kv, LogConfig* config, int64_t* expiration, std::string* error) {
@@ -88,7 +92,16 @@ nlohmann::json ActionJson(const RepairAction& a) {
   nlohmann::json j = {{"action", RepairActionKindName(a.kind)},
                       {"finding", FindingKindName(a.finding)},
                       {"offset", a.offset},
-                      {"reason", a.reason}};
+                      {"reason", a.reason},
+                      {"certainty", a.certainty == Certainty::kNone ? nlohmann::json(nullptr)
+                                                                    : nlohmann::json(CertaintyName(a.certainty))}};
+  if (!a.proof.empty()) j["proof"] = a.proof;
+  if (a.kind == RepairActionKind::kLeft) {
+    j["producerId"] = a.producer_id;
+    j["producerEpoch"] = a.producer_epoch;
+    j["recordsAtStake"] = a.records_at_stake;
+    j["assume"] = {a.assume_key + "=commit", a.assume_key + "=abort"};
+  }
   if (a.kind == RepairActionKind::kInsertMarker) {
     j["marker"] = {{"type", ControlTypeName(a.marker_type)},     {"producerId", a.producer_id},
                    {"producerEpoch", a.producer_epoch},          {"coordinatorEpoch", a.coordinator_epoch},
@@ -209,6 +222,20 @@ int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration)
 }
 
 int RunResolved(const RepairArgs& a, RepairOptions options);
+int RunRebuild(const RepairArgs& a, const RepairOptions& options);
+
+// "repaired" when every step answering the finding writes something (with its certainty), else "left: ...".
+std::string FindingStatus(const RepairPlan& plan, size_t i) {
+  std::string status;
+  for (const RepairAction& x : plan.actions) {
+    if (x.finding_index != int(i)) continue;
+    if (x.kind == RepairActionKind::kLeft) return "left (outcome unknown)";
+    if (x.kind == RepairActionKind::kUnrepairable) return "left (unrepairable)";
+    status = fmt::format("repaired ({})", CertaintyName(x.certainty));
+  }
+  // Several findings may share one step (duplicates are dropped): the step kept answers them all.
+  return status.empty() ? "see the step of an equal finding" : status;
+}
 
 int RunRepair(const RepairArgs& a) {
   RepairOptions options;
@@ -220,10 +247,20 @@ int RunRepair(const RepairArgs& a) {
       return Fail("repair", kExitUsage, error, a.json);
     }
   }
+  for (const std::string& x : a.assume) {
+    RepairAssumption r;
+    if (!ParseRepairAssumption(x, &r, &error)) return Fail("repair", kExitUsage, error, a.json);
+    options.assumptions.push_back(r);
+  }
+  if (!a.rebuild_from.empty() && !options.assumptions.empty()) {
+    return Fail("repair", kExitUsage, "--rebuild-from judges no transaction: it takes no --assume", a.json);
+  }
   if (!a.salvage.empty()) {
-    if (!a.target.empty() || !a.replicas.empty()) {
-      return Fail("repair", kExitUsage, "--salvage takes no --target or --replica", a.json);
+    if (!a.target.empty() || !a.replicas.empty() || !a.rebuild_from.empty()) {
+      return Fail("repair", kExitUsage, "--salvage takes no --target, --replica or --rebuild-from", a.json);
     }
+  } else if (!a.rebuild_from.empty()) {
+    if (a.target.empty()) return Fail("repair", kExitUsage, "--rebuild-from needs --target", a.json);
   } else if (a.target.empty() || a.replicas.empty()) {
     return Fail("repair", kExitUsage, "--target and at least one --replica are required (or --salvage DIR)", a.json);
   }
@@ -235,7 +272,7 @@ int RunRepair(const RepairArgs& a) {
   // klf output (--force). A dry run writes nothing.
   if (!a.out.empty() && !a.dry_run) {
     std::vector<std::string> inputs = a.replicas;
-    for (const std::string* p : {&a.target, &a.salvage}) {
+    for (const std::string* p : {&a.target, &a.salvage, &a.rebuild_from}) {
       if (!p->empty()) inputs.push_back(*p);
     }
     if (!CheckOutputPath({a.out, OutputKind::kDirectory, inputs, a.force}, nullptr, &error)) {
@@ -245,9 +282,14 @@ int RunRepair(const RepairArgs& a) {
   if (!a.salvage.empty()) return RunSalvage(a, options.config, options.producer_id_expiration_ms);
 
   RepairArgs resolved = a;
+  if (!resolved.rebuild_from.empty()) resolved.replicas.push_back(resolved.rebuild_from);
   if (!ResolvePartitionDirs(&resolved.target, &resolved.replicas, &error)) {
     return Fail("repair", error.find("no such file") != std::string::npos ? kExitUnreadable : kExitUsage, error,
                 a.json);
+  }
+  if (!resolved.rebuild_from.empty()) {
+    resolved.rebuild_from = resolved.replicas.back();
+    resolved.replicas.pop_back();
   }
   return RunResolved(resolved, options);
 }
@@ -262,8 +304,16 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
   if (!std::filesystem::is_directory(a.target)) {
     return Fail("repair", kExitUnreadable, a.target + ": not a partition directory", a.json);
   }
+  if (!a.rebuild_from.empty()) return RunRebuild(a, options);
   RepairPlan plan;
   if (!PlanRepair(a.replicas, a.target, options, &plan, &error)) return Fail("repair", kExitUnreadable, error, a.json);
+  if (!plan.unmatched_assumptions.empty()) {
+    return Fail("repair", kExitUsage,
+                fmt::format("--assume {}: no undecided transaction of the target has that producer id and first "
+                            "offset (a \"left\" step of the plan names the PID@FIRST_OFFSET to use)",
+                            fmt::join(plan.unmatched_assumptions, ", ")),
+                a.json);
+  }
   RepairResult result;
   bool wrote = false;
   if (!a.dry_run) {
@@ -283,7 +333,11 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
     j["healthyReplicas"] = plan.healthy;
     j["dryRun"] = a.dry_run;
     j["findings"] = nlohmann::json::array();
-    for (const Finding& f : plan.findings) j["findings"].push_back(FindingJson(f, plan.replica_labels));
+    for (size_t i = 0; i < plan.findings.size(); ++i) {
+      nlohmann::json fj = FindingJson(plan.findings[i], plan.replica_labels);
+      fj["status"] = FindingStatus(plan, i);
+      j["findings"].push_back(fj);
+    }
     j["plan"] = nlohmann::json::array();
     for (const RepairAction& x : plan.actions) j["plan"].push_back(ActionJson(x));
     if (wrote) {
@@ -301,15 +355,27 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
   std::string out = fmt::format("partition {}: target {}, healthy {}\n", plan.partition, plan.target,
                                 fmt::join(plan.healthy, ", "));
   if (plan.findings.empty()) out += "no divergence of the target: nothing to repair (the copy is the target, reindexed)\n";
-  for (const Finding& f : plan.findings) {
+  for (size_t i = 0; i < plan.findings.size(); ++i) {
+    const Finding& f = plan.findings[i];
     std::string head = FindingKindName(f.kind);
-    out += fmt::format("finding  {}{}{} offsets {}..{}\n", head,
+    out += fmt::format("finding  {}{}{} offsets {}..{}: {}\n", head,
                        f.producer_id ? fmt::format(" producer {}", *f.producer_id) : "",
-                       f.has_key ? " key " + KeyText(f) : "", f.first_offset, f.last_offset);
+                       f.has_key ? " key " + KeyText(f) : "", f.first_offset, f.last_offset, FindingStatus(plan, i));
   }
   if (!plan.actions.empty()) out += "plan:\n";
   int n = 0;
-  for (const RepairAction& x : plan.actions) out += fmt::format("  {}. {}: {}\n", ++n, RepairActionKindName(x.kind), x.reason);
+  for (const RepairAction& x : plan.actions) {
+    out += fmt::format("  {}. {}{}: {}\n", ++n, RepairActionKindName(x.kind),
+                       x.certainty == Certainty::kNone ? "" : fmt::format(" ({})", CertaintyName(x.certainty)),
+                       x.reason);
+  }
+  size_t left = std::count_if(plan.actions.begin(), plan.actions.end(),
+                              [](const RepairAction& x) { return x.kind == RepairActionKind::kLeft; });
+  if (left) {
+    out += fmt::format("{} transaction(s) left undecided: their outcome is not proven by the files; decide each with "
+                       "--assume PID@FIRST_OFFSET=commit|abort, or use --rebuild-from DIR (exit 1)\n",
+                       left);
+  }
   if (a.dry_run) {
     out += "dry run: nothing written\n";
   } else {
@@ -330,6 +396,66 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
   return exit;
 }
 
+int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
+  std::string error;
+  if (!std::filesystem::is_directory(a.rebuild_from)) {
+    return Fail("repair", kExitUnreadable, a.rebuild_from + ": not a partition directory", a.json);
+  }
+  if (a.dry_run) {
+    std::string msg = fmt::format("dry run: would rebuild {} from {} (every batch of {} from its log start, byte for "
+                                  "byte); nothing written",
+                                  a.target, a.rebuild_from, a.rebuild_from);
+    if (a.json) {
+      std::printf("%s\n", DumpJson(nlohmann::json{{"target", a.target}, {"rebuildFrom", a.rebuild_from},
+                                                   {"dryRun", true}},
+                                  2)
+                              .c_str());
+    } else {
+      std::printf("%s\n", msg.c_str());
+    }
+    return kExitOk;
+  }
+  RepairResult result;
+  if (!WriteRebuiltCopy(Env::Default(), a.rebuild_from, a.target, a.replicas, a.out, options, &result, &error)) {
+    return Fail("repair", kExitUnreadable, error, a.json);
+  }
+  int exit = result.remaining.empty() ? kExitOk : kExitProblems;
+  if (a.json) {
+    nlohmann::json rem = nlohmann::json::array();
+    for (const Finding& f : result.remaining) rem.push_back(FindingJson(f, result.remaining_labels));
+    nlohmann::json j;
+    j["target"] = a.target;
+    j["rebuildFrom"] = a.rebuild_from;
+    j["healthyReplicas"] = a.replicas;
+    j["dryRun"] = false;
+    j["plan"] = nlohmann::json::array({{{"action", "rebuild"},
+                                        {"certainty", "certain"},
+                                        {"reason", "the target is written as a follower holds the partition after "
+                                                   "re-fetching the whole log from " + a.rebuild_from}}});
+    j["result"] = {{"out", result.out_partition_dir},       {"segments", result.segments},
+                   {"batchesWritten", result.batches_written}, {"batchesCopied", result.batches_copied},
+                   {"logEndOffset", result.log_end_offset},    {"lastStableOffset", result.last_stable_offset},
+                   {"remainingDivergences", rem}};
+    std::printf("%s\n", DumpJson(j, 2).c_str());
+    return exit;
+  }
+  std::string out = fmt::format(
+      "rebuilt {} from {} -> {}: {} segments, {} batches copied byte for byte, log end offset {}, last stable offset "
+      "{} (certain: no transaction outcome is judged, the copy is what a follower re-fetching from {} holds)\n",
+      a.target, a.rebuild_from, result.out_partition_dir, result.segments, result.batches_copied,
+      result.log_end_offset, result.last_stable_offset, a.rebuild_from);
+  if (result.remaining.empty()) {
+    out += fmt::format("diff of the copy against {}{}: no divergence\n", a.rebuild_from,
+                       a.replicas.empty() ? "" : " and the other replicas");
+  }
+  for (const Finding& f : result.remaining) {
+    out += fmt::format("still divergent: {} offsets {}..{}: {}\n", FindingKindName(f.kind), f.first_offset,
+                       f.last_offset, f.evidence);
+  }
+  std::fputs(EscapeInvalidUtf8(out).c_str(), stdout);
+  return exit;
+}
+
 }  // namespace
 
 Command AddRepairCommand(CLI::App* parent) {
@@ -337,8 +463,10 @@ Command AddRepairCommand(CLI::App* parent) {
   CLI::App* app = parent->add_subcommand(
       "repair", "Write a repaired copy of a diverged replica that agrees with the healthy ones (or --salvage)");
   app->footer(
-      "Lost ABORT/COMMIT markers and hanging transactions get the marker the healthy replicas imply, at a\n"
-      "free offset inside the transaction's window; stale values of deleted keys are removed; indexes,\n"
+      "Lost ABORT/COMMIT markers and hanging transactions get a marker only when the files prove the\n"
+      "outcome (or --assume decides it), at a free offset inside the transaction's window; an undecided\n"
+      "transaction is left alone and listed (exit 1). --rebuild-from DIR writes the target as a follower\n"
+      "re-fetching the whole log from DIR. Stale values of deleted keys are removed; indexes,\n"
       ".txnindex, producer snapshots and leader-epoch-checkpoint are rebuilt; the copy is diffed again.\n"
       "--salvage DIR truncates a damaged partition at its first invalid batch and deletes later segments,\n"
       "as Kafka's recovery does, and reports what was dropped. Inputs are never modified.\n"
@@ -354,6 +482,14 @@ Command AddRepairCommand(CLI::App* parent) {
   app->add_flag("--json", args->json, "print the findings, plan and result as JSON");
   app->add_flag("--force", args->force, "replace an existing --out that a previous klf run wrote");
   app->add_option("--now", args->now, "clock (ms) for producer expiration when loading snapshots")->type_name("MS");
+  app->add_option("--assume", args->assume,
+                  "PRODUCER_ID@FIRST_OFFSET=commit|abort: decide an undecided transaction (a \"left\" step names "
+                  "it); the step is marked assumed (repeat)")
+      ->type_name("PID@FIRST=OUTCOME");
+  app->add_option("--rebuild-from", args->rebuild_from,
+                  "write the target as a follower holds it after re-fetching the whole log from this replica "
+                  "(no verdict needed; --replica optional, diffed after)")
+      ->type_name("DIR");
   app->add_option("--config", args->configs,
                   "KEY=VALUE: index.interval.bytes (default 4096), segment.index.bytes, producer.id.expiration.ms");
   Command c;

@@ -161,7 +161,131 @@ bool HeldByHealthy(const std::vector<ReplicaState>& rs, int64_t o) {
   return false;
 }
 
-void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, std::vector<RepairAction>* out) {
+// What proves a transaction's outcome (issue 17 item 2). Each of the target's records at stake is proven
+// by a healthy replica that
+//   - still holds the same record and closes it with a marker (its replay's fate), or
+//   - has a .txnindex range of the producer covering its offset (aborted), or
+//   - removed it although it is a value and the replica keeps no later record of its key (aborted: the
+//     cleaner removes an unsuperseded value only when its transaction aborted).
+// "Superseded and removed, so it committed" proves nothing: an ABORT leaves identical files. Records
+// without their own proof take the outcome of proven ones only when no offset between the first and the
+// last record at stake is a slot (an offset the target lacks and no replica holds as anything else: a
+// lost marker could have been there, splitting them into two transactions).
+struct OutcomeProof {
+  std::optional<ControlType> type;
+  std::string why;  // the proof, or why there is none
+};
+
+// An offset in (from, to) that could have held a lost marker of `pid`, if any (nullopt: none).
+// Very long stretches are not walked: more than a million candidate offsets count as a slot.
+std::optional<int64_t> SlotBetween(const std::vector<ReplicaState>& rs, int64_t pid, int64_t from, int64_t to) {
+  const ReplicaState& T = rs[0];
+  int64_t checked = 0;
+  for (const OffsetGap& g : T.gaps) {
+    if (g.to <= from + 1) continue;
+    if (g.from >= to) break;
+    for (int64_t o = std::max(g.from, from + 1); o < std::min(g.to, to); ++o) {
+      if (++checked > 1000000) return o;
+      if (FreeEverywhere(rs, o, pid)) return o;
+    }
+  }
+  return std::nullopt;
+}
+
+OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, int64_t pid, const std::vector<int64_t>& at_stake) {
+  const ReplicaState& T = rs[0];
+  OutcomeProof p;
+  std::set<ControlType> seen;
+  std::string first_proof;
+  std::vector<int64_t> unproven;
+  for (int64_t o : at_stake) {
+    int64_t ri = T.FindRecord(o);
+    if (ri < 0) continue;
+    const RecordDigest& d = T.records[ri];
+    bool proven = false;
+    for (size_t i = 1; i < rs.size(); ++i) {
+      const ReplicaState& h = rs[i];
+      std::optional<ControlType> t;
+      std::string why;
+      int64_t j = h.FindRecord(o);
+      if (j >= 0) {
+        const RecordDigest& x = h.records[j];
+        if (x.content != d.content || x.producer_id != pid) continue;  // another record: diff's divergent_record
+        if (x.fate == TxnFate::kCommitted) t = ControlType::kCommit;
+        if (x.fate == TxnFate::kAborted) t = ControlType::kAbort;
+        if (t) why = fmt::format("{} holds offset {} and closes it with a{} {}", h.label, o,
+                                 *t == ControlType::kAbort ? "n" : "", ControlTypeName(*t));
+      } else {
+        for (const AbortedTxn& e : h.txn_index) {
+          if (e.producer_id == pid && e.first_offset <= o && o <= e.last_offset) {
+            t = ControlType::kAbort;
+            why = fmt::format("{}'s .txnindex has producer {}'s aborted range {}..{} covering offset {}", h.label, pid,
+                              e.first_offset, e.last_offset, o);
+            break;
+          }
+        }
+        if (!t && d.has_key && d.has_value && h.Covers(o) && !h.DamagedAfter(o) &&
+            h.last_stable_offset >= h.high_watermark) {
+          const KeyState* k = h.Key(d.key);
+          if (k == nullptr || k->offset < o) {
+            t = ControlType::kAbort;
+            why = fmt::format("{} removed the value at offset {} and keeps no later record of its key (the cleaner "
+                              "removes an unsuperseded value only when its transaction aborted)",
+                              h.label, o);
+          }
+        }
+      }
+      if (!t) continue;
+      proven = true;
+      seen.insert(*t);
+      if (first_proof.empty()) first_proof = why;
+    }
+    if (!proven) unproven.push_back(o);
+  }
+  if (seen.size() > 1) {
+    p.why = "the healthy replicas' evidence conflicts (some of these records are proven committed, others aborted: "
+            "they may belong to two transactions)";
+    return p;
+  }
+  if (seen.empty()) {
+    p.why = "no healthy replica holds these records closed by a marker, no .txnindex range covers them, and no "
+            "healthy replica removed one of its values without keeping a later record of the key (records that are "
+            "superseded and gone prove nothing: an ABORT leaves the same files as a COMMIT)";
+    return p;
+  }
+  if (!unproven.empty()) {
+    if (std::optional<int64_t> slot = SlotBetween(rs, pid, at_stake.front(), at_stake.back())) {
+      p.why = fmt::format("{}, but offset {} inside the transaction is a slot where a lost marker could have been "
+                          "(the target lacks it and no replica holds anything else there), so {} record(s) from offset "
+                          "{} on are unproven",
+                          first_proof, *slot, unproven.size(), unproven.front());
+      return p;
+    }
+    first_proof += fmt::format("; no offset between {} and {} could have held a lost marker, so all {} records are "
+                               "one transaction",
+                               at_stake.front(), at_stake.back(), at_stake.size());
+  }
+  p.type = *seen.begin();
+  p.why = first_proof;
+  return p;
+}
+
+// An offset an earlier step of the plan already writes (another transaction's marker, a copied batch).
+bool TakenByPlan(const std::vector<RepairAction>& plan, int64_t o) {
+  for (const RepairAction& a : plan) {
+    if (a.kind == RepairActionKind::kInsertMarker && a.offset == o) return true;
+    if (a.kind == RepairActionKind::kCopyBatch && a.offset <= o && o <= a.source_last_offset) return true;
+  }
+  return false;
+}
+
+struct AssumptionUse {
+  const std::vector<RepairAssumption>* list = nullptr;
+  std::vector<bool> used;
+};
+
+void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, AssumptionUse* assume,
+                     std::vector<RepairAction>* out) {
   const ReplicaState& T = rs[0];
   RepairAction a;
   a.finding = f.kind;
@@ -178,22 +302,22 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, std:
   const int64_t pid = *f.producer_id;
   const Txn& t = T.txns[T.records[ri].txn];
 
-  // The marker's type.
-  std::optional<ControlType> type;
-  if (f.kind == FindingKind::kLostAbort) type = ControlType::kAbort;
-  if (f.kind == FindingKind::kLostCommit) type = ControlType::kCommit;
+  // The outcome the finding claims (diff's kind); never written on diff's word alone.
+  std::optional<ControlType> claimed;
+  if (f.kind == FindingKind::kLostAbort) claimed = ControlType::kAbort;
+  if (f.kind == FindingKind::kLostCommit) claimed = ControlType::kCommit;
 
-  // A healthy replica that still holds the lost marker: its offset is the leader's.
+  // A healthy replica that still holds a marker of the producer after the records: the leader's offset
+  // for the lost marker when it closes them with the outcome they are proven to have (below).
   std::optional<int64_t> preferred;
+  std::optional<ControlType> preferred_type;
   std::string preferred_from;
   for (size_t i = 1; i < rs.size() && !preferred; ++i) {
     const Marker* m = rs[i].NextMarker(pid, f.first_offset);
     if (m == nullptr || (t.marker_offset && m->offset >= *t.marker_offset)) continue;
     if (m->offset >= T.log_end_offset || Held(T, m->offset)) continue;
     if (m->type != MarkerType::kCommit && m->type != MarkerType::kAbort) continue;
-    ControlType mt = m->type == MarkerType::kCommit ? ControlType::kCommit : ControlType::kAbort;
-    if (type && *type != mt) continue;
-    type = mt;
+    preferred_type = m->type == MarkerType::kCommit ? ControlType::kCommit : ControlType::kAbort;
     preferred = m->offset;
     preferred_from = rs[i].label;
   }
@@ -248,25 +372,85 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, std:
   if (after < 0) after = f.first_offset;
   if (empty_remnant && *empty_remnant >= before) empty_remnant.reset();
 
-  // Hanging: the outcome the healthy replicas imply.
-  if (!type) {
-    for (const RecordDigest& d : T.records) {
-      if (d.txn < 0 || &T.txns[d.txn] != &t || d.offset > after) continue;
-      for (size_t i = 1; i < rs.size() && !type; ++i) {
-        int64_t j = rs[i].FindRecord(d.offset);
-        if (j < 0) continue;
-        TxnFate fate = rs[i].records[j].fate;
-        if (fate == TxnFate::kCommitted) type = ControlType::kCommit;
-        if (fate == TxnFate::kAborted) type = ControlType::kAbort;
-      }
-      if (type) break;
-      if (!HeldByHealthy(rs, d.offset) && d.has_key && !SupersededOnHealthy(rs, d)) {
-        type = ControlType::kAbort;  // removed although its key has no later value: only aborted data goes so
-        break;
-      }
-    }
-    if (!type) type = ControlType::kCommit;
+  // The records at stake: the target's records of the transaction before the split.
+  std::vector<int64_t> at_stake;
+  for (const RecordDigest& d : T.records) {
+    if (d.txn >= 0 && &T.txns[d.txn] == &t && d.offset <= after && d.offset < split) at_stake.push_back(d.offset);
   }
+  if (at_stake.empty()) at_stake.push_back(f.first_offset);
+  const int64_t first = at_stake.front();
+  // Another finding about the same records (diff names one per healthy replica): one step answers both.
+  for (const RepairAction& x : *out) {
+    if (x.producer_id == pid && x.records_at_stake == at_stake) {
+      out->push_back(x);  // dropped as a duplicate once the plan is sorted
+      return;
+    }
+  }
+  a.records_at_stake = at_stake;
+  a.assume_key = fmt::format("{}@{}", pid, first);
+
+  // The outcome: proven by the files, else the operator's --assume, else left alone.
+  OutcomeProof proof = ProveOutcome(rs, pid, at_stake);
+  std::optional<ControlType> type;
+  std::optional<ControlType> assumed;
+  for (size_t k = 0; assume && k < assume->list->size(); ++k) {
+    const RepairAssumption& x = (*assume->list)[k];
+    if (x.producer_id == pid && (x.first_offset == first || x.first_offset == t.first_offset)) {
+      assume->used[k] = true;
+      assumed = x.outcome;
+    }
+  }
+  auto records_text = [&] {
+    std::string r;
+    for (size_t k = 0; k < at_stake.size() && k < 12; ++k) r += (k ? "," : "") + std::to_string(at_stake[k]);
+    if (at_stake.size() > 12) r += fmt::format(",... ({} records)", at_stake.size());
+    return r;
+  };
+  if (proof.type && assumed && *assumed != *proof.type) {
+    a.kind = RepairActionKind::kUnrepairable;
+    a.offset = first;
+    a.reason = fmt::format("{} of producer {} (epoch {}) at offsets {}: --assume {}={} contradicts the files ({} "
+                           "proves {}): nothing written",
+                           FindingKindName(f.kind), pid, t.producer_epoch, records_text(), a.assume_key,
+                           *assumed == ControlType::kCommit ? "commit" : "abort", proof.why,
+                           ControlTypeName(*proof.type));
+    out->push_back(a);
+    return;
+  }
+  if (proof.type && claimed && *claimed != *proof.type) {
+    a.kind = RepairActionKind::kLeft;
+    a.offset = first;
+    a.producer_epoch = t.producer_epoch;
+    a.reason = fmt::format("left: outcome unknown: {} of producer {} (epoch {}) claims {} for offsets {}, but {} "
+                           "(which would make it {}); nothing written for it",
+                           FindingKindName(f.kind), pid, t.producer_epoch, ControlTypeName(*claimed), records_text(),
+                           proof.why, ControlTypeName(*proof.type));
+    out->push_back(a);
+    return;
+  }
+  if (proof.type) {
+    type = proof.type;
+    a.certainty = Certainty::kCertain;
+    a.proof = proof.why;
+  } else if (assumed) {
+    type = assumed;
+    a.certainty = Certainty::kAssumed;
+    a.proof = fmt::format("assumed by --assume {}={} ({})", a.assume_key,
+                          *assumed == ControlType::kCommit ? "commit" : "abort", proof.why);
+  } else {
+    a.kind = RepairActionKind::kLeft;
+    a.offset = first;
+    a.producer_epoch = t.producer_epoch;
+    a.reason = fmt::format(
+        "left: outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}: {}. Nothing is written "
+        "for it. Options: --assume {}=commit or --assume {}=abort once the outcome is known (the coordinator's "
+        "__transaction_state record of the transactional id, or the application's own records, tell it); "
+        "--rebuild-from a healthy replica's partition directory; or re-replicate this replica from the leader",
+        pid, t.producer_epoch, at_stake.size(), records_text(), proof.why, a.assume_key, a.assume_key);
+    out->push_back(a);
+    return;
+  }
+  if (preferred && preferred_type != type) preferred.reset();  // that marker closes a later transaction
   a.marker_type = *type;
   a.producer_epoch = epoch;
   a.window_after = after;
@@ -274,7 +458,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, std:
 
   std::optional<int64_t> chosen;
   std::string why;
-  if (preferred && *preferred > after && *preferred < before) {
+  if (preferred && *preferred > after && *preferred < before && !TakenByPlan(*out, *preferred)) {
     chosen = preferred;
     why = fmt::format("{} still holds this marker at offset {}", preferred_from, *preferred);
   } else if (empty_remnant) {
@@ -290,7 +474,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, std:
       if (g.to <= after + 1 || chosen) continue;
       if (g.from >= before) break;
       for (int64_t o = std::max(g.from, after + 1); o < std::min(g.to, before) && checked < 1000000; ++o, ++checked) {
-        if (FreeEverywhere(rs, o, pid)) {
+        if (FreeEverywhere(rs, o, pid) && !TakenByPlan(*out, o)) {
           chosen = o;
           break;
         }
@@ -332,6 +516,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, std:
                            "transaction from offset {} before the producer's next batch; {}",
                            FindingKindName(f.kind), ControlTypeName(a.marker_type), pid, a.producer_epoch,
                            a.coordinator_epoch, *chosen, t.first_offset, why);
+    a.reason += fmt::format(" [{}: {}]", CertaintyName(a.certainty), a.proof);
     out->push_back(a);
     return;
   }
@@ -346,6 +531,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, std:
   }
   if (a.marker_type == ControlType::kAbort || all_gone_and_superseded) {
     a.kind = RepairActionKind::kRemoveRecords;
+    a.records_at_stake = at_stake;
     a.removed_offsets = records;
     a.offset = records.empty() ? f.first_offset : records.front();
     a.reason = fmt::format("{}: no free offset between offset {} and offset {} for producer {}'s {}; its {} records "
@@ -354,9 +540,11 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, std:
                            a.marker_type == ControlType::kAbort ? "aborted data is never delivered"
                                                                 : "the healthy replicas removed them too and hold "
                                                                   "later values for their keys");
+    a.reason += fmt::format(" [{}: {}]", CertaintyName(a.certainty), a.proof);
   } else {
     a.kind = RepairActionKind::kUnrepairable;
     a.offset = f.first_offset;
+    a.certainty = Certainty::kNone;
     a.reason = fmt::format("{}: no free offset between offset {} and offset {} for producer {}'s COMMIT, and its "
                            "records are live on the healthy replicas",
                            FindingKindName(f.kind), after, before, pid);
@@ -396,6 +584,7 @@ void PlanTombstone(const std::vector<ReplicaState>& rs, const Finding& f, std::v
       const RecordDigest* prev = RecordBefore(T, b->base_offset);
       if (!free || (prev && prev->offset > b->base_offset) || (!next && b->last_offset >= T.log_end_offset)) continue;
       a.kind = RepairActionKind::kCopyBatch;
+      a.certainty = Certainty::kCertain;
       a.offset = b->base_offset;
       a.source_file = rs[i].segment_files[b->segment];
       a.source_position = b->position;
@@ -410,6 +599,7 @@ void PlanTombstone(const std::vector<ReplicaState>& rs, const Finding& f, std::v
   }
   Digest key = Md5(AsBytes(*f.key));
   a.kind = RepairActionKind::kRemoveRecords;
+  a.certainty = Certainty::kCertain;
   for (const RecordDigest& d : T.records) {
     if (d.control || !d.has_key || d.key != key || d.offset > f.first_offset) continue;
     a.removed_offsets.push_back(d.offset);
@@ -455,16 +645,65 @@ const char* RepairActionKindName(RepairActionKind k) {
     case RepairActionKind::kCopyBatch: return "copy_batch";
     case RepairActionKind::kRemoveRecords: return "remove_records";
     case RepairActionKind::kUnrepairable: return "unrepairable";
+    case RepairActionKind::kLeft: return "left";
   }
   return "?";
 }
 
-bool RepairPlan::HasUnrepairable() const {
-  return std::any_of(actions.begin(), actions.end(),
-                     [](const RepairAction& a) { return a.kind == RepairActionKind::kUnrepairable; });
+const char* CertaintyName(Certainty c) {
+  switch (c) {
+    case Certainty::kNone: return "none";
+    case Certainty::kCertain: return "certain";
+    case Certainty::kAssumed: return "assumed";
+  }
+  return "?";
 }
 
-RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaState& target) {
+bool ParseRepairAssumption(const std::string& text, RepairAssumption* out, std::string* error) {
+  auto at = text.find('@'), eq = text.find('=');
+  auto bad = [&] {
+    *error = "--assume expects PRODUCER_ID@FIRST_OFFSET=commit|abort, got '" + text + "'";
+    return false;
+  };
+  if (at == std::string::npos || eq == std::string::npos || eq < at) return bad();
+  auto num = [](const std::string& x, int64_t* v) {
+    if (x.empty() || x.size() > 19) return false;
+    for (char c : x) {
+      if (c < '0' || c > '9') return false;
+    }
+    try {
+      *v = std::stoll(x);
+    } catch (...) {
+      return false;
+    }
+    return true;
+  };
+  if (!num(text.substr(0, at), &out->producer_id) || !num(text.substr(at + 1, eq - at - 1), &out->first_offset)) {
+    return bad();
+  }
+  std::string o = text.substr(eq + 1);
+  if (o == "commit") {
+    out->outcome = ControlType::kCommit;
+  } else if (o == "abort") {
+    out->outcome = ControlType::kAbort;
+  } else {
+    return bad();
+  }
+  return true;
+}
+
+bool RepairPlan::HasUnrepairable() const {
+  return std::any_of(actions.begin(), actions.end(),
+                     [](const RepairAction& a) {
+                       return a.kind == RepairActionKind::kUnrepairable || a.kind == RepairActionKind::kLeft;
+                     });
+}
+
+RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaState& target,
+                        const std::vector<RepairAssumption>& assumptions) {
+  AssumptionUse assume;
+  assume.list = &assumptions;
+  assume.used.assign(assumptions.size(), false);
   std::vector<ReplicaState> rs;
   rs.reserve(healthy.size() + 1);
   rs.push_back(target);
@@ -479,11 +718,12 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
     if (!IsDivergence(f.kind)) continue;
     if (!IsTarget(f) && !DisputesTarget(f)) continue;  // about another replica: the target keeps its records
     plan.findings.push_back(f);
+    size_t before = plan.actions.size();
     switch (IsTarget(f) ? f.kind : FindingKind::kDivergentRecord) {
       case FindingKind::kLostAbort:
       case FindingKind::kLostCommit:
       case FindingKind::kHangingTransaction:
-        PlanTransaction(rs, f, &plan.actions);
+        PlanTransaction(rs, f, &assume, &plan.actions);
         break;
       case FindingKind::kLostTombstone:
         PlanTombstone(rs, f, &plan.actions);
@@ -495,6 +735,7 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
                            "and let it re-fetch from the leader)",
                            FindingKindName(f.kind), f.first_offset, f.last_offset)));
     }
+    for (size_t k = before; k < plan.actions.size(); ++k) plan.actions[k].finding_index = int(plan.findings.size()) - 1;
   }
   // A transaction open on the target that every healthy replica has decided, which diff may not name
   // when the target holds the emptied remnant of its marker (an empty control batch closes nothing on a
@@ -523,7 +764,9 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
                              "holds that offset range with no open transaction of the producer (LSO past it)",
                              target.label, t.producer_id, t.first_offset, target.last_stable_offset);
     plan.findings.push_back(f);
-    PlanTransaction(rs, f, &plan.actions);
+    size_t before = plan.actions.size();
+    PlanTransaction(rs, f, &assume, &plan.actions);
+    for (size_t k = before; k < plan.actions.size(); ++k) plan.actions[k].finding_index = int(plan.findings.size()) - 1;
   }
   // Two findings may name the same marker (e.g. per healthy replica): keep one edit per offset.
   std::stable_sort(plan.actions.begin(), plan.actions.end(),
@@ -533,11 +776,17 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
     bool dup = false;
     for (const RepairAction& u : unique) {
       dup = dup || (u.kind == a.kind && a.kind != RepairActionKind::kUnrepairable && u.offset == a.offset &&
-                    u.removed_offsets == a.removed_offsets);
+                    u.producer_id == a.producer_id && u.removed_offsets == a.removed_offsets);
     }
     if (!dup) unique.push_back(a);
   }
   plan.actions = std::move(unique);
+  for (size_t k = 0; k < assumptions.size(); ++k) {
+    if (assume.used[k]) continue;
+    const RepairAssumption& x = assumptions[k];
+    plan.unmatched_assumptions.push_back(fmt::format("{}@{}={}", x.producer_id, x.first_offset,
+                                                     x.outcome == ControlType::kCommit ? "commit" : "abort"));
+  }
   return plan;
 }
 
@@ -552,7 +801,7 @@ bool PlanRepair(const std::vector<std::string>& healthy_dirs, const std::string&
   for (size_t i = 0; i < healthy_dirs.size(); ++i) {
     if (!LoadReplica(healthy_dirs[i], ro, &healthy[i], error)) return false;
   }
-  *plan = PlanRepairOf(healthy, target);
+  *plan = PlanRepairOf(healthy, target, options.assumptions);
   return true;
 }
 
@@ -792,6 +1041,130 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
   if (!LoadReplica(result->out_partition_dir, ro, &rs[0], error)) return false;
   for (size_t i = 0; i < plan.healthy.size(); ++i) {
     if (!LoadReplica(plan.healthy[i], ro, &rs[i + 1], error)) return false;
+  }
+  result->last_stable_offset = rs[0].last_stable_offset;
+  for (const ReplicaState& r : rs) result->remaining_labels.push_back(r.label);
+  for (const Finding& f : DiffReplicas(rs).findings) {
+    if (IsDivergence(f.kind) && (IsTarget(f) || DisputesTarget(f))) result->remaining.push_back(f);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rebuild from one replica (--rebuild-from): a follower's re-fetch of the whole log, offline.
+
+bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string& target_dir,
+                      const std::vector<std::string>& compare, const std::string& out, const RepairOptions& options,
+                      RepairResult* result, std::string* error) {
+  *result = RepairResult();
+  CollectingSink scan;
+  PartitionDir src, tgt;
+  if (!ScanPartitionDir(source_dir, &src, &scan)) {
+    *error = source_dir + ": cannot list the partition directory";
+    return false;
+  }
+  if (!src.unreadable.empty()) {
+    *error = src.unreadable.front().error + " (a file of the --rebuild-from replica that cannot be read: nothing is written)";
+    return false;
+  }
+  if (!ScanPartitionDir(target_dir, &tgt, &scan)) {
+    *error = target_dir + ": cannot list the partition directory";
+    return false;
+  }
+  ReplicaOptions ro;
+  ro.now_ms = options.now_ms;
+  ro.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  ReplicaState source;
+  if (!LoadReplica(source_dir, ro, &source, error)) return false;
+  const int64_t log_start = source.log_start_offset;
+
+  StagedDirectory::Options so;
+  so.force = options.force;
+  so.inputs = compare;
+  so.inputs.push_back(source_dir);
+  so.inputs.push_back(target_dir);
+  auto staged = StagedDirectory::Create(env, out, so, error);
+  if (!staged) return false;
+  std::string name = PartitionName(tgt);
+  if (!ValidatePathComponent(name, error)) return false;
+  std::string part = staged->path() + "/" + name;
+  if (!env->CreateDir(part, error)) return false;
+
+  PartitionWriterOptions po;
+  po.config = options.config;
+  po.producer_state.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  po.auto_roll = false;
+  // The follower's leader-epoch cache is what the fetched batches' epochs give (no initial entries).
+  po.partition_metadata = tgt.partition_metadata ? tgt.partition_metadata : src.partition_metadata;
+  auto writer = PartitionWriter::Create(env, part, po, error);
+  if (!writer) return false;
+
+  std::vector<const SegmentFiles*> segments = src.LogSegments();
+  for (size_t si = 0; si < segments.size(); ++si) {
+    const SegmentFiles* seg = segments[si];
+    int64_t next_base = si + 1 < segments.size() ? segments[si + 1]->base_offset : std::numeric_limits<int64_t>::max();
+    if (next_base <= log_start) continue;  // wholly below the log start: a follower never fetches it
+    const std::string& path = seg->log->path;
+    auto file = MappedFile::Open(path, error);
+    if (!file) return false;
+    file->AdviseSequential();
+    if (!writer->Roll(seg->base_offset, error)) return false;
+    ++result->segments;
+    ReadOptions rdo;
+    rdo.resync = false;
+    NullSink framing;
+    LogReader reader(path, file->data(), &framing, rdo);
+    BatchView batch;
+    uint64_t expected = 0;
+    bool any = false;
+    while (reader.Next(&batch)) {
+      if (batch.header.position != expected || !batch.header.crc_valid) break;
+      expected += batch.bytes.size();
+      if (batch.header.last_offset < log_start) continue;
+      if (!writer->AppendBatch(batch, error)) {
+        *error = fmt::format("{}: position {}: {}", path, batch.header.position, *error);
+        return false;
+      }
+      ++result->batches_written;
+      ++result->batches_copied;
+      any = true;
+    }
+    if (expected < file->size()) {
+      *error = fmt::format("{}: position {}: {} bytes are not valid batches; salvage the --rebuild-from replica first "
+                           "(klf repair --salvage {} --out DIR) or rebuild from another replica",
+                           path, expected, file->size() - expected, source_dir);
+      return false;
+    }
+    if (!any && !writer->AppendRaw({}, error)) return false;
+  }
+  if (!writer->Close(error)) return false;
+  result->log_end_offset = writer->log_end_offset();
+  if (tgt.tp) {
+    NullSink quiet;
+    PartitionCheckpoints cp = ReadParentCheckpoints(src.path, src.tp ? *src.tp : *tgt.tp, &quiet);
+    auto one = [&](const char* file_name, std::optional<int64_t> v) {
+      const std::string path = staged->path() + "/" + file_name;
+      if (!v) return WriteOffsetCheckpointFile(env, path, {}, error);
+      return WriteOffsetCheckpointFile(env, path, {OffsetCheckpointEntry{*tgt.tp, std::min(*v, result->log_end_offset)}},
+                                       error);
+    };
+    // A follower takes the leader's high watermark and log start; its own cleaner has not run yet.
+    if (!one("replication-offset-checkpoint", cp.high_watermark) ||
+        !one("log-start-offset-checkpoint", log_start > 0 ? std::optional<int64_t>(log_start) : cp.log_start_offset) ||
+        !one("cleaner-offset-checkpoint", std::nullopt) ||
+        !one("recovery-point-offset-checkpoint", result->log_end_offset)) {
+      return false;
+    }
+  }
+  if (!staged->Commit(error)) return false;
+  result->out_partition_dir = out + "/" + name;
+
+  // Load the copy and diff it against the source and the other replicas given.
+  std::vector<ReplicaState> rs(compare.size() + 2);
+  if (!LoadReplica(result->out_partition_dir, ro, &rs[0], error)) return false;
+  rs[1] = std::move(source);
+  for (size_t i = 0; i < compare.size(); ++i) {
+    if (!LoadReplica(compare[i], ro, &rs[i + 2], error)) return false;
   }
   result->last_stable_offset = rs[0].last_stable_offset;
   for (const ReplicaState& r : rs) result->remaining_labels.push_back(r.label);

@@ -28,8 +28,15 @@ enum class RepairActionKind {
   kCopyBatch,       // copy a healthy replica's batch the target lacks (byte for byte)
   kRemoveRecords,   // rewrite batches without some records (as the cleaner's filterTo would)
   kUnrepairable,    // nothing safe to do: reported, exit 1
+  kLeft,            // a transaction whose outcome the files do not prove: left alone, reported, exit 1
 };
-const char* RepairActionKindName(RepairActionKind k);  // "insert_marker", "copy_batch", ...
+const char* RepairActionKindName(RepairActionKind k);  // "insert_marker", "copy_batch", ..., "left"
+
+// How sure a step is. A step that writes a transaction's outcome is kCertain only when the files prove
+// the outcome (repair.cc "What proves an outcome"); kAssumed when the operator decided it (--assume).
+// kUnrepairable and kLeft steps write nothing and carry kNone.
+enum class Certainty { kNone, kCertain, kAssumed };
+const char* CertaintyName(Certainty c);  // "none", "certain", "assumed"
 
 struct RepairAction {
   RepairActionKind kind = RepairActionKind::kUnrepairable;
@@ -52,6 +59,13 @@ struct RepairAction {
   uint64_t source_position = 0;
   int64_t source_last_offset = -1;
   std::string reason;  // why this edit, why this offset (one sentence, for the printed plan)
+  Certainty certainty = Certainty::kNone;
+  std::string proof;   // kInsertMarker / kRemoveRecords of a transaction: what proves (or assumes) the outcome
+  // kLeft: the records at stake (the target's records of the undecided transaction) and the --assume
+  // spelling that decides it (PID@FIRST_OFFSET).
+  std::vector<int64_t> records_at_stake;
+  std::string assume_key;
+  int finding_index = -1;  // index into RepairPlan::findings of the finding this step answers
 };
 
 struct RepairPlan {
@@ -61,21 +75,35 @@ struct RepairPlan {
   std::vector<Finding> findings;      // divergences of the target found by diff (indices: 0 = target)
   std::vector<std::string> replica_labels;  // labels for the findings' indices
   std::vector<RepairAction> actions;  // in offset order
-  bool HasUnrepairable() const;
+  // --assume entries that matched no undecided transaction (a usage error: nothing is written).
+  std::vector<std::string> unmatched_assumptions;
+  bool HasUnrepairable() const;  // an kUnrepairable or kLeft step
 };
+
+// `--assume PRODUCER_ID@FIRST_OFFSET=commit|abort`: the operator's decision for one transaction of the
+// target (FIRST_OFFSET: the first offset of the target's records at stake, as a "left" step names it).
+struct RepairAssumption {
+  int64_t producer_id = -1;
+  int64_t first_offset = -1;
+  ControlType outcome = ControlType::kAbort;
+};
+// Parses "PID@FIRST=commit|abort"; false with *error on anything else.
+bool ParseRepairAssumption(const std::string& text, RepairAssumption* out, std::string* error);
 
 struct RepairOptions {
   std::optional<int64_t> now_ms;  // clock for producer-state loading (expiration)
   int64_t producer_id_expiration_ms = 86400000;
   LogConfig config;               // index.interval.bytes etc. for the rebuilt indexes
   bool force = false;             // replace a non-empty --out
+  std::vector<RepairAssumption> assumptions;  // --assume
 };
 
 // Loads the replicas and plans. Returns false with *error when a replica cannot be read.
 bool PlanRepair(const std::vector<std::string>& healthy_dirs, const std::string& target_dir,
                 const RepairOptions& options, RepairPlan* plan, std::string* error);
 // Planning on loaded replicas (tests).
-RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaState& target);
+RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaState& target,
+                        const std::vector<RepairAssumption>& assumptions = {});
 
 struct RepairResult {
   std::string out_partition_dir;  // <out>/<topic>-<partition>
@@ -95,6 +123,17 @@ struct RepairResult {
 // against the healthy replicas (RepairResult::remaining). Never writes inside an input.
 bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out, const RepairOptions& options,
                        RepairResult* result, std::string* error);
+
+// `--rebuild-from SOURCE`: writes `<out>/<topic>-<partition>/` as a follower holds the partition after
+// re-fetching the whole log from SOURCE (the offline twin of re-replication): every batch of SOURCE from
+// its log start offset on, byte for byte, in SOURCE's segments; indexes, `.txnindex`, producer snapshots
+// and leader-epoch-checkpoint rebuilt from those batches; partition.metadata kept from the target (SOURCE's
+// when the target has none); high watermark and log start offset taken from SOURCE (a follower takes the
+// leader's), the recovery point at the log end. No transaction outcome is judged. `compare` (the healthy
+// replicas, may be empty) are diffed against the copy afterwards (RepairResult::remaining), with SOURCE.
+bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string& target_dir,
+                      const std::vector<std::string>& compare, const std::string& out, const RepairOptions& options,
+                      RepairResult* result, std::string* error);
 
 // ---------------------------------------------------------------------------------------------
 // Salvage (Kafka's LogSegment.recover / LogLoader.recoverLog, spec §14).

@@ -203,8 +203,28 @@ with temp_dir("klf-repair-e2e-") as tmp:
             rc, lso = lso_of(target)
             check(rc == 1 and lso["pinnedBy"] is not None, f"{name}: lso of the target not pinned: {lso}")
         out = os.path.join(tmp, "out-" + name)
-        rc, o, e = run("repair", *args, "--target", target, "--out", out)
+        extra = []
+        if name == "hanging-transaction":
+            # Scenario 4: the COMMIT survives only as an emptied batch and T1's record is superseded, which an
+            # ABORT leaves the same way: nothing proves the outcome. Repair leaves it (exit 1, nothing written
+            # for it) and names the --assume that decides it; the scenario says T1 committed.
+            left_out = os.path.join(tmp, "left-" + name)
+            rc, o, e = run("repair", *args, "--target", target, "--out", left_out, "--json")
+            j = json.loads(o) if o else {"plan": [], "result": {}}
+            left = [a for a in j["plan"] if a["action"] == "left"]
+            check(rc == 1 and len(left) == 1 and j["result"]["markersInserted"] == 0,
+                  f"{name}: undecided transaction not left alone: rc {rc} {j['plan']}")
+            if left:
+                check(left[0]["certainty"] is None and left[0]["assume"][0] == f"{left[0]['producerId']}@"
+                      f"{left[0]['recordsAtStake'][0]}=commit", f"{name}: left step {left[0]}")
+                extra = ["--assume", left[0]["assume"][0]]
+            rc, o, e = run("repair", *args, "--target", target, "--out", os.path.join(tmp, "x-" + name), "--dry-run")
+            check(rc == 1 and "left: outcome unknown" in o and "--assume" in o and "--rebuild-from" in o,
+                  f"{name}: text plan does not name the undecided transaction and the options: {o}")
+        rc, o, e = run("repair", *args, "--target", target, "--out", out, *extra)
         check(rc == 0, f"{name}: repair exit {rc}: {o}{e}")
+        if extra:
+            check("(assumed)" in o, f"{name}: the assumed step is not marked: {o}")
         part = os.path.join(out, os.path.basename(target))
         if os.path.isdir(part):
             check_repaired(name, healthy, part)

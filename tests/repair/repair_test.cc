@@ -35,8 +35,9 @@ ReplicaState Load(const std::string& dir) { return test::LoadOne(dir); }
 // Repairs `target` against `healthy` into `out`; expects the copy to verify without errors or warnings and
 // to leave no divergence. Returns the loaded copy.
 ReplicaState RepairAndCheck(const std::vector<std::string>& healthy, const std::string& target, const std::string& out,
-                            RepairPlan* plan_out = nullptr) {
+                            RepairPlan* plan_out = nullptr, std::vector<RepairAssumption> assume = {}) {
   RepairOptions options;
+  options.assumptions = std::move(assume);
   RepairPlan plan;
   std::string error;
   EXPECT_TRUE(PlanRepair(healthy, target, options, &plan, &error)) << error;
@@ -121,7 +122,7 @@ TEST(Repair, NoFreeOffsetForTheAbortRemovesThePoison) {
   EXPECT_TRUE(fixed.records[fixed.FindRecord(12)].read_committed);
 }
 
-TEST(Repair, HangingTransactionWithEmptyRemnantGetsItsCommit) {
+TEST(Repair, HangingTransactionWithEmptyRemnantIsLeftUnlessAssumed) {
   TempDir tmp("repair-test");
   // T1 (order-1 at 10) was committed at 12 while the target was down; the leader's cleaner emptied the
   // COMMIT (T1's record superseded at 13) and the target fetched only the empty batch: it hangs.
@@ -143,13 +144,35 @@ TEST(Repair, HangingTransactionWithEmptyRemnantGetsItsCommit) {
   EXPECT_EQ(lso.replicas[0].offset, 12);
   EXPECT_NE(lso.explanation.find("never"), std::string::npos);
 
+  // The healthy replicas removed order-1 at 10 and hold a later value of the key: superseded, which an
+  // ABORT leaves exactly as a COMMIT does. Nothing proves the outcome: left, nothing written for it.
+  RepairPlan undecided;
+  std::string error;
+  ASSERT_TRUE(PlanRepair({h1, h2}, t, RepairOptions{}, &undecided, &error)) << error;
+  ASSERT_EQ(undecided.actions.size(), 1u);
+  EXPECT_EQ(undecided.actions[0].kind, RepairActionKind::kLeft);
+  EXPECT_EQ(undecided.actions[0].certainty, Certainty::kNone);
+  EXPECT_EQ(undecided.actions[0].records_at_stake, std::vector<int64_t>{10});
+  EXPECT_EQ(undecided.actions[0].assume_key, "7@10");
+  EXPECT_NE(undecided.actions[0].reason.find("--assume 7@10=commit"), std::string::npos);
+  EXPECT_NE(undecided.actions[0].reason.find("--rebuild-from"), std::string::npos);
+  EXPECT_TRUE(undecided.HasUnrepairable());
+  RepairResult left;
+  ASSERT_TRUE(WriteRepairedCopy(Env::Default(), undecided, tmp.path() + "/left", RepairOptions{}, &left, &error))
+      << error;
+  EXPECT_EQ(left.markers_inserted, 0);
+  EXPECT_EQ(left.records_removed, 0);
+  EXPECT_EQ(left.last_stable_offset, 10);  // still open: the copy claims nothing
+
+  // The operator knows it committed: --assume 7@10=commit.
   RepairPlan plan;
-  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
+  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan, {{kTxnPid, 10, ControlType::kCommit}});
   ASSERT_EQ(plan.actions.size(), 1u);
   EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kInsertMarker);
+  EXPECT_EQ(plan.actions[0].certainty, Certainty::kAssumed);
   EXPECT_TRUE(plan.actions[0].replaces_empty_batch);
   EXPECT_EQ(plan.actions[0].offset, 12);
-  EXPECT_EQ(plan.actions[0].marker_type, ControlType::kCommit);  // superseded on the healthy replicas
+  EXPECT_EQ(plan.actions[0].marker_type, ControlType::kCommit);
   EXPECT_EQ(fixed.last_stable_offset, 14);
   EXPECT_TRUE(fixed.open_txns.empty());
   EXPECT_FALSE(ExplainLso(fixed, {}, {}).pinned());
@@ -163,10 +186,110 @@ TEST(Repair, HangingTransactionMarkerGoesToAnOffsetNoReplicaHolds) {
   std::string h1 = Replica(tmp.path(), "b1").Put(11, "b", "1").Put(12, "a", "1").Put(14, "k", "w").Write();
   std::string h2 = Replica(tmp.path(), "b2").Put(11, "b", "1").Put(12, "a", "1").Put(14, "k", "w").Write();
   RepairPlan plan;
-  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
+  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan, {{kTxnPid, 10, ControlType::kAbort}});
   ASSERT_EQ(plan.actions.size(), 1u);
   EXPECT_EQ(plan.actions[0].offset, 13);
+  EXPECT_EQ(plan.actions[0].marker_type, ControlType::kAbort);
+  EXPECT_EQ(plan.actions[0].certainty, Certainty::kAssumed);
   EXPECT_EQ(fixed.last_stable_offset, 15);
+  EXPECT_FALSE(fixed.records[fixed.FindRecord(10)].read_committed);
+}
+
+// A healthy replica that still holds the hanging transaction's record closed by its ABORT proves the
+// outcome: the marker is written where it holds it, marked certain.
+TEST(Repair, HangingTransactionProvenByAHealthyReplicasMarkerIsCertain) {
+  TempDir tmp("repair-test");
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "k", "v").Put(12, "a", "1").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Txn(10, "k", "v").Marker(11, ControlType::kAbort).Put(12, "a", "1").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Txn(10, "k", "v").Marker(11, ControlType::kAbort).Put(12, "a", "1").Write();
+  RepairPlan plan;
+  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kInsertMarker);
+  EXPECT_EQ(plan.actions[0].certainty, Certainty::kCertain);
+  EXPECT_EQ(plan.actions[0].marker_type, ControlType::kAbort);
+  EXPECT_EQ(plan.actions[0].offset, 11);
+  EXPECT_NE(plan.actions[0].proof.find("closes it with an ABORT"), std::string::npos) << plan.actions[0].proof;
+  EXPECT_FALSE(fixed.records[fixed.FindRecord(10)].read_committed);
+}
+
+// One record proven committed does not decide a record before it when a lost marker could lie between
+// them (offset 11: the target lacks it and no replica holds anything there).
+TEST(Repair, ProofDoesNotCrossASlotWhereAMarkerCouldHaveBeen) {
+  TempDir tmp("repair-test");
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "a", "x").Txn(12, "b", "y").Put(20, "a", "z").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Txn(12, "b", "y").Marker(13, ControlType::kCommit).Put(20, "a", "z").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Txn(12, "b", "y").Marker(13, ControlType::kCommit).Put(20, "a", "z").Write();
+  RepairPlan plan;
+  std::string error;
+  ASSERT_TRUE(PlanRepair({h1, h2}, t, RepairOptions{}, &plan, &error)) << error;
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kLeft);
+  EXPECT_EQ(plan.actions[0].records_at_stake, (std::vector<int64_t>{10, 12}));
+  EXPECT_NE(plan.actions[0].reason.find("offset 11"), std::string::npos) << plan.actions[0].reason;
+
+  // Without the later value of "a", the healthy replicas removed an unsuperseded value at 10 (aborted)
+  // while they close 12 with a COMMIT: conflicting evidence, left as well.
+  TempDir tmp2("repair-test");
+  t = Replica(tmp2.path(), "b3").Txn(10, "a", "x").Txn(12, "b", "y").Put(20, "c", "z").Write();
+  h1 = Replica(tmp2.path(), "b1").Txn(12, "b", "y").Marker(13, ControlType::kCommit).Put(20, "c", "z").Write();
+  h2 = Replica(tmp2.path(), "b2").Txn(12, "b", "y").Marker(13, ControlType::kCommit).Put(20, "c", "z").Write();
+  ASSERT_TRUE(PlanRepair({h1, h2}, t, RepairOptions{}, &plan, &error)) << error;
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kLeft);
+  EXPECT_NE(plan.actions[0].reason.find("conflicts"), std::string::npos) << plan.actions[0].reason;
+}
+
+TEST(Repair, AssumptionsAreParsedAndAnUnmatchedOneIsReported) {
+  RepairAssumption a;
+  std::string error;
+  ASSERT_TRUE(ParseRepairAssumption("2001@331=commit", &a, &error)) << error;
+  EXPECT_EQ(a.producer_id, 2001);
+  EXPECT_EQ(a.first_offset, 331);
+  EXPECT_EQ(a.outcome, ControlType::kCommit);
+  ASSERT_TRUE(ParseRepairAssumption("7@0=abort", &a, &error));
+  EXPECT_EQ(a.outcome, ControlType::kAbort);
+  for (const char* bad : {"", "7@0", "7=commit", "7@0=COMMITTED", "x@0=abort", "7@-1=abort", "7@0=abort=x", "@0=abort"}) {
+    EXPECT_FALSE(ParseRepairAssumption(bad, &a, &error)) << bad;
+  }
+
+  TempDir tmp("repair-test");
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "k", "v").Put(12, "a", "1").Put(14, "k", "w").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(12, "a", "1").Put(14, "k", "w").Write();
+  RepairOptions options;
+  options.assumptions = {{kTxnPid, 11, ControlType::kCommit}, {kTxnPid, 10, ControlType::kAbort}};
+  RepairPlan plan;
+  ASSERT_TRUE(PlanRepair({h1}, t, options, &plan, &error)) << error;
+  EXPECT_EQ(plan.unmatched_assumptions, std::vector<std::string>{"7@11=commit"});
+}
+
+// --rebuild-from: the copy holds the source's batches byte for byte; no verdict is needed.
+TEST(Repair, RebuildFromAHealthyReplicaCopiesItsBatches) {
+  TempDir tmp("repair-test");
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "k", "v").Put(12, "a", "1").Put(14, "k", "w").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(11, "b", "1").Put(12, "a", "1").Put(14, "k", "w").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(11, "b", "1").Put(12, "a", "1").Put(14, "k", "w").Write();
+  RepairResult result;
+  std::string error;
+  ASSERT_TRUE(WriteRebuiltCopy(Env::Default(), h1, t, {h2}, tmp.path() + "/out", RepairOptions{}, &result, &error))
+      << error;
+  EXPECT_TRUE(result.remaining.empty());
+  EXPECT_EQ(result.batches_copied, 3);
+  EXPECT_EQ(result.last_stable_offset, 15);
+  auto slurp = [](const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  EXPECT_EQ(slurp(result.out_partition_dir + "/00000000000000000000.log"), slurp(h1 + "/00000000000000000000.log"));
+  CollectingSink sink;
+  VerifyStats st = VerifyPath(result.out_partition_dir, {}, &sink);
+  EXPECT_EQ(st.errors, 0u);
+  EXPECT_EQ(st.warnings, 0u);
+  ReplicaState fixed = Load(result.out_partition_dir);
+  EXPECT_TRUE(fixed.open_txns.empty());
+  EXPECT_LT(fixed.FindRecord(10), 0);
+  // Inputs untouched; --out inside an input refused.
+  EXPECT_FALSE(WriteRebuiltCopy(Env::Default(), h1, t, {}, t + "/x", RepairOptions{}, &result, &error));
 }
 
 TEST(Repair, LostTombstoneStillHeldByAHealthyReplicaIsCopied) {
