@@ -174,6 +174,7 @@ bool HeldByHealthy(const std::vector<ReplicaState>& rs, int64_t o) {
 struct OutcomeProof {
   std::optional<ControlType> type;
   std::string why;  // the proof, or why there is none
+  std::set<ControlType> seen;  // outcomes single records are proven to have (even when they do not decide all)
 };
 
 // An offset in (from, to) that could have held a lost marker of `pid`, if any (nullopt: none).
@@ -181,7 +182,10 @@ struct OutcomeProof {
 std::optional<int64_t> SlotBetween(const std::vector<ReplicaState>& rs, int64_t pid, int64_t from, int64_t to) {
   const ReplicaState& T = rs[0];
   int64_t checked = 0;
-  for (const OffsetGap& g : T.gaps) {
+  auto it = std::lower_bound(T.gaps.begin(), T.gaps.end(), from + 1,
+                             [](const OffsetGap& g, int64_t x) { return g.to <= x; });
+  for (; it != T.gaps.end(); ++it) {
+    const OffsetGap& g = *it;
     if (g.to <= from + 1) continue;
     if (g.from >= to) break;
     for (int64_t o = std::max(g.from, from + 1); o < std::min(g.to, to); ++o) {
@@ -242,6 +246,7 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, int64_t pid, cons
     }
     if (!proven) unproven.push_back(o);
   }
+  p.seen = seen;
   if (seen.size() > 1) {
     p.why = "the healthy replicas' evidence conflicts (some of these records are proven committed, others aborted: "
             "they may belong to two transactions)";
@@ -284,8 +289,10 @@ struct AssumptionUse {
   std::vector<bool> used;
 };
 
+// `split_at_data_end`: the records at stake are all of the target's transaction up to its last data
+// offset (the target's own decided transaction that may hide a merge, AuditDecidedTransactions).
 void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, AssumptionUse* assume,
-                     std::vector<RepairAction>* out) {
+                     std::vector<RepairAction>* out, bool split_at_data_end = false) {
   const ReplicaState& T = rs[0];
   RepairAction a;
   a.finding = f.kind;
@@ -327,7 +334,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, Assu
   int64_t split = -1;
   if (preferred) {
     split = *preferred;
-  } else if (f.kind == FindingKind::kHangingTransaction) {
+  } else if (f.kind == FindingKind::kHangingTransaction || split_at_data_end) {
     split = JavaAdd(t.last_data_offset, 1);
   } else if (t.marker_offset) {
     for (size_t i = 1; i < rs.size() && split < 0; ++i) {
@@ -425,6 +432,17 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, Assu
                            "(which would make it {}); nothing written for it",
                            FindingKindName(f.kind), pid, t.producer_epoch, ControlTypeName(*claimed), records_text(),
                            proof.why, ControlTypeName(*proof.type));
+    out->push_back(a);
+    return;
+  }
+  if (!proof.type && assumed && proof.seen.count(*assumed == ControlType::kCommit ? ControlType::kAbort
+                                                                                   : ControlType::kCommit)) {
+    a.kind = RepairActionKind::kUnrepairable;
+    a.offset = first;
+    a.reason = fmt::format("{} of producer {} (epoch {}) at offsets {}: --assume {}={} would also decide records the "
+                           "files prove otherwise ({}): they are two transactions; use --rebuild-from or re-replicate",
+                           FindingKindName(f.kind), pid, t.producer_epoch, records_text(), a.assume_key,
+                           *assumed == ControlType::kCommit ? "commit" : "abort", proof.why);
     out->push_back(a);
     return;
   }
@@ -637,6 +655,94 @@ RepairAction Unrepairable(const Finding& f, std::string reason) {
   return a;
 }
 
+void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, AssumptionUse* assume, RepairPlan* plan) {
+  const ReplicaState& T = rs[0];
+  if (rs.size() < 2) return;
+  std::set<int64_t> planned;  // records some step already answers
+  for (const RepairAction& a : plan->actions) planned.insert(a.records_at_stake.begin(), a.records_at_stake.end());
+  std::vector<std::vector<int64_t>> by_txn(T.txns.size());
+  for (const RecordDigest& d : T.records) {
+    if (d.txn >= 0 && !d.control) by_txn[d.txn].push_back(d.offset);
+  }
+  for (size_t ti = 0; ti < T.txns.size(); ++ti) {
+    const Txn& t = T.txns[ti];
+    const std::vector<int64_t>& R = by_txn[ti];
+    if (!t.marker_offset || R.empty() || (t.fate != TxnFate::kCommitted && t.fate != TxnFate::kAborted)) continue;
+    if (std::any_of(R.begin(), R.end(), [&](int64_t o) { return planned.count(o) > 0; })) continue;
+    const ControlType held = t.fate == TxnFate::kCommitted ? ControlType::kCommit : ControlType::kAbort;
+    OutcomeProof p = ProveOutcome(rs, t.producer_id, R);
+    std::string why;
+    if (p.type && *p.type == held) continue;
+    std::optional<ControlType> assumed;
+    for (size_t k = 0; k < assume->list->size(); ++k) {
+      const RepairAssumption& x = (*assume->list)[k];
+      if (x.producer_id == t.producer_id && (x.first_offset == R.front() || x.first_offset == t.first_offset)) {
+        assume->used[k] = true;
+        assumed = x.outcome;
+      }
+    }
+    if (!p.type && assumed && *assumed == held) continue;  // the operator confirms the target's own verdict
+    if (p.type || assumed) {
+      // Proven (or assumed) other than the target holds it: close the records with that marker right after
+      // them, in the slot before the target's own marker (which then closes nothing).
+      ControlType want = p.type ? *p.type : *assumed;
+      Finding f;
+      f.kind = want == ControlType::kCommit ? FindingKind::kLostCommit : FindingKind::kLostAbort;
+      f.producer_id = t.producer_id;
+      f.producer_epoch = t.producer_epoch;
+      f.first_offset = R.front();
+      f.last_offset = *t.marker_offset;
+      f.affected = {0};
+      for (size_t i = 1; i < rs.size(); ++i) f.healthy.push_back(i);
+      f.evidence = fmt::format("producer {}'s records at offsets {}..{} on {} are closed by its {} at offset {}; {}",
+                               t.producer_id, R.front(), R.back(), T.label, ControlTypeName(held), *t.marker_offset,
+                               p.type ? p.why : "--assume decides them " + std::string(ControlTypeName(want)));
+      plan->findings.push_back(f);
+      size_t before = plan->actions.size();
+      PlanTransaction(rs, f, assume, &plan->actions, /*split_at_data_end=*/true);
+      for (size_t k = before; k < plan->actions.size(); ++k) plan->actions[k].finding_index = int(plan->findings.size()) - 1;
+      continue;
+    }
+    if (p.type) {
+      why = fmt::format("the target closes them with its {} at offset {}, but {} (they are {})", ControlTypeName(held),
+                        *t.marker_offset, p.why, ControlTypeName(*p.type) == std::string("COMMIT") ? "committed" : "aborted");
+    } else {
+      std::optional<int64_t> slot = SlotBetween(rs, t.producer_id, R.front(), *t.marker_offset);
+      if (!slot) continue;  // one transaction up to the target's own marker: the leader's verdict
+      why = fmt::format("the target closes them with its {} at offset {}, but offset {} before it is a slot where a "
+                        "lost marker of another outcome could have been, and {}",
+                        ControlTypeName(held), *t.marker_offset, *slot, p.why);
+    }
+    Finding f;
+    f.kind = held == ControlType::kCommit ? FindingKind::kLostAbort : FindingKind::kLostCommit;
+    f.producer_id = t.producer_id;
+    f.producer_epoch = t.producer_epoch;
+    f.first_offset = R.front();
+    f.last_offset = *t.marker_offset;
+    f.affected = {0};
+    for (size_t i = 1; i < rs.size(); ++i) f.healthy.push_back(i);
+    f.evidence = fmt::format("possible merge (unproven either way): producer {}'s records at offsets {}..{} on {}: {}",
+                             t.producer_id, R.front(), R.back(), T.label, why);
+    plan->findings.push_back(f);
+    RepairAction a;
+    a.kind = RepairActionKind::kLeft;
+    a.finding = f.kind;
+    a.finding_index = int(plan->findings.size()) - 1;
+    a.offset = R.front();
+    a.producer_id = t.producer_id;
+    a.producer_epoch = t.producer_epoch;
+    a.records_at_stake = R;
+    a.assume_key = fmt::format("{}@{}", t.producer_id, R.front());
+    a.reason = fmt::format(
+        "left: outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}..{}: {}. Nothing is "
+        "written for it. Options: --assume {}=commit or --assume {}=abort once the outcome is known (the "
+        "coordinator's __transaction_state record of the transactional id, or the application's own records, tell "
+        "it); --rebuild-from a healthy replica's partition directory; or re-replicate this replica from the leader",
+        t.producer_id, t.producer_epoch, R.size(), R.front(), R.back(), why, a.assume_key, a.assume_key);
+    plan->actions.push_back(a);
+  }
+}
+
 }  // namespace
 
 const char* RepairActionKindName(RepairActionKind k) {
@@ -768,6 +874,13 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
     PlanTransaction(rs, f, &assume, &plan.actions);
     for (size_t k = before; k < plan.actions.size(); ++k) plan.actions[k].finding_index = int(plan.findings.size()) - 1;
   }
+  // The target's own decided transactions: a verdict the target holds (its marker) is the leader's only
+  // when no lost marker could lie between the records and that marker, or when the files prove it. diff
+  // names a merge only when a healthy replica still shows it; here every merge the files cannot rule out
+  // is listed (a follower that lost a COMMIT merges its records into the producer's next, aborted,
+  // transaction and hides them, and nothing in the healthy replicas may show it any more).
+  AuditDecidedTransactions(rs, &assume, &plan);
+
   // Two findings may name the same marker (e.g. per healthy replica): keep one edit per offset.
   std::stable_sort(plan.actions.begin(), plan.actions.end(),
                    [](const RepairAction& x, const RepairAction& y) { return x.offset < y.offset; });

@@ -10,6 +10,11 @@
 * Salvage: damaged copies (truncated mid-batch, a flipped CRC byte, a zero tail, garbage in the middle)
   yield directories that verify clean, keep every batch before the damage byte for byte, and report what
   was dropped (file, position, bytes, offsets).
+* Kafka's random timelines (kafka-oracle/random-replicas, truth.json): repairing broker2 from broker1 and
+  broker3 either heals it (exit 0, nothing misjudged per truth.json's transaction outcomes, the leader's
+  read_committed records and final map, LSO = HW) or declines (exit 1, every undecided transaction named,
+  no misjudged record introduced); --assume with the real outcomes introduces none; --rebuild-from broker1
+  heals every timeline with broker1's segments byte for byte.
 * --dry-run writes nothing; an existing non-empty --out is refused (exit 2) unless --force.
 """
 import glob
@@ -228,6 +233,120 @@ with temp_dir("klf-repair-e2e-") as tmp:
         part = os.path.join(out, os.path.basename(target))
         if os.path.isdir(part):
             check_repaired(name, healthy, part)
+
+    # --- Kafka's random three-replica timelines (issue 17 item 4) ----------------------------------
+    # Repair broker2 (the follower that was down) from broker1 and broker3. Judged only by Kafka's truth
+    # (truth.json: every transaction's real outcome, the leader's read_committed records) and by a replay of
+    # the copy's own batches (`klf dump`), never by klf diff: either the follower is healed (exit 0, nothing
+    # misjudged, read_committed and final map equal to the leader's, LSO = HW) or repair declines (exit 1)
+    # with every undecided transaction named, and it never introduces a misjudged record.
+    def txn_view(partdir, lso):
+        """(visible offsets -> (key, value), transactional data offsets) below `lso`, replayed from the batches as
+        a follower's producer state does."""
+        open_txn, visible, txrecs = {}, {}, set()
+        for b in batches(partdir):
+            pid, recs = b["producerId"], b.get("records") or []
+            if b["isControl"]:
+                if not recs:
+                    continue
+                for r in open_txn.pop(pid, []):
+                    if recs[0]["control"]["type"] == "COMMIT":
+                        visible[r["offset"]] = (r["key"], r["value"])
+            elif b["isTransactional"]:
+                open_txn.setdefault(pid, []).extend(recs)
+                txrecs.update(r["offset"] for r in recs)
+            else:
+                for r in recs:
+                    visible[r["offset"]] = (r["key"], r["value"])
+        return {o: kv for o, kv in visible.items() if o < lso}, {o for o in txrecs if o < lso}
+
+    def misjudged(partdir, outcomes):
+        rc, l = lso_of(partdir)
+        vis, tx = txn_view(partdir, l["lastStableOffset"])
+        return {o for o in tx if o in outcomes and (outcomes[o] == "aborted") == (o in vis)}
+
+    RANDOM = os.path.join(FIX, "kafka-oracle", "random-replicas")
+    for tl in ("timeline-01", "timeline-04", "timeline-05", "timeline-11"):
+        base = os.path.join(RANDOM, tl)
+        truth = json.load(open(os.path.join(base, "truth.json")))
+        leader = truth["brokers"]["broker1"]
+        outcomes = {o: t["outcome"] for t in truth["writes"]["transactions"]
+                    for a, b in t["dataBatches"] for o in range(a, b + 1)}
+        b1, b2, b3 = (os.path.join(base, b, "foo-0") for b in ("broker1", "broker2", "broker3"))
+        before = snapshot(base)
+        damage_before = misjudged(b2, outcomes)
+
+        def healed(label, part):
+            rc, l = lso_of(part)
+            check(l["lastStableOffset"] == l["highWatermark"] == leader["highWatermark"],
+                  f"{label}: LSO {l['lastStableOffset']} / HW {l['highWatermark']}, leader HW {leader['highWatermark']}")
+            vis, tx = txn_view(part, l["lastStableOffset"])
+            bad = misjudged(part, outcomes)
+            check(not bad, f"{label}: misjudged records {sorted(bad)[:10]}")
+            want = {r["offset"]: (r["key"], r["value"]) for r in leader["readCommitted"]}
+            check(vis == want, f"{label}: read_committed differs from the leader's at offsets "
+                               f"{sorted(set(vis) ^ set(want))[:10]}")
+            check(final_map(vis) == leader["finalKeyValues"], f"{label}: final key->value map differs from the leader's")
+
+        out = os.path.join(tmp, "rnd-" + tl)
+        rc, o, e = run("repair", "--replica", b1, "--replica", b3, "--target", b2, "--out", out, "--json")
+        check(rc in (0, 1), f"{tl}: repair exit {rc}: {e}")
+        j = json.loads(o) if o else {"plan": [], "findings": []}
+        part = os.path.join(out, "foo-0")
+        for a in j["plan"]:
+            check(a["action"] in ("left", "unrepairable") or a["certainty"] == "certain",
+                  f"{tl}: step without certainty: {a}")
+            if a["action"] == "insert_marker":
+                # A certain marker closes records whose real outcome it states.
+                stake = [x for x in a.get("recordsAtStake", []) if x in outcomes]
+                want = {"COMMIT": "committed", "ABORT": "aborted"}[a["marker"]["type"]]
+                check(all(outcomes[x] == want for x in stake), f"{tl}: {a['marker']} over {stake}: truth says otherwise")
+        if rc == 0:
+            check(not [a for a in j["plan"] if a["action"] in ("left", "unrepairable")], f"{tl}: exit 0 with {j['plan']}")
+            healed(tl, part)
+        elif rc == 1:
+            left = [a for a in j["plan"] if a["action"] in ("left", "unrepairable")]
+            check(left, f"{tl}: exit 1 without a left or unrepairable step: {j['plan']}")
+            for a in left:
+                if a["action"] == "left":
+                    check(f"producer {a['producerId']}" in a["reason"] and a["assume"][0] in a["reason"]
+                          and "--rebuild-from" in a["reason"], f"{tl}: left step does not name what is at stake: {a}")
+            introduced = misjudged(part, outcomes) - damage_before if os.path.isdir(part) else set()
+            check(not introduced, f"{tl}: repair introduced misjudged records {sorted(introduced)[:10]}")
+        # Without a healthy replica's proof the plan for the diverged timelines must decline (Kafka's truth:
+        # broker2 of timeline-05 and -11 has transactions whose outcome no healthy replica's files show).
+        if tl in ("timeline-05", "timeline-11"):
+            check(rc == 1, f"{tl}: exit {rc}, want 1 (undecided transactions)")
+            # The operator decides them with the real outcomes: nothing misjudged is introduced.
+            assume = []
+            for a in j["plan"]:
+                if a["action"] == "left":
+                    first = a["recordsAtStake"][0]
+                    assume += ["--assume", a["assume"][0 if outcomes.get(first) == "committed" else 1]]
+            out_a = os.path.join(tmp, "rnd-assume-" + tl)
+            rc, o, e = run("repair", "--replica", b1, "--replica", b3, "--target", b2, "--out", out_a, "--json", *assume)
+            check(rc in (0, 1), f"{tl} --assume: exit {rc}: {e}")
+            ja = json.loads(o) if o else {"plan": []}
+            check(not [a for a in ja["plan"] if a["action"] == "left"], f"{tl} --assume: still left {ja['plan']}")
+            check(any(a.get("certainty") == "assumed" for a in ja["plan"]), f"{tl} --assume: no assumed step")
+            introduced = misjudged(os.path.join(out_a, "foo-0"), outcomes) - damage_before
+            check(not introduced, f"{tl} --assume: misjudged records introduced {sorted(introduced)[:10]}")
+            rc, o, e = run("repair", "--replica", b1, "--replica", b3, "--target", b2, "--out", out_a + "-x",
+                           "--assume", "1@0=commit")
+            check(rc == 2 and "1@0=commit" in e and not os.path.exists(out_a + "-x"), f"{tl}: unmatched --assume: {rc} {e}")
+        else:
+            check(rc == 0, f"{tl}: exit {rc}, want 0 (nothing misjudged on broker2)")
+
+        # --rebuild-from broker1: always correct, no verdict needed.
+        out_r = os.path.join(tmp, "rnd-rebuild-" + tl)
+        rc, o, e = run("repair", "--rebuild-from", b1, "--replica", b3, "--target", b2, "--out", out_r, "--json")
+        check(rc == 0, f"{tl} --rebuild-from: exit {rc}: {o[-500:]}{e}")
+        part = os.path.join(out_r, "foo-0")
+        healed(f"{tl} --rebuild-from", part)
+        for log in glob.glob(os.path.join(b1, "*.log")):
+            check(open(log, "rb").read() == open(os.path.join(part, os.path.basename(log)), "rb").read(),
+                  f"{tl} --rebuild-from: {os.path.basename(log)} differs from broker1's")
+        check(snapshot(base) == before, f"{tl}: inputs modified")
 
     # --- salvage ---------------------------------------------------------------------------------
     keyed = os.path.join(FIX, "kafka-oracle", "a-keyed", "keyed-none-0")

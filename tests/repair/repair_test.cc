@@ -240,6 +240,38 @@ TEST(Repair, ProofDoesNotCrossASlotWhereAMarkerCouldHaveBeen) {
   EXPECT_NE(plan.actions[0].reason.find("conflicts"), std::string::npos) << plan.actions[0].reason;
 }
 
+// The target's own decided transaction: its ABORT at 13 closes record 10, but a lost COMMIT could have
+// been at 11 or 12 (a follower merges a transaction whose marker it lost into the next one), and nothing
+// in the healthy replicas shows which. Left unless decided; --assume abort confirms the target's verdict,
+// --assume commit closes 10 with a COMMIT in the slot.
+TEST(Repair, TargetsOwnVerdictAfterASlotIsLeftUnlessAssumed) {
+  TempDir tmp("repair-test");
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "a", "x").Marker(13, ControlType::kAbort).Put(20, "a", "z").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(20, "a", "z").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(20, "a", "z").Write();
+  RepairPlan plan;
+  std::string error;
+  ASSERT_TRUE(PlanRepair({h1, h2}, t, RepairOptions{}, &plan, &error)) << error;
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kLeft);
+  EXPECT_EQ(plan.actions[0].assume_key, "7@10");
+  EXPECT_NE(plan.actions[0].reason.find("ABORT at offset 13"), std::string::npos) << plan.actions[0].reason;
+
+  RepairOptions abort;
+  abort.assumptions = {{kTxnPid, 10, ControlType::kAbort}};
+  ASSERT_TRUE(PlanRepair({h1, h2}, t, abort, &plan, &error)) << error;
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_TRUE(plan.unmatched_assumptions.empty());
+
+  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan, {{kTxnPid, 10, ControlType::kCommit}});
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kInsertMarker);
+  EXPECT_EQ(plan.actions[0].certainty, Certainty::kAssumed);
+  EXPECT_EQ(plan.actions[0].marker_type, ControlType::kCommit);
+  EXPECT_EQ(plan.actions[0].offset, 11);
+  EXPECT_TRUE(fixed.records[fixed.FindRecord(10)].read_committed);
+}
+
 TEST(Repair, AssumptionsAreParsedAndAnUnmatchedOneIsReported) {
   RepairAssumption a;
   std::string error;
