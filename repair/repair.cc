@@ -12,12 +12,18 @@
 //     a. lost ABORT, lost COMMIT, hanging transaction -> an end-transaction marker of the transaction's
 //        producer id and epoch (the epoch of its data, so ProducerAppendInfo does not fence it) with the
 //        coordinator epoch of the producer's next marker (else its previous one, else 0: Kafka fences a
-//        marker whose coordinator epoch is below the producer's current one). Type: ABORT for a lost
-//        ABORT, COMMIT for a lost COMMIT, and for a hanging transaction the outcome the healthy replicas
-//        imply (the fate of the transaction's records they still hold, or of the marker they still hold;
-//        else ABORT when they removed a record whose key they hold no later value for -- the cleaner
-//        removes an unsuperseded value only when it was aborted -- else COMMIT, which gives consumers
-//        the same latest values because every record is superseded).
+//        marker whose coordinator epoch is below the producer's current one). Type: only an outcome the
+//        files prove (ProveOutcome, "What proves an outcome" below), never diff's kind on its word alone and
+//        never a guess: a healthy replica holds the record and closes it with a marker; or its .txnindex
+//        covers it (aborted); or it removed a value and keeps no later record of the key (aborted). Records
+//        superseded and gone prove nothing (an ABORT leaves the same files as a COMMIT). A record without its
+//        own proof shares a proven one's outcome only when no slot (an offset the target lacks and no
+//        replica holds as anything else, where a lost marker could have been) lies between them. Else the
+//        operator's --assume PID@FIRST=commit|abort (step marked "assumed"), else a "left" step naming the
+//        records at stake and the options (--assume, --rebuild-from, __transaction_state, re-replication):
+//        nothing is written for it and the exit code is 1. The target's own decided transactions are audited
+//        the same way (AuditDecidedTransactions): a verdict whose marker lies after a slot and whose records
+//        are unproven may hide a merge, which diff cannot see once the healthy replicas compacted it away.
 //        Where: Kafka offsets are dense on the leader, but the marker the target missed was compacted
 //        away before the target fetched that range, so its offset is a gap in the target. The marker
 //        must land inside the window (last data offset of the transaction, first batch of the same
@@ -32,9 +38,9 @@
 //            marker on it would be a divergent record).
 //        Never at the log end: a follower's log past the leader's end is truncated on its next fetch,
 //        and the transaction would hang again.
-//        When the window has no free offset: a lost ABORT (or a hanging transaction the healthy
-//        replicas aborted) is repaired by removing the transaction's data from the target instead
-//        (aborted data is never delivered, so consumers see the same); a COMMIT that cannot be placed
+//        When the window has no free offset: a proven (or assumed) ABORT is repaired by removing the
+//        transaction's data from the target instead (aborted data is never delivered, so consumers see
+//        the same); a COMMIT that cannot be placed
 //        is repaired by removal only when every record is gone from the healthy replicas too and
 //        superseded there; otherwise the finding is reported as unrepairable.
 //     b. lost tombstone -> the target's stale value (and older values of that key at lower offsets) is
@@ -66,6 +72,9 @@
 //     recovery point at the log end (the copy is fully flushed and recovered).
 //
 //  5. The copy is loaded again and diffed against the healthy replicas; what remains is reported.
+//
+// --rebuild-from SOURCE (WriteRebuiltCopy) needs no verdict: the copy is SOURCE's batches from its log
+// start, byte for byte, with everything else rebuilt, as a follower re-fetching the whole log holds it.
 //
 // Salvage (`--salvage`, spec §14): every segment is read as LogSegment.recover does (size, CRC) and,
 // stricter than Kafka, every record is decoded and checked as klf verify checks it (Kafka would serve a
@@ -428,7 +437,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, Assu
     a.kind = RepairActionKind::kLeft;
     a.offset = first;
     a.producer_epoch = t.producer_epoch;
-    a.reason = fmt::format("left: outcome unknown: {} of producer {} (epoch {}) claims {} for offsets {}, but {} "
+    a.reason = fmt::format("outcome unknown: {} of producer {} (epoch {}) claims {} for offsets {}, but {} "
                            "(which would make it {}); nothing written for it",
                            FindingKindName(f.kind), pid, t.producer_epoch, ControlTypeName(*claimed), records_text(),
                            proof.why, ControlTypeName(*proof.type));
@@ -460,7 +469,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, Assu
     a.offset = first;
     a.producer_epoch = t.producer_epoch;
     a.reason = fmt::format(
-        "left: outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}: {}. Nothing is written "
+        "outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}: {}. Nothing is written "
         "for it. Options: --assume {}=commit or --assume {}=abort once the outcome is known (the coordinator's "
         "__transaction_state record of the transactional id, or the application's own records, tell it); "
         "--rebuild-from a healthy replica's partition directory; or re-replicate this replica from the leader",
@@ -734,7 +743,7 @@ void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, AssumptionUse
     a.records_at_stake = R;
     a.assume_key = fmt::format("{}@{}", t.producer_id, R.front());
     a.reason = fmt::format(
-        "left: outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}..{}: {}. Nothing is "
+        "outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}..{}: {}. Nothing is "
         "written for it. Options: --assume {}=commit or --assume {}=abort once the outcome is known (the "
         "coordinator's __transaction_state record of the transactional id, or the application's own records, tell "
         "it); --rebuild-from a healthy replica's partition directory; or re-replicate this replica from the leader",
