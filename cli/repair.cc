@@ -224,6 +224,43 @@ int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration)
 int RunResolved(const RepairArgs& a, RepairOptions options);
 int RunRebuild(const RepairArgs& a, const RepairOptions& options);
 
+nlohmann::json ChangesJson(const RepairResult& r) {
+  nlohmann::json keys = nlohmann::json::array();
+  for (const auto& [from, to] : r.keys_changed) {
+    keys.push_back({{"latestBefore", from < 0 ? nlohmann::json(nullptr) : nlohmann::json(from)},
+                    {"latestAfter", to < 0 ? nlohmann::json(nullptr) : nlohmann::json(to)}});
+  }
+  return {{"becameVisible", r.became_visible}, {"becameVisibleCount", r.became_visible_count},
+          {"becameHidden", r.became_hidden},   {"becameHiddenCount", r.became_hidden_count},
+          {"keysChanged", keys},               {"keysChangedCount", r.keys_changed_count}};
+}
+
+std::string OffsetsText(const std::vector<int64_t>& v, size_t count) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < 20; ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  if (count > 20) s += fmt::format(",... ({} in all)", count);
+  return s;
+}
+
+std::string ChangesText(const RepairResult& r) {
+  std::string out = "for read_committed consumers of the copy (against the target): ";
+  if (!r.became_visible_count && !r.became_hidden_count && !r.keys_changed_count) return out + "nothing changed\n";
+  out += fmt::format("{} record(s) became visible{}, {} became hidden{}, {} key(s) changed their latest value",
+                     r.became_visible_count,
+                     r.became_visible_count ? " (offsets " + OffsetsText(r.became_visible, r.became_visible_count) + ")" : "",
+                     r.became_hidden_count,
+                     r.became_hidden_count ? " (offsets " + OffsetsText(r.became_hidden, r.became_hidden_count) + ")" : "",
+                     r.keys_changed_count);
+  for (size_t i = 0; i < r.keys_changed.size() && i < 20; ++i) {
+    auto [from, to] = r.keys_changed[i];
+    out += fmt::format("{} {}->{}", i ? "," : ":", from < 0 ? "none" : std::to_string(from),
+                       to < 0 ? "none" : std::to_string(to));
+  }
+  if (r.keys_changed_count > 20) out += ",...";
+  if (r.keys_changed_count) out += " (offset of the key's latest record before->after)";
+  return out + "\n";
+}
+
 // "repaired" when every step answering the finding writes something (with its certainty), else "left: ...".
 std::string FindingStatus(const RepairPlan& plan, size_t i) {
   std::string status;
@@ -348,6 +385,7 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
                      {"batchesCopied", result.batches_copied},   {"recordsRemoved", result.records_removed},
                      {"logEndOffset", result.log_end_offset},    {"lastStableOffset", result.last_stable_offset},
                      {"remainingDivergences", rem}};
+      j["result"]["consumerChanges"] = ChangesJson(result);
     }
     std::printf("%s\n", DumpJson(j, 2).c_str());
     return exit;
@@ -383,6 +421,7 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
                        "log end offset {}, last stable offset {}\n",
                        result.out_partition_dir, result.segments, result.batches_written, result.markers_inserted,
                        result.batches_copied, result.records_removed, result.log_end_offset, result.last_stable_offset);
+    out += ChangesText(result);
     if (result.remaining.empty()) {
       out += "diff of the copy against the healthy replicas: no divergence\n";
     } else {
@@ -436,6 +475,7 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
                    {"batchesWritten", result.batches_written}, {"batchesCopied", result.batches_copied},
                    {"logEndOffset", result.log_end_offset},    {"lastStableOffset", result.last_stable_offset},
                    {"remainingDivergences", rem}};
+    j["result"]["consumerChanges"] = ChangesJson(result);
     std::printf("%s\n", DumpJson(j, 2).c_str());
     return exit;
   }
@@ -444,6 +484,7 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
       "{} (certain: no transaction outcome is judged, the copy is what a follower re-fetching from {} holds)\n",
       a.target, a.rebuild_from, result.out_partition_dir, result.segments, result.batches_copied,
       result.log_end_offset, result.last_stable_offset, a.rebuild_from);
+  out += ChangesText(result);
   if (result.remaining.empty()) {
     out += fmt::format("diff of the copy against {}{}: no divergence\n", a.rebuild_from,
                        a.replicas.empty() ? "" : " and the other replicas");

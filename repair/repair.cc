@@ -1077,6 +1077,60 @@ class StreamWriter {
 
 }  // namespace
 
+// What read_committed consumers get differently from `after` than from `before` (RepairResult's fields).
+static void ConsumerChanges(const ReplicaState& before, const ReplicaState& after, RepairResult* result) {
+  auto note = [](std::vector<int64_t>* list, size_t* count, int64_t o) {
+    if (list->size() < RepairResult::kMaxChangesListed) list->push_back(o);
+    ++*count;
+  };
+  size_t i = 0, j = 0;
+  const auto& a = before.records;
+  const auto& b = after.records;
+  while (i < a.size() || j < b.size()) {
+    if (j >= b.size() || (i < a.size() && a[i].offset < b[j].offset)) {
+      if (a[i].read_committed && !a[i].control) note(&result->became_hidden, &result->became_hidden_count, a[i].offset);
+      ++i;
+    } else if (i >= a.size() || b[j].offset < a[i].offset) {
+      if (b[j].read_committed && !b[j].control) note(&result->became_visible, &result->became_visible_count, b[j].offset);
+      ++j;
+    } else {
+      if (!a[i].control && a[i].read_committed != b[j].read_committed) {
+        if (b[j].read_committed) {
+          note(&result->became_visible, &result->became_visible_count, b[j].offset);
+        } else {
+          note(&result->became_hidden, &result->became_hidden_count, a[i].offset);
+        }
+      }
+      ++i;
+      ++j;
+    }
+  }
+  auto changed = [&](int64_t from, int64_t to) {
+    if (result->keys_changed.size() < RepairResult::kMaxChangesListed) result->keys_changed.emplace_back(from, to);
+    ++result->keys_changed_count;
+  };
+  i = j = 0;
+  const auto& ka = before.key_view;
+  const auto& kb = after.key_view;
+  while (i < ka.size() || j < kb.size()) {
+    if (j >= kb.size() || (i < ka.size() && KeyLess(ka[i].first, kb[j].first))) {
+      if (!ka[i].second.tombstone) changed(ka[i].second.offset, -1);
+      ++i;
+    } else if (i >= ka.size() || KeyLess(kb[j].first, ka[i].first)) {
+      if (!kb[j].second.tombstone) changed(-1, kb[j].second.offset);
+      ++j;
+    } else {
+      const KeyState& x = ka[i].second;
+      const KeyState& y = kb[j].second;
+      bool same = x.tombstone == y.tombstone &&
+                  (x.tombstone || before.records[x.record].content == after.records[y.record].content);
+      if (!same) changed(x.tombstone ? -1 : x.offset, y.tombstone ? -1 : y.offset);
+      ++i;
+      ++j;
+    }
+  }
+}
+
 bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out, const RepairOptions& options,
                        RepairResult* result, std::string* error) {
   *result = RepairResult();
@@ -1168,6 +1222,11 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
   for (const ReplicaState& r : rs) result->remaining_labels.push_back(r.label);
   for (const Finding& f : DiffReplicas(rs).findings) {
     if (IsDivergence(f.kind) && (IsTarget(f) || DisputesTarget(f))) result->remaining.push_back(f);
+  }
+  {
+    ReplicaState before;
+    if (!LoadReplica(plan.target, ro, &before, error)) return false;
+    ConsumerChanges(before, rs[0], result);
   }
   return true;
 }
@@ -1292,6 +1351,11 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
   for (const ReplicaState& r : rs) result->remaining_labels.push_back(r.label);
   for (const Finding& f : DiffReplicas(rs).findings) {
     if (IsDivergence(f.kind) && (IsTarget(f) || DisputesTarget(f))) result->remaining.push_back(f);
+  }
+  {
+    ReplicaState before;
+    if (!LoadReplica(target_dir, ro, &before, error)) return false;
+    ConsumerChanges(before, rs[0], result);
   }
   return true;
 }

@@ -116,6 +116,16 @@ struct RepairResult {
   int64_t last_stable_offset = 0;   // of the repaired copy, as a broker loads it
   std::vector<Finding> remaining;   // divergences diff still finds between the copy and the healthy replicas
   std::vector<std::string> remaining_labels;
+  // What changed for consumers, the target against the copy (both as a broker loads them): offsets that
+  // read_committed consumers now receive and did not (became_visible) or no longer receive
+  // (became_hidden, removed records included), and keys whose latest read_committed value changed (their
+  // latest record's offset before and after, -1 when the key had or has none). Lists are capped at
+  // kMaxChangesListed entries; the counts are complete.
+  static constexpr size_t kMaxChangesListed = 1000;
+  std::vector<int64_t> became_visible, became_hidden;
+  size_t became_visible_count = 0, became_hidden_count = 0;
+  std::vector<std::pair<int64_t, int64_t>> keys_changed;
+  size_t keys_changed_count = 0;
 };
 
 // Writes `<out>/<topic>-<partition>/` (the repaired copy) and the log-dir checkpoint files for that

@@ -146,6 +146,12 @@ with temp_dir("klf-repair-e2e-") as tmp:
     check(rc == 0, f"repair exit {rc} ({e})")
     res = json.loads(o)["result"]
     check(res["markersInserted"] == 1 and not res["remainingDivergences"], f"result {res}")
+    # What changed for consumers: the poison is no longer delivered, and its key has no latest value again.
+    ch = res.get("consumerChanges", {})
+    check(ch.get("becameHidden") == [truth["keyOffsets"]["poison (T1 data)"]] and ch.get("becameVisible") == []
+          and ch.get("keysChangedCount") == 1
+          and ch["keysChanged"][0] == {"latestBefore": truth["keyOffsets"]["poison (T1 data)"], "latestAfter": None},
+          f"consumer changes {ch}")
     fixed = os.path.join(out, "foo-0")
     view = check_repaired("aborted-to-committed", [b1, b3], fixed, truth["brokers"]["broker1"])
     check(truth["keyOffsets"]["poison (T1 data)"] not in view, "poison still delivered to read_committed")
