@@ -1252,6 +1252,11 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
     *error = target_dir + ": cannot list the partition directory";
     return false;
   }
+  if (src.tp && tgt.tp && src.tp->ToString() != tgt.tp->ToString()) {
+    *error = fmt::format("--rebuild-from {} holds partition {}, the target {}: not copies of one partition", source_dir,
+                         src.tp->ToString(), tgt.tp->ToString());
+    return false;
+  }
   ReplicaOptions ro;
   ro.now_ms = options.now_ms;
   ro.producer_id_expiration_ms = options.producer_id_expiration_ms;
