@@ -207,39 +207,57 @@ class JsonDumpPrinter : public DumpPrinter {
     *o++ = '"';
     return o;
   }
+  // As WriteOptBytes, through the Output's own reservations (long byte strings go slice by slice).
+  void AppendOptBytes(const std::optional<Bytes>& v) {
+    if (!v) return out_->Append("null");
+    out_->Append('"');
+    out_->AppendBytes(*v, bytes_, /*json=*/true);
+    out_->Append('"');
+  }
   size_t MaxOptBytes(const std::optional<Bytes>& v) const {
     return v ? MaxRenderedBytes(v->size(), bytes_) + 2 : 4;
   }
 
-  // One record object. This runs once per record of a dump, so the object is written with one
-  // reservation of its worst-case size instead of a bounds check per field.
+  // The characters of a record object besides its key, value and headers: the literals below plus
+  // three integers (offset, timestamp, sequence; legacy: timestamp, magic, crc), whichever the magic.
+  static constexpr size_t kRecordFixedChars = 256;
+  // The literals of one header object, `,{"key":"` `","value":` `}`, besides its key and value.
+  static constexpr size_t kHeaderFixedChars = sizeof(",{\"key\":\"") - 1 + sizeof("\",\"value\":") - 1 + 1;
+  // Key and value up to this rendered size share the record's one reservation; larger ones are
+  // appended slice by slice, so the buffer never grows with a value's size.
+  static constexpr size_t kOneReservationBytes = size_t(64) << 10;
+
+  // One record object. This runs once per record of a dump, so in the common case (key and value
+  // below kOneReservationBytes) the fixed part, key and value are written with one reservation of
+  // their worst-case size instead of a bounds check per field; each header has its own reservation,
+  // since a record may declare millions of them.
   void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded) {
-    std::span<const RecordHeader> headers = decoded.headers(r);
-    size_t need = 256 + MaxOptBytes(r.key) + MaxOptBytes(r.value);
-    for (const RecordHeader& hd : headers) need += 16 + MaxRenderedBytes(hd.key.size(), bytes_) + MaxOptBytes(hd.value);
-    char* start = out_->Reserve(need);
+    const size_t key_value = MaxOptBytes(r.key) + MaxOptBytes(r.value);
+    const bool one_reservation = key_value <= kOneReservationBytes;
+    char* start = out_->Reserve(kRecordFixedChars + (one_reservation ? key_value : 0));
     char* o = WriteLiteral(start, "{\"offset\":");
     o = WriteInt(o, r.offset);
     o = WriteLiteral(o, ",\"timestamp\":");
     o = h.magic == 0 ? WriteLiteral(o, "null") : WriteInt(o, r.timestamp);
     o = WriteLiteral(o, ",\"key\":");
-    o = WriteOptBytes(o, r.key);
-    o = WriteLiteral(o, ",\"value\":");
-    o = WriteOptBytes(o, r.value);
+    if (one_reservation) {
+      o = WriteOptBytes(o, r.key);
+      o = WriteLiteral(o, ",\"value\":");
+      o = WriteOptBytes(o, r.value);
+    } else {
+      out_->Commit(size_t(o - start));
+      AppendOptBytes(r.key);
+      out_->Append(",\"value\":");
+      AppendOptBytes(r.value);
+      o = start = out_->Reserve(kRecordFixedChars);
+    }
     if (h.magic >= 2) {
       o = WriteLiteral(o, ",\"sequence\":");
       o = WriteInt(o, r.sequence);
       o = WriteLiteral(o, ",\"headers\":[");
-      bool first = true;
-      for (const RecordHeader& hd : headers) {
-        o = WriteLiteral(o, first ? "{\"key\":\"" : ",{\"key\":\"");
-        first = false;
-        o = WriteBytes(o, hd.key, bytes_, /*json=*/true);
-        o = WriteLiteral(o, "\",\"value\":");
-        o = WriteOptBytes(o, hd.value);
-        *o++ = '}';
-      }
-      *o++ = ']';
+      out_->Commit(size_t(o - start));
+      WriteHeaders(decoded.headers(r));
+      out_->Append(']');
     } else {
       // Legacy messages have no sequence or headers, and each has its own magic and CRC.
       o = WriteLiteral(o, ",\"sequence\":null,\"headers\":null,\"magic\":");
@@ -247,10 +265,34 @@ class JsonDumpPrinter : public DumpPrinter {
       o = WriteLiteral(o, ",\"crc\":");
       o = WriteUint(o, r.legacy_crc);
       o = WriteLiteral(o, r.legacy_crc_valid ? ",\"crcValid\":true" : ",\"crcValid\":false");
+      out_->Commit(size_t(o - start));
     }
-    out_->Commit(size_t(o - start));
     if (h.is_control) WriteControl(r);
     out_->Append('}');
+  }
+
+  template <typename Headers>
+  void WriteHeaders(const Headers& headers) {
+    bool first = true;
+    for (const RecordHeader& hd : headers) {
+      const size_t key_value = MaxRenderedBytes(hd.key.size(), bytes_) + MaxOptBytes(hd.value);
+      if (key_value > kOneReservationBytes) {
+        out_->Append(first ? "{\"key\":\"" : ",{\"key\":\"");
+        out_->AppendBytes(hd.key, bytes_, /*json=*/true);
+        out_->Append("\",\"value\":");
+        AppendOptBytes(hd.value);
+        out_->Append('}');
+      } else {
+        char* start = out_->Reserve(kHeaderFixedChars + key_value);
+        char* o = WriteLiteral(start, first ? "{\"key\":\"" : ",{\"key\":\"");
+        o = WriteBytes(o, hd.key, bytes_, /*json=*/true);
+        o = WriteLiteral(o, "\",\"value\":");
+        o = WriteOptBytes(o, hd.value);
+        *o++ = '}';
+        out_->Commit(size_t(o - start));
+      }
+      first = false;
+    }
   }
 
   // cli.md: a record of a control batch also has "control": {"type", "coordinatorEpoch"}.

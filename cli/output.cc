@@ -103,6 +103,38 @@ void Output::Grow(size_t n) {
   }
 }
 
+namespace {
+
+// Where to end a slice of text-mode input near `at` so that rendering the slices one after the
+// other gives exactly what rendering the whole does: never just before a UTF-8 continuation byte
+// (10xxxxxx), so no well-formed sequence is cut. Four continuation bytes in a row cannot belong to
+// one well-formed sequence, so at most three steps back are needed.
+size_t TextSliceEnd(Bytes b, size_t at) {
+  for (size_t k = 0; k < 4 && at - k > 0; ++k) {
+    if ((b[at - k] & 0xC0) != 0x80) return at - k;
+  }
+  return at;
+}
+
+}  // namespace
+
+void Output::AppendBytesSliced(Bytes b, BytesFormat format, bool json) {
+  size_t i = 0;
+  while (i < b.size()) {
+    size_t end = b.size();
+    if (end - i > kRenderSliceBytes) {
+      end = i + kRenderSliceBytes;
+      // base64 renders whole groups of three bytes: slices of a multiple of three join exactly.
+      if (format == BytesFormat::kBase64) end = i + kRenderSliceBytes / 3 * 3;
+      if (format == BytesFormat::kText) end = TextSliceEnd(b, end);
+    }
+    Bytes slice = b.subspan(i, end - i);
+    char* p = Reserve(MaxRenderedBytes(slice.size(), format));
+    Commit(size_t(WriteBytes(p, slice, format, json) - p));
+    i = end;
+  }
+}
+
 char* WriteBytes(char* o, Bytes b, BytesFormat format, bool json) {
   switch (format) {
     case BytesFormat::kText: return WriteText(o, b, json);
@@ -192,7 +224,7 @@ char* WriteText(char* o, Bytes b, bool json) {
     // Sixteen bytes at a time: plain ASCII is copied; at the first byte below 0x20 or above 0x7f
     // (both negative or small as signed bytes), '"' or '\\', the plain bytes before it are kept and
     // that byte goes to the byte-by-byte path below, which comes straight back here. (JSON-like values
-    // have a '"' every few bytes.) Storing all sixteen is safe: the caller reserved 6 output bytes
+    // have a '"' every few bytes.) Storing all sixteen is safe: the caller reserved 5 output bytes
     // per input byte, and the bytes past the special one are overwritten next.
     while (i + 16 <= n) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));

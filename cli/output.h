@@ -80,10 +80,14 @@ class Output {
 
   // Bytes as --bytes asks. `json` escapes for the inside of a JSON string (the quotes are the
   // caller's): text mode already turns control bytes into \xNN, so only '"', '\\' and tab remain.
+  // Longer than kRenderSliceBytes, they are rendered slice by slice, so that one huge value (up to
+  // the decompression cap) never grows the buffer to five times its size.
   void AppendBytes(Bytes b, BytesFormat format, bool json) {
+    if (b.size() > kRenderSliceBytes) return AppendBytesSliced(b, format, json);
     char* p = Reserve(MaxRenderedBytes(b.size(), format));
     Commit(size_t(WriteBytes(p, b, format, json) - p));
   }
+  static constexpr size_t kRenderSliceBytes = size_t(64) << 10;
   // A whole JSON string literal with quotes, for names and messages that are our own text or file
   // paths (escapes '"', '\\' and control characters as \uXXXX; a byte that is not part of well-formed
   // UTF-8 -- a file name is bytes -- becomes the text \xNN, as EscapeInvalidUtf8 writes it).
@@ -94,9 +98,11 @@ class Output {
   bool failed() const { return failed_; }
   // Bytes accepted so far (written or buffered).
   uint64_t total() const { return flushed_ + len_; }
+  size_t capacity() const { return cap_; }
 
  private:
   void Grow(size_t n);
+  void AppendBytesSliced(Bytes b, BytesFormat format, bool json);
 
   int fd_ = -1;
   std::string* capture_ = nullptr;

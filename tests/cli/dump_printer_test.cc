@@ -13,6 +13,7 @@
 #include "cli/output.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/layout.h"
+#include "segment_writer/batch_builder.h"
 
 namespace klf::cli {
 namespace {
@@ -71,11 +72,11 @@ const char* kV0 =
     "0020: 6c 75 65 31\n";
 
 // Prints every entry of `bytes` (one file) with the given printer kind; records included.
-std::string Print(const std::string& bytes, bool json) {
+std::string Print(const std::string& bytes, bool json, BytesFormat format = BytesFormat::kText) {
   std::string text;
   {
     Output out(&text);
-    auto printer = json ? MakeJsonDumpPrinter(&out, BytesFormat::kText) : MakeTextDumpPrinter(&out, BytesFormat::kText);
+    auto printer = json ? MakeJsonDumpPrinter(&out, format) : MakeTextDumpPrinter(&out, format);
     CollectingSink sink;
     LogReader reader("x.log", AsBytes(bytes), &sink);
     RecordDecoder decoder;
@@ -192,6 +193,61 @@ TEST(DumpJsonTest, FieldsOfCliMdWithNullsForWhatAMagicLacks) {
   EXPECT_TRUE(v0["timestampType"].is_null());
   EXPECT_TRUE(v0["maxTimestamp"].is_null());
   EXPECT_TRUE(v0["records"][0]["timestamp"].is_null());
+}
+
+// Issue 15: a record object is written into one reservation of its worst-case size. The record
+// below (300 000 empty headers, empty key and null value: each header renders as the 24 characters
+// `,{"key":"","value":null}`) once overran that reservation by 4 bytes per header. Every --bytes
+// mode, text and JSON; the sanitizer build catches an overrun however small.
+TEST(DumpJsonTest, RecordWithManyEmptyHeadersInEveryBytesMode) {
+  constexpr size_t kHeaders = 300000;
+  std::vector<RecordHeader> headers(kHeaders);  // empty keys, null values
+  RecordInput r;
+  r.key = Bytes();
+  r.headers = headers;
+  std::string bytes, error;
+  BuiltBatch built;
+  ASSERT_TRUE(AppendV2Batch(V2BatchOptions(), std::span<const RecordInput>(&r, 1), &bytes, &built, &error)) << error;
+  for (BytesFormat format : {BytesFormat::kText, BytesFormat::kHex, BytesFormat::kBase64}) {
+    auto batch = nlohmann::json::parse(Lines(Print(bytes, true, format)).at(0));
+    const auto& record = batch["records"].at(0);
+    EXPECT_EQ(record["key"], "");
+    EXPECT_TRUE(record["value"].is_null());
+    ASSERT_EQ(record["headers"].size(), kHeaders);
+    EXPECT_EQ(record["headers"][kHeaders - 1], nlohmann::json::parse(R"({"key":"","value":null})"));
+    auto text = Lines(Print(bytes, false, format));
+    ASSERT_EQ(text.size(), 4u);
+    std::string keys = "headerKeys: [" + std::string(kHeaders - 1, ',') + "]";
+    EXPECT_NE(text[3].find(keys), std::string::npos);
+  }
+}
+
+// Keys, values and header values larger than a reservation are rendered slice by slice: the same
+// JSON, whatever the mode.
+TEST(DumpJsonTest, LargeKeyValueAndHeaderValue) {
+  std::string big(300000, 'v');
+  for (size_t i = 0; i < big.size(); i += 977) big[i] = '\xc3', big[i + 1] = '\xa9';  // UTF-8 across slices
+  std::vector<RecordHeader> headers(2);
+  headers[0].key = AsBytes(big);
+  headers[1].value = AsBytes(big);
+  RecordInput r;
+  r.key = AsBytes(big);
+  r.value = AsBytes(big);
+  r.headers = headers;
+  std::string bytes, error;
+  BuiltBatch built;
+  ASSERT_TRUE(AppendV2Batch(V2BatchOptions(), std::span<const RecordInput>(&r, 1), &bytes, &built, &error)) << error;
+  for (BytesFormat format : {BytesFormat::kText, BytesFormat::kHex, BytesFormat::kBase64}) {
+    auto batch = nlohmann::json::parse(Lines(Print(bytes, true, format)).at(0));
+    const auto& record = batch["records"].at(0);
+    const std::string expected = FormatBytes(AsBytes(big), format);
+    EXPECT_EQ(record["key"], expected);
+    EXPECT_EQ(record["value"], expected);
+    EXPECT_EQ(record["headers"][0]["key"], expected);
+    EXPECT_TRUE(record["headers"][0]["value"].is_null());
+    EXPECT_EQ(record["headers"][1]["key"], "");
+    EXPECT_EQ(record["headers"][1]["value"], expected);
+  }
 }
 
 }  // namespace

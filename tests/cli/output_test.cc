@@ -201,5 +201,33 @@ TEST(OutputTest, SpecialByteAtEveryPositionOfALongRun) {
   }
 }
 
+// Byte strings longer than a slice are rendered slice by slice (the buffer stays small): the result
+// must be exactly the whole rendering, including UTF-8 sequences and escapes that straddle a slice
+// boundary, in every mode.
+TEST(OutputTest, SlicedRenderingEqualsFormatBytes) {
+  std::mt19937 rng(15);
+  const std::string pieces[] = {"a", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\"", "\\", "\t", "\x01", "\xff", "\x80\x80\x80\x80"};
+  for (int round = 0; round < 6; ++round) {
+    std::string s;
+    while (s.size() < 3 * Output::kRenderSliceBytes + 17) s += pieces[rng() % std::size(pieces)];
+    for (BytesFormat f : {BytesFormat::kText, BytesFormat::kHex, BytesFormat::kBase64}) {
+      ASSERT_EQ(Render(B(s), f, false), FormatBytes(B(s), f)) << round;
+      std::string json = "\"" + Render(B(s), f, true) + "\"";
+      ASSERT_EQ(nlohmann::json::parse(json).get<std::string>(), FormatBytes(B(s), f)) << round;
+    }
+  }
+}
+
+TEST(OutputTest, HugeValueDoesNotGrowTheBuffer) {
+  std::string big(8u << 20, '\x01');  // text mode renders each byte as \x01: 4 (JSON: 5) characters
+  std::string s;
+  {
+    Output out(&s, 1 << 20);
+    out.AppendBytes(B(big), BytesFormat::kText, true);
+    EXPECT_LE(out.capacity(), size_t(1) << 20);
+  }
+  EXPECT_EQ(s.size(), big.size() * 5);
+}
+
 }  // namespace
 }  // namespace klf::cli
