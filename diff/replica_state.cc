@@ -159,7 +159,7 @@ void FreeLarge(void* p, size_t bytes) {
 }
 
 Fingerprint ContentDigest(int64_t timestamp, bool control, const std::optional<Bytes>& key,
-                          const std::optional<Bytes>& value, std::span<const RecordHeader> headers) {
+                          const std::optional<Bytes>& value, RecordHeaders headers) {
   ContentHasher h;
   h.AddInt(timestamp);
   h.AddInt(control ? 1 : 0);

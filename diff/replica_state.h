@@ -45,7 +45,7 @@ using Digest = KeyDigest;
 // collisions (replicas are not adversaries).
 using Fingerprint = std::array<uint8_t, 12>;
 Fingerprint ContentDigest(int64_t timestamp, bool control, const std::optional<Bytes>& key,
-                     const std::optional<Bytes>& value, std::span<const RecordHeader> headers);
+                     const std::optional<Bytes>& value, RecordHeaders headers);
 std::string DigestHex(const Digest& d);
 
 struct DigestHash {

@@ -175,9 +175,21 @@ bool AllZero(const uint8_t* p, size_t n) {
   return true;
 }
 
-}  // namespace
-
 constexpr uint64_t kReleaseStride = 32u << 20;
+
+// AllZero over a long mapped range (a zero tail can be a whole preallocated or sparse segment):
+// pages already checked are handed back as it goes, so resident memory stays flat.
+bool AllZeroReleasing(const uint8_t* p, uint64_t n) {
+  for (uint64_t done = 0; done < n;) {
+    const uint64_t k = std::min(n - done, kReleaseStride);
+    if (!AllZero(p + done, size_t(k))) return false;
+    ReleaseMappedPages(p + done, p + done + k);
+    done += k;
+  }
+  return true;
+}
+
+}  // namespace
 
 LogReader::LogReader(std::string file, Bytes data, ProblemSink* sink, ReadOptions options)
     : file_(std::move(file)), data_(data), size_(data.size()), sink_(sink), options_(options) {}
@@ -256,8 +268,22 @@ static bool FindNextEntry(Bytes data, uint64_t from, uint32_t max_batch_bytes, u
   uint64_t end = data.size();
   uint64_t budget = kResyncCrcBudget;
   *exhausted = false;
+  uint64_t released = from + 1;
   for (uint64_t q = from + 1; q + uint64_t(kLogOverhead + kRecordOverheadV0) <= end; ++q) {
+    // A scan can cross gigabytes (a lying length in a sparse file): pages behind it go back.
+    if (q - released >= kReleaseStride) {
+      ReleaseMappedPages(d + released, d + q);
+      released = q;
+    }
     int32_t size = LoadI32(d + q + 8);
+    if (size == 0) {
+      // A run of zeros (a preallocated or sparse tail) is passed 8 bytes at a time: no candidate
+      // whose size field lies inside it can be an entry.
+      uint64_t nz = q + 8;
+      for (uint64_t w; nz + 8 <= end && (std::memcpy(&w, d + nz, 8), w == 0);) nz += 8;
+      if (nz > q + 12) q = nz - 12;
+      continue;
+    }
     if (size < kRecordOverheadV0 || uint32_t(size) > max_batch_bytes) continue;
     uint64_t total = uint64_t(kLogOverhead) + uint32_t(size);
     if (q + total > end) continue;
@@ -354,7 +380,7 @@ bool LogReader::Next(BatchView* batch) {
       done_ = true;
       if (remaining == 0) {
         end_ = LogEnd::kEndOfData;
-      } else if (AllZero(d + pos, remaining)) {
+      } else if (AllZeroReleasing(d + pos, remaining)) {
         end_ = LogEnd::kZeroTail;
         Report(Severity::kWarning, pos, "zero-tail",
                "the last " + Num(remaining) + " bytes are zeros (a preallocated segment after an unclean shutdown); "
@@ -371,7 +397,7 @@ bool LogReader::Next(BatchView* batch) {
     int8_t magic = int8_t(d[pos + 16]);
     // Rule 2: a size below 14 is a CorruptRecordException: a zero tail, or garbage.
     if (size < kRecordOverheadV0) {
-      if (AllZero(d + pos, remaining)) {
+      if (AllZeroReleasing(d + pos, remaining)) {
         done_ = true;
         end_ = LogEnd::kZeroTail;
         Report(Severity::kWarning, pos, "zero-tail",
@@ -540,12 +566,36 @@ void ReportTo(ProblemSink* sink, const std::string& file, uint64_t position, con
 
 }  // namespace
 
+// The header bytes were checked by DecodeV2; a parse failure here cannot happen, and would only end
+// the iteration early.
+void RecordHeaders::iterator::Load() {
+  if (left_ == 0) return;
+  current_ = RecordHeader();
+  int32_t key_len = 0, value_len = 0;
+  const uint8_t* p = ReadVarint32(p_, end_, &key_len);
+  if (p == nullptr || key_len < 0 || int64_t(key_len) > end_ - p) {
+    left_ = 0;
+    return;
+  }
+  current_.key = Bytes(p, size_t(key_len));
+  p = ReadVarint32(p + key_len, end_, &value_len);
+  if (p == nullptr || int64_t(value_len) > end_ - p) {
+    left_ = 0;
+    return;
+  }
+  if (value_len >= 0) {
+    current_.value = Bytes(p, size_t(value_len));
+    p += value_len;
+  }
+  next_ = p;
+}
+
 RecordDecoder::RecordDecoder(ReadOptions options) : options_(options) {}
 
 bool RecordDecoder::Start(const BatchView& batch, const std::string& file, ProblemSink* sink) {
   header_ = batch.header;
   records_.clear();
-  headers_.clear();
+  data_ = Bytes();
   if (batch.bytes.size() < size_t(kHeaderSizeUpToMagic) || batch.bytes.size() < header_.size_in_bytes) {
     ReportTo(sink, file, header_.position, "batch-size", "entry bytes shorter than its header says");
     return false;
@@ -595,6 +645,7 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
     }
     data = AsBytes(decompressed_);
   }
+  data_ = data;
   // Where a failure in `data` is in the file: exact when uncompressed; the start of the compressed
   // section otherwise (the message then gives the offset inside the decompressed data).
   auto where = [&](const uint8_t* at) -> uint64_t {
@@ -609,6 +660,13 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
   const int32_t count = h.record_count;
   // Every record takes at least 7 bytes, so the count of an honest batch is bounded by the data.
   size_t plausible = std::min<size_t>(size_t(count), data.size() / 7 + 1);
+  if (plausible > options_.max_batch_records) {
+    ReportTo(sink, file, pos + 57, "record-budget",
+             "batch at " + Num(pos) + " declares " + Num(count) + " records in " + Num(data.size()) +
+                 (compressed ? " decompressed" : "") + " bytes, more than the " + Num(options_.max_batch_records) +
+                 " records klf decodes of one batch; its records are not read");
+    return false;
+  }
   if (records_.capacity() < plausible) records_.reserve(plausible);
   const bool log_append = h.timestamp_type == TimestampType::kLogAppendTime;
   const int64_t base_offset = h.base_offset;
@@ -672,23 +730,23 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
       fail_at = p;
       if (!(p = ReadVarint32(p, rend, &header_count))) { why = "malformed header count varint"; break; }
       if (header_count < 0) { why = "negative number of record headers"; break; }
-      if (int64_t(header_count) > rend - p) { why = "more record headers than bytes left in the record"; break; }
-      r.first_header = uint32_t(headers_.size());
+      // Each header takes at least two bytes (its key and value length varints): a count the record
+      // cannot hold is refused here, before any work proportional to it.
+      if (int64_t(header_count) > (rend - p) / 2) { why = "more record headers than the bytes left in the record can hold (2 bytes each at least)"; break; }
+      r.headers_at = uint32_t(p - data.data());
       r.header_count = uint32_t(header_count);
+      // Checked here, not stored: RecordHeaders parses them again when a reader asks.
       for (int32_t k = 0; k < header_count; ++k) {
         fail_at = p;
         int32_t hk_len, hv_len;
         if (!(p = ReadVarint32(p, rend, &hk_len))) { why = "malformed header key length varint"; break; }
         if (hk_len < 0) { why = "negative header key length"; break; }
         if (int64_t(hk_len) > rend - p) { why = "header key past the end of the record"; break; }
-        RecordHeader& rh = headers_.emplace_back();
-        rh.key = Bytes(p, size_t(hk_len));
         p += hk_len;
         fail_at = p;
         if (!(p = ReadVarint32(p, rend, &hv_len))) { why = "malformed header value length varint"; break; }
         if (hv_len >= 0) {
           if (int64_t(hv_len) > rend - p) { why = "header value past the end of the record"; break; }
-          rh.value = Bytes(p, size_t(hv_len));
           p += hv_len;
         }
       }
@@ -818,7 +876,7 @@ bool RecordDecoder::DecodeLegacy(const BatchView& batch, const std::string& file
   }
   Bytes data = AsBytes(decompressed_);
   size_t p = 0;
-  size_t plausible = data.size() / (kLogOverhead + kRecordOverheadV0) + 1;
+  size_t plausible = std::min<size_t>(data.size() / (kLogOverhead + kRecordOverheadV0) + 1, options_.max_batch_records);
   if (records_.capacity() < plausible) records_.reserve(plausible);
   const bool log_append = wrapper_magic == 1 && h.timestamp_type == TimestampType::kLogAppendTime;
   while (p < data.size()) {
@@ -862,6 +920,13 @@ bool RecordDecoder::DecodeLegacy(const BatchView& batch, const std::string& file
     }
     records_.push_back(r);
     p += kLogOverhead + size_t(size);
+    if (records_.size() >= options_.max_batch_records && p < data.size()) {
+      ReportTo(sink, file, value_pos + 4, "record-budget",
+               "wrapper message at " + Num(pos) + " holds more than the " + Num(options_.max_batch_records) +
+                   " inner messages klf decodes of one batch; the rest are not read");
+      records_.clear();
+      return false;
+    }
   }
   if (records_.empty()) {
     ReportTo(sink, file, value_pos + 4, "legacy-wrapper",

@@ -10,7 +10,9 @@
 // compressed wrapper message is one batch whose records are its inner messages.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <span>
@@ -108,6 +110,11 @@ struct ReadOptions {
   // making us trust gigabytes: larger entries are reported as corrupt.
   uint32_t max_batch_bytes = 64u << 20;
   size_t max_decompressed_bytes = kDefaultMaxDecompressedBytes;
+  // Upper bound on the records of one batch that RecordDecoder decodes (each takes a 96-byte Record;
+  // 2^20 of them, 96 MiB). A count the batch's bytes cannot hold (7 bytes per record at least) is
+  // corruption; a plausible count above this bound is reported as "record-budget", never allocated.
+  // Kafka's producers write far fewer: a 1 MiB batch holds at most 150 000 uncompressed records.
+  uint32_t max_batch_records = uint32_t(1) << 20;
   // After framing corruption, scan forward for the next entry whose header and CRC are valid and
   // resume there (reporting the skipped bytes). When false, iteration stops at the corruption.
   bool resync = true;
@@ -190,6 +197,58 @@ struct RecordHeader {
   std::optional<Bytes> value;  // nullopt = null
 };
 
+// The headers of one decoded record, parsed again on iteration from the record's bytes (which
+// RecordDecoder has already checked): a record may declare millions of headers (each takes only two
+// bytes), so they are never materialised. Iteration yields RecordHeader values viewing the bytes.
+class RecordHeaders {
+ public:
+  RecordHeaders() = default;
+  RecordHeaders(const uint8_t* begin, const uint8_t* end, uint32_t count) : begin_(begin), end_(end), count_(count) {}
+
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = RecordHeader;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const RecordHeader*;
+    using reference = const RecordHeader&;
+    iterator() = default;
+    iterator(const uint8_t* p, const uint8_t* end, uint32_t left) : p_(p), end_(end), left_(left) { Load(); }
+    const RecordHeader& operator*() const { return current_; }
+    const RecordHeader* operator->() const { return &current_; }
+    iterator& operator++() {
+      p_ = next_;
+      --left_;
+      Load();
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator before = *this;
+      ++*this;
+      return before;
+    }
+    bool operator==(const iterator& o) const { return left_ == o.left_; }
+
+   private:
+    void Load();  // parses the header at p_ (when left_ > 0) into current_, next_
+    const uint8_t* p_ = nullptr;
+    const uint8_t* end_ = nullptr;
+    const uint8_t* next_ = nullptr;
+    uint32_t left_ = 0;
+    RecordHeader current_;
+  };
+
+  iterator begin() const { return iterator(begin_, end_, count_); }
+  iterator end() const { return iterator(); }
+  uint32_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+
+ private:
+  const uint8_t* begin_ = nullptr;
+  const uint8_t* end_ = nullptr;
+  uint32_t count_ = 0;
+};
+
 // One record. Key, value and header bytes point into the batch or into the RecordDecoder's buffers.
 struct Record {
   int64_t offset = 0;
@@ -198,7 +257,7 @@ struct Record {
   int32_t sequence = kNoSequence;   // v2: incrementSequence(baseSequence, offsetDelta) or -1
   std::optional<Bytes> key;         // nullopt = null key
   std::optional<Bytes> value;       // nullopt = null value (tombstone)
-  uint32_t first_header = 0;        // index into RecordDecoder::headers()
+  uint32_t headers_at = 0;          // where the first header starts in the decoded records section
   uint32_t header_count = 0;
   // v0/v1 only: the message's own magic, stored CRC and its validity (inner messages of a wrapper
   // have their own CRCs).
@@ -246,8 +305,10 @@ class RecordDecoder {
   bool DecodeKeys(const BatchView& batch, const std::string& file, ProblemSink* sink);
 
   const std::vector<Record>& records() const { return records_; }
-  std::span<const RecordHeader> headers(const Record& r) const {
-    return std::span<const RecordHeader>(headers_).subspan(r.first_header, r.header_count);
+  // The headers of a record of the last Decode (none after DecodeKeys, none for v0/v1).
+  RecordHeaders headers(const Record& r) const {
+    if (r.header_count == 0) return RecordHeaders();
+    return RecordHeaders(data_.data() + r.headers_at, data_.data() + data_.size(), r.header_count);
   }
   // The batch header completed by decoding (base_offset and record_count of legacy wrappers).
   const BatchHeader& header() const { return header_; }
@@ -261,8 +322,8 @@ class RecordDecoder {
   ReadOptions options_;
   BatchHeader header_;
   std::string decompressed_;
+  Bytes data_;  // the records section of the last v2 batch decoded (the batch's or decompressed_)
   std::vector<Record> records_;
-  std::vector<RecordHeader> headers_;
 };
 
 }  // namespace klf

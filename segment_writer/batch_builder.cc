@@ -31,8 +31,12 @@ void AppendV2Record(const RecordInput& r, int64_t base_offset, int64_t base_time
   PutVarint(body, int32_t(r.offset - base_offset));
   PutBytesWithVarintLength(body, r.key);
   PutBytesWithVarintLength(body, r.value);
-  PutVarint(body, int32_t(r.headers.size()));
+  PutVarint(body, int32_t(r.headers.size() + r.decoded_headers.size()));
   for (const RecordHeader& h : r.headers) {
+    PutBytesWithVarintLength(body, h.key);
+    PutBytesWithVarintLength(body, h.value);
+  }
+  for (const RecordHeader& h : r.decoded_headers) {
     PutBytesWithVarintLength(body, h.key);
     PutBytesWithVarintLength(body, h.value);
   }
@@ -137,6 +141,12 @@ RecordInput RecordInputFrom(const Record& record, std::span<const RecordHeader> 
   r.key = record.key;
   r.value = record.value;
   r.headers = headers;
+  return r;
+}
+
+RecordInput RecordInputFrom(const Record& record, RecordHeaders headers) {
+  RecordInput r = RecordInputFrom(record, std::span<const RecordHeader>());
+  r.decoded_headers = headers;
   return r;
 }
 

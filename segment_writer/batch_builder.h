@@ -31,10 +31,13 @@ struct RecordInput {
   std::optional<Bytes> key;               // nullopt = null key
   std::optional<Bytes> value;             // nullopt = null value (tombstone)
   std::span<const RecordHeader> headers;  // v2 only
+  // v2 only: headers of a decoded record, written after `headers` (RecordInputFrom fills these).
+  RecordHeaders decoded_headers;
 };
 
 // Convenience: a RecordInput viewing a decoded Record (headers from the decoder that produced it).
 RecordInput RecordInputFrom(const Record& record, std::span<const RecordHeader> headers);
+RecordInput RecordInputFrom(const Record& record, RecordHeaders headers);
 
 // What the builder reports about the entry it wrote.
 struct BuiltBatch {

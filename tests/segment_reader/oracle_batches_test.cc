@@ -119,7 +119,8 @@ void CheckPartition(const std::string& dir, const std::string& dump_path) {
             EXPECT_EQ(c.coordinator_epoch, *er.coordinator_epoch);
           }
         }
-        auto hs = decoder.headers(r);
+        const RecordHeaders lazy = decoder.headers(r);
+        const std::vector<RecordHeader> hs(lazy.begin(), lazy.end());
         if (er.has_headers) {
           ASSERT_EQ(hs.size(), er.headers.size());
           for (size_t j = 0; j < hs.size(); ++j) {

@@ -226,8 +226,8 @@ void ExpectSameRecords(const RecordDecoder& a, const RecordDecoder& b, const std
     if (x.value && y.value) {
       EXPECT_EQ(AsStringView(*x.value), AsStringView(*y.value)) << where;
     }
-    auto hx = a.headers(x);
-    auto hy = b.headers(y);
+    const RecordHeaders lx = a.headers(x), ly = b.headers(y);
+    const std::vector<RecordHeader> hx(lx.begin(), lx.end()), hy(ly.begin(), ly.end());
     ASSERT_EQ(hx.size(), hy.size()) << where;
     for (size_t j = 0; j < hx.size(); ++j) {
       EXPECT_EQ(AsStringView(hx[j].key), AsStringView(hy[j].key)) << where;
