@@ -323,7 +323,33 @@ class Dumper : public ProblemSink {
     }
   }
 
+  // `.index` and `.timeindex` are read in windows, not mapped: an active segment's index is a
+  // preallocated file of up to segment.index.bytes (2 GiB at most) of zeros after its entries.
+  void DumpIndexFile(const std::string& path, const FileName& name) {
+    std::string error;
+    const int64_t base = name.offset.value_or(0);
+    OffsetIndex offsets;
+    TimeIndex times;
+    const bool ok = name.kind == FileKind::kOffsetIndex ? ReadOffsetIndexFile(path, base, &pending_, &offsets, &error)
+                                                        : ReadTimeIndexFile(path, base, &pending_, &times, &error);
+    if (!ok) return Unreadable(error);
+    printer_->BeginFile(path, name);
+    if (offsets.file_size + times.file_size == 0 && !has_range()) printer_->Note(path + " is empty.");
+    for (size_t i = 0; i < offsets.entries.size(); ++i) {
+      if (Overlaps(offsets.entries[i].offset, offsets.entries[i].offset)) printer_->OffsetIndexEntry(i, offsets.entries[i]);
+    }
+    for (size_t i = 0; i < times.entries.size(); ++i) {
+      if (Overlaps(times.entries[i].offset, times.entries[i].offset)) printer_->TimeIndexEntry(i, times.entries[i]);
+    }
+    if (name.kind == FileKind::kOffsetIndex) NoteUnusedSlots(offsets.unused_slots, kOffsetIndexEntrySize);
+    else NoteUnusedSlots(times.unused_slots, kTimeIndexEntrySize);
+    FlushPending();
+    printer_->EndFile();
+    done_bytes_ += offsets.file_size + times.file_size;
+  }
+
   void DumpBinaryFile(const std::string& path, const FileName& name) {
+    if (name.kind == FileKind::kOffsetIndex || name.kind == FileKind::kTimeIndex) return DumpIndexFile(path, name);
     std::string error;
     std::unique_ptr<MappedFile> file = MappedFile::Open(path, &error);
     if (!file) return Unreadable(error);
@@ -331,22 +357,6 @@ class Dumper : public ProblemSink {
     if (file->size() == 0 && !has_range()) printer_->Note(EscapeInvalidUtf8(path) + " is empty.");
     int64_t base = name.offset.value_or(0);
     switch (name.kind) {
-      case FileKind::kOffsetIndex: {
-        OffsetIndex index = ParseOffsetIndex(path, file->data(), base, &pending_);
-        for (size_t i = 0; i < index.entries.size(); ++i) {
-          if (Overlaps(index.entries[i].offset, index.entries[i].offset)) printer_->OffsetIndexEntry(i, index.entries[i]);
-        }
-        NoteUnusedSlots(index.unused_slots, kOffsetIndexEntrySize);
-        break;
-      }
-      case FileKind::kTimeIndex: {
-        TimeIndex index = ParseTimeIndex(path, file->data(), base, &pending_);
-        for (size_t i = 0; i < index.entries.size(); ++i) {
-          if (Overlaps(index.entries[i].offset, index.entries[i].offset)) printer_->TimeIndexEntry(i, index.entries[i]);
-        }
-        NoteUnusedSlots(index.unused_slots, kTimeIndexEntrySize);
-        break;
-      }
       case FileKind::kTxnIndex: {
         TxnIndex index = ParseTxnIndex(path, file->data(), &pending_);
         for (size_t i = 0; i < index.entries.size(); ++i) {

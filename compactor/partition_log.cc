@@ -325,11 +325,12 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     s.last_modified_ms = seg.mtime_ms;
     s.next_offset = base;
     if (auto it = indexes.find(base); it != indexes.end()) {
-      std::string d, e2;
-      if (ReadWhole(it->second, 64u << 20, &d, &e2)) {
-        OffsetIndex oi = ParseOffsetIndex(it->second, AsBytes(d), base, sink);
-        seg.offset_index = oi.entries;
-        s.offset_index_bytes = int64_t(d.size() / kOffsetIndexEntrySize * kOffsetIndexEntrySize);
+      // Read in windows: an active segment's index is preallocated (up to 2 GiB of zeros).
+      OffsetIndex oi;
+      std::string e2;
+      if (ReadOffsetIndexFile(it->second, base, sink, &oi, &e2)) {
+        s.offset_index_bytes = int64_t(oi.file_size / kOffsetIndexEntrySize * kOffsetIndexEntrySize);
+        seg.offset_index = std::move(oi.entries);
       }
     }
     // The first batch's maxTimestamp, and readNextOffset: as LogSegment.readNextOffset, the batches
@@ -421,11 +422,11 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
       }
     }
     if (auto it = time_indexes.find(base); it != time_indexes.end()) {
-      std::string d, e2;
-      if (ReadWhole(it->second, 64u << 20, &d, &e2)) {
-        TimeIndex ti = ParseTimeIndex(it->second, AsBytes(d), base, sink);
+      TimeIndex ti;
+      std::string e2;
+      if (ReadTimeIndexFile(it->second, base, sink, &ti, &e2)) {
         if (!ti.entries.empty()) s.max_timestamp_so_far = ti.entries.back().timestamp;
-        s.time_index_bytes = int64_t(d.size() / kTimeIndexEntrySize * kTimeIndexEntrySize);
+        s.time_index_bytes = int64_t(ti.file_size / kTimeIndexEntrySize * kTimeIndexEntrySize);
       }
     }
     if (auto it = txns.find(base); it != txns.end()) {

@@ -1,10 +1,26 @@
 // Index files of a segment (spec kafka-on-disk-format.md §8, §9).
 #include "segment_reader/index_files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+
 #include <fmt/format.h>
 
 namespace klf {
 namespace {
+
+// Index files are read in windows of this size (ReadOffsetIndexFile, ReadTimeIndexFile).
+constexpr uint64_t kIndexWindowBytes = uint64_t(1) << 20;
+// Entries kept of one index (32 MiB of memory): Kafka's default segment.index.bytes (10 MiB) holds
+// 1 310 720 offset-index entries; a larger count is garbage or a configuration far off the default.
+constexpr uint64_t kMaxIndexEntries = uint64_t(1) << 21;
 
 void Report(ProblemSink* sink, Severity severity, const std::string& file, uint64_t position,
             const char* check, std::string message) {
@@ -23,17 +39,65 @@ void CheckLength(const std::string& file, uint64_t size, int entry_size, const c
   }
 }
 
+// The bytes of an index file: all of them in memory (Parse*), or read with pread(2) in windows
+// (Read*File), so that an index of any size costs one window of memory. `in_use_end` is where the
+// last non-zero byte ends: everything after it reads as zeros and is never read.
+class IndexBytes {
+ public:
+  explicit IndexBytes(Bytes data) : data_(data), size_(data.size()), in_use_end_(data.size()) {}
+  IndexBytes(int fd, uint64_t size, uint64_t in_use_end) : fd_(fd), size_(size), in_use_end_(in_use_end) {}
+
+  uint64_t size() const { return size_; }
+  uint64_t in_use_end() const { return in_use_end_; }
+  // The n bytes at pos (n <= kIndexWindowBytes), or nullptr when they cannot be read (error()).
+  const uint8_t* At(uint64_t pos, size_t n) {
+    if (fd_ < 0) return data_.data() + pos;
+    if (pos < window_pos_ || pos + n > window_pos_ + window_.size()) {
+      window_pos_ = pos;
+      window_.resize(size_t(std::min<uint64_t>(kIndexWindowBytes, size_ - pos)));
+      size_t done = 0;
+      while (done < window_.size()) {
+        ssize_t got = ::pread(fd_, window_.data() + done, window_.size() - done, off_t(pos + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+          error_ = got < 0 ? std::strerror(errno) : "the file shrank while it was read";
+          window_.clear();
+          return nullptr;
+        }
+        done += size_t(got);
+      }
+    }
+    return window_.data() + (pos - window_pos_);
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  Bytes data_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  uint64_t in_use_end_ = 0;
+  std::vector<uint8_t> window_;
+  uint64_t window_pos_ = 0;
+  std::string error_;
+};
+
 // Everything after the first unused slot must be zeros (preallocated space, §8.2). Anything else
-// there was written by something other than Kafka's index append.
-void CheckUnusedIsZero(const std::string& file, Bytes data, uint64_t first_unused_pos, uint64_t end,
+// there was written by something other than Kafka's index append. Bytes past in_use_end are zeros.
+void CheckUnusedIsZero(const std::string& file, IndexBytes& data, uint64_t first_unused_pos, uint64_t end,
                        const char* check, ProblemSink* sink) {
-  for (uint64_t p = first_unused_pos; p < end; ++p) {
-    if (data[p] != 0) {
-      Report(sink, Severity::kWarning, file, p, check,
-             fmt::format("non-zero byte 0x{:02x} in the unused (preallocated) space that starts at "
-                         "position {}; expected zeros after the last entry",
-                         data[p], first_unused_pos));
-      return;
+  end = std::min(end, data.in_use_end());
+  for (uint64_t w = first_unused_pos; w < end; w += kIndexWindowBytes) {
+    const size_t n = size_t(std::min<uint64_t>(kIndexWindowBytes, end - w));
+    const uint8_t* p = data.At(w, n);
+    if (p == nullptr) return;
+    for (size_t i = 0; i < n; ++i) {
+      if (p[i] != 0) {
+        Report(sink, Severity::kWarning, file, w + i, check,
+               fmt::format("non-zero byte 0x{:02x} in the unused (preallocated) space that starts at "
+                           "position {}; expected zeros after the last entry",
+                           p[i], first_unused_pos));
+        return;
+      }
     }
   }
 }
@@ -61,18 +125,30 @@ bool AllZero(const uint8_t* p, int n) {
 // the number of unused slots. Zero-tail rule (§8.2, DumpLogSegments): relative offset 0 at slot >= 1
 // starts unused space. At slot 0 relative offset 0 can be genuine (the first batch's time-index
 // entry; an offset-index entry for the base offset, at a position > 0 since Kafka indexes only after
-// index.interval.bytes of data), so there only an all-zero entry is unused space.
+// index.interval.bytes of data), so there only an all-zero entry is unused space. A slot past
+// in_use_end is all zeros without being read: a preallocated 2 GiB index costs nothing.
 template <typename OnEntry>
-uint64_t ForEachIndexEntry(const std::string& file, Bytes data, const FixedSizeIndex& layout, ProblemSink* sink,
+uint64_t ForEachIndexEntry(const std::string& file, IndexBytes& data, const FixedSizeIndex& layout, ProblemSink* sink,
                            OnEntry on_entry) {
   CheckLength(file, data.size(), layout.entry_size, layout.size_check, sink);
   const uint64_t slots = data.size() / layout.entry_size;
   const uint64_t end = slots * layout.entry_size;
   for (uint64_t i = 0; i < slots; ++i) {
     const uint64_t pos = i * layout.entry_size;
-    const uint8_t* p = data.data() + pos;
-    int32_t relative = LoadI32(p + layout.relative_offset_at);
-    if ((i >= 1 && relative == 0) || (i == 0 && AllZero(p, layout.entry_size))) {
+    if (i == kMaxIndexEntries && pos < data.in_use_end()) {
+      Report(sink, Severity::kError, file, pos, layout.size_check,
+             fmt::format("more than {} entries in use (Kafka's default segment.index.bytes holds {} offset-index "
+                         "entries): the entries from position {} on are not read",
+                         kMaxIndexEntries, 10485760 / kOffsetIndexEntrySize, pos));
+      return 0;
+    }
+    const uint8_t* p = pos < data.in_use_end() ? data.At(pos, size_t(layout.entry_size)) : nullptr;
+    if (p == nullptr && pos < data.in_use_end()) {
+      Report(sink, Severity::kError, file, pos, layout.size_check, "cannot read the index: " + data.error());
+      return 0;
+    }
+    int32_t relative = p ? LoadI32(p + layout.relative_offset_at) : 0;
+    if ((i >= 1 && relative == 0) || (i == 0 && (p == nullptr || AllZero(p, layout.entry_size)))) {
       CheckUnusedIsZero(file, data, pos, end, layout.unused_check, sink);
       return slots - i;
     }
@@ -81,33 +157,133 @@ uint64_t ForEachIndexEntry(const std::string& file, Bytes data, const FixedSizeI
   return 0;
 }
 
-}  // namespace
+// An absurd index (tens of MiB of garbage) would make every entry a problem: the first
+// kMaxReportedPerCheck of each check are reported, then one line says how many more there were.
+class CappedReports {
+ public:
+  CappedReports(const std::string& file, ProblemSink* sink) : file_(file), sink_(sink) {}
+  ~CappedReports() {
+    for (const auto& [check, more] : more_) {
+      Report(sink_, Severity::kError, file_, more.first_position, check.c_str(),
+             fmt::format("{} more entries fail this check (from position {}); only the first {} are listed",
+                         more.count, more.first_position, kMaxReportedPerCheck));
+    }
+  }
+  void operator()(Severity severity, uint64_t position, const char* check, std::string message) {
+    if (++reported_[check] <= kMaxReportedPerCheck) {
+      Report(sink_, severity, file_, position, check, std::move(message));
+      return;
+    }
+    More& more = more_[check];
+    if (more.count++ == 0) more.first_position = position;
+  }
+  static constexpr uint64_t kMaxReportedPerCheck = 1000;
 
-OffsetIndex ParseOffsetIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink) {
+ private:
+  struct More {
+    uint64_t count = 0;
+    uint64_t first_position = 0;
+  };
+  const std::string& file_;
+  ProblemSink* sink_;
+  std::map<std::string, uint64_t> reported_;
+  std::map<std::string, More> more_;
+};
+
+// Where the last non-zero byte of the file ends (0: all zeros). Holes read as zeros, so only data
+// regions are read (SEEK_DATA/SEEK_HOLE; where unsupported the whole file is one region), each
+// backwards in windows from its end: Kafka's preallocated, sparse index of an active segment is
+// recognised without reading its zeros.
+bool InUseEnd(int fd, uint64_t size, uint64_t* in_use_end, std::string* error) {
+  std::vector<std::pair<uint64_t, uint64_t>> regions;
+  for (uint64_t pos = 0; pos < size;) {
+    off_t data = ::lseek(fd, off_t(pos), SEEK_DATA);
+    if (data < 0) {
+      if (errno == ENXIO) break;                    // no data after pos
+      regions.assign(1, {0, size});                 // SEEK_DATA unsupported: read it all
+      break;
+    }
+    off_t hole = ::lseek(fd, data, SEEK_HOLE);
+    uint64_t to = hole < 0 ? size : std::min<uint64_t>(uint64_t(hole), size);
+    regions.emplace_back(uint64_t(data), to);
+    pos = to;
+  }
+  std::vector<uint8_t> window;
+  for (auto r = regions.rbegin(); r != regions.rend(); ++r) {
+    for (uint64_t to = r->second; to > r->first;) {
+      const uint64_t from = to - std::min<uint64_t>(kIndexWindowBytes, to - r->first);
+      window.resize(size_t(to - from));
+      ssize_t got = ::pread(fd, window.data(), window.size(), off_t(from));
+      if (got != ssize_t(window.size())) {
+        *error = got < 0 ? std::strerror(errno) : "the file shrank while it was read";
+        return false;
+      }
+      for (size_t i = window.size(); i > 0; --i) {
+        if (window[i - 1] != 0) {
+          *in_use_end = from + i;
+          return true;
+        }
+      }
+      to = from;
+    }
+  }
+  *in_use_end = 0;
+  return true;
+}
+
+// Opens an index file for IndexBytes: its size and where its zeros start.
+class IndexFile {
+ public:
+  bool Open(const std::string& path, std::string* error) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
+      *error = path + ": " + std::strerror(errno);
+      return false;
+    }
+    size_ = uint64_t(st.st_size);
+    if (!InUseEnd(fd_, size_, &in_use_end_, error)) {
+      *error = path + ": " + *error;
+      return false;
+    }
+    return true;
+  }
+  ~IndexFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  IndexBytes Bytes() const { return IndexBytes(fd_, size_, in_use_end_); }
+
+ private:
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  uint64_t in_use_end_ = 0;
+};
+
+OffsetIndex ParseOffsetIndexBytes(const std::string& file, IndexBytes& data, int64_t base_offset, ProblemSink* sink) {
   OffsetIndex out;
   out.file_size = data.size();
-  out.entries.reserve(data.size() / kOffsetIndexEntrySize);
+  CappedReports report(file, sink);
   out.unused_slots = ForEachIndexEntry(file, data, kOffsetIndexLayout, sink, [&](uint64_t i, uint64_t pos,
                                                                                  const uint8_t* p) {
     int32_t relative = LoadI32(p);
     int32_t position = LoadI32(p + 4);
     OffsetIndexEntry e{base_offset + relative, position};
     if (relative < 0) {
-      Report(sink, Severity::kError, file, pos, "offset-index-entry",
+      report(Severity::kError, pos, "offset-index-entry",
              fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}",
                          i, relative, base_offset));
     } else if (position < 0) {
-      Report(sink, Severity::kError, file, pos + 4, "offset-index-entry",
+      report(Severity::kError, pos + 4, "offset-index-entry",
              fmt::format("entry {}: negative log position {}", i, position));
     } else if (!out.entries.empty()) {
       const OffsetIndexEntry& last = out.entries.back();
       // OffsetIndex.append rejects an offset not larger than the last one; positions only grow.
       if (e.offset <= last.offset) {
-        Report(sink, Severity::kError, file, pos, "offset-index-order",
+        report(Severity::kError, pos, "offset-index-order",
                fmt::format("entry {}: offset {} is not greater than the previous entry's offset {}", i,
                            e.offset, last.offset));
       } else if (e.position < last.position) {
-        Report(sink, Severity::kError, file, pos + 4, "offset-index-order",
+        report(Severity::kError, pos + 4, "offset-index-order",
                fmt::format("entry {}: position {} is smaller than the previous entry's position {}", i,
                            e.position, last.position));
       }
@@ -117,17 +293,17 @@ OffsetIndex ParseOffsetIndex(const std::string& file, Bytes data, int64_t base_o
   return out;
 }
 
-TimeIndex ParseTimeIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink) {
+TimeIndex ParseTimeIndexBytes(const std::string& file, IndexBytes& data, int64_t base_offset, ProblemSink* sink) {
   TimeIndex out;
   out.file_size = data.size();
-  out.entries.reserve(data.size() / kTimeIndexEntrySize);
+  CappedReports report(file, sink);
   out.unused_slots = ForEachIndexEntry(file, data, kTimeIndexLayout, sink, [&](uint64_t i, uint64_t pos,
                                                                                const uint8_t* p) {
     int64_t timestamp = LoadI64(p);
     int32_t relative = LoadI32(p + 8);
     TimeIndexEntry e{timestamp, base_offset + relative};
     if (relative < 0) {
-      Report(sink, Severity::kError, file, pos + 8, "time-index-entry",
+      report(Severity::kError, pos + 8, "time-index-entry",
              fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}",
                          i, relative, base_offset));
     } else if (!out.entries.empty()) {
@@ -135,11 +311,11 @@ TimeIndex ParseTimeIndex(const std::string& file, Bytes data, int64_t base_offse
       // TimeIndex.maybeAppend: timestamps strictly increase (equal ones are skipped), offsets never
       // go back.
       if (e.timestamp <= last.timestamp) {
-        Report(sink, Severity::kError, file, pos, "time-index-order",
+        report(Severity::kError, pos, "time-index-order",
                fmt::format("entry {}: timestamp {} is not greater than the previous entry's timestamp {}",
                            i, e.timestamp, last.timestamp));
       } else if (e.offset < last.offset) {
-        Report(sink, Severity::kError, file, pos + 8, "time-index-order",
+        report(Severity::kError, pos + 8, "time-index-order",
                fmt::format("entry {}: offset {} is smaller than the previous entry's offset {}", i,
                            e.offset, last.offset));
       }
@@ -147,6 +323,36 @@ TimeIndex ParseTimeIndex(const std::string& file, Bytes data, int64_t base_offse
     out.entries.push_back(e);
   });
   return out;
+}
+
+}  // namespace
+
+OffsetIndex ParseOffsetIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink) {
+  IndexBytes bytes(data);
+  return ParseOffsetIndexBytes(file, bytes, base_offset, sink);
+}
+
+TimeIndex ParseTimeIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink) {
+  IndexBytes bytes(data);
+  return ParseTimeIndexBytes(file, bytes, base_offset, sink);
+}
+
+bool ReadOffsetIndexFile(const std::string& path, int64_t base_offset, ProblemSink* sink, OffsetIndex* out,
+                         std::string* error) {
+  IndexFile f;
+  if (!f.Open(path, error)) return false;
+  IndexBytes bytes = f.Bytes();
+  *out = ParseOffsetIndexBytes(path, bytes, base_offset, sink);
+  return true;
+}
+
+bool ReadTimeIndexFile(const std::string& path, int64_t base_offset, ProblemSink* sink, TimeIndex* out,
+                       std::string* error) {
+  IndexFile f;
+  if (!f.Open(path, error)) return false;
+  IndexBytes bytes = f.Bytes();
+  *out = ParseTimeIndexBytes(path, bytes, base_offset, sink);
+  return true;
 }
 
 TxnIndex ParseTxnIndex(const std::string& file, Bytes data, ProblemSink* sink) {

@@ -1,7 +1,9 @@
 // Per-segment index files (spec kafka-on-disk-format.md §8, §9): `.index`, `.timeindex`, `.txnindex`.
 //
-// Parsers take the whole file's bytes (they are small: at most segment.index.bytes) and report
-// problems to a sink; they never fail on bad input, they return what decodes.
+// Parsers take the whole file's bytes, or read the file in bounded windows (Read*File: an index can
+// be a preallocated, sparse 2 GiB file, or tens of MiB of garbage), and report problems to a sink;
+// they never fail on bad input, they return what decodes. Each check reports at most 1000 entries of
+// one file, then how many more failed it.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +64,14 @@ struct TxnIndex {
 OffsetIndex ParseOffsetIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink);
 TimeIndex ParseTimeIndex(const std::string& file, Bytes data, int64_t base_offset, ProblemSink* sink);
 TxnIndex ParseTxnIndex(const std::string& file, Bytes data, ProblemSink* sink);
+// As Parse*Index, reading `path` with pread(2) in 1 MiB windows. The zero-filled preallocated tail
+// Kafka leaves after the entries of an active segment's index is recognised without being read
+// (holes are skipped with SEEK_DATA, written zeros are read backwards from the end). Returns false
+// with *error only when the file cannot be opened or read.
+bool ReadOffsetIndexFile(const std::string& path, int64_t base_offset, ProblemSink* sink, OffsetIndex* out,
+                         std::string* error);
+bool ReadTimeIndexFile(const std::string& path, int64_t base_offset, ProblemSink* sink, TimeIndex* out,
+                       std::string* error);
 
 // Encoders (exact bytes Kafka writes for these entries), used by segment_writer and tests.
 void EncodeOffsetIndexEntry(const OffsetIndexEntry& e, int64_t base_offset, std::string* out);
