@@ -330,8 +330,10 @@ class Dumper : public ProblemSink {
     const int64_t base = name.offset.value_or(0);
     OffsetIndex offsets;
     TimeIndex times;
-    const bool ok = name.kind == FileKind::kOffsetIndex ? ReadOffsetIndexFile(path, base, &pending_, &offsets, &error)
-                                                        : ReadTimeIndexFile(path, base, &pending_, &times, &error);
+    CappedSink capped(&pending_);  // an index of garbage: every entry a problem
+    const bool ok = name.kind == FileKind::kOffsetIndex ? ReadOffsetIndexFile(path, base, &capped, &offsets, &error)
+                                                        : ReadTimeIndexFile(path, base, &capped, &times, &error);
+    capped.Finish();
     if (!ok) return Unreadable(error);
     printer_->BeginFile(path, name);
     if (offsets.file_size + times.file_size == 0 && !has_range()) printer_->Note(path + " is empty.");

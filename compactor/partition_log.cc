@@ -328,7 +328,10 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
       // Read in windows: an active segment's index is preallocated (up to 2 GiB of zeros).
       OffsetIndex oi;
       std::string e2;
-      if (ReadOffsetIndexFile(it->second, base, sink, &oi, &e2)) {
+      CappedSink capped(sink);  // an index of garbage: every entry a problem
+      const bool read = ReadOffsetIndexFile(it->second, base, &capped, &oi, &e2);
+      capped.Finish();
+      if (read) {
         s.offset_index_bytes = int64_t(oi.file_size / kOffsetIndexEntrySize * kOffsetIndexEntrySize);
         seg.offset_index = std::move(oi.entries);
       }
@@ -424,7 +427,10 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     if (auto it = time_indexes.find(base); it != time_indexes.end()) {
       TimeIndex ti;
       std::string e2;
-      if (ReadTimeIndexFile(it->second, base, sink, &ti, &e2)) {
+      CappedSink capped(sink);
+      const bool read = ReadTimeIndexFile(it->second, base, &capped, &ti, &e2);
+      capped.Finish();
+      if (read) {
         if (!ti.entries.empty()) s.max_timestamp_so_far = ti.entries.back().timestamp;
         s.time_index_bytes = int64_t(ti.file_size / kTimeIndexEntrySize * kTimeIndexEntrySize);
       }

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -157,39 +156,6 @@ uint64_t ForEachIndexEntry(const std::string& file, IndexBytes& data, const Fixe
   return 0;
 }
 
-// An absurd index (tens of MiB of garbage) would make every entry a problem: the first
-// kMaxReportedPerCheck of each check are reported, then one line says how many more there were.
-class CappedReports {
- public:
-  CappedReports(const std::string& file, ProblemSink* sink) : file_(file), sink_(sink) {}
-  ~CappedReports() {
-    for (const auto& [check, more] : more_) {
-      Report(sink_, Severity::kError, file_, more.first_position, check.c_str(),
-             fmt::format("{} more entries fail this check (from position {}); only the first {} are listed",
-                         more.count, more.first_position, kMaxReportedPerCheck));
-    }
-  }
-  void operator()(Severity severity, uint64_t position, const char* check, std::string message) {
-    if (++reported_[check] <= kMaxReportedPerCheck) {
-      Report(sink_, severity, file_, position, check, std::move(message));
-      return;
-    }
-    More& more = more_[check];
-    if (more.count++ == 0) more.first_position = position;
-  }
-  static constexpr uint64_t kMaxReportedPerCheck = 1000;
-
- private:
-  struct More {
-    uint64_t count = 0;
-    uint64_t first_position = 0;
-  };
-  const std::string& file_;
-  ProblemSink* sink_;
-  std::map<std::string, uint64_t> reported_;
-  std::map<std::string, More> more_;
-};
-
 // Where the last non-zero byte of the file ends (0: all zeros). Holes read as zeros, so only data
 // regions are read (SEEK_DATA/SEEK_HOLE; where unsupported the whole file is one region), each
 // backwards in windows from its end: Kafka's preallocated, sparse index of an active segment is
@@ -262,28 +228,27 @@ class IndexFile {
 OffsetIndex ParseOffsetIndexBytes(const std::string& file, IndexBytes& data, int64_t base_offset, ProblemSink* sink) {
   OffsetIndex out;
   out.file_size = data.size();
-  CappedReports report(file, sink);
   out.unused_slots = ForEachIndexEntry(file, data, kOffsetIndexLayout, sink, [&](uint64_t i, uint64_t pos,
                                                                                  const uint8_t* p) {
     int32_t relative = LoadI32(p);
     int32_t position = LoadI32(p + 4);
     OffsetIndexEntry e{base_offset + relative, position};
     if (relative < 0) {
-      report(Severity::kError, pos, "offset-index-entry",
+      Report(sink, Severity::kError, file, pos, "offset-index-entry",
              fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}",
                          i, relative, base_offset));
     } else if (position < 0) {
-      report(Severity::kError, pos + 4, "offset-index-entry",
+      Report(sink, Severity::kError, file, pos + 4, "offset-index-entry",
              fmt::format("entry {}: negative log position {}", i, position));
     } else if (!out.entries.empty()) {
       const OffsetIndexEntry& last = out.entries.back();
       // OffsetIndex.append rejects an offset not larger than the last one; positions only grow.
       if (e.offset <= last.offset) {
-        report(Severity::kError, pos, "offset-index-order",
+        Report(sink, Severity::kError, file, pos, "offset-index-order",
                fmt::format("entry {}: offset {} is not greater than the previous entry's offset {}", i,
                            e.offset, last.offset));
       } else if (e.position < last.position) {
-        report(Severity::kError, pos + 4, "offset-index-order",
+        Report(sink, Severity::kError, file, pos + 4, "offset-index-order",
                fmt::format("entry {}: position {} is smaller than the previous entry's position {}", i,
                            e.position, last.position));
       }
@@ -296,14 +261,13 @@ OffsetIndex ParseOffsetIndexBytes(const std::string& file, IndexBytes& data, int
 TimeIndex ParseTimeIndexBytes(const std::string& file, IndexBytes& data, int64_t base_offset, ProblemSink* sink) {
   TimeIndex out;
   out.file_size = data.size();
-  CappedReports report(file, sink);
   out.unused_slots = ForEachIndexEntry(file, data, kTimeIndexLayout, sink, [&](uint64_t i, uint64_t pos,
                                                                                const uint8_t* p) {
     int64_t timestamp = LoadI64(p);
     int32_t relative = LoadI32(p + 8);
     TimeIndexEntry e{timestamp, base_offset + relative};
     if (relative < 0) {
-      report(Severity::kError, pos + 8, "time-index-entry",
+      Report(sink, Severity::kError, file, pos + 8, "time-index-entry",
              fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}",
                          i, relative, base_offset));
     } else if (!out.entries.empty()) {
@@ -311,11 +275,11 @@ TimeIndex ParseTimeIndexBytes(const std::string& file, IndexBytes& data, int64_t
       // TimeIndex.maybeAppend: timestamps strictly increase (equal ones are skipped), offsets never
       // go back.
       if (e.timestamp <= last.timestamp) {
-        report(Severity::kError, pos, "time-index-order",
+        Report(sink, Severity::kError, file, pos, "time-index-order",
                fmt::format("entry {}: timestamp {} is not greater than the previous entry's timestamp {}",
                            i, e.timestamp, last.timestamp));
       } else if (e.offset < last.offset) {
-        report(Severity::kError, pos + 8, "time-index-order",
+        Report(sink, Severity::kError, file, pos + 8, "time-index-order",
                fmt::format("entry {}: offset {} is smaller than the previous entry's offset {}", i,
                            e.offset, last.offset));
       }

@@ -2,8 +2,8 @@
 //
 // Parsers take the whole file's bytes, or read the file in bounded windows (Read*File: an index can
 // be a preallocated, sparse 2 GiB file, or tens of MiB of garbage), and report problems to a sink;
-// they never fail on bad input, they return what decodes. Each check reports at most 1000 entries of
-// one file, then how many more failed it.
+// they never fail on bad input, they return what decodes. Garbage makes a problem of every entry:
+// callers that keep problems pass a CappedSink (problem.h).
 #pragma once
 
 #include <cstdint>

@@ -17,4 +17,25 @@ size_t CollectingSink::ErrorCount() const {
   return n;
 }
 
+void CappedSink::Report(const Problem& problem) {
+  Count& c = counts_[{problem.file, problem.check}];
+  if (c.reported < per_check_) {
+    ++c.reported;
+    next_->Report(problem);
+    return;
+  }
+  if (c.more++ == 0) c.first_more = problem;
+}
+
+void CappedSink::Finish() {
+  for (auto& [key, c] : counts_) {
+    if (c.more == 0) continue;
+    Problem p = c.first_more;
+    p.message = std::to_string(c.more) + " more problems of this check in this file, the first of them here (" +
+                p.message + "); only the first " + std::to_string(per_check_) + " are listed";
+    next_->Report(p);
+    c.more = 0;
+  }
+}
+
 }  // namespace klf

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace klf {
@@ -36,6 +38,26 @@ class CollectingSink : public ProblemSink {
   void Report(const Problem& problem) override { problems.push_back(problem); }
   size_t ErrorCount() const;
   std::vector<Problem> problems;
+};
+
+// Passes problems on to another sink, at most `per_check` of each (file, check): a file of garbage
+// (tens of MiB of index entries, millions of damaged batches) would otherwise make a formatted
+// problem of every entry. Finish() reports, per capped (file, check), one problem saying how many
+// more there were and where the first of them is.
+class CappedSink : public ProblemSink {
+ public:
+  explicit CappedSink(ProblemSink* next, uint64_t per_check = 1000) : next_(next), per_check_(per_check) {}
+  void Report(const Problem& problem) override;
+  void Finish();
+
+ private:
+  struct Count {
+    uint64_t reported = 0, more = 0;
+    Problem first_more;
+  };
+  ProblemSink* next_;
+  uint64_t per_check_;
+  std::map<std::pair<std::string, std::string>, Count> counts_;
 };
 
 // Ignores everything (for callers that only want the data that decodes).

@@ -422,6 +422,19 @@ void PartitionVerifier::CheckRecords(const std::string& file, const BatchHeader&
 }
 
 void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone) {
+  // A segment's problems go through a CappedSink: garbage (a 64 MiB index of random entries, a log of
+  // damaged batches) would otherwise make millions of them, each kept until the partition is printed.
+  CappedSink capped(sink_);
+  struct Restore {
+    PartitionVerifier* v;
+    ProblemSink* outer;
+    CappedSink* capped;
+    ~Restore() {
+      capped->Finish();
+      v->sink_ = outer;
+    }
+  } restore{this, sink_, &capped};
+  sink_ = &capped;
   const std::string& log_path = seg.log->path;
   const int64_t base = seg.base_offset;
   const bool canonical = seg.log->info.canonical_name;
