@@ -1,8 +1,13 @@
 #include "segment_reader/batch.h"
 #include "segment_reader/file.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <functional>
 #include <climits>
 #include <cstring>
 
@@ -194,7 +199,9 @@ bool AllZeroReleasing(const uint8_t* p, uint64_t n) {
 LogReader::LogReader(std::string file, Bytes data, ProblemSink* sink, ReadOptions options)
     : file_(std::move(file)), data_(data), size_(data.size()), sink_(sink), options_(options) {}
 
-LogReader::~LogReader() = default;
+LogReader::~LogReader() {
+  if (hole_fd_ >= 0) ::close(hole_fd_);
+}
 
 std::unique_ptr<LogReader> LogReader::Open(const std::string& path, ProblemSink* sink, ReadOptions options,
                                            std::string* error) {
@@ -250,6 +257,31 @@ bool LogReader::SwitchToMapping() {
   return true;
 }
 
+// Where data resumes at or after `pos` in the mapped file: past a hole of a sparse file (SEEK_DATA), or
+// pos itself (in data, or where holes cannot be asked about); the file size when only holes follow.
+uint64_t LogReader::NextData(uint64_t pos) {
+  if (pos >= size_) return size_;
+  if (hole_fd_ == -1) {
+    hole_fd_ = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (hole_fd_ < 0) hole_fd_ = -2;
+  }
+  if (hole_fd_ < 0) return pos;
+  off_t data = ::lseek(hole_fd_, off_t(pos), SEEK_DATA);
+  if (data < 0) return errno == ENXIO ? size_ : pos;
+  return std::min<uint64_t>(uint64_t(data), size_);
+}
+
+std::function<uint64_t(uint64_t)> LogReader::NextDataFn() {
+  if (!mapped_) return [](uint64_t pos) { return pos; };  // caller's bytes: no file to ask
+  return [this](uint64_t pos) { return NextData(pos); };
+}
+
+// Whether the mapped data from `pos` to the end is all zeros; holes are not read.
+bool LogReader::ZeroFrom(uint64_t pos) {
+  const uint64_t from = mapped_ ? std::max(pos, NextData(pos)) : pos;
+  return AllZeroReleasing(data_.data() + from, size_ - from);
+}
+
 void LogReader::Report(Severity severity, uint64_t position, const char* check, std::string message) {
   if (sink_ == nullptr) return;
   Problem p;
@@ -263,7 +295,10 @@ void LogReader::Report(Severity severity, uint64_t position, const char* check, 
 
 // Scans forward from just after `from` for the next position holding a plausible entry whose CRC is
 // valid (cheap header checks first, then the CRC, within a work budget). No side effects.
-static bool FindNextEntry(Bytes data, uint64_t from, uint32_t max_batch_bytes, uint64_t* found, bool* exhausted) {
+// `next_data(pos)` is where the file's data resumes at or after pos (past a hole of a sparse file),
+// so that holes are passed without touching their pages.
+static bool FindNextEntry(Bytes data, uint64_t from, uint32_t max_batch_bytes, uint64_t* found, bool* exhausted,
+                          const std::function<uint64_t(uint64_t)>& next_data) {
   const uint8_t* d = data.data();
   uint64_t end = data.size();
   uint64_t budget = kResyncCrcBudget;
@@ -279,9 +314,15 @@ static bool FindNextEntry(Bytes data, uint64_t from, uint32_t max_batch_bytes, u
     if (size == 0) {
       // A run of zeros (a preallocated or sparse tail) is passed 8 bytes at a time: no candidate
       // whose size field lies inside it can be an entry.
-      uint64_t nz = q + 8;
-      for (uint64_t w; nz + 8 <= end && (std::memcpy(&w, d + nz, 8), w == 0);) nz += 8;
-      if (nz > q + 12) q = nz - 12;
+      uint64_t nz = std::max(q + 8, next_data(q + 8));
+      for (uint64_t w; nz + 8 <= end && (std::memcpy(&w, d + nz, 8), w == 0);) {
+        nz += 8;
+        if (nz - released >= kReleaseStride) {
+          ReleaseMappedPages(d + released, d + nz);
+          released = nz;
+        }
+      }
+      if (nz > q + 12) q = std::min(nz, end) - 12;
       continue;
     }
     if (size < kRecordOverheadV0 || uint32_t(size) > max_batch_bytes) continue;
@@ -329,7 +370,7 @@ bool LogReader::Resync(uint64_t from) {
   suspect_start_.reset();
   uint64_t q = 0;
   bool exhausted = false;
-  if (FindNextEntry(data_, scan_from, options_.max_batch_bytes, &q, &exhausted)) {
+  if (FindNextEntry(data_, scan_from, options_.max_batch_bytes, &q, &exhausted, NextDataFn())) {
     if (q < from) {
       Report(Severity::kWarning, from, "resync",
              "framing corruption at " + Num(from) + "; the next entry with a plausible header and a valid CRC starts at " +
@@ -380,7 +421,7 @@ bool LogReader::Next(BatchView* batch) {
       done_ = true;
       if (remaining == 0) {
         end_ = LogEnd::kEndOfData;
-      } else if (AllZeroReleasing(d + pos, remaining)) {
+      } else if (ZeroFrom(pos)) {
         end_ = LogEnd::kZeroTail;
         Report(Severity::kWarning, pos, "zero-tail",
                "the last " + Num(remaining) + " bytes are zeros (a preallocated segment after an unclean shutdown); "
@@ -397,7 +438,7 @@ bool LogReader::Next(BatchView* batch) {
     int8_t magic = int8_t(d[pos + 16]);
     // Rule 2: a size below 14 is a CorruptRecordException: a zero tail, or garbage.
     if (size < kRecordOverheadV0) {
-      if (AllZeroReleasing(d + pos, remaining)) {
+      if (ZeroFrom(pos)) {
         done_ = true;
         end_ = LogEnd::kZeroTail;
         Report(Severity::kWarning, pos, "zero-tail",
@@ -427,7 +468,7 @@ bool LogReader::Next(BatchView* batch) {
       uint64_t next = 0;
       bool exhausted = false;
       uint64_t scan_from = suspect_start_ && *suspect_start_ < pos ? *suspect_start_ : pos;
-      if (options_.resync && FindNextEntry(data_, scan_from, options_.max_batch_bytes, &next, &exhausted)) {
+      if (options_.resync && FindNextEntry(data_, scan_from, options_.max_batch_bytes, &next, &exhausted, NextDataFn())) {
         Report(Severity::kError, pos + 8, "batch-size",
                "entry at " + Num(pos) + " declares " + Num(total) + " bytes, past the end of the file (" +
                    Num(remaining) + " bytes left), but a valid entry starts at " + Num(next) +

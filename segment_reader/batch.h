@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -170,6 +171,9 @@ class LogReader {
   bool SwitchToMapping();
   void Accept(Bytes entry, BatchView* batch);
   bool Resync(uint64_t from);
+  uint64_t NextData(uint64_t pos);
+  std::function<uint64_t(uint64_t)> NextDataFn();
+  bool ZeroFrom(uint64_t pos);
   void Report(Severity severity, uint64_t position, const char* check, std::string message);
 
   std::string file_;
@@ -177,6 +181,7 @@ class LogReader {
   uint64_t size_ = 0;
   std::unique_ptr<StreamedFile> stream_;  // streaming mode until the data turns irregular
   std::unique_ptr<MappedFile> mapped_;    // the mapping a streaming reader falls back to
+  int hole_fd_ = -1;                      // for SEEK_DATA over a mapped sparse file (-2: unavailable)
   ProblemSink* sink_;
   ReadOptions options_;
   uint64_t pos_ = 0;
