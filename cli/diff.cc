@@ -35,6 +35,7 @@ struct DiffArgs {
   bool force = false;
   std::optional<int64_t> now;
   int64_t producer_id_expiration_ms = 86400000;
+  uint64_t memory_budget_mib = 2048;
   std::vector<std::string> paths;
 };
 
@@ -387,6 +388,8 @@ int Run(const DiffArgs& args) {
     PartitionDiff d;
     d.name = name;
     std::string error;
+    // Each replica's share of the budget for its per-record state (64 + 32 bytes per record).
+    options.max_state_bytes = (args.memory_budget_mib << 20) / std::max<size_t>(dirs.size(), 1);
     // The first replica is the others' reference: batches they hold byte for byte are not digested again.
     if (!LoadReplicas(dirs, options, &d.replicas, &error)) {
       PrintError("diff", error);
@@ -484,6 +487,11 @@ Command AddDiffCommand(CLI::App* parent) {
       ->type_name("FILE");
   app->add_flag("--force", args->force, "replace an existing --html FILE that a previous klf diff wrote");
   app->add_option("--now", args->now, "Clock for producer expiration when loading snapshots (ms)")->type_name("MS");
+  app->add_option("--memory-budget", args->memory_budget_mib,
+                  "Memory for the replicas' per-record state, shared by the replicas of a partition (MiB; "
+                  "about 100 bytes per record; a partition that needs more is reported, exit 3)")
+      ->type_name("MIB")
+      ->capture_default_str();
   app->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms,
                   "producer.id.expiration.ms used when loading producer snapshots (default 86400000)");
   app->add_option("REPLICA_DIR", args->paths, "Partition directories (one per broker), or broker log directories")

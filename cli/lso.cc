@@ -92,6 +92,7 @@ int RunLso(const LsoArgs& given) {
   ReplicaOptions ro;
   ro.now_ms = a.now;
   ro.producer_id_expiration_ms = a.producer_id_expiration_ms;
+  ro.transactions_only = true;  // memory independent of the record count
   std::string error;
   ReplicaState target;
   if (!std::filesystem::is_directory(a.dir) || !LoadReplica(a.dir, ro, &target, &error)) {

@@ -264,6 +264,36 @@ static bool Untrustworthy(const std::string& why, std::string* error) {
   return false;
 }
 
+uint64_t ReplicaStateBytes(const ReplicaState& r) {
+  return uint64_t(r.records.capacity()) * sizeof(RecordDigest) +
+         uint64_t(r.records.size()) * sizeof(decltype(r.key_view)::value_type) +
+         uint64_t(r.batches.capacity()) * sizeof(BatchSpan) + uint64_t(r.markers.capacity()) * sizeof(Marker) +
+         uint64_t(r.txns.capacity()) * sizeof(Txn);
+}
+
+namespace {
+
+// Whether `more` records fit in the budget (growing the vector may double its capacity); else the
+// error says where the load stopped and by how much the budget falls short.
+bool WithinBudget(const ReplicaState& r, const ReplicaOptions& options, size_t more, const std::string& file,
+                  uint64_t position, std::string* error) {
+  if (options.max_state_bytes == 0) return true;
+  uint64_t need = ReplicaStateBytes(r) + uint64_t(more) * (sizeof(RecordDigest) + sizeof(decltype(r.key_view)::value_type));
+  if (r.records.size() + more > r.records.capacity()) {
+    need += uint64_t(std::max(2 * r.records.capacity(), r.records.size() + more)) * sizeof(RecordDigest);
+  }
+  if (need <= options.max_state_bytes) return true;
+  *error = file + ": position " + std::to_string(position) + ": the state of replica " + r.path + " (" +
+           std::to_string(r.records.size() + more) + " records in the first " + std::to_string(r.batches.size()) +
+           " batches) needs " + std::to_string((need + (1 << 20) - 1) >> 20) + " MiB, more than its " +
+           std::to_string(options.max_state_bytes >> 20) + " MiB share of the memory budget (" +
+           std::to_string(sizeof(RecordDigest) + sizeof(decltype(r.key_view)::value_type)) +
+           " bytes per record; --memory-budget raises it)";
+  return false;
+}
+
+}  // namespace
+
 bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options, ReplicaState* out,
                  std::string* error) {
   ReplicaState& r = *out;
@@ -393,7 +423,10 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   std::vector<Digest> key_digests;
   const ReplicaState* ref = options.reference;
   size_t ref_batch = 0;  // cursor into ref->batches (both logs ascend by offset)
-  if (ref != nullptr) r.records.reserve(ref->records.size());
+  if (ref != nullptr && (options.max_state_bytes == 0 ||
+                         ref->records.size() * sizeof(RecordDigest) <= options.max_state_bytes)) {
+    r.records.reserve(ref->records.size());
+  }
   // Without a reference, capacity follows the records per byte seen so far (one reallocation instead of
   // doubling: less copying, and no capacity left unused at the end).
   std::vector<uint64_t> segment_bytes;
@@ -412,7 +445,10 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       double per_byte = double(r.records.size()) / double(bytes_done);
       size_t want = size_t(per_byte * double(total_bytes) * 1.02) + 1024;
       if (r.records.capacity() < r.records.size() + size_t(per_byte * double(segment_bytes[si]))) {
-        r.records.reserve(std::max(want, r.records.size() + size_t(per_byte * double(segment_bytes[si])) + 1024));
+        want = std::max(want, r.records.size() + size_t(per_byte * double(segment_bytes[si])) + 1024);
+        // Never reserve past the budget: WithinBudget reports the replica that needs more.
+        if (options.max_state_bytes > 0) want = std::min<size_t>(want, options.max_state_bytes / sizeof(RecordDigest));
+        r.records.reserve(std::max(want, r.records.size()));
       }
     }
     bytes_done += segment_bytes[si];
@@ -472,7 +508,9 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
         }
       }
       size_t problems_before = sink.problems.size();
-      bool decoded = same != nullptr || decoder.Decode(batch, path, &sink);
+      // Transactions only (klf lso): a v2 data batch's header says all that is needed of it.
+      const bool header_only = options.transactions_only && batch.header.magic >= 2 && !batch.header.is_control;
+      bool decoded = same != nullptr || (!header_only && decoder.Decode(batch, path, &sink));
       const BatchHeader& h = same == nullptr && decoded ? decoder.header() : batch.header;
       if (h.base_offset < std::max<int64_t>(prev_end, 0) || h.last_offset >= next_base) {
         damage(h.position, "batch offsets " + std::to_string(h.base_offset) + ".." + std::to_string(h.last_offset) +
@@ -486,7 +524,9 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       span.producer_epoch = h.producer_epoch;
       span.transactional = h.is_transactional;
       span.control = h.is_control;
-      span.records = same != nullptr ? same->records : int32_t(decoder.records().size());
+      span.records = same != nullptr ? same->records
+                     : header_only  ? std::max(h.record_count, 0)
+                                    : int32_t(decoder.records().size());
       span.segment = si;
       span.position = h.position;
       span.first_record = uint32_t(r.records.size());
@@ -494,7 +534,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       if (prev_end >= 0 && span.base_offset > prev_end) r.gaps.push_back({prev_end, span.base_offset});
       if (prev_end < 0 && span.base_offset > r.log_start_offset) r.gaps.push_back({r.log_start_offset, span.base_offset});
       prev_end = std::max(prev_end, JavaAdd(span.last_offset, 1));
-      r.batches.push_back(span);
+      if (!options.transactions_only) r.batches.push_back(span);
 
       // Transaction structure (replay from the log start).
       BatchUpdate u = replay.Apply(batch, path, nullptr);
@@ -562,6 +602,11 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
         }
       }
 
+      if (options.transactions_only) {
+        // The newest record timestamp (the default clock) from the headers: a batch's maxTimestamp.
+        if (header_only || decoded) r.max_timestamp = std::max(r.max_timestamp, h.max_timestamp);
+        continue;
+      }
       if (!decoded) continue;
       auto consumers = [&](RecordDigest& d) {
         bool served = d.offset >= r.log_start_offset && !h.is_control;
@@ -570,6 +615,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
         r.max_timestamp = std::max(r.max_timestamp, d.timestamp);
       };
       if (same != nullptr) {
+        if (!WithinBudget(r, options, size_t(same->records), path, h.position, error)) return false;
         for (uint32_t i = same->first_record; i < same->first_record + uint32_t(same->records); ++i) {
           RecordDigest d = ref->records[i];
           d.txn = txn_index;  // not a control batch
@@ -579,6 +625,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
         }
         continue;
       }
+      if (!WithinBudget(r, options, decoder.records().size(), path, h.position, error)) return false;
       keys.clear();
       for (const Record& rec : decoder.records())
         if (rec.key) keys.push_back(*rec.key);
@@ -608,6 +655,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     }
     for (const Problem& p : sink.problems) r.notes.push_back(p);
   }
+  if (options.transactions_only) return true;
   // Records of a transaction take its fate; transactions still open at the end stay open.
   for (RecordDigest& d : r.records) {
     if (d.control || !d.transactional) continue;

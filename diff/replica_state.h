@@ -206,7 +206,19 @@ struct ReplicaOptions {
   // CRC-32C and CRC-64 of the whole entry) holds the same records: their digests are copied instead of
   // decoding and hashing the records again. Results are the same with or without it.
   const ReplicaState* reference = nullptr;
+  // Only the transaction structure (klf lso): offsets, markers, transactions, open transactions and
+  // the LSO, in memory that does not grow with the record count. v2 data batches are not decoded;
+  // `batches`, `records` and `key_view` stay empty, and Txn::records is 0.
+  bool transactions_only = false;
+  // Memory budget of the per-record and per-batch state of this replica (0: none). Passing it stops
+  // the load with an error naming the segment, the position and the figures, never an allocation
+  // failure (klf diff --memory-budget).
+  uint64_t max_state_bytes = 0;
 };
+
+// The memory a replica's per-record and per-batch state takes (vectors' capacities, the key view
+// counted at one entry per record).
+uint64_t ReplicaStateBytes(const ReplicaState& r);
 
 struct ReplicaState {
   std::string path;   // partition directory as given
