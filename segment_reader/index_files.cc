@@ -51,22 +51,23 @@ class IndexBytes {
   // The n bytes at pos (n <= kIndexWindowBytes), or nullptr when they cannot be read (error()).
   const uint8_t* At(uint64_t pos, size_t n) {
     if (fd_ < 0) return data_.data() + pos;
-    if (pos < window_pos_ || pos + n > window_pos_ + window_.size()) {
+    if (pos < window_pos_ || pos + n > window_pos_ + window_size_) {
+      if (!window_) window_.reset(new uint8_t[kIndexWindowBytes]);  // not zero-filled: read over
       window_pos_ = pos;
-      window_.resize(size_t(std::min<uint64_t>(kIndexWindowBytes, size_ - pos)));
+      window_size_ = size_t(std::min<uint64_t>(kIndexWindowBytes, size_ - pos));
       size_t done = 0;
-      while (done < window_.size()) {
-        ssize_t got = ::pread(fd_, window_.data() + done, window_.size() - done, off_t(pos + done));
+      while (done < window_size_) {
+        ssize_t got = ::pread(fd_, window_.get() + done, window_size_ - done, off_t(pos + done));
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) {
           error_ = got < 0 ? std::strerror(errno) : "the file shrank while it was read";
-          window_.clear();
+          window_size_ = 0;
           return nullptr;
         }
         done += size_t(got);
       }
     }
-    return window_.data() + (pos - window_pos_);
+    return window_.get() + (pos - window_pos_);
   }
   const std::string& error() const { return error_; }
 
@@ -75,8 +76,9 @@ class IndexBytes {
   int fd_ = -1;
   uint64_t size_ = 0;
   uint64_t in_use_end_ = 0;
-  std::vector<uint8_t> window_;
+  std::unique_ptr<uint8_t[]> window_;
   uint64_t window_pos_ = 0;
+  size_t window_size_ = 0;
   std::string error_;
 };
 
@@ -132,7 +134,8 @@ uint64_t ForEachIndexEntry(const std::string& file, IndexBytes& data, const Fixe
   CheckLength(file, data.size(), layout.entry_size, layout.size_check, sink);
   const uint64_t slots = data.size() / layout.entry_size;
   const uint64_t end = slots * layout.entry_size;
-  for (uint64_t i = 0; i < slots; ++i) {
+  const uint64_t per_window = kIndexWindowBytes / uint64_t(layout.entry_size);
+  for (uint64_t i = 0; i < slots;) {
     const uint64_t pos = i * layout.entry_size;
     if (i == kMaxIndexEntries && pos < data.in_use_end()) {
       Report(sink, Severity::kError, file, pos, layout.size_check,
@@ -141,17 +144,29 @@ uint64_t ForEachIndexEntry(const std::string& file, IndexBytes& data, const Fixe
                          kMaxIndexEntries, 10485760 / kOffsetIndexEntrySize, pos));
       return 0;
     }
-    const uint8_t* p = pos < data.in_use_end() ? data.At(pos, size_t(layout.entry_size)) : nullptr;
-    if (p == nullptr && pos < data.in_use_end()) {
-      Report(sink, Severity::kError, file, pos, layout.size_check, "cannot read the index: " + data.error());
-      return 0;
-    }
-    int32_t relative = p ? LoadI32(p + layout.relative_offset_at) : 0;
-    if ((i >= 1 && relative == 0) || (i == 0 && (p == nullptr || AllZero(p, layout.entry_size)))) {
+    if (pos >= data.in_use_end()) {  // zeros: slot 0 all zero, or relative offset 0 at slot >= 1
       CheckUnusedIsZero(file, data, pos, end, layout.unused_check, sink);
       return slots - i;
     }
-    on_entry(i, pos, p);
+    // A window of whole entries, up to where the zeros start (the slot holding the last non-zero
+    // byte included) and the entry bound.
+    const uint64_t in_use_slots = (data.in_use_end() + layout.entry_size - 1) / layout.entry_size;
+    const uint64_t n = std::min({slots, in_use_slots, kMaxIndexEntries, i + per_window}) - i;
+    const uint8_t* w = data.At(pos, size_t(n * layout.entry_size));
+    if (w == nullptr) {
+      Report(sink, Severity::kError, file, pos, layout.size_check, "cannot read the index: " + data.error());
+      return 0;
+    }
+    for (const uint64_t stop = i + n; i < stop; ++i) {
+      const uint64_t at = i * layout.entry_size;
+      const uint8_t* p = w + (at - pos);
+      int32_t relative = LoadI32(p + layout.relative_offset_at);
+      if ((i >= 1 && relative == 0) || (i == 0 && AllZero(p, layout.entry_size))) {
+        CheckUnusedIsZero(file, data, at, end, layout.unused_check, sink);
+        return slots - i;
+      }
+      on_entry(i, at, p);
+    }
   }
   return 0;
 }
@@ -228,6 +243,7 @@ class IndexFile {
 OffsetIndex ParseOffsetIndexBytes(const std::string& file, IndexBytes& data, int64_t base_offset, ProblemSink* sink) {
   OffsetIndex out;
   out.file_size = data.size();
+  out.entries.reserve(size_t(std::min<uint64_t>(data.in_use_end() / kOffsetIndexEntrySize + 1, kMaxIndexEntries)));
   out.unused_slots = ForEachIndexEntry(file, data, kOffsetIndexLayout, sink, [&](uint64_t i, uint64_t pos,
                                                                                  const uint8_t* p) {
     int32_t relative = LoadI32(p);
@@ -261,6 +277,7 @@ OffsetIndex ParseOffsetIndexBytes(const std::string& file, IndexBytes& data, int
 TimeIndex ParseTimeIndexBytes(const std::string& file, IndexBytes& data, int64_t base_offset, ProblemSink* sink) {
   TimeIndex out;
   out.file_size = data.size();
+  out.entries.reserve(size_t(std::min<uint64_t>(data.in_use_end() / kTimeIndexEntrySize + 1, kMaxIndexEntries)));
   out.unused_slots = ForEachIndexEntry(file, data, kTimeIndexLayout, sink, [&](uint64_t i, uint64_t pos,
                                                                                const uint8_t* p) {
     int64_t timestamp = LoadI64(p);
