@@ -609,8 +609,7 @@ void ReportTo(ProblemSink* sink, const std::string& file, uint64_t position, con
 
 // The header bytes were checked by DecodeV2; a parse failure here cannot happen, and would only end
 // the iteration early.
-void RecordHeaders::iterator::Load() {
-  if (left_ == 0) return;
+void RecordHeaders::iterator::LoadSlow() {
   current_ = RecordHeader();
   int32_t key_len = 0, value_len = 0;
   const uint8_t* p = ReadVarint32(p_, end_, &key_len);

@@ -235,7 +235,30 @@ class RecordHeaders {
     bool operator==(const iterator& o) const { return left_ == o.left_; }
 
    private:
-    void Load();  // parses the header at p_ (when left_ > 0) into current_, next_
+    // Parses the header at p_ (when left_ > 0) into current_ and next_. Inline for the common case
+    // (key and value lengths below 64: one-byte varints), LoadSlow otherwise.
+    void Load() {
+      if (left_ == 0) return;
+      if (end_ - p_ >= 2 && !(p_[0] & 0x80)) {
+        const int32_t key_len = int32_t(p_[0] >> 1) ^ -int32_t(p_[0] & 1);
+        const uint8_t* v = p_ + 1 + key_len;
+        if (key_len >= 0 && v < end_ && !(*v & 0x80)) {
+          const int32_t value_len = int32_t(*v >> 1) ^ -int32_t(*v & 1);
+          if (value_len < 0) {
+            current_ = RecordHeader{Bytes(p_ + 1, size_t(key_len)), std::nullopt};
+            next_ = v + 1;
+            return;
+          }
+          if (value_len <= end_ - v - 1) {
+            current_ = RecordHeader{Bytes(p_ + 1, size_t(key_len)), Bytes(v + 1, size_t(value_len))};
+            next_ = v + 1 + value_len;
+            return;
+          }
+        }
+      }
+      LoadSlow();
+    }
+    void LoadSlow();
     const uint8_t* p_ = nullptr;
     const uint8_t* end_ = nullptr;
     const uint8_t* next_ = nullptr;
