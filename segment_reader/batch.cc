@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <functional>
 #include <climits>
 #include <cstring>
+#include <functional>
 
 #include "segment_reader/crc.h"
 #include "segment_reader/java_long.h"
@@ -294,7 +294,8 @@ void LogReader::Report(Severity severity, uint64_t position, const char* check, 
 }
 
 // Scans forward from just after `from` for the next position holding a plausible entry whose CRC is
-// valid (cheap header checks first, then the CRC, within a work budget). No side effects.
+// valid (cheap header checks first, then the CRC, within a work budget). Its only effect is handing
+// back mapped pages it has passed (they fault in again if read).
 // `next_data(pos)` is where the file's data resumes at or after pos (past a hole of a sparse file),
 // so that holes are passed without touching their pages.
 static bool FindNextEntry(Bytes data, uint64_t from, uint32_t max_batch_bytes, uint64_t* found, bool* exhausted,
