@@ -348,10 +348,16 @@ TxnIndex ParseTxnIndex(const std::string& file, Bytes data, ProblemSink* sink) {
                        "(a partial entry, ignored as Kafka does)",
                        data.size(), kTxnIndexEntrySize, data.size() - whole));
   }
-  out.entries.reserve(count);
+  out.entries.reserve(size_t(std::min(count, kMaxIndexEntries)));
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t pos = i * kTxnIndexEntrySize;
     const uint8_t* p = data.data() + pos;
+    // One entry per aborted transaction of the segment: more than the bound is garbage.
+    if (i == kMaxIndexEntries) {
+      Report(sink, Severity::kError, file, pos, "txn-index-size",
+             fmt::format("more than {} entries: the entries from position {} on are not read", kMaxIndexEntries, pos));
+      break;
+    }
     // AbortedTxn.version() reads only the first byte (the high byte of the int16): a value > 0 there
     // is "Unexpected aborted transaction version" and Kafka stops reading the index.
     if (int8_t(p[0]) > 0) {

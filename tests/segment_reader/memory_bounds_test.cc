@@ -233,6 +233,19 @@ TEST_F(SparseFileTest, MoreEntriesThanTheBoundAreNotRead) {
   EXPECT_EQ(sink.problems[0].position, uint64_t(1) << 24);
 }
 
+// The .txnindex holds one entry per aborted transaction: a file with more entries than the bound is
+// garbage, and its entries past the bound are not kept.
+TEST(MemoryBoundsTest, TxnIndexEntriesAreBounded) {
+  std::string bytes;
+  for (int i = 0; i < (1 << 21) + 3; ++i) EncodeAbortedTxn({0, 7, 2 * int64_t(i), 2 * int64_t(i) + 1, 0}, &bytes);
+  CollectingSink sink;
+  TxnIndex index = ParseTxnIndex("x.txnindex", AsBytes(bytes), &sink);
+  EXPECT_EQ(index.entries.size(), size_t(1) << 21);
+  ASSERT_EQ(sink.problems.size(), 1u);
+  EXPECT_EQ(sink.problems[0].check, "txn-index-size");
+  EXPECT_EQ(sink.problems[0].position, (uint64_t(1) << 21) * kTxnIndexEntrySize);
+}
+
 // A length claim past the end of a sparse file, and a zero tail of a sparse file: resynchronisation
 // and the zero-tail check pass the zeros without keeping their pages.
 TEST_F(SparseFileTest, LyingLengthInASparseLogEndsAsATruncatedTail) {
