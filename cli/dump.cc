@@ -358,9 +358,10 @@ class Dumper : public ProblemSink {
     printer_->BeginFile(EscapeInvalidUtf8(path), name);
     if (file->size() == 0 && !has_range()) printer_->Note(EscapeInvalidUtf8(path) + " is empty.");
     int64_t base = name.offset.value_or(0);
+    CappedSink capped(&pending_);  // a file of garbage: every entry a problem
     switch (name.kind) {
       case FileKind::kTxnIndex: {
-        TxnIndex index = ParseTxnIndex(path, file->data(), &pending_);
+        TxnIndex index = ParseTxnIndex(path, file->data(), &capped);
         for (size_t i = 0; i < index.entries.size(); ++i) {
           const AbortedTxn& e = index.entries[i];
           if (Overlaps(e.first_offset, e.last_offset)) printer_->TxnIndexEntry(i, e);
@@ -369,7 +370,7 @@ class Dumper : public ProblemSink {
       }
       case FileKind::kProducerSnapshot: {
         ProducerSnapshot snapshot;
-        if (file->size() > 0) ParseProducerSnapshot(path, file->data(), base, &snapshot, &pending_);
+        if (file->size() > 0) ParseProducerSnapshot(path, file->data(), base, &snapshot, &capped);
         for (size_t i = 0; i < snapshot.entries.size(); ++i) {
           printer_->ProducerSnapshotEntry(i, base, snapshot.entries[i]);
         }
@@ -378,6 +379,7 @@ class Dumper : public ProblemSink {
       default:
         break;
     }
+    capped.Finish();
     FlushPending();
     printer_->EndFile();
     done_bytes_ += file->size();

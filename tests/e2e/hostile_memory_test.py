@@ -172,6 +172,15 @@ def case_sparse_index(root):
     return d, None
 
 
+def case_sparse_txnindex(root):
+    """A sparse, zero-filled 2 GiB .txnindex (it is never preallocated: 63 M zero entries)."""
+    d = partition(root)
+    small_log(d)
+    with open(os.path.join(d, "%020d.txnindex" % 0), "wb") as f:
+        f.truncate(2 << 30)
+    return d, os.path.join(d, "%020d.txnindex" % 0)
+
+
 def case_length_claim(root):
     """A valid log whose next entry claims 2 GiB, in a sparse file of 2 GiB + 4 KiB."""
     d = partition(root)
@@ -183,7 +192,8 @@ def case_length_claim(root):
     return d, log_path(d)
 
 
-CASES = [case_many_headers, case_tiny_records, case_absurd_index, case_sparse_index, case_length_claim]
+CASES = [case_many_headers, case_tiny_records, case_absurd_index, case_sparse_index, case_sparse_txnindex,
+         case_length_claim]
 
 
 # ---------------------------------------------------------------------------------------------
