@@ -335,8 +335,8 @@ class Dumper : public ProblemSink {
                                                         : ReadTimeIndexFile(path, base, &capped, &times, &error);
     capped.Finish();
     if (!ok) return Unreadable(error);
-    printer_->BeginFile(path, name);
-    if (offsets.file_size + times.file_size == 0 && !has_range()) printer_->Note(path + " is empty.");
+    printer_->BeginFile(EscapeInvalidUtf8(path), name);
+    if (offsets.file_size + times.file_size == 0 && !has_range()) printer_->Note(EscapeInvalidUtf8(path) + " is empty.");
     for (size_t i = 0; i < offsets.entries.size(); ++i) {
       if (Overlaps(offsets.entries[i].offset, offsets.entries[i].offset)) printer_->OffsetIndexEntry(i, offsets.entries[i]);
     }
