@@ -172,33 +172,10 @@ static std::string Utf8Escaped(Bytes b) {
   s.reserve(b.size());
   size_t i = 0;
   while (i < b.size()) {
-    uint8_t c = b[i];
-    size_t len = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      len = 1;
-      cp = c;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      cp = c & 0x07;
-    }
-    bool valid = len > 0 && i + len <= b.size();
-    for (size_t k = 1; valid && k < len; ++k) {
-      if ((b[i + k] & 0xC0) != 0x80) valid = false;
-      else cp = cp << 6 | (b[i + k] & 0x3F);
-    }
-    if (valid) {
-      // Reject overlong forms, surrogates and values past U+10FFFF.
-      static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-      if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) valid = false;
-    }
-    if (valid && !(len == 1 && cp < 0x20 && cp != '\t')) {
+    const uint8_t c = b[i];
+    // Control characters other than TAB are escaped too.
+    const size_t len = c < 0x80 ? (c >= 0x20 || c == '\t' ? 1 : 0) : Utf8SequenceLength(b.data() + i, b.size() - i);
+    if (len > 0) {
       s.append(reinterpret_cast<const char*>(b.data() + i), len);
       i += len;
     } else {

@@ -77,6 +77,33 @@ class ByteCursor {
   const char* error_ = "";
 };
 
+// The length of the well-formed UTF-8 sequence of two to four bytes starting at p[0] (a byte >= 0x80),
+// or 0: overlong forms, surrogates and values past U+10FFFF are not well-formed. The one UTF-8 check
+// behind every `\xNN` escape (FormatBytes here, cli/output.cc's writers).
+inline size_t Utf8SequenceLength(const uint8_t* p, size_t n) {
+  const uint8_t c = p[0];
+  size_t len = 0;
+  uint32_t cp = 0;
+  if ((c & 0xE0) == 0xC0) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4;
+    cp = c & 0x07;
+  }
+  if (len == 0 || len > n) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((p[k] & 0xC0) != 0x80) return 0;
+    cp = cp << 6 | (p[k] & 0x3F);
+  }
+  static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
 // Renders bytes for humans and JSON according to --bytes: text (UTF-8, invalid bytes as \xNN),
 // base64 or hex.
 enum class BytesFormat { kText, kBase64, kHex };
