@@ -38,8 +38,17 @@ TOPIC = "hostile-0"
 
 
 def sanitizer_build():
-    with open(KLF, "rb") as f:
-        return b"AddressSanitizer" in f.read()
+    """Whether KLF_BINARY is built with ASan (its runtime is linked dynamically: the binary names
+    __asan_init). Read in chunks; the answer is passed to the per-command children in the
+    environment."""
+    if "KLF_HOSTILE_SAN" not in os.environ:
+        found, tail = False, b""
+        with open(KLF, "rb") as f:
+            while not found and (chunk := f.read(16 << 20)):
+                found = b"__asan_init" in tail + chunk
+                tail = chunk[-16:]
+        os.environ["KLF_HOSTILE_SAN"] = "1" if found else "0"
+    return os.environ["KLF_HOSTILE_SAN"] == "1"
 
 
 SAN = sanitizer_build()
