@@ -189,17 +189,21 @@ bool InUseEnd(int fd, uint64_t size, uint64_t* in_use_end, std::string* error) {
     regions.emplace_back(uint64_t(data), to);
     pos = to;
   }
-  std::vector<uint8_t> window;
+  // Windows grow from 4 KiB: an index without a zero tail (a closed segment's) has a non-zero byte in
+  // its last bytes, and is then read only once more, forwards.
+  std::unique_ptr<uint8_t[]> window(new uint8_t[kIndexWindowBytes]);  // not zero-filled: read over
+  uint64_t step = 4096;
   for (auto r = regions.rbegin(); r != regions.rend(); ++r) {
     for (uint64_t to = r->second; to > r->first;) {
-      const uint64_t from = to - std::min<uint64_t>(kIndexWindowBytes, to - r->first);
-      window.resize(size_t(to - from));
-      ssize_t got = ::pread(fd, window.data(), window.size(), off_t(from));
-      if (got != ssize_t(window.size())) {
+      const uint64_t from = to - std::min<uint64_t>(step, to - r->first);
+      step = std::min<uint64_t>(step * 2, kIndexWindowBytes);
+      const size_t n = size_t(to - from);
+      ssize_t got = ::pread(fd, window.get(), n, off_t(from));
+      if (got != ssize_t(n)) {
         *error = got < 0 ? std::strerror(errno) : "the file shrank while it was read";
         return false;
       }
-      for (size_t i = window.size(); i > 0; --i) {
+      for (size_t i = n; i > 0; --i) {
         if (window[i - 1] != 0) {
           *in_use_end = from + i;
           return true;
