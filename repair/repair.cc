@@ -89,6 +89,7 @@
 #include "repair/repair.h"
 
 #include <algorithm>
+#include <functional>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -932,6 +933,36 @@ bool PlanRepair(const std::vector<std::string>& healthy_dirs, const std::string&
 
 namespace {
 
+// Hands every batch of the segment `path` to `fn`, front to back, as long as the batches are intact
+// (framed back to back, CRC valid). Bytes after the last intact batch are an error that ends with
+// `remedy`: a repaired or rebuilt copy is written only from logs that hold no damage.
+bool CopySegmentBatches(const std::string& path, const std::function<bool(const BatchView&, std::string*)>& fn,
+                        const std::string& remedy, std::string* error) {
+  auto file = MappedFile::Open(path, error);
+  if (!file) return false;
+  file->AdviseSequential();
+  ReadOptions ro;
+  ro.resync = false;
+  NullSink framing;
+  LogReader reader(path, file->data(), &framing, ro);
+  BatchView batch;
+  uint64_t expected = 0;
+  while (reader.Next(&batch)) {
+    if (batch.header.position != expected || !batch.header.crc_valid) break;
+    expected += batch.bytes.size();
+    if (!fn(batch, error)) {
+      *error = fmt::format("{}: position {}: {}", path, batch.header.position, *error);
+      return false;
+    }
+  }
+  if (expected < file->size()) {
+    *error = fmt::format("{}: position {}: {} bytes are not valid batches; {}", path, expected,
+                         file->size() - expected, remedy);
+    return false;
+  }
+  return true;
+}
+
 std::string PartitionName(const PartitionDir& dir) {
   if (dir.tp) return dir.tp->ToString();
   return std::filesystem::path(dir.path).lexically_normal().filename().string();
@@ -1169,33 +1200,20 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
   for (size_t si = 0; si < segments.size(); ++si) {
     const SegmentFiles* seg = segments[si];
     const std::string& path = seg->log->path;
-    auto file = MappedFile::Open(path, error);
-    if (!file) return false;
-    file->AdviseSequential();
     // Inserts that belong before this segment's base offset go at the end of the previous one.
     if (si > 0 && !stream.FlushBelow(seg->base_offset, error)) return false;
     if (!writer->Roll(seg->base_offset, error)) return false;
     ++result->segments;
-    ReadOptions ro;
-    ro.resync = false;
-    NullSink framing;
-    LogReader reader(path, file->data(), &framing, ro);
-    BatchView batch;
-    uint64_t expected = 0;
     bool any = false;
-    while (reader.Next(&batch)) {
-      if (batch.header.position != expected || !batch.header.crc_valid) break;
-      expected += batch.bytes.size();
-      if (!stream.Batch(batch, path, error)) {
-        *error = fmt::format("{}: position {}: {}", path, batch.header.position, *error);
-        return false;
-      }
-      any = true;
-    }
-    if (expected < file->size()) {
-      *error = fmt::format("{}: position {}: {} bytes are not valid batches; salvage the target first (klf repair "
-                           "--salvage {} --out DIR) and repair the salvaged copy",
-                           path, expected, file->size() - expected, plan.target);
+    if (!CopySegmentBatches(
+            path,
+            [&](const BatchView& batch, std::string* e) {
+              any = true;
+              return stream.Batch(batch, path, e);
+            },
+            fmt::format("salvage the target first (klf repair --salvage {} --out DIR) and repair the salvaged copy",
+                        plan.target),
+            error)) {
       return false;
     }
     int64_t next_base = si + 1 < segments.size() ? segments[si + 1]->base_offset : std::numeric_limits<int64_t>::max();
@@ -1291,34 +1309,21 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
     int64_t next_base = si + 1 < segments.size() ? segments[si + 1]->base_offset : std::numeric_limits<int64_t>::max();
     if (next_base <= log_start) continue;  // wholly below the log start: a follower never fetches it
     const std::string& path = seg->log->path;
-    auto file = MappedFile::Open(path, error);
-    if (!file) return false;
-    file->AdviseSequential();
     if (!writer->Roll(seg->base_offset, error)) return false;
     ++result->segments;
-    ReadOptions rdo;
-    rdo.resync = false;
-    NullSink framing;
-    LogReader reader(path, file->data(), &framing, rdo);
-    BatchView batch;
-    uint64_t expected = 0;
     bool any = false;
-    while (reader.Next(&batch)) {
-      if (batch.header.position != expected || !batch.header.crc_valid) break;
-      expected += batch.bytes.size();
-      if (batch.header.last_offset < log_start) continue;
-      if (!writer->AppendBatch(batch, error)) {
-        *error = fmt::format("{}: position {}: {}", path, batch.header.position, *error);
-        return false;
-      }
+    auto copy = [&](const BatchView& batch, std::string* e) {
+      if (batch.header.last_offset < log_start) return true;
       ++result->batches_written;
       ++result->batches_copied;
       any = true;
-    }
-    if (expected < file->size()) {
-      *error = fmt::format("{}: position {}: {} bytes are not valid batches; salvage the --rebuild-from replica first "
-                           "(klf repair --salvage {} --out DIR) or rebuild from another replica",
-                           path, expected, file->size() - expected, source_dir);
+      return writer->AppendBatch(batch, e);
+    };
+    if (!CopySegmentBatches(path, copy,
+                            fmt::format("salvage the --rebuild-from replica first (klf repair --salvage {} --out DIR) "
+                                        "or rebuild from another replica",
+                                        source_dir),
+                            error)) {
       return false;
     }
     if (!any && !writer->AppendRaw({}, error)) return false;
