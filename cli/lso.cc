@@ -1,6 +1,6 @@
 // `klf lso [--json] [--now MS] [--replica DIR]... PARTITION_DIR` (spec cli.md "lso"): the last stable
 // offset, the open transactions, which one pins the LSO and how the pin lifts. The work is
-// repair/lso.h's; this file parses and prints. Exit 1 when an open transaction pins the LSO.
+// diff/lso.h's; this file parses and prints. Exit 1 when an open transaction pins the LSO.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -13,7 +13,7 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "diff/replica_state.h"
-#include "repair/lso.h"
+#include "diff/lso.h"
 #include "segment_reader/layout.h"
 
 namespace klf::cli {

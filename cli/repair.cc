@@ -1,6 +1,6 @@
 // `klf repair --replica DIR... --target DIR --out DIR [--dry-run] [--json] [--force] [--now MS]
 // [--assume PID@FIRST=commit|abort]... [--rebuild-from DIR]` and
-// `klf repair --salvage DIR --out DIR` (spec cli.md "repair"). The work is repair/repair.h's; this file
+// `klf repair --salvage DIR --out DIR` (spec cli.md "repair"). The work is repair/repair.h's and salvage/salvage.h's; this file
 // parses, prints the plan and the result.
 // Exit: 0 the copy was written and diff finds no divergence left (salvage: the input had no damage);
 // 1 problems (findings to repair in a dry run, an unrepairable or undecided ("left") finding or a divergence left, salvage
@@ -20,6 +20,7 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "repair/repair.h"
+#include "salvage/salvage.h"
 #include "segment_reader/bytes.h"
 #include "segment_reader/layout.h"
 #include "segment_writer/output_guard.h"

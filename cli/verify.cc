@@ -1,5 +1,5 @@
 // `klf verify [--json] [--threads N] [--headers-only] PATH...`: checks files, partition directories
-// and broker log directories (spec cli.md "verify"; the checks are segment_reader/verify.h's).
+// and broker log directories (spec cli.md "verify"; the checks are verify/verify.h's).
 //
 // Text: one line per problem, "<severity> <file>:<position> <check>: <message>", then a summary on
 // stderr. JSON: {"problems": [{"file", "position", "check", "message", "severity"}], "filesChecked",
@@ -16,7 +16,7 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
-#include "segment_reader/verify.h"
+#include "verify/verify.h"
 
 namespace klf::cli {
 namespace {

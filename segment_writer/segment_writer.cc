@@ -4,6 +4,7 @@
 #include "segment_writer/segment_writer.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 
 #include "segment_reader/file.h"
@@ -471,6 +472,31 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
     std::sort(result->files_written.begin(), result->files_written.end());
   }
   return true;
+}
+
+std::string PartitionDirName(const PartitionDir& dir) {
+  if (dir.tp) return dir.tp->ToString();
+  return std::filesystem::path(dir.path).lexically_normal().filename().string();
+}
+
+// Log-dir checkpoints for the one partition written (spec §11.2).
+bool WriteCopyCheckpoints(Env* env, const std::string& root, const PartitionDir& dir, int64_t log_end_offset,
+                      std::string* error) {
+  if (!dir.tp) return true;
+  NullSink quiet;
+  PartitionCheckpoints cp = ReadParentCheckpoints(dir.path, *dir.tp, &quiet);
+  auto one = [&](const char* name, std::optional<int64_t> v) {
+    if (!v) return WriteOffsetCheckpointFile(env, root + "/" + name, {}, error);
+    return WriteOffsetCheckpointFile(env, root + "/" + name, {OffsetCheckpointEntry{*dir.tp, *v}}, error);
+  };
+  auto cap = [&](std::optional<int64_t> v) -> std::optional<int64_t> {
+    if (v) return std::min(*v, log_end_offset);
+    return v;
+  };
+  return one("replication-offset-checkpoint", cap(cp.high_watermark)) &&
+         one("log-start-offset-checkpoint", cap(cp.log_start_offset)) &&
+         one("cleaner-offset-checkpoint", cap(cp.cleaner_offset)) &&
+         one("recovery-point-offset-checkpoint", log_end_offset);
 }
 
 }  // namespace klf

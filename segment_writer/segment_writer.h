@@ -25,6 +25,7 @@
 #include "segment_reader/batch.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/index_files.h"
+#include "segment_reader/layout.h"
 #include "segment_reader/producer_state.h"
 #include "segment_writer/file_writer.h"
 
@@ -221,5 +222,17 @@ struct ReindexResult {
 // (reported as warnings). `out` is written through a StagedDirectory: complete or absent.
 bool ReindexPartition(Env* env, const std::string& in, const std::string& out, const ReindexOptions& options,
                       ReindexResult* result, ProblemSink* sink, std::string* error);
+
+// ---------------------------------------------------------------------------------------------
+// Writing a copy of one partition (repair, rebuild, salvage).
+
+// The partition directory's name: "<topic>-<partition>" when its name parses, else its last component.
+std::string PartitionDirName(const PartitionDir& dir);
+
+// The log-dir checkpoints under `root` for the one partition copied (spec §11.2): the high watermark,
+// log start and cleaner offsets of `dir`'s log directory capped at `log_end_offset`, and the recovery
+// point at `log_end_offset`. Nothing is written when `dir`'s name is not a topic-partition.
+bool WriteCopyCheckpoints(Env* env, const std::string& root, const PartitionDir& dir, int64_t log_end_offset,
+                          std::string* error);
 
 }  // namespace klf

@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "diff/diff.h"
-#include "repair/lso.h"
+#include "diff/lso.h"
 #include "repair/repair.h"
 #include "segment_reader/file.h"
-#include "segment_reader/verify.h"
+#include "verify/verify.h"
 #include "tests/support/replica_builder.h"
 #include "tests/support/replica_loading.h"
 #include "tests/support/test_files.h"

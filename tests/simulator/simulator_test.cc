@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "segment_reader/verify.h"
+#include "verify/verify.h"
 #include "simulator/replica_view.h"
 #include "simulator/simulator.h"
 #include "tests/support/test_files.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "diff/replica_state.h"
-#include "repair/lso.h"
+#include "diff/lso.h"
 
 namespace klf {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "repair/lso.h"
+#include "diff/lso.h"
 #include "tests/support/replica_builder.h"
 #include "tests/support/replica_loading.h"
 #include "tests/support/test_files.h"

@@ -1,5 +1,5 @@
 // See lso.h for the Kafka rules followed.
-#include "repair/lso.h"
+#include "diff/lso.h"
 #include "segment_reader/java_long.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// klf verify (segment_reader/verify.h): the damage corpus and the clean fixtures.
+// klf verify (verify/verify.h): the damage corpus and the clean fixtures.
 //
 // LevelDB corruption_test.cc style: the damage corpus (tests/support/damage_corpus.h) damages a copy of a
 // directory Kafka wrote (kafka-oracle fixtures) at a chosen byte of a chosen file, one case per fresh
@@ -6,7 +6,7 @@
 // check, severity). Batch positions and index entries come from Kafka's own dump of the fixture
 // (<dir>.dump.txt), not from our reader. And: zero errors on every directory Kafka or a real broker
 // wrote, with the inputs byte-identical afterwards.
-#include "segment_reader/verify.h"
+#include "verify/verify.h"
 
 #include <gtest/gtest.h>
 

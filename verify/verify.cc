@@ -18,7 +18,7 @@
 //    aborted transactions (§9).
 // 4. Partition-level: leader-epoch-checkpoint against the batches' epochs (§11.3), log-dir
 //    checkpoints (cleaner, recovery point, high watermark, log start) against the log (§11.2).
-#include "segment_reader/verify.h"
+#include "verify/verify.h"
 
 #include <unistd.h>
 

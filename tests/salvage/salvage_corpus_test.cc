@@ -1,7 +1,7 @@
-// Salvage (repair/repair.h SalvagePartition, the code behind `klf repair --salvage DIR --out DIR`) over
+// Salvage (salvage/salvage.h SalvagePartition, the code behind `klf repair --salvage DIR --out DIR`) over
 // every case of the damage corpus (tests/support/damage_corpus.h) of two directories Kafka wrote
 // (kafka-oracle a-keyed/keyed-none-0 and b-txn/txn-0). For each case, salvaged into a fresh --out:
-//   (a) the copy verifies with no error and no warning (segment_reader/verify.h);
+//   (a) the copy verifies with no error and no warning (verify/verify.h);
 //   (b) no valid batch before the damage is lost: every batch of Kafka's dump of the source that lies,
 //       in log order, entirely before the first damaged byte is in the copy byte for byte, in the
 //       segment of the same name at the same position; Kafka's recovery deletes the segments after a
@@ -23,10 +23,10 @@
 
 #include <gtest/gtest.h>
 
-#include "repair/repair.h"
+#include "salvage/salvage.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/bytes.h"
-#include "segment_reader/verify.h"
+#include "verify/verify.h"
 #include "segment_writer/file_writer.h"
 #include "tests/support/damage_corpus.h"
 #include "tests/support/test_files.h"
