@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/file.h"
 #include "segment_reader/index_files.h"
+#include "segment_reader/internal_topics.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/producer_snapshot.h"
 
@@ -42,6 +44,7 @@ struct DumpOptions {
   CommonOptions common;
   bool records = false;
   std::string offsets;
+  std::string decoder = "auto";
   std::vector<std::string> paths;
 };
 
@@ -171,6 +174,7 @@ class Dumper : public ProblemSink {
         Unreadable(path + ": no such file or directory");
         return;
       case PathKind::kFile:
+        topic_ = info.tp ? std::optional<std::string>(info.tp->topic) : std::nullopt;
         DumpFile(path, KindFromExtension(path, info.file));
         return;
       case PathKind::kPartitionDir: {
@@ -197,6 +201,7 @@ class Dumper : public ProblemSink {
   }
 
   void DumpLogDir(const LogDir& dir) {
+    topic_.reset();
     for (const DirEntry& e : dir.files) {
       switch (e.info.kind) {
         case FileKind::kCleanerOffsetCheckpoint:
@@ -219,6 +224,7 @@ class Dumper : public ProblemSink {
   }
 
   void DumpPartitionDir(const PartitionDir& dir) {
+    topic_ = dir.tp ? std::optional<std::string>(dir.tp->topic) : std::nullopt;
     for (auto it = dir.segments.begin(); it != dir.segments.end(); ++it) {
       const SegmentFiles& seg = it->second;
       // A segment holds offsets from its base offset up to the next segment's base offset.
@@ -238,6 +244,7 @@ class Dumper : public ProblemSink {
     for (const KraftSnapshotFile& s : dir.kraft_snapshots) DumpFile(s.file.path, s.file.info);
     if (dir.leader_epoch_checkpoint_file) DumpFile(dir.leader_epoch_checkpoint_file->path, dir.leader_epoch_checkpoint_file->info);
     if (dir.partition_metadata_file) DumpFile(dir.partition_metadata_file->path, dir.partition_metadata_file->info);
+    if (dir.quorum_state && !has_range()) DumpFile(dir.quorum_state->path, dir.quorum_state->info);
     for (const DirEntry& e : dir.leftovers) {
       printer_->Note("Not dumped: " + EscapeInvalidUtf8(e.path) + " (leftover of an interrupted cleaner, swap or delete; give "
                      "its path to dump it)");
@@ -264,15 +271,15 @@ class Dumper : public ProblemSink {
       case FileKind::kRecoveryPointCheckpoint:
       case FileKind::kReplicationOffsetCheckpoint:
       case FileKind::kLogStartOffsetCheckpoint:
-        return DumpTextFile(path, name);
       case FileKind::kQuorumState:
+        return DumpTextFile(path, name);
       case FileKind::kLock:
       case FileKind::kUnknown:
         break;
     }
     Unreadable(path + ": not a file klf dumps (" + FileKindName(name.kind) +
                "); expected .log, .index, .timeindex, .txnindex, .snapshot, leader-epoch-checkpoint, "
-               "partition.metadata, meta.properties or a log-dir checkpoint file");
+               "partition.metadata, meta.properties, quorum-state or a log-dir checkpoint file");
   }
 
   void DumpLog(const std::string& path, const FileName& name) {
@@ -300,7 +307,13 @@ class Dumper : public ProblemSink {
       FlushPending(header->position);
       if (first <= to_) {
         if (decoded && header->is_control) CheckControlRecords(path, *header, *decoded);
-        printer_->Batch(*header, decoded);
+        const TopicDecoder topic_decoder = DecoderFor(name);
+        const DecodedRecords* internal = nullptr;
+        if (decoded && topic_decoder != TopicDecoder::kNone) {
+          DecodeInternal(path, topic_decoder, *header, *decoded);
+          internal = &internal_;
+        }
+        printer_->Batch(*header, decoded, internal);
       }
       FlushPending();
       if (out_->failed()) break;
@@ -308,6 +321,54 @@ class Dumper : public ProblemSink {
     FlushPending();
     printer_->EndFile();
     done_bytes_ += reader->file_size();
+  }
+
+  // --decoder, or with auto the decoder of the topic named by the partition directory (KRaft
+  // snapshots are always metadata).
+  TopicDecoder DecoderFor(const FileName& name) const {
+    if (options_.decoder != "auto") {
+      TopicDecoder d = TopicDecoder::kNone;
+      ParseTopicDecoder(options_.decoder, &d);
+      return d;
+    }
+    if (name.kind == FileKind::kKraftSnapshot || name.kind == FileKind::kKraftSnapshotPart ||
+        name.kind == FileKind::kBootstrapCheckpoint) {
+      return TopicDecoder::kClusterMetadata;
+    }
+    return topic_ ? DecoderForTopic(*topic_) : TopicDecoder::kNone;
+  }
+
+  // Decodes every record of a batch with the topic's decoder. A record that does not decode is a
+  // problem at the batch's position (a record inside a compressed batch has no position of its own
+  // in the file), named by its offset; it is printed raw. Commit and abort markers are not the
+  // decoder's; the KRaft control records of a metadata log are.
+  void DecodeInternal(const std::string& path, TopicDecoder d, const BatchHeader& header, const RecordDecoder& decoded) {
+    internal_.clear();
+    internal_.reserve(decoded.records().size());
+    for (const Record& r : decoded.records()) {
+      DecodedRecord out;
+      std::string error;
+      bool ok;
+      if (header.is_control) {
+        ControlRecord c;
+        if (!ParseControlRecord(r, &c, &error) || c.type == ControlType::kAbort || c.type == ControlType::kCommit) {
+          internal_.emplace_back(std::nullopt);  // a marker, or reported by CheckControlRecords
+          continue;
+        }
+        ok = d == TopicDecoder::kClusterMetadata && DecodeRaftControlRecord(r, &out, &error);
+        if (d != TopicDecoder::kClusterMetadata) error = "a KRaft control record outside a metadata log";
+      } else {
+        ok = DecodeInternalRecord(d, r, &out, &error);
+      }
+      if (ok) {
+        internal_.emplace_back(std::move(out));
+      } else {
+        internal_.emplace_back(std::nullopt);
+        Report({Severity::kError, path, header.position, "internal-record",
+                "record at offset " + std::to_string(r.offset) + " (" + TopicDecoderName(d) + " decoder): " + error +
+                    "; printed raw"});
+      }
+    }
   }
 
   // A control batch's records must parse as control records (spec §5.3); the printers print null
@@ -418,6 +479,13 @@ class Dumper : public ProblemSink {
         printer_->MetaPropertiesEntry(m);
         break;
       }
+      case FileKind::kQuorumState: {
+        OrderedJson state;
+        std::string why;
+        if (ParseQuorumState(text, &state, &why)) printer_->QuorumStateEntry(state);
+        else Report({Severity::kError, path, 0, "quorum-state", "quorum-state: " + why});
+        break;
+      }
       case FileKind::kCleanShutdown: {
         CleanShutdown c;
         if (ParseCleanShutdown(path, text, &c, &pending_)) printer_->CleanShutdownEntry(c);
@@ -443,6 +511,8 @@ class Dumper : public ProblemSink {
   Progress progress_;
   CollectingSink pending_;
   RecordDecoder decoder_;
+  DecodedRecords internal_;
+  std::optional<std::string> topic_;  // the topic of the partition directory being dumped
   std::set<std::string> seen_;
   uint64_t errors_ = 0;
   uint64_t done_bytes_ = 0;
@@ -473,6 +543,12 @@ Command AddDumpCommand(CLI::App* parent) {
             return ParseOffsetRange(s, &a, &b) ? std::string() : "expected A:B, A:, :B or N with A <= B";
           },
           ""));
+  app->add_option("--decoder", options->decoder,
+                  "How --records decodes keys and values: auto (by topic: __consumer_offsets, "
+                  "__transaction_state, __cluster_metadata and KRaft snapshots), none (raw bytes), or one of "
+                  "offsets, transaction-log, cluster-metadata, remote-log-metadata, as kafka-dump-log.sh's decoders")
+      ->check(CLI::IsMember({"auto", "none", "offsets", "transaction-log", "cluster-metadata", "remote-log-metadata"}))
+      ->default_val("auto");
   app->add_option("PATH", options->paths, "Files or directories to dump, in order")->required()->type_name("PATH");
 
   Command command;

@@ -24,7 +24,7 @@ class JsonDumpPrinter : public DumpPrinter {
     file_json_ = std::move(escaped);
   }
 
-  void Batch(const BatchHeader& h, const RecordDecoder* decoded) override {
+  void Batch(const BatchHeader& h, const RecordDecoder* decoded, const DecodedRecords* internal) override {
     const bool v2 = h.magic >= 2;
     JsonObject j(out_);
     j.Raw("file", file_json_);
@@ -63,10 +63,13 @@ class JsonDumpPrinter : public DumpPrinter {
     if (decoded) {
       j.Key("records")->Append('[');
       bool first = true;
+      size_t i = 0;
       for (const Record& r : decoded->records()) {
         if (!first) out_->Append(',');
         first = false;
-        WriteRecord(h, r, *decoded);
+        WriteRecord(h, r, *decoded, internal ? (i < internal->size() ? &(*internal)[i] : nullptr) : nullptr,
+                    internal != nullptr);
+        ++i;
       }
       out_->Append(']');
     }
@@ -180,6 +183,14 @@ class JsonDumpPrinter : public DumpPrinter {
     j.CloseLine();
   }
 
+  void QuorumStateEntry(const OrderedJson& state) override {
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", "quorum-state");
+    j.Raw("data", CompactJson(state));
+    j.CloseLine();
+  }
+
   void Note(std::string_view) override {}
 
   void PrintProblem(const Problem& p) override {
@@ -231,7 +242,10 @@ class JsonDumpPrinter : public DumpPrinter {
   // below kOneReservationBytes) the fixed part, key and value are written with one reservation of
   // their worst-case size instead of a bounds check per field; each header has its own reservation,
   // since a record may declare millions of them.
-  void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded) {
+  // `internal`: with a topic decoder, the record as it decoded (nullopt: it did not, and "decoded" is
+  // null); `with_decoder` says whether a decoder applied at all (no "decoded" field otherwise).
+  void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded,
+                   const std::optional<DecodedRecord>* internal, bool with_decoder) {
     const size_t key_value = MaxOptBytes(r.key) + MaxOptBytes(r.value);
     const bool one_reservation = key_value <= kOneReservationBytes;
     char* start = out_->Reserve(kRecordFixedChars + (one_reservation ? key_value : 0));
@@ -268,6 +282,18 @@ class JsonDumpPrinter : public DumpPrinter {
       out_->Commit(size_t(o - start));
     }
     if (h.is_control) WriteControl(r);
+    if (with_decoder) {
+      // Control markers (ABORT/COMMIT) are not decoded by a topic decoder: "control" says it all.
+      ControlRecord c;
+      std::string error;
+      const bool marker = h.is_control && ParseControlRecord(r, &c, &error) &&
+                          (c.type == ControlType::kAbort || c.type == ControlType::kCommit);
+      if (!marker) {
+        out_->Append(",\"decoded\":");
+        if (internal && *internal) out_->Append(CompactJson((*internal)->json));
+        else out_->Append("null");
+      }
+    }
     out_->Append('}');
   }
 

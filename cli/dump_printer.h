@@ -11,16 +11,23 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/output.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/index_files.h"
+#include "segment_reader/internal_topics.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/problem.h"
 #include "segment_reader/producer_snapshot.h"
 
 namespace klf::cli {
+
+// The records of a batch as an internal-topic decoder read them (--decoder), parallel to
+// RecordDecoder::records(): nullopt where a record did not decode (dump.cc reported why; the raw
+// bytes are printed).
+using DecodedRecords = std::vector<std::optional<DecodedRecord>>;
 
 class DumpPrinter {
  public:
@@ -32,8 +39,10 @@ class DumpPrinter {
   virtual void EndFile() {}
   // A batch (or legacy entry). `decoded` holds its records when they were decoded and are to be
   // printed (--records), else nullptr. `header` is the most complete header known (for legacy
-  // wrappers, the one completed by decoding).
-  virtual void Batch(const BatchHeader& header, const RecordDecoder* decoded) = 0;
+  // wrappers, the one completed by decoding). `internal` holds the records as decoded by the
+  // topic's decoder, when one applies.
+  virtual void Batch(const BatchHeader& header, const RecordDecoder* decoded,
+                     const DecodedRecords* internal = nullptr) = 0;
   virtual void OffsetIndexEntry(size_t slot, const klf::OffsetIndexEntry& e) = 0;
   virtual void TimeIndexEntry(size_t slot, const klf::TimeIndexEntry& e) = 0;
   virtual void TxnIndexEntry(size_t slot, const AbortedTxn& e) = 0;
@@ -46,6 +55,8 @@ class DumpPrinter {
   virtual void OffsetCheckpointEntry(std::string_view checkpoint, const klf::OffsetCheckpointEntry& e) = 0;
   virtual void MetaPropertiesEntry(const MetaProperties& m) = 0;
   virtual void CleanShutdownEntry(const CleanShutdown& c) = 0;
+  // KRaft's quorum-state file (a JSON object).
+  virtual void QuorumStateEntry(const OrderedJson& state) = 0;
   // Something worth a line for a human that is not data (an empty file, preallocated index slots).
   // JSON prints nothing: its readers count entries.
   virtual void Note(std::string_view text) = 0;

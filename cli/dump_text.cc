@@ -56,7 +56,7 @@ class TextDumpPrinter : public DumpPrinter {
     header_pending_ = false;
   }
 
-  void Batch(const BatchHeader& h, const RecordDecoder* decoded) override {
+  void Batch(const BatchHeader& h, const RecordDecoder* decoded, const DecodedRecords* internal) override {
     Header();
     Output& o = *out_;
     if (h.magic >= 2) {
@@ -105,7 +105,12 @@ class TextDumpPrinter : public DumpPrinter {
     o.AppendBool(h.crc_valid);
     o.Append('\n');
     if (decoded) {
-      for (const Record& r : decoded->records()) WriteRecord(h, r, *decoded);
+      size_t i = 0;
+      for (const Record& r : decoded->records()) {
+        const DecodedRecord* d = internal && i < internal->size() && (*internal)[i] ? &*(*internal)[i] : nullptr;
+        WriteRecord(h, r, *decoded, d);
+        ++i;
+      }
     }
   }
 
@@ -221,6 +226,19 @@ class TextDumpPrinter : public DumpPrinter {
     out_->Append('\n');
   }
 
+  void QuorumStateEntry(const OrderedJson& state) override {
+    Header();
+    bool first = true;
+    for (const auto& [k, v] : state.items()) {
+      if (!first) out_->Append(' ');
+      first = false;
+      AppendText(k);
+      out_->Append(": ");
+      AppendText(v.is_string() ? v.get<std::string>() : CompactJson(v));
+    }
+    out_->Append('\n');
+  }
+
   void Note(std::string_view text) override {
     Header();
     out_->Append(text);
@@ -260,7 +278,11 @@ class TextDumpPrinter : public DumpPrinter {
     }
   }
 
-  void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded) {
+  // Decoded text (kafka-dump-log's decoder output) holds the record's own strings: invalid UTF-8 is
+  // escaped as --bytes text escapes it.
+  void AppendText(std::string_view s) { out_->AppendBytes(AsBytes(s), BytesFormat::kText, false); }
+
+  void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded, const DecodedRecord* internal) {
     Output& o = *out_;
     o.Append("| offset: ");
     o.AppendInt(r.offset);
@@ -289,7 +311,10 @@ class TextDumpPrinter : public DumpPrinter {
       o.Append(" crc: ");
       o.AppendUint(r.legacy_crc);
     }
-    if (h.is_control) {
+    if (h.is_control && internal && internal->control_text) {
+      o.Append(' ');
+      AppendText(*internal->control_text);
+    } else if (h.is_control) {
       ControlRecord c;
       std::string error;
       if (!ParseControlRecord(r, &c, &error)) {
@@ -305,6 +330,17 @@ class TextDumpPrinter : public DumpPrinter {
         o.Append('(');
         o.AppendInt(c.raw_type);
         o.Append(')');
+      }
+    } else if (internal) {
+      // As kafka-dump-log prints a decoder's output: a part it does not print (the key of a metadata
+      // record) is left out.
+      if (internal->key_text) {
+        o.Append(" key: ");
+        AppendText(*internal->key_text);
+      }
+      if (internal->value_text) {
+        o.Append(" payload: ");
+        AppendText(*internal->value_text);
       }
     } else {
       // cli.md: a null key or value prints `null` in text mode (kafka-dump-log omits it).

@@ -1,0 +1,342 @@
+// Sources (apache/kafka at the fixtures' commit 1eb7644349cb): TransactionLog.scala
+// (readTxnRecordKey/Value, formatRecordKeyAndValue), CoordinatorRecordSerde.deserialize,
+// DumpLogSegments.OffsetsMessageParser (prepareKey, prepareGroupMetadataValue, prepareValue),
+// AbstractApiMessageSerde.read (metadata frame), ControlRecordUtils (control records at version 0).
+#include "segment_reader/internal_topics.h"
+
+#include <algorithm>
+
+namespace klf {
+
+#include "segment_reader/kafka_schemas.inc"
+
+namespace {
+
+constexpr const char* kTxnStates[] = {"Empty",          "Ongoing",       "PrepareCommit", "PrepareAbort",
+                                      "CompleteCommit", "CompleteAbort", "Dead",          "PrepareEpochFence"};
+
+bool ReadVersionPrefix(Bytes b, int16_t* version, Bytes* rest) {
+  if (b.size() < 2) return false;
+  *version = LoadI16(b.data());
+  *rest = b.subspan(2);
+  return true;
+}
+
+std::string At(size_t position, const std::string& what) {
+  return what + " (byte " + std::to_string(position) + ")";
+}
+
+// TransactionLog.formatRecordKeyAndValue's value text.
+std::string TxnValueText(const OrderedJson& v, const char* state) {
+  std::string s = "producerId:" + std::to_string(v["producerId"].get<int64_t>()) +
+                  ",producerEpoch:" + std::to_string(v["producerEpoch"].get<int64_t>()) + ",state=" + state +
+                  ",partitions=[";
+  bool first = true;
+  const OrderedJson& parts = v["transactionPartitions"];
+  if (parts.is_array()) {
+    for (const OrderedJson& tp : parts) {
+      for (const OrderedJson& p : tp["partitionIds"]) {
+        if (!first) s += ',';
+        first = false;
+        s += tp["topic"].get<std::string>() + '-' + std::to_string(p.get<int64_t>());
+      }
+    }
+  }
+  s += "],txnLastUpdateTimestamp=" + std::to_string(v["transactionLastUpdateTimestampMs"].get<int64_t>()) +
+       ",txnTimeoutMs=" + std::to_string(v["transactionTimeoutMs"].get<int64_t>());
+  return s;
+}
+
+bool DecodeTransactionLog(const Record& r, DecodedRecord* out, std::string* error) {
+  if (!r.key) {
+    *error = "a __transaction_state record without a key";
+    return false;
+  }
+  int16_t key_version;
+  Bytes key;
+  if (!ReadVersionPrefix(*r.key, &key_version, &key)) {
+    *error = "key of " + std::to_string(r.key->size()) + " bytes: no version";
+    return false;
+  }
+  OrderedJson key_json, value_json;
+  size_t at = 0;
+  if (!DecodeMessage(kTransactionLogKeySchema, key_version, key, &key_json, error, &at)) {
+    *error = "key: " + At(at + 2, *error);
+    return false;
+  }
+  out->key_text = "transaction_metadata::transactionalId=" + key_json["transactionalId"].get<std::string>();
+  out->json["keyVersion"] = key_version;
+  out->json["key"] = key_json;
+  if (!r.value) {
+    out->json["valueVersion"] = nullptr;
+    out->json["value"] = nullptr;
+    out->value_text = "<DELETE>";
+    return true;
+  }
+  int16_t value_version;
+  Bytes value;
+  if (!ReadVersionPrefix(*r.value, &value_version, &value)) {
+    *error = "value of " + std::to_string(r.value->size()) + " bytes: no version";
+    return false;
+  }
+  if (!DecodeMessage(kTransactionLogValueSchema, value_version, value, &value_json, error, &at)) {
+    *error = "value: " + At(at + 2, *error);
+    return false;
+  }
+  const char* state = TransactionStateName(int(value_json["transactionStatus"].get<int64_t>()));
+  if (!state) {
+    *error = "value: unknown transaction state " + std::to_string(value_json["transactionStatus"].get<int64_t>());
+    return false;
+  }
+  out->json["valueVersion"] = value_version;
+  out->json["value"] = value_json;
+  out->json["state"] = state;
+  out->value_text = TxnValueText(value_json, state);
+  return true;
+}
+
+const GroupRecordSchema* GroupSchema(int16_t record_type) {
+  for (const GroupRecordSchema& s : kGroupRecordSchemas) {
+    if (s.record_type == record_type) return &s;
+  }
+  return nullptr;
+}
+
+// DumpLogSegments.prepareGroupMetadataValue: a consumer group's member subscription and assignment
+// bytes are the embedded ConsumerProtocol (int16 version + message); they stay base64 when they do
+// not decode.
+bool ExpandConsumerProtocol(const SchemaField& field, Bytes value, const OrderedJson& root, OrderedJson* out) {
+  auto type = root.find("protocolType");
+  if (type == root.end() || !type->is_string() || type->get<std::string>() != "consumer") return false;
+  const MessageSchema* schema = nullptr;
+  if (std::string_view(field.name) == "subscription") schema = &kConsumerProtocolSubscriptionSchema;
+  else if (std::string_view(field.name) == "assignment") schema = &kConsumerProtocolAssignmentSchema;
+  if (!schema) return false;
+  int16_t version;
+  Bytes rest;
+  if (!ReadVersionPrefix(value, &version, &rest)) return false;
+  MessageDecodeOptions options;
+  options.allow_trailing_bytes = true;  // Kafka's reader ignores them
+  std::string error;
+  return DecodeMessage(*schema, version, rest, out, &error, nullptr, options);
+}
+
+bool DecodeOffsets(const Record& r, DecodedRecord* out, std::string* error) {
+  if (!r.key) {
+    *error = "a __consumer_offsets record without a key";
+    return false;
+  }
+  int16_t record_type;
+  Bytes key;
+  if (!ReadVersionPrefix(*r.key, &record_type, &key)) {
+    *error = "key of " + std::to_string(r.key->size()) + " bytes: no record type";
+    return false;
+  }
+  const GroupRecordSchema* schema = GroupSchema(record_type);
+  if (!schema) {
+    *error = "unknown record type " + std::to_string(record_type);
+    return false;
+  }
+  OrderedJson key_json, value_json;
+  size_t at = 0;
+  if (!DecodeMessage(schema->key, record_type, key, &key_json, error, &at)) {
+    *error = "key: " + At(at + 2, *error);
+    return false;
+  }
+  out->key_text = "{\"type\":\"" + std::to_string(record_type) + "\",\"data\":" + CompactJson(key_json) + "}";
+  out->json["recordType"] = record_type;
+  out->json["key"] = key_json;
+  if (!r.value) {
+    out->json["valueVersion"] = nullptr;
+    out->json["value"] = nullptr;
+    out->value_text = "<DELETE>";
+    return true;
+  }
+  int16_t value_version;
+  Bytes value;
+  if (!ReadVersionPrefix(*r.value, &value_version, &value)) {
+    *error = "value of " + std::to_string(r.value->size()) + " bytes: no version";
+    return false;
+  }
+  MessageDecodeOptions options;
+  if (record_type == 2) options.bytes_hook = ExpandConsumerProtocol;
+  if (!DecodeMessage(schema->value, value_version, value, &value_json, error, &at, options)) {
+    *error = "value: " + At(at + 2, *error);
+    return false;
+  }
+  out->json["valueVersion"] = value_version;
+  out->json["value"] = value_json;
+  out->value_text = "{\"version\":\"" + std::to_string(value_version) + "\",\"data\":" + CompactJson(value_json) + "}";
+  return true;
+}
+
+bool DecodeClusterMetadata(const Record& r, DecodedRecord* out, std::string* error) {
+  if (!r.value) {
+    *error = "a metadata record without a value";
+    return false;
+  }
+  ByteCursor c(*r.value);
+  uint32_t frame, api_key, version;
+  if (!c.ReadUvarint(&frame)) {
+    *error = std::string("frame version: ") + c.error();
+    return false;
+  }
+  if (frame != 1) {
+    *error = "unknown frame version " + std::to_string(frame) + " (expected 1)";
+    return false;
+  }
+  if (!c.ReadUvarint(&api_key) || !c.ReadUvarint(&version)) {
+    *error = std::string("record type and version: ") + c.error();
+    return false;
+  }
+  const MetadataRecordSchema* schema = nullptr;
+  for (const MetadataRecordSchema& s : kMetadataRecordSchemas) {
+    if (s.message.api_key >= 0 && uint32_t(s.message.api_key) == api_key) schema = &s;
+  }
+  if (!schema) {
+    *error = "unknown metadata record type " + std::to_string(api_key);
+    return false;
+  }
+  if (version > 0x7fff) {
+    *error = std::string(schema->type_name) + ": unknown version " + std::to_string(version);
+    return false;
+  }
+  const size_t header = c.pos();
+  OrderedJson data;
+  size_t at = 0;
+  if (!DecodeMessage(schema->message, int(version), r.value->subspan(header), &data, error, &at)) {
+    *error = At(at + header, *error);
+    return false;
+  }
+  out->json["type"] = schema->type_name;
+  out->json["apiKey"] = api_key;
+  out->json["version"] = version;
+  out->json["value"] = data;
+  out->value_text = "{\"type\":\"" + std::string(schema->type_name) + "\",\"version\":" + std::to_string(version) +
+                    ",\"data\":" + CompactJson(data) + "}";
+  return true;
+}
+
+}  // namespace
+
+const char* TopicDecoderName(TopicDecoder d) {
+  switch (d) {
+    case TopicDecoder::kNone: return "none";
+    case TopicDecoder::kOffsets: return "offsets";
+    case TopicDecoder::kTransactionLog: return "transaction-log";
+    case TopicDecoder::kClusterMetadata: return "cluster-metadata";
+    case TopicDecoder::kRemoteLogMetadata: return "remote-log-metadata";
+  }
+  return "none";
+}
+
+bool ParseTopicDecoder(std::string_view name, TopicDecoder* d) {
+  for (TopicDecoder c : {TopicDecoder::kNone, TopicDecoder::kOffsets, TopicDecoder::kTransactionLog,
+                         TopicDecoder::kClusterMetadata, TopicDecoder::kRemoteLogMetadata}) {
+    if (name == TopicDecoderName(c)) {
+      *d = c;
+      return true;
+    }
+  }
+  return false;
+}
+
+TopicDecoder DecoderForTopic(std::string_view topic) {
+  if (topic == "__consumer_offsets") return TopicDecoder::kOffsets;
+  if (topic == "__transaction_state") return TopicDecoder::kTransactionLog;
+  if (topic == "__cluster_metadata") return TopicDecoder::kClusterMetadata;
+  if (topic == "__remote_log_metadata") return TopicDecoder::kRemoteLogMetadata;
+  return TopicDecoder::kNone;
+}
+
+const char* TransactionStateName(int state) {
+  if (state < 0 || state >= int(std::size(kTxnStates))) return nullptr;
+  return kTxnStates[state];
+}
+
+bool DecodeInternalRecord(TopicDecoder decoder, const Record& record, DecodedRecord* out, std::string* error) {
+  *out = DecodedRecord();
+  out->json = OrderedJson::object();
+  switch (decoder) {
+    case TopicDecoder::kNone:
+      *error = "no decoder";
+      return false;
+    case TopicDecoder::kOffsets:
+      return DecodeOffsets(record, out, error);
+    case TopicDecoder::kTransactionLog:
+      return DecodeTransactionLog(record, out, error);
+    case TopicDecoder::kClusterMetadata:
+      return DecodeClusterMetadata(record, out, error);
+    case TopicDecoder::kRemoteLogMetadata:
+      *error = "the remote-log-metadata decoder is not implemented yet";
+      return false;
+  }
+  return false;
+}
+
+bool DecodeRaftControlRecord(const Record& record, DecodedRecord* out, std::string* error) {
+  *out = DecodedRecord();
+  out->json = OrderedJson::object();
+  ControlRecord c;
+  if (!ParseControlRecord(record, &c, error)) return false;
+  const MessageSchema* schema = nullptr;
+  const char* label = nullptr;  // kafka-dump-log's prefix
+  switch (c.type) {
+    case ControlType::kLeaderChange: schema = &kLeaderChangeSchema; break;
+    case ControlType::kSnapshotHeader: schema = &kSnapshotHeaderSchema; label = "SnapshotHeader"; break;
+    case ControlType::kSnapshotFooter: schema = &kSnapshotFooterSchema; label = "SnapshotFooter"; break;
+    case ControlType::kKRaftVersion: schema = &kKRaftVersionSchema; label = "KRaftVersion"; break;
+    case ControlType::kKRaftVoters: schema = &kVotersSchema; label = "KRaftVoters"; break;
+    default:
+      *error = std::string("control record type ") + std::to_string(c.raw_type) + " is not a KRaft control record";
+      return false;
+  }
+  if (!record.value) {
+    *error = std::string(schema->name) + " without a value";
+    return false;
+  }
+  OrderedJson data;
+  size_t at = 0;
+  if (!DecodeMessage(*schema, 0, *record.value, &data, error, &at)) {
+    *error = At(at, *error);
+    return false;
+  }
+  out->json["type"] = schema->name;
+  out->json["value"] = data;
+  if (label) out->control_text = std::string(label) + ' ' + CompactJson(data);
+  return true;
+}
+
+bool ParseQuorumState(std::string_view text, OrderedJson* out, std::string* error) {
+  // nlohmann's DOM is built recursively: refuse nesting deeper than a quorum state has first.
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char ch = text[i];
+    if (in_string) {
+      if (ch == '\\') ++i;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '{' || ch == '[') {
+      if (++depth > 8) {
+        *error = "JSON nested deeper than 8 levels at byte " + std::to_string(i);
+        return false;
+      }
+    } else if (ch == '}' || ch == ']') {
+      --depth;
+    }
+  }
+  *out = OrderedJson::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (out->is_discarded()) {
+    *error = "not valid JSON";
+    return false;
+  }
+  if (!out->is_object()) {
+    *error = "not a JSON object";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace klf
