@@ -1,6 +1,6 @@
 # klf — the two commands: `make demo` and `make test`. Both install missing Debian packages first.
 #   make            build klf (release, -O2) into build/
-#   make demo       run the bundled three-replica incident: dump, diff and explain
+#   make demo       run the bundled three-replica incident: dump, diff and explain (KEEP=1 keeps its output)
 #   make test       unit + end-to-end tests (CTest), a short libFuzzer smoke run of every decoder, and the
 #                   compactor's tests under ThreadSanitizer (it runs a second thread)
 #   make test SAN=1 the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer
@@ -9,6 +9,11 @@
 
 JOBS ?= $(shell nproc)
 SAN ?= 0
+# Warnings are errors in the Makefile's builds (hence CI); WERROR=0 relaxes it for a local experiment.
+WERROR ?= 1
+ifeq ($(WERROR),1)
+CMAKE_ARGS += -DKLF_WERROR=ON
+endif
 ifeq ($(SAN),1)
 BUILD_DIR ?= build-san
 CMAKE_ARGS += -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKLF_SANITIZE=ON -DKLF_BENCH=OFF
@@ -20,12 +25,17 @@ FUZZ_DIR ?= build-fuzz
 TSAN_DIR ?= build-tsan
 KLF := $(BUILD_DIR)/klf
 
-.PHONY: all deps configure build demo test unit-test fuzz-smoke tsan-test fuzz bench clean
+.PHONY: all deps test-deps configure build demo test unit-test fuzz-smoke tsan-test fuzz bench clean
 
 all: build
 
+# What building and running needs; the test tools (clang, Python's Kafka client, Chromium, hyperfine)
+# come with the targets that use them.
 deps:
-	@bash scripts/install-deps.sh
+	@bash scripts/install-deps.sh build
+
+test-deps:
+	@bash scripts/install-deps.sh test
 
 $(BUILD_DIR)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD_DIR) $(CMAKE_ARGS)
@@ -37,15 +47,15 @@ build: configure
 
 demo: configure
 	cmake --build $(BUILD_DIR) --target klf -j $(JOBS)
-	@bash scripts/demo.sh $(KLF)
+	@KEEP=$(KEEP) bash scripts/demo.sh $(KLF)
 
-unit-test: build
+unit-test: test-deps build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
-$(FUZZ_DIR)/CMakeCache.txt: | deps
+$(FUZZ_DIR)/CMakeCache.txt: | test-deps
 	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKLF_FUZZ=ON -DKLF_BENCH=OFF
 
-fuzz-smoke: deps $(FUZZ_DIR)/CMakeCache.txt
+fuzz-smoke: test-deps $(FUZZ_DIR)/CMakeCache.txt
 	cmake --build $(FUZZ_DIR) --target fuzzers -j $(JOBS)
 	cd $(FUZZ_DIR) && ctest --output-on-failure -j $(JOBS) -R fuzz_smoke_
 
@@ -54,7 +64,7 @@ $(TSAN_DIR)/CMakeCache.txt: | deps
 	  -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
 
 # The compactor is the one library with threads (offset map halves, look-ahead lookups).
-tsan-test: deps $(TSAN_DIR)/CMakeCache.txt
+tsan-test: test-deps $(TSAN_DIR)/CMakeCache.txt
 	cmake --build $(TSAN_DIR) --target compactor_tests -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_DIR)/tests/compactor_tests
 
@@ -66,11 +76,11 @@ endif
 
 FUZZ_SECONDS ?= 600
 FUZZ_RUNS ?= -1
-fuzz: deps $(FUZZ_DIR)/CMakeCache.txt
+fuzz: test-deps $(FUZZ_DIR)/CMakeCache.txt
 	cmake --build $(FUZZ_DIR) --target fuzzers -j $(JOBS)
 	bash scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_RUNS)
 
-bench: build
+bench: test-deps build
 	bash scripts/bench.sh $(BUILD_DIR)
 
 clean:

@@ -1,6 +1,7 @@
 #include "cli/command.h"
 
 #include <cstdio>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,20 @@ void AddCommonOptions(CLI::App* app, CommonOptions* options, bool with_bytes) {
         ->check(CLI::IsMember({"text", "base64", "hex"}))
         ->default_str("text");
   }
+}
+
+std::string NamedPath(const std::string& path) {
+  std::filesystem::path p(path);
+  std::string normal = p.lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  std::string last = std::filesystem::path(normal).filename().string();
+  if (!path.empty() && last != "." && last != "..") return path;
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(p, ec);
+  if (ec) return path;
+  std::string named = abs.lexically_normal().string();
+  while (named.size() > 1 && named.back() == '/') named.pop_back();
+  return named;
 }
 
 void PrintError(const std::string& command, const std::string& message) {

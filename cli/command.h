@@ -41,6 +41,10 @@ struct Command {
 };
 
 // One line on stderr: "klf <command>: <message>". Every error names the file it is about.
+// A PATH as reports name it: "." and ".." (and paths ending in them) become the absolute directory they
+// stand for, so `klf verify .` names the real directory; any other PATH is kept as the user wrote it.
+std::string NamedPath(const std::string& path);
+
 void PrintError(const std::string& command, const std::string& message);
 
 // The JSON error object of a failed run (README "Conventions"), on one line without a newline:
@@ -63,5 +67,6 @@ Command AddDiffCommand(CLI::App* parent);     // diff.cc (diff helper)
 Command AddRepairCommand(CLI::App* parent);   // repair.cc (repair helper)
 Command AddLsoCommand(CLI::App* parent);      // lso.cc (repair helper)
 Command AddSimulateCommand(CLI::App* parent); // simulate.cc (simulator helper)
+Command AddTriageCommand(CLI::App* parent);   // triage.cc (triage/)
 
 }  // namespace klf::cli

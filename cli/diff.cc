@@ -20,6 +20,7 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
+#include "cli/partition_paths.h"
 #include "diff/diff.h"
 #include "segment_reader/layout.h"
 #include "segment_writer/file_writer.h"
@@ -341,50 +342,18 @@ int Run(const DiffArgs& args) {
   options.now_ms = args.now;
   options.producer_id_expiration_ms = args.producer_id_expiration_ms;
 
-  // Which partitions to compare.
-  std::vector<std::pair<std::string, std::vector<std::string>>> work;  // name -> partition dirs
-  std::vector<PathInfo> infos;
-  bool all_log_dirs = true;
-  for (const std::string& p : args.paths) {
-    PathInfo info = ClassifyPath(p);
-    if (info.kind == PathKind::kMissing) return Fail("diff", kExitUnreadable, p + ": no such file or directory", json);
-    if (info.kind != PathKind::kLogDir) all_log_dirs = false;
-    infos.push_back(info);
-  }
-  if (all_log_dirs) {
-    std::map<std::string, std::vector<std::string>> by_name;
-    for (const PathInfo& info : infos) {
-      LogDir dir;
-      NullSink quiet;
-      if (!ScanLogDir(info.path, &dir, &quiet)) {
-        return Fail("diff", kExitUnreadable, info.path + ": cannot list the directory", json);
-      }
-      for (const PartitionDir& pd : dir.partitions) {
-        if (pd.state == PartitionDirState::kLive) by_name[pd.name].push_back(pd.path);
-      }
-    }
-    for (auto& [name, dirs] : by_name) {
-      if (dirs.size() >= 2) work.emplace_back(name, dirs);
-    }
-    if (work.empty()) {
-      return Fail("diff", kExitUsage, "no partition directory is present in two of the log directories given", json);
-    }
-  } else {
-    for (const PathInfo& info : infos) {
-      if (info.kind != PathKind::kPartitionDir) {
-        return Fail("diff", kExitUsage,
-                    info.path + ": not a partition directory (" + PathKindName(info.kind) +
-                        "); give partition directories, or broker log directories only",
-                    json);
-      }
-    }
-    work.emplace_back("", args.paths);
+  // Which partitions to compare: every one held by two of the PATHs (cli/partition_paths.h).
+  ResolvedPaths resolved;
+  std::string resolve_error;
+  int resolve_exit = kExitUsage;
+  if (!ResolvePartitionPaths(args.paths, 2, &resolved, &resolve_error, &resolve_exit)) {
+    return Fail("diff", resolve_exit, resolve_error, json);
   }
 
   std::vector<PartitionDiff> diffs;
   std::vector<std::string> load_errors;
   int exit_code = kExitOk;
-  for (auto& [name, dirs] : work) {
+  for (auto& [name, dirs] : resolved.partitions) {
     PartitionDiff d;
     d.name = name;
     std::string error;
@@ -427,7 +396,7 @@ int Run(const DiffArgs& args) {
   Output out(1);
   if (args.common.json) {
     nlohmann::json j;
-    if (!all_log_dirs && diffs.size() == 1) {
+    if (!resolved.any_log_dir && diffs.size() == 1) {
       j = ReportJson(diffs.front(), format);
     } else {
       j["logDirs"] = args.paths;

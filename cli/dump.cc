@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <climits>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -46,6 +48,15 @@ struct DumpOptions {
   std::string offsets;
   std::string decoder = "auto";
   std::vector<std::string> paths;
+  // kafka-dump-log.sh's flags, accepted so its scripts keep working (dump-log-segments.md §1).
+  std::vector<std::string> files;  // --files a,b: PATHs
+  bool deep_iteration = false;     // records, without key and payload
+  bool print_data_log = false;     // records with key and payload (= --records)
+  bool skip_record_metadata = false;
+  bool verify_index_only = false;  // index files: the checks, not the entries
+  bool index_sanity_check = false; // index files: Kafka's sanityCheck only
+  int64_t max_bytes = INT32_MAX;   // only batches lying completely within the first N bytes of a .log
+  bool offsets_decoder = false, transaction_log_decoder = false, cluster_metadata_decoder = false;
 };
 
 // "A:B", "A:", ":B" or "A" (= "A:A"); both ends inclusive.
@@ -124,13 +135,13 @@ class Dumper : public ProblemSink {
   }
 
   // Every problem is printed once (a directory scan and the file's own parser may both see it) and
-  // errors decide the exit code.
+  // errors, not warnings, decide the exit code.
   void Report(const Problem& p) override {
     std::string key = p.file + '\0' + std::to_string(p.position) + '\0' + p.check + '\0' + p.message;
     if (!seen_.insert(std::move(key)).second) return;
-    // dump reports damage, and a torn or zero-filled tail is damage even though Kafka's recovery
-    // calls it routine (severity warning): both make the exit code 1. Notes (info) do not.
-    if (p.severity != Severity::kInfo) ++errors_;
+    // Exit codes mean the same in every command: errors make it 1; warnings (a torn or zero-filled
+    // tail, which Kafka's recovery truncates as routine) and notes are printed and do not.
+    if (p.severity == Severity::kError) ++errors_;
     // A file of a scanned directory that is there but cannot be read (a FIFO named like a segment...).
     if (p.check == std::string_view("file-read") || p.check == std::string_view("dir-read")) unreadable_ = true;
     Problem shown = p;  // names are bytes: printed as --bytes text prints them, in text and JSON alike
@@ -231,10 +242,14 @@ class Dumper : public ProblemSink {
       auto next = std::next(it);
       int64_t last = next == dir.segments.end() ? kMaxOffset : next->first - 1;
       if (!Overlaps(seg.base_offset, last)) continue;
+      // A torn or zero tail is routine only in the last segment (SegmentTailSink).
+      last_segment_ = next == dir.segments.end();
       for (const auto* f : {&seg.log, &seg.index, &seg.time_index, &seg.txn_index}) {
         if (*f) DumpFile((*f)->path, (*f)->info);
-        if (out_->failed()) return;
+        if (out_->failed()) break;
       }
+      last_segment_ = true;
+      if (out_->failed()) return;
     }
     for (const auto& [offset, e] : dir.producer_snapshots) {
       // A snapshot at N is the producer state below N: with --offsets A:B, those at A..B+1 describe
@@ -284,13 +299,15 @@ class Dumper : public ProblemSink {
 
   void DumpLog(const std::string& path, const FileName& name) {
     std::string error;
-    std::unique_ptr<LogReader> reader = LogReader::Open(path, &pending_, ReadOptions(), &error);
+    SegmentTailSink tail(&pending_, last_segment_);
+    std::unique_ptr<LogReader> reader = LogReader::Open(path, &tail, ReadOptions(), &error);
     if (!reader) return Unreadable(error);
     printer_->BeginFile(EscapeInvalidUtf8(path), name);
     BatchView batch;
     while (reader->Next(&batch)) {
       progress_.Update(done_bytes_ + batch.header.position, path);
       const BatchHeader* header = &batch.header;
+      if (int64_t(header->position + header->size_in_bytes) > options_.max_bytes) break;  // --max-bytes
       if (header->last_offset < from_) {
         FlushPending();
         continue;
@@ -398,17 +415,52 @@ class Dumper : public ProblemSink {
     if (!ok) return Unreadable(error);
     printer_->BeginFile(EscapeInvalidUtf8(path), name);
     if (offsets.file_size + times.file_size == 0 && !has_range()) printer_->Note(EscapeInvalidUtf8(path) + " is empty.");
-    for (size_t i = 0; i < offsets.entries.size(); ++i) {
-      if (Overlaps(offsets.entries[i].offset, offsets.entries[i].offset)) printer_->OffsetIndexEntry(i, offsets.entries[i]);
-    }
-    for (size_t i = 0; i < times.entries.size(); ++i) {
-      if (Overlaps(times.entries[i].offset, times.entries[i].offset)) printer_->TimeIndexEntry(i, times.entries[i]);
+    if (options_.index_sanity_check) {
+      SanityCheck(path, base, name.kind == FileKind::kOffsetIndex, offsets, times);
+    } else if (!options_.verify_index_only) {
+      PrintIndexEntries(offsets, times);
     }
     if (name.kind == FileKind::kOffsetIndex) NoteUnusedSlots(offsets.unused_slots, kOffsetIndexEntrySize);
     else NoteUnusedSlots(times.unused_slots, kTimeIndexEntrySize);
     FlushPending();
     printer_->EndFile();
     done_bytes_ += offsets.file_size + times.file_size;
+  }
+
+  void PrintIndexEntries(const OffsetIndex& offsets, const TimeIndex& times) {
+    for (size_t i = 0; i < offsets.entries.size(); ++i) {
+      if (Overlaps(offsets.entries[i].offset, offsets.entries[i].offset)) printer_->OffsetIndexEntry(i, offsets.entries[i]);
+    }
+    for (size_t i = 0; i < times.entries.size(); ++i) {
+      if (Overlaps(times.entries[i].offset, times.entries[i].offset)) printer_->TimeIndexEntry(i, times.entries[i]);
+    }
+  }
+
+  // --index-sanity-check: Kafka's OffsetIndex/TimeIndex.sanityCheck, the check a broker runs on an index
+  // it opens (a zero-filled preallocated tail passes it): the length is a whole number of entries, the
+  // last entry's offset is not below the base offset, and the time index's last timestamp is not below
+  // its first. Passing prints kafka-dump-log's line; failing is an error at the file's end.
+  void SanityCheck(const std::string& path, int64_t base, bool offset_index, const OffsetIndex& offsets,
+                   const TimeIndex& times) {
+    const uint64_t size = offset_index ? offsets.file_size : times.file_size;
+    const uint64_t entry = offset_index ? kOffsetIndexEntrySize : kTimeIndexEntrySize;
+    std::string failure;
+    if (size % entry != 0) {
+      failure = fmt::format("the file length {} is not a multiple of the entry size {}", size, entry);
+    } else if (offset_index && !offsets.entries.empty() && offsets.entries.back().offset < base) {
+      failure = fmt::format("the last offset {} is below the base offset {}", offsets.entries.back().offset, base);
+    } else if (!offset_index && !times.entries.empty() && times.entries.back().offset < base) {
+      failure = fmt::format("the last offset {} is below the base offset {}", times.entries.back().offset, base);
+    } else if (!offset_index && !times.entries.empty() &&
+               times.entries.back().timestamp < times.entries.front().timestamp) {
+      failure = fmt::format("the last timestamp {} is below the first timestamp {}", times.entries.back().timestamp,
+                            times.entries.front().timestamp);
+    }
+    if (failure.empty()) {
+      printer_->Note(EscapeInvalidUtf8(path) + " passed sanity check.");
+    } else {
+      Report({Severity::kError, path, size, "index-sanity-check", "fails Kafka's index sanity check: " + failure});
+    }
   }
 
   void DumpBinaryFile(const std::string& path, const FileName& name) {
@@ -516,6 +568,7 @@ class Dumper : public ProblemSink {
   std::set<std::string> seen_;
   uint64_t errors_ = 0;
   uint64_t done_bytes_ = 0;
+  bool last_segment_ = true;  // the .log being dumped is its partition's last segment (or a lone file)
   bool unreadable_ = false;
   std::string path_;  // the PATH being dumped (the "file" of an error object)
 };
@@ -549,18 +602,59 @@ Command AddDumpCommand(CLI::App* parent) {
                   "offsets, transaction-log, cluster-metadata, remote-log-metadata, as kafka-dump-log.sh's decoders")
       ->check(CLI::IsMember({"auto", "none", "offsets", "transaction-log", "cluster-metadata", "remote-log-metadata"}))
       ->default_val("auto");
-  app->add_option("PATH", options->paths, "Files or directories to dump, in order")->required()->type_name("PATH");
+  app->add_option("PATH", options->paths, "Files or directories to dump, in order")->type_name("PATH");
+
+  // kafka-dump-log.sh's flags, so its scripts keep working.
+  CLI::Option_group* compat = app->add_option_group("kafka-dump-log.sh compatibility");
+  compat->add_option("--files", options->files, "Comma-separated files to dump (kafka-dump-log's PATHs)")
+      ->delimiter(',')
+      ->type_name("A,B");
+  compat->add_flag("--deep-iteration", options->deep_iteration, "Print record lines, without key and payload");
+  compat->add_flag("--print-data-log", options->print_data_log, "Print record lines with key and payload (--records)");
+  compat->add_flag("--skip-record-metadata", options->skip_record_metadata,
+                   "Record lines hold only key and payload (text output)");
+  compat->add_flag("--verify-index-only", options->verify_index_only,
+                   "Index files: run the checks, print no entries");
+  compat->add_flag("--index-sanity-check", options->index_sanity_check,
+                   "Index files: run only Kafka's index sanity check");
+  compat->add_option("--max-bytes", options->max_bytes,
+                     "Only batches lying completely within the first N bytes of a .log")
+      ->check(CLI::NonNegativeNumber);
+  compat->add_flag("--offsets-decoder", options->offsets_decoder, "= --records --decoder offsets");
+  compat->add_flag("--transaction-log-decoder", options->transaction_log_decoder,
+                   "= --records --decoder transaction-log");
+  compat->add_flag("--cluster-metadata-decoder", options->cluster_metadata_decoder,
+                   "= --records --decoder cluster-metadata");
 
   Command command;
   command.app = app;
   command.run = [options]() {
+    DumpOptions& o = *options;
+    o.paths.insert(o.paths.end(), o.files.begin(), o.files.end());
+    if (o.paths.empty()) return Fail("dump", kExitUsage, "PATH is required (or --files)", o.common.json);
+    const int decoders = int(o.offsets_decoder) + int(o.transaction_log_decoder) + int(o.cluster_metadata_decoder);
+    if (decoders > 1 || (decoders == 1 && o.decoder != "auto")) {
+      return Fail("dump", kExitUsage, "give one decoder (--decoder or one of kafka-dump-log's decoder flags)",
+                  o.common.json);
+    }
+    if (o.offsets_decoder) o.decoder = "offsets";
+    if (o.transaction_log_decoder) o.decoder = "transaction-log";
+    if (o.cluster_metadata_decoder) o.decoder = "cluster-metadata";
+    // kafka-dump-log: print data with --print-data-log or any decoder; deep iteration with either, or
+    // --deep-iteration alone (record lines without key and payload).
+    const bool print_data = o.records || o.print_data_log || decoders > 0;
+    if (print_data || o.deep_iteration || o.skip_record_metadata) o.records = true;
+    TextRecordStyle style;
+    style.print_data = print_data || o.skip_record_metadata;
+    style.skip_record_metadata = o.skip_record_metadata;
     int64_t from = kMinOffset, to = kMaxOffset;
     if (!options->offsets.empty()) ParseOffsetRange(options->offsets, &from, &to);
     Output out(1);
     std::unique_ptr<DumpPrinter> printer = options->common.json
                                                ? MakeJsonDumpPrinter(&out, options->common.bytes_format())
                                                : MakeTextDumpPrinter(&out, options->common.bytes_format(),
-                                                                     /*quiet_empty_files=*/!options->offsets.empty());
+                                                                     /*quiet_empty_files=*/!options->offsets.empty(),
+                                                                     style);
     Dumper dumper(*options, from, to, printer.get(), &out);
     return dumper.Run();
   };

@@ -299,19 +299,21 @@ class JsonDumpPrinter : public DumpPrinter {
 
   template <typename Headers>
   void WriteHeaders(const Headers& headers) {
+    // Header keys are strings in Kafka (cli.md: "key": string), so --bytes never applies to them and jq
+    // filters on them keep working; header values follow --bytes like keys and values.
     bool first = true;
     for (const RecordHeader& hd : headers) {
-      const size_t key_value = MaxRenderedBytes(hd.key.size(), bytes_) + MaxOptBytes(hd.value);
+      const size_t key_value = MaxRenderedBytes(hd.key.size(), BytesFormat::kText) + MaxOptBytes(hd.value);
       if (key_value > kOneReservationBytes) {
         out_->Append(first ? "{\"key\":\"" : ",{\"key\":\"");
-        out_->AppendBytes(hd.key, bytes_, /*json=*/true);
+        out_->AppendBytes(hd.key, BytesFormat::kText, /*json=*/true);
         out_->Append("\",\"value\":");
         AppendOptBytes(hd.value);
         out_->Append('}');
       } else {
         char* start = out_->Reserve(kHeaderFixedChars + key_value);
         char* o = WriteLiteral(start, first ? "{\"key\":\"" : ",{\"key\":\"");
-        o = WriteBytes(o, hd.key, bytes_, /*json=*/true);
+        o = WriteBytes(o, hd.key, BytesFormat::kText, /*json=*/true);
         o = WriteLiteral(o, "\",\"value\":");
         o = WriteOptBytes(o, hd.value);
         *o++ = '}';

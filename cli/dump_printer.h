@@ -65,7 +65,14 @@ class DumpPrinter {
 };
 
 std::unique_ptr<DumpPrinter> MakeJsonDumpPrinter(Output* out, BytesFormat bytes);
+
+// How the text printer prints records, as kafka-dump-log's flags ask (its aliases in `klf dump`).
+struct TextRecordStyle {
+  bool print_data = true;             // key and payload (--print-data-log); --deep-iteration alone: off
+  bool skip_record_metadata = false;  // --skip-record-metadata: `| key: <k> payload: <v>` only
+};
 // `quiet_empty_files`: a file with nothing to print (all filtered out) prints no "Dumping" header.
-std::unique_ptr<DumpPrinter> MakeTextDumpPrinter(Output* out, BytesFormat bytes, bool quiet_empty_files = false);
+std::unique_ptr<DumpPrinter> MakeTextDumpPrinter(Output* out, BytesFormat bytes, bool quiet_empty_files = false,
+                                                 TextRecordStyle style = {});
 
 }  // namespace klf::cli

@@ -14,8 +14,8 @@ namespace {
 
 class TextDumpPrinter : public DumpPrinter {
  public:
-  TextDumpPrinter(Output* out, BytesFormat bytes, bool quiet_empty_files)
-      : out_(out), bytes_(bytes), quiet_empty_files_(quiet_empty_files) {}
+  TextDumpPrinter(Output* out, BytesFormat bytes, bool quiet_empty_files, TextRecordStyle style)
+      : out_(out), bytes_(bytes), quiet_empty_files_(quiet_empty_files), style_(style) {}
   ~TextDumpPrinter() override { EndFile(); }
 
   void BeginFile(const std::string& path, const FileName& name) override {
@@ -284,6 +284,7 @@ class TextDumpPrinter : public DumpPrinter {
 
   void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded, const DecodedRecord* internal) {
     Output& o = *out_;
+    if (style_.skip_record_metadata) return WriteRecordDataOnly(h, r, internal);
     o.Append("| offset: ");
     o.AppendInt(r.offset);
     o.Append(' ');
@@ -302,7 +303,7 @@ class TextDumpPrinter : public DumpPrinter {
       for (const RecordHeader& hd : decoded.headers(r)) {
         if (!first) o.Append(',');
         first = false;
-        o.AppendBytes(hd.key, bytes_, false);
+        o.AppendBytes(hd.key, BytesFormat::kText, false);
       }
       o.Append(']');
     } else {
@@ -331,7 +332,7 @@ class TextDumpPrinter : public DumpPrinter {
         o.AppendInt(c.raw_type);
         o.Append(')');
       }
-    } else if (internal) {
+    } else if (internal && style_.print_data) {
       // As kafka-dump-log prints a decoder's output: a part it does not print (the key of a metadata
       // record) is left out.
       if (internal->key_text) {
@@ -342,7 +343,7 @@ class TextDumpPrinter : public DumpPrinter {
         o.Append(" payload: ");
         AppendText(*internal->value_text);
       }
-    } else {
+    } else if (style_.print_data) {
       // cli.md: a null key or value prints `null` in text mode (kafka-dump-log omits it).
       o.Append(" key: ");
       if (r.key) o.AppendBytes(*r.key, bytes_, false);
@@ -354,17 +355,48 @@ class TextDumpPrinter : public DumpPrinter {
     o.Append('\n');
   }
 
+  // kafka-dump-log --skip-record-metadata: only the data, and only what is not null; its quirk kept
+  // (a record with a null key prints ` payload: <v>` without the leading `|`). Control records print
+  // an empty line.
+  void WriteRecordDataOnly(const BatchHeader& h, const Record& r, const DecodedRecord* internal) {
+    Output& o = *out_;
+    if (!h.is_control) {
+      if (internal) {
+        if (internal->key_text) {
+          o.Append("| key: ");
+          AppendText(*internal->key_text);
+        }
+        if (internal->value_text) {
+          o.Append(" payload: ");
+          AppendText(*internal->value_text);
+        }
+      } else {
+        if (r.key) {
+          o.Append("| key: ");
+          o.AppendBytes(*r.key, bytes_, false);
+        }
+        if (r.value) {
+          o.Append(" payload: ");
+          o.AppendBytes(*r.value, bytes_, false);
+        }
+      }
+    }
+    o.Append('\n');
+  }
+
   Output* out_;
   BytesFormat bytes_;
   bool quiet_empty_files_;
+  TextRecordStyle style_;
   std::string header_;
   bool header_pending_ = false;
 };
 
 }  // namespace
 
-std::unique_ptr<DumpPrinter> MakeTextDumpPrinter(Output* out, BytesFormat bytes, bool quiet_empty_files) {
-  return std::make_unique<TextDumpPrinter>(out, bytes, quiet_empty_files);
+std::unique_ptr<DumpPrinter> MakeTextDumpPrinter(Output* out, BytesFormat bytes, bool quiet_empty_files,
+                                                 TextRecordStyle style) {
+  return std::make_unique<TextDumpPrinter>(out, bytes, quiet_empty_files, style);
 }
 
 }  // namespace klf::cli

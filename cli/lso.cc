@@ -12,6 +12,7 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
+#include "cli/partition_paths.h"
 #include "diff/replica_state.h"
 #include "diff/lso.h"
 #include "segment_reader/layout.h"
@@ -26,6 +27,7 @@ struct LsoArgs {
   std::string bootstrap = "<broker:9092>";
   std::vector<std::string> replicas;
   std::string dir;
+  std::string partition;  // --partition T-P: which partition of the broker log directories given
 };
 
 nlohmann::json TxnJson(const OpenTxn& t) {
@@ -72,28 +74,19 @@ nlohmann::json LsoTxnJson(const LsoTxn& x, bool replicas_given) {
   return j;
 }
 
-// cli.md: a PATH may also be a broker log directory; one holding a single live partition names it.
-std::string PartitionOf(const std::string& path) {
-  if (ClassifyPath(path).kind != PathKind::kLogDir) return path;
-  LogDir dir;
-  NullSink quiet;
-  if (!ScanLogDir(path, &dir, &quiet)) return path;
-  std::vector<std::string> live;
-  for (const PartitionDir& pd : dir.partitions) {
-    if (pd.state == PartitionDirState::kLive) live.push_back(pd.path);
-  }
-  return live.size() == 1 ? live.front() : path;
-}
-
 int RunLso(const LsoArgs& given) {
   LsoArgs a = given;
-  a.dir = PartitionOf(a.dir);
-  for (std::string& r : a.replicas) r = PartitionOf(r);
+  std::vector<std::string> paths = {a.dir};
+  paths.insert(paths.end(), a.replicas.begin(), a.replicas.end());
+  std::string error;
+  int exit_code = kExitUsage;
+  if (!ResolveOnePartition(paths, a.partition, &paths, &error, &exit_code)) return Fail("lso", exit_code, error, a.json);
+  a.dir = paths.front();
+  a.replicas.assign(paths.begin() + 1, paths.end());
   ReplicaOptions ro;
   ro.now_ms = a.now;
   ro.producer_id_expiration_ms = a.producer_id_expiration_ms;
   ro.transactions_only = true;  // memory independent of the record count
-  std::string error;
   ReplicaState target;
   if (!std::filesystem::is_directory(a.dir) || !LoadReplica(a.dir, ro, &target, &error)) {
     return Fail("lso", kExitUnreadable, error.empty() ? a.dir + ": not a partition directory" : error, a.json);
@@ -168,6 +161,9 @@ Command AddLsoCommand(CLI::App* parent) {
       "is to re-replicate this replica from the leader. An open transaction never expires\n"
       "(producer.id.expiration.ms does not lift it). Exit 1 when pinned, 0 otherwise.");
   app->add_option("PARTITION_DIR", args->dir, "partition directory (never modified)")->required();
+  app->add_option("--partition", args->partition,
+                  "with broker log directories holding several partitions: the one to work on")
+      ->type_name("T-P");
   app->add_option("--replica", args->replicas, "another replica of the partition: whether it decided the transactions, and its epochs")
       ->type_name("DIR");
   app->add_flag("--json", args->json, "print the cli.md JSON object");

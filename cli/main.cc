@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   commands.push_back(AddRepairCommand(&app));
   commands.push_back(AddLsoCommand(&app));
   commands.push_back(AddSimulateCommand(&app));
+  commands.push_back(AddTriageCommand(&app));
 
   try {
     app.parse(argc, argv);
@@ -65,11 +66,13 @@ int main(int argc, char** argv) {
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     // One line naming the problem, then where to look; CLI11's own exit codes are not ours.
-    std::fprintf(stderr, "klf: %s\nRun 'klf --help' or 'klf <command> --help' for usage.\n", e.what());
+    // Prefixed with the subcommand, like every other error ("klf diff: ...").
+    const std::string name = CommandName(commands, argc, argv);
+    const std::string prefix = name == "klf" ? "klf" : "klf " + name;
+    const std::string help = name == "klf" ? "klf --help" : "klf " + name + " --help";
+    std::fprintf(stderr, "%s: %s\nRun '%s' for usage.\n", prefix.c_str(), e.what(), help.c_str());
     // Scripts that asked for --json get the error object on stdout as well (README "Conventions").
-    if (AskedForJson(argc, argv)) {
-      std::printf("%s\n", ErrorJson(CommandName(commands, argc, argv), kExitUsage, e.what()).c_str());
-    }
+    if (AskedForJson(argc, argv)) std::printf("%s\n", ErrorJson(name, kExitUsage, e.what()).c_str());
     return kExitUsage;
   }
 

@@ -185,7 +185,7 @@ char* WriteBase64(char* o, Bytes b) {
 }
 
 // The same decisions as FormatBytes' text mode (bytes.cc): well-formed UTF-8 is copied, every other
-// byte and every control character except tab becomes \xNN. Written again here, into the output
+// byte and every control character (TAB and DEL included) becomes \xNN. Written again here, into the output
 // buffer, because this runs for every key and value of a dump; output_test.cc compares the two.
 char* WriteText(char* o, Bytes b, bool json) {
   const uint8_t* p = b.data();
@@ -204,7 +204,7 @@ char* WriteText(char* o, Bytes b, bool json) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
       __m128i special = _mm_or_si128(
           _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(v, _mm_set1_epi8('"'))),
-          _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f))));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
       unsigned mask = unsigned(_mm_movemask_epi8(special));
       if (mask != 0) {
@@ -226,7 +226,7 @@ char* WriteText(char* o, Bytes b, bool json) {
       constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
       auto has_zero = [&](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
       uint64_t special = (w & kHigh) | ((w - 0x20 * kOnes) & ~w & kHigh) | has_zero(w ^ (0x22 * kOnes)) |
-                         has_zero(w ^ (0x5c * kOnes));
+                         has_zero(w ^ (0x5c * kOnes)) | has_zero(w ^ (0x7f * kOnes));
       if (special) break;
       std::memcpy(o, p + i, 8);
       o += 8;
@@ -234,23 +234,14 @@ char* WriteText(char* o, Bytes b, bool json) {
     }
     if (i >= n) break;
     uint8_t c = p[i];
-    if (c >= 0x20 && c < 0x80) {
+    if (c >= 0x20 && c < 0x7f) {
       if (json && (c == '"' || c == '\\')) *o++ = '\\';
       *o++ = char(c);
       ++i;
       continue;
     }
-    if (c < 0x20) {
-      if (c == '\t') {
-        if (json) {
-          *o++ = '\\';
-          *o++ = 't';
-        } else {
-          *o++ = '\t';
-        }
-      } else {
-        escape(c);
-      }
+    if (c < 0x20 || c == 0x7f) {  // control characters, TAB and DEL included
+      escape(c);
       ++i;
       continue;
     }

@@ -28,8 +28,11 @@ void Progress::Show(uint64_t done, const std::string& current) {
   shown_ = true;
   double mib = double(done) / (1 << 20);
   double secs = std::chrono::duration<double>(now - start_).count();
-  // Only the last path component: the line must fit a terminal.
-  std::string name = current.substr(current.find_last_of('/') + 1);
+  // The partition directory and the file (`foo-0/00000000000000000000.log`): the line must fit a
+  // terminal, and must say which partition is being read.
+  size_t slash = current.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) slash = current.find_last_of('/', slash - 1);
+  std::string name = slash == std::string::npos ? current : current.substr(slash + 1);
   if (total_ > 0) {
     std::fprintf(stderr, "\r\033[K%s: %.0f of %.0f MiB (%.0f%%, %.0f MiB/s) %s", label_.c_str(), mib,
                  double(total_) / (1 << 20), 100.0 * double(done) / double(total_), mib / secs, name.c_str());

@@ -1,4 +1,4 @@
-// klf reindex PARTITION_DIR --out DIR [--config KEY=VALUE]... [--force] [--json]
+// klf reindex PARTITION_DIR --out LOG_DIR [--config KEY=VALUE]... [--force] [--json]
 //
 // Writes a copy of a partition directory whose `.log` files are unchanged and whose `.index`,
 // `.timeindex`, `.txnindex`, producer snapshots and leader-epoch-checkpoint are rebuilt as Kafka's
@@ -93,6 +93,7 @@ int RunReindex(const ReindexArgs& a) {
   if (a.json) {
     nlohmann::json j;
     j["out"] = a.out;
+    j["outPartitionDir"] = result.out_partition_dir;
     j["segments"] = result.segments;
     j["batches"] = result.batches;
     j["logEndOffset"] = result.log_end_offset;
@@ -111,11 +112,15 @@ int RunReindex(const ReindexArgs& a) {
                    static_cast<unsigned long long>(p.position), p.message.c_str());
     }
     std::printf("wrote %s: %d segments, %d batches, log end offset %lld, %zu files\n",
-                EscapeInvalidUtf8(a.out).c_str(),
+                EscapeInvalidUtf8(result.out_partition_dir).c_str(),
                 result.segments, result.batches, static_cast<long long>(result.log_end_offset),
                 result.files_written.size());
   }
-  return sink.problems.empty() ? kExitOk : kExitProblems;
+  // Exit codes mean the same in every command: errors make it 1, warnings do not.
+  for (const Problem& p : sink.problems) {
+    if (p.severity == Severity::kError) return kExitProblems;
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -127,7 +132,10 @@ Command AddReindexCommand(CLI::App* parent) {
       "Copy a partition directory with .log files unchanged and .index, .timeindex, .txnindex, producer\n"
       "snapshots and leader-epoch-checkpoint rebuilt as Kafka's segment recovery does.");
   app->add_option("PARTITION_DIR", args->dir, "partition directory to read (never modified)")->required();
-  app->add_option("--out", args->out, "output partition directory (complete or absent)")->required();
+  app->add_option("--out", args->out,
+                  "output log directory: receives <topic>-<partition>/ and its log-dir checkpoints (complete or "
+                  "absent)")
+      ->required();
   app->add_option("--config", args->configs,
                   "KEY=VALUE: index.interval.bytes (default 4096), segment.index.bytes, segment.bytes, "
                   "producer.id.expiration.ms");

@@ -19,6 +19,7 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
+#include "cli/partition_paths.h"
 #include "repair/repair.h"
 #include "salvage/salvage.h"
 #include "segment_reader/bytes.h"
@@ -31,6 +32,7 @@ namespace {
 struct RepairArgs {
   std::vector<std::string> replicas;
   std::string target;
+  std::string partition;  // --partition T-P: which partition of the broker log directories given
   std::string salvage;
   std::string out;
   bool dry_run = false;
@@ -114,57 +116,6 @@ nlohmann::json ActionJson(const RepairAction& a) {
     j["source"] = {{"file", a.source_file}, {"position", a.source_position}, {"lastOffset", a.source_last_offset}};
   }
   return j;
-}
-
-// cli.md: a PATH may be a partition directory or a broker log directory. Broker log directories are
-// narrowed to the one live partition they all share (named by a partition directory among the PATHs, if
-// any); several shared partitions are a usage error (repair one partition at a time).
-bool ResolvePartitionDirs(std::string* target, std::vector<std::string>* replicas, std::string* error) {
-  std::vector<std::string*> paths = {target};
-  for (std::string& r : *replicas) paths.push_back(&r);
-  std::optional<std::set<std::string>> names;
-  bool any_log_dir = false;
-  for (std::string* p : paths) {
-    PathInfo info = ClassifyPath(*p);
-    if (info.kind == PathKind::kMissing) {
-      *error = *p + ": no such file or directory";
-      return false;
-    }
-    std::set<std::string> here;
-    if (info.kind == PathKind::kLogDir) {
-      any_log_dir = true;
-      LogDir dir;
-      NullSink quiet;
-      if (!ScanLogDir(*p, &dir, &quiet)) continue;
-      for (const PartitionDir& pd : dir.partitions) {
-        if (pd.state == PartitionDirState::kLive) here.insert(pd.name);
-      }
-    } else {
-      here.insert(std::filesystem::path(*p).lexically_normal().filename().string());
-    }
-    if (!names) {
-      names = here;
-    } else {
-      std::set<std::string> both;
-      for (const std::string& n : here) {
-        if (names->count(n)) both.insert(n);
-      }
-      names = both;
-    }
-  }
-  if (!any_log_dir) return true;
-  if (!names || names->size() != 1) {
-    *error = names && !names->empty()
-                 ? fmt::format("the log directories share {} partitions ({}); give the partition directories to repair "
-                               "one of them",
-                               names->size(), fmt::join(*names, ", "))
-                 : "no partition directory is present in every directory given";
-    return false;
-  }
-  for (std::string* p : paths) {
-    if (ClassifyPath(*p).kind == PathKind::kLogDir) *p = (std::filesystem::path(*p) / *names->begin()).string();
-  }
-  return true;
 }
 
 int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration) {
@@ -321,10 +272,12 @@ int RunRepair(const RepairArgs& a) {
 
   RepairArgs resolved = a;
   if (!resolved.rebuild_from.empty()) resolved.replicas.push_back(resolved.rebuild_from);
-  if (!ResolvePartitionDirs(&resolved.target, &resolved.replicas, &error)) {
-    return Fail("repair", error.find("no such file") != std::string::npos ? kExitUnreadable : kExitUsage, error,
-                a.json);
-  }
+  std::vector<std::string> paths = {resolved.target};
+  paths.insert(paths.end(), resolved.replicas.begin(), resolved.replicas.end());
+  int exit_code = kExitUsage;
+  if (!ResolveOnePartition(paths, a.partition, &paths, &error, &exit_code)) return Fail("repair", exit_code, error, a.json);
+  resolved.target = paths.front();
+  resolved.replicas.assign(paths.begin() + 1, paths.end());
   if (!resolved.rebuild_from.empty()) {
     resolved.rebuild_from = resolved.replicas.back();
     resolved.replicas.pop_back();
@@ -514,6 +467,9 @@ Command AddRepairCommand(CLI::App* parent) {
       "as Kafka's recovery does, and reports what was dropped. Inputs are never modified.\n"
       "Exit: 0 repaired (nothing left) / salvage found no damage; 1 findings (dry run), unrepairable or\n"
       "left-over divergence, salvage dropped data; 2 usage; 3 unreadable input.");
+  app->add_option("--partition", args->partition,
+                  "with broker log directories holding several partitions: the one to work on")
+      ->type_name("T-P");
   app->add_option("--replica", args->replicas, "a healthy replica's partition directory (repeat)")->type_name("DIR");
   app->add_option("--target", args->target, "the diverged replica's partition directory")->type_name("DIR");
   app->add_option("--salvage", args->salvage, "a damaged partition directory to salvage")->type_name("DIR");

@@ -8,8 +8,12 @@
 // and infos are routine for Kafka data: a torn tail of the active segment, missing index files Kafka
 // rebuilds, compaction gaps fetched from a leader). cli.md says "exit 1 when any problem is found";
 // issue 3 refines it to errors (README, "verify").
+#include <filesystem>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -25,16 +29,23 @@ struct VerifyArgs {
   CommonOptions common;
   int threads = 0;
   bool headers_only = false;
+  bool all = false;
   std::vector<std::string> paths;
 };
 
-// Prints problems as they arrive (VerifyPath forwards them from one thread at a time).
+// Prints problems as they arrive (VerifyPath forwards them from one thread at a time). In text, a check
+// that repeats rolls up: its first kShownPerCheck problems print as they come, the rest are counted and
+// summed up at the end ("847 x missing-index in 312 directories; first: ..."); --all prints each. JSON
+// always lists every problem (cli.md).
 class PrintingSink : public ProblemSink {
  public:
-  PrintingSink(Output* out, bool json) : out_(out), json_(json) {}
+  static constexpr uint64_t kShownPerCheck = 3;
+
+  PrintingSink(Output* out, bool json, bool all) : out_(out), json_(json), all_(all) {}
   void Report(const Problem& p) override {
+    ++count_;
     if (json_) {
-      out_->Append(count_ == 0 ? "\n  {\"file\": " : ",\n  {\"file\": ");
+      out_->Append(count_ == 1 ? "\n  {\"file\": " : ",\n  {\"file\": ");
       out_->AppendJsonString(p.file);
       out_->Append(", \"position\": ");
       out_->AppendUint(p.position);
@@ -45,26 +56,57 @@ class PrintingSink : public ProblemSink {
       out_->Append(", \"severity\": \"");
       out_->Append(SeverityName(p.severity));
       out_->Append("\"}");
-    } else {
-      out_->Append(SeverityName(p.severity));
-      out_->Append(p.severity == Severity::kInfo ? "    " : p.severity == Severity::kError ? "   " : " ");
-      out_->Append(EscapeInvalidUtf8(p.file));
-      out_->Append(':');
-      out_->AppendUint(p.position);
-      out_->Append(' ');
-      out_->Append(p.check);
-      out_->Append(": ");
-      out_->Append(EscapeInvalidUtf8(p.message));
-      out_->Append('\n');
+      return;
     }
-    ++count_;
+    Rollup& r = rollups_[{p.severity, p.check}];
+    ++r.count;
+    r.dirs.insert(std::filesystem::path(p.file).parent_path().string());
+    if (all_ || r.count <= kShownPerCheck) {
+      PrintLine(p);
+    } else if (r.count == kShownPerCheck + 1) {
+      r.first_hidden = p;
+    }
   }
   uint64_t count() const { return count_; }
 
+  // The roll-up lines, one per check with problems not printed.
+  void PrintRollups() {
+    if (all_) return;
+    for (const auto& [key, r] : rollups_) {
+      if (r.count <= kShownPerCheck) continue;
+      out_->Append(SeverityName(key.first));
+      out_->Append(fmt::format(" {} x {} in {} director{} ({} more not shown; first: {}:{} {}); --all lists each\n",
+                               r.count, key.second, r.dirs.size(), r.dirs.size() == 1 ? "y" : "ies",
+                               r.count - kShownPerCheck, EscapeInvalidUtf8(r.first_hidden.file), r.first_hidden.position,
+                               EscapeInvalidUtf8(r.first_hidden.message)));
+    }
+  }
+
  private:
+  struct Rollup {
+    uint64_t count = 0;
+    std::set<std::string> dirs;  // directories holding the files (partitions, log dirs)
+    Problem first_hidden;
+  };
+
+  void PrintLine(const Problem& p) {
+    out_->Append(SeverityName(p.severity));
+    out_->Append(p.severity == Severity::kInfo ? "    " : p.severity == Severity::kError ? "   " : " ");
+    out_->Append(EscapeInvalidUtf8(p.file));
+    out_->Append(':');
+    out_->AppendUint(p.position);
+    out_->Append(' ');
+    out_->Append(p.check);
+    out_->Append(": ");
+    out_->Append(EscapeInvalidUtf8(p.message));
+    out_->Append('\n');
+  }
+
   Output* out_;
   bool json_;
+  bool all_;
   uint64_t count_ = 0;
+  std::map<std::pair<Severity, std::string>, Rollup> rollups_;
 };
 
 int Run(const VerifyArgs& args) {
@@ -72,15 +114,16 @@ int Run(const VerifyArgs& args) {
   options.threads = args.threads;
   options.check_records = !args.headers_only;
   Output out(1);
-  PrintingSink sink(&out, args.common.json);
+  PrintingSink sink(&out, args.common.json, args.all);
   if (args.common.json) out.Append("{\"problems\": [");
   VerifyStats total;
   std::vector<std::string> unreadable;
   for (const std::string& path : args.paths) {
-    VerifyStats s = VerifyPath(path, options, &sink);
+    VerifyStats s = VerifyPath(NamedPath(path), options, &sink);
     if (s.unreadable) unreadable.push_back(s.unreadable_reason);
     total.Add(s);
   }
+  if (!args.common.json) sink.PrintRollups();
   if (args.common.json) {
     out.Append(sink.count() == 0 ? "],\n" : "\n],\n");
     out.Append(fmt::format(" \"filesChecked\": {}, \"bytesChecked\": {}, \"batches\": {}, \"records\": {},\n"
@@ -135,6 +178,8 @@ Command AddVerifyCommand(CLI::App* parent) {
       ->check(CLI::Range(0, 256));
   app->add_flag("--headers-only", args->headers_only,
                 "Only framing, CRCs and batch headers (do not decode records)");
+  app->add_flag("--all", args->all,
+                "Print every problem (text); by default a check's problems after its first 3 are summed up");
   app->add_option("PATH", args->paths, "Files, partition directories or broker log directories")
       ->required()
       ->type_name("PATH");

@@ -299,7 +299,7 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     } else if (n.find(".cleaned") != std::string::npos || n.find(".swap") != std::string::npos ||
                n.find(".deleted") != std::string::npos) {
       Report(sink, Severity::kWarning, path, 0, "leftover",
-             "leftover of an interrupted clean/swap/delete; ignored (Kafka resolves it at startup, FMT §12)");
+             "leftover of an interrupted clean/swap/delete; ignored (Kafka resolves it at startup, LogLoader)");
     }
   }
   if (ec) {

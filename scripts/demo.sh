@@ -3,8 +3,9 @@
 # one partition, Kafka's own cleaner rules), show that the replicas diverged, that coordinated
 # compaction would have prevented it, and let `klf diff` (and `klf lso`, when built) explain it.
 #
-# Usage: scripts/demo.sh path/to/klf
-# Everything is written to a temporary directory that is deleted on exit.
+# Usage: [KEEP=1] scripts/demo.sh path/to/klf
+# Everything is written to a temporary directory that is deleted on exit, or kept with KEEP=1 (`make
+# demo KEEP=1`) so that the follow-up commands it suggests can be run on it.
 set -euo pipefail
 
 KLF=${1:?usage: scripts/demo.sh path/to/klf}
@@ -22,7 +23,7 @@ if [ ! -f "$TIMELINES/aborted-to-committed.json" ]; then
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/klf-demo.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+if [ "${KEEP:-0}" != 1 ]; then trap 'rm -rf "$WORK"' EXIT; fi
 cd "$WORK"
 
 rule() { printf '%*s\n' 100 '' | tr ' ' '='; }
@@ -80,5 +81,15 @@ say ""
 rule
 say "Other timelines: fixtures/lost-tombstone.json, committed-to-aborted.json, hanging-transaction.json" \
     "and healthy-control.json (the lagging broker returns in time). Write your own: README.md," \
-    "'klf simulate'. The output was written to $WORK and is deleted on exit."
+    "'klf simulate'."
+if [ "${KEEP:-0}" = 1 ]; then
+  say "" "The output is kept in $WORK. Try, from there:" \
+      "  cd $WORK" \
+      "  $KLF verify incident/broker2" \
+      "  $KLF diff --html report.html incident/broker1 incident/broker2 incident/broker3" \
+      "  $KLF repair --dry-run --target incident/broker2/foo-0 --replica incident/broker1/foo-0 --replica incident/broker3/foo-0" \
+      "  $KLF lso hanging/broker3/foo-0"
+else
+  say "The output was written to $WORK and is deleted on exit (make demo KEEP=1 keeps it)."
+fi
 rule

@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
-# Installs the Debian packages klf needs to build, test and benchmark, only those missing.
+# Installs the Debian packages klf needs, only those missing.
+#   scripts/install-deps.sh build   what building and running klf needs (make, make demo)
+#   scripts/install-deps.sh test    that plus the test tools: clang for libFuzzer and the sanitizers,
+#                                   Python and its Kafka client for the end-to-end tests, Chromium for
+#                                   the HTML report test, hyperfine for benchmarks (make test, make bench)
 # Safe to run repeatedly: when everything is present it does nothing and touches nothing.
 set -euo pipefail
 
+set_name=${1:-test}
 packages=(
   build-essential cmake pkg-config ccache
   libcli11-dev libboost-iostreams-dev zlib1g-dev liblz4-dev libsnappy-dev libzstd-dev
   libisal-dev libssl-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-14 libclang-rt-14-dev
-  python3 python3-kafka python3-lz4 python3-snappy python3-zstandard python3-xxhash
-  chromium
-  hyperfine time python3-crc32c
 )
+case "$set_name" in
+  build) ;;
+  test)
+    packages+=(
+      clang-14 libclang-rt-14-dev clang-format-14
+      python3 python3-kafka python3-lz4 python3-snappy python3-zstandard python3-xxhash
+      chromium
+      hyperfine time python3-crc32c
+    )
+    ;;
+  *) echo "install-deps: unknown set '$set_name' (build or test)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

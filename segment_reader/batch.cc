@@ -1031,4 +1031,16 @@ bool ParseControlRecord(const Record& record, ControlRecord* control, std::strin
   return true;
 }
 
+void SegmentTailSink::Report(const Problem& p) {
+  if (!last_segment_ && (p.check == "zero-tail" || p.check == "truncated-tail")) {
+    Problem q = p;
+    q.severity = Severity::kError;
+    q.message += " (this is not the last segment: a rolled segment is never torn, and recovery would also "
+                 "delete every later segment)";
+    inner_->Report(q);
+    return;
+  }
+  inner_->Report(p);
+}
+
 }  // namespace klf

@@ -132,6 +132,20 @@ enum class LogEnd {
   kCorrupt,        // framing corruption with no resynchronisation possible (or resync off)
 };
 
+// LogReader calls a torn or zero-filled tail ("truncated-tail", "zero-tail") a warning: routine for the
+// active (last) segment after an unclean shutdown. Anywhere else it is damage: segments are trimmed when
+// rolled, and Kafka's recovery would truncate there and delete every later segment. Wrap the sink of a
+// segment that is not the last in one of these (verify, dump).
+class SegmentTailSink : public ProblemSink {
+ public:
+  SegmentTailSink(ProblemSink* inner, bool last_segment) : inner_(inner), last_segment_(last_segment) {}
+  void Report(const Problem& p) override;
+
+ private:
+  ProblemSink* inner_;
+  bool last_segment_;
+};
+
 // Iterates the entries of one `.log` file (Kafka's FileLogInputStream rules, spec §2) and reports
 // every framing problem to the sink: size field below 14, entry past the end of the file, zero-filled
 // tail, bad CRC, a size above max_batch_bytes, offsets going backwards. Entries with a bad CRC are

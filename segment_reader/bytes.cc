@@ -173,8 +173,9 @@ static std::string Utf8Escaped(Bytes b) {
   size_t i = 0;
   while (i < b.size()) {
     const uint8_t c = b[i];
-    // Control characters other than TAB are escaped too.
-    const size_t len = c < 0x80 ? (c >= 0x20 || c == '\t' ? 1 : 0) : Utf8SequenceLength(b.data() + i, b.size() - i);
+    // Every control character (TAB and DEL included) is escaped too: a dump line stays one line with
+    // one meaning, and columns split on TAB stay aligned.
+    const size_t len = c < 0x80 ? (c >= 0x20 && c != 0x7f ? 1 : 0) : Utf8SequenceLength(b.data() + i, b.size() - i);
     if (len > 0) {
       s.append(reinterpret_cast<const char*>(b.data() + i), len);
       i += len;

@@ -214,19 +214,19 @@ const char* LeftoverMeaning(const DirEntry& e) {
   switch (e.info.suffix) {
     case FileSuffix::kCleaned:
       return "output of a log-cleaner pass or segment split that did not finish; Kafka deletes it at "
-             "startup (spec §12)";
+             "startup (LogLoader)";
     case FileSuffix::kSwap:
       return "a cleaned or split segment whose swap did not finish; Kafka completes the swap at startup "
-             "(spec §12)";
+             "(LogLoader)";
     case FileSuffix::kDeleted:
-      return "a file scheduled for asynchronous deletion; Kafka deletes it at startup (spec §12)";
+      return "a file scheduled for asynchronous deletion; Kafka deletes it at startup (LogLoader)";
     case FileSuffix::kTmp:
       return "an interrupted atomic write (tmp file not renamed); the real file is the one without .tmp "
-             "(spec §11)";
+             "(Kafka writes checkpoints and snapshots as .tmp, then renames)";
     case FileSuffix::kNone:
       break;
   }
-  if (e.info.kind == FileKind::kKraftSnapshotPart) return "a KRaft snapshot that was not completely written (spec §13)";
+  if (e.info.kind == FileKind::kKraftSnapshotPart) return "a KRaft snapshot that was not completely written (KRaft deletes it at startup)";
   return "leftover file";
 }
 
@@ -436,7 +436,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
   out->state = StateOfDirName(out->name);
   if (!out->tp) {
     Report(sink, Severity::kWarning, out->path, "partition-dir-name",
-           fmt::format("directory name \"{}\" is not <topic>-<partition> (spec §1.1)", out->name));
+           fmt::format("directory name \"{}\" is not <topic>-<partition> (UnifiedLog.parseTopicPartitionName)", out->name));
   }
   Listing listing;
   if (!ListDir(out->path, &listing, sink)) return false;
@@ -459,7 +459,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
     if (!e.info.canonical_name) {
       Report(sink, Severity::kWarning, e.path, "file-name",
              fmt::format("offset in the name is not written as 20 zero-padded digits as Kafka writes it "
-                         "(spec §1.3)"));
+                         "(LogFileUtils.filenamePrefixFromOffset)"));
     }
     if (e.info.suffix != FileSuffix::kNone || e.info.kind == FileKind::kKraftSnapshotPart) {
       Report(sink, Severity::kWarning, e.path, "leftover-file", LeftoverMeaning(e));
@@ -510,7 +510,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
           // a broker would fail to load this directory.
           Report(sink, Severity::kWarning, e.path, "file-name",
                  "name has a segment/index/snapshot extension but does not start with a decimal offset "
-                 "(spec §1.3); Kafka cannot parse it");
+                 "(LogFileUtils.offsetFromFileName); Kafka cannot parse it");
         } else {
           Report(sink, Severity::kInfo, e.path, "unknown-file",
                  fmt::format("file is not one Kafka keeps in a partition directory ({})", FileKindName(e.info.kind)));
@@ -527,7 +527,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
     for (const auto* f : {&seg.index, &seg.time_index, &seg.txn_index}) {
       if (*f) {
         Report(sink, Severity::kWarning, (*f)->path, "orphan-index",
-               fmt::format("index file without a {}.log; Kafka deletes it at startup (spec §12)",
+               fmt::format("index file without a {}.log; Kafka deletes it at startup (LogLoader)",
                            OffsetFileNamePrefix(base)));
       }
     }
@@ -595,7 +595,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
       e.name = d;
       e.path = Join(out->path, d);
       Report(sink, Severity::kInfo, e.path, "unknown-file",
-             "subdirectory is not a partition directory (<topic>-<partition>, spec §1.1)");
+             "subdirectory is not a partition directory (<topic>-<partition>)");
       out->unknown.push_back(std::move(e));
       continue;
     }

@@ -2,6 +2,7 @@
 // LogSegment.recover, LogSegment.onBecomeInactiveSegment, OffsetIndex/TimeIndex append rules,
 // UnifiedLog.roll/maybeRoll, LogSegment.shouldRoll, LeaderEpochFileCache.assign.
 #include "segment_writer/segment_writer.h"
+#include "segment_writer/output_guard.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -391,13 +392,19 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
   so.inputs = {in};
   auto staged = StagedDirectory::Create(env, out, so, error);
   if (!staged) return false;
+  // --out is a log directory receiving <topic>-<partition>/ and the log-dir checkpoints, as in compact
+  // and repair.
+  const std::string name = PartitionDirName(dir);
+  if (!ValidatePathComponent(name, error)) return false;  // it becomes a directory under --out
+  const std::string part = staged->path() + "/" + name;
+  if (!env->CreateDir(part, error)) return false;
 
   PartitionWriterOptions po;
   po.config = options.config;
   po.producer_state = options.producer_state;
   po.auto_roll = false;
   if (options.keep_leader_epoch_checkpoint && dir.leader_epochs) po.initial_leader_epochs = *dir.leader_epochs;
-  auto writer = PartitionWriter::Create(env, staged->path(), po, error);
+  auto writer = PartitionWriter::Create(env, part, po, error);
   if (!writer) return false;
 
   for (const SegmentFiles* seg : dir.LogSegments()) {
@@ -454,13 +461,15 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
   if (dir.partition_metadata_file) {
     std::string contents;
     if (!ReadSmallFile(dir.partition_metadata_file->path, 1 << 20, &contents, error)) return false;
-    if (!WriteFileAtomically(env, staged->path() + "/partition.metadata", contents, error)) return false;
+    if (!WriteFileAtomically(env, part + "/partition.metadata", contents, error)) return false;
   }
+  if (!WriteCopyCheckpoints(env, staged->path(), dir, result->log_end_offset, error)) return false;
   if (!staged->Commit(error)) return false;
+  result->out_partition_dir = out + "/" + name;
 
   PartitionDir written;
   NullSink quiet;
-  if (ScanPartitionDir(out, &written, &quiet)) {
+  if (ScanPartitionDir(result->out_partition_dir, &written, &quiet)) {
     for (const auto& [base, s] : written.segments) {
       for (const auto* e : {&s.log, &s.index, &s.time_index, &s.txn_index}) {
         if (*e) result->files_written.push_back((*e)->name);

@@ -208,6 +208,7 @@ struct ReindexOptions {
 };
 
 struct ReindexResult {
+  std::string out_partition_dir;  // <out>/<topic>-<partition>
   int segments = 0;
   int batches = 0;
   int64_t log_end_offset = 0;
@@ -219,7 +220,9 @@ struct ReindexResult {
 // producer state → aborted transactions with their LSO); producer snapshots at every segment base
 // offset after the first and at the log end offset; leader-epoch-checkpoint rebuilt from the batches;
 // partition.metadata copied. Bytes of a segment after its last valid entry are copied but not indexed
-// (reported as warnings). `out` is written through a StagedDirectory: complete or absent.
+// (reported as warnings). `out` is a log directory, as compact's and repair's: it receives
+// `<topic>-<partition>/` and the log-dir checkpoints of that partition (WriteCopyCheckpoints), written
+// through a StagedDirectory: complete or absent.
 bool ReindexPartition(Env* env, const std::string& in, const std::string& out, const ReindexOptions& options,
                       ReindexResult* result, ProblemSink* sink, std::string* error);
 

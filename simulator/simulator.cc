@@ -46,8 +46,27 @@ std::string ConfigValueString(const json& v) {
 
 bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* error) {
   *out = Timeline{};
-  json j = json::parse(json_text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    // Line and column of the byte where parsing stopped (nlohmann counts bytes from 1).
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < json_text.size(); ++i) {
+      if (json_text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string what = e.what();
+    size_t colon = what.rfind(": ");
+    *error = fmt::format("timeline: invalid JSON at line {}, column {}: {}", line, column,
+                         colon == std::string::npos ? what : what.substr(colon + 2));
+    return false;
+  }
+  if (!j.is_object()) {
     *error = "timeline: not a JSON object";
     return false;
   }
@@ -112,8 +131,10 @@ bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* err
     size_t i = 0;
     for (const auto& e : j.at("events")) {
       if (!e.is_object() || !e.contains("op") || !e.at("op").is_string() || !kOps.count(e.at("op").get<std::string>())) {
-        *error = fmt::format("timeline: event {}: needs \"op\" (one of produce, traffic, begin, commit, abort, down, "
-                             "up, leader, advance, clean, roll, note)", i);
+        std::string given = e.is_object() && e.contains("op") ? fmt::format("unknown \"op\" {}", e.at("op").dump(-1, ' ', false, json::error_handler_t::replace))
+                                                               : "needs \"op\"";
+        *error = fmt::format("timeline: event {}: {} (one of produce, traffic, begin, commit, abort, down, "
+                             "up, leader, advance, clean, roll, note)", i, given);
         return false;
       }
       out->events.push_back(e);

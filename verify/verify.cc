@@ -96,29 +96,6 @@ class CountingSink : public ProblemSink {
   std::set<std::string> seen_;
 };
 
-// LogReader calls a torn or zero-filled tail a warning: routine for the active (last) segment after
-// an unclean shutdown. Anywhere else it is damage: segments are trimmed when rolled, and Kafka's
-// recovery would truncate there and delete every later segment (§14 step 3).
-class TailSink : public ProblemSink {
- public:
-  TailSink(ProblemSink* inner, bool last_segment) : inner_(inner), last_segment_(last_segment) {}
-  void Report(const Problem& p) override {
-    if (!last_segment_ && (p.check == "zero-tail" || p.check == "truncated-tail")) {
-      Problem q = p;
-      q.severity = Severity::kError;
-      q.message += " (this is not the last segment: a rolled segment is never torn, and recovery would also "
-                   "delete every later segment)";
-      inner_->Report(q);
-      return;
-    }
-    inner_->Report(p);
-  }
-
- private:
-  ProblemSink* inner_;
-  bool last_segment_;
-};
-
 void Report(ProblemSink* sink, Severity s, const std::string& file, uint64_t position, const char* check,
             std::string message) {
   sink->Report(Problem{s, file, position, check, std::move(message)});
@@ -457,7 +434,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
     counted(ok, seg.index->path, error, index.file_size);
   } else if (!standalone) {
     Report(sink_, Severity::kWarning, log_path, 0, "missing-index",
-           fmt::format("{}.index is missing; Kafka rebuilds it at startup by recovering the segment (§8.2)",
+           fmt::format("{}.index is missing; Kafka rebuilds it at startup by recovering the segment (LogLoader)",
                        OffsetFileNamePrefix(base)));
   }
   if (seg.time_index) {
@@ -467,7 +444,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
   } else if (!standalone) {
     Report(sink_, Severity::kWarning, log_path, 0, "missing-time-index",
            fmt::format("{}.timeindex is missing; Kafka creates it empty (it is not rebuilt unless the segment is "
-                       "recovered), so time lookups in this segment fall back (§8.2)",
+                       "recovered), so time lookups in this segment scan it from its base offset",
                        OffsetFileNamePrefix(base)));
   }
   if (seg.txn_index) {
@@ -506,7 +483,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
     }
   };
 
-  TailSink tail_sink(sink_, last_segment);
+  SegmentTailSink tail_sink(sink_, last_segment);
   std::unique_ptr<LogReader> log = OpenLogCounted(log_path, sink_, &tail_sink, options_.read, stats_);
   if (!log) return;
   LogReader& reader = *log;
@@ -540,7 +517,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
     if (canonical && h->last_offset >= base && uint64_t(h->last_offset) - uint64_t(base) > uint64_t(INT32_MAX)) {
       Report(sink_, Severity::kError, log_path, pos, "offset-overflow",
              fmt::format("batch at {} ends at offset {}, more than 2^31-1 above the base offset {} (Kafka splits such "
-                         "a segment: §1.3)",
+                         "a segment: LogSegment.splitOverflowedSegment)",
                          pos, h->last_offset, base));
     }
     if (prev_last_offset_) {
@@ -742,7 +719,14 @@ void PartitionVerifier::VerifyBatchFile(const std::string& path) {
 void PartitionVerifier::CheckPartitionLevel(const PartitionDir& dir) {
   const int64_t leo = log_end_offset_.value_or(0);
   const int64_t log_start = dir.LogSegments().empty() ? 0 : dir.LogSegments().front()->base_offset;
-  // Leader-epoch cache (§11.3): every epoch of the log's batches starts at or before its first batch.
+  // Leader-epoch cache (§11.3): every epoch of the log's batches starts at or before its first batch
+  // that consumers can see. After DeleteRecords (or retention) the log start offset moves into a segment,
+  // and Kafka truncates the cache from the start (LeaderEpochFileCache.truncateFromStart): the epoch that
+  // held the new log start then starts there, above its first batch in the file. That is normal.
+  int64_t log_start_offset = log_start;
+  if (ctx_.have_checkpoints && ctx_.checkpoints.log_start_offset) {
+    log_start_offset = std::max(log_start_offset, *ctx_.checkpoints.log_start_offset);
+  }
   if (ctx_.leader_epochs && !ctx_.leader_epochs->empty()) {
     std::map<int32_t, int64_t> cache;
     for (const LeaderEpochEntry& e : *ctx_.leader_epochs) cache[e.epoch] = e.start_offset;
@@ -753,7 +737,7 @@ void PartitionVerifier::CheckPartitionLevel(const PartitionDir& dir) {
         // newest epoch may be missing after a crash; Kafka re-adds it when recovering the segment.
         Report(sink_, Severity::kInfo, ctx_.leader_epoch_file, 0, "leader-epoch-cache",
                fmt::format("epoch {} (first batch at offset {}) has no entry", epoch, first));
-      } else if (it->second > first) {
+      } else if (it->second > std::max(first, log_start_offset)) {
         Report(sink_, Severity::kWarning, ctx_.leader_epoch_file, 0, "leader-epoch-cache",
                fmt::format("epoch {} starts at offset {} in the checkpoint, but the log has a batch of that epoch at "
                            "offset {}",

@@ -56,6 +56,9 @@ TEST(OutputTest, TextMatchesFormatBytesOnCornerCases) {
 
 TEST(OutputTest, KnownRenderings) {
   EXPECT_EQ(Render(B(std::string("a\nb\xff", 4)), BytesFormat::kText, false), "a\\x0ab\\xff");
+  // Every control character is escaped, TAB and DEL included (issue 19).
+  EXPECT_EQ(Render(B("a\tb\x7f"), BytesFormat::kText, false), "a\\x09b\\x7f");
+  EXPECT_EQ(FormatBytes(B("a\tb\x7f"), BytesFormat::kText), "a\\x09b\\x7f");
   EXPECT_EQ(Render(B("\x01\xab"), BytesFormat::kHex, false), "01ab");
   EXPECT_EQ(Render(B("Man"), BytesFormat::kBase64, false), "TWFu");
   EXPECT_EQ(Render(B("Ma"), BytesFormat::kBase64, false), "TWE=");

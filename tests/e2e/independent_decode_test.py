@@ -13,7 +13,7 @@ import os
 
 from kafka.record import MemoryRecords
 
-from klf_e2e import FIX, check, fail, finish, is_segment, process
+from klf_e2e import FIX, check, fail, finish, is_segment, klf_text, process
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
@@ -44,7 +44,7 @@ def python_view(path):
                          isTransactional=bool(b.is_transactional), isControl=bool(b.is_control_batch))
         batches.append(batch)
         for r in b:
-            headers = [(k.encode().hex(), hexed(v)) for k, v in r.headers] if magic == 2 else None
+            headers = [(klf_text(k.encode()), hexed(v)) for k, v in r.headers] if magic == 2 else None
             recs.append((r.offset, r.timestamp if magic > 0 else None, hexed(r.key), hexed(r.value), headers))
     return batches, recs
 

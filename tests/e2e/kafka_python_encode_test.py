@@ -18,7 +18,7 @@ import struct
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from klf_e2e import check, fail, finish, process, temp_dir
+from klf_e2e import check, fail, finish, klf_text, process, temp_dir
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 SEED = int(os.environ.get("KLF_ENCODE_SEED", "20261202"))
@@ -98,7 +98,7 @@ def klf_dump(path):
 def as_klf(record, magic):
     off, ts, k, v, h = record
     hex_or_none = lambda b: None if b is None else b.hex()
-    headers = [(hk.encode().hex(), hex_or_none(hv)) for hk, hv in h] if magic == 2 else None
+    headers = [(klf_text(hk.encode()), hex_or_none(hv)) for hk, hv in h] if magic == 2 else None
     return (off, ts if magic else None, hex_or_none(k), hex_or_none(v), headers)
 
 

@@ -72,6 +72,30 @@ def run_json(*args):
         return rc, None, e
 
 
+def klf_text(b):
+    """What `--bytes text` prints for bytes b (and what header keys always print as, cli.md): well-formed
+    UTF-8 as is; every other byte and every control character (TAB and DEL included) as \\xNN. Written
+    here from the rule, not from klf's code, so the tests judge klf's renderer."""
+    out, i = [], 0
+    while i < len(b):
+        c = b[i]
+        if c < 0x80:
+            out.append("\\x%02x" % c if c < 0x20 or c == 0x7F else chr(c))
+            i += 1
+            continue
+        n = 2 if 0xC2 <= c <= 0xDF else 3 if 0xE0 <= c <= 0xEF else 4 if 0xF0 <= c <= 0xF4 else 0
+        try:
+            out.append(b[i:i + n].decode("utf-8") if n and i + n <= len(b) else None)
+        except UnicodeDecodeError:
+            out.append(None)
+        if out[-1] is None:
+            out[-1] = "\\x%02x" % c
+            i += 1
+        else:
+            i += n
+    return "".join(out)
+
+
 def is_segment(name):
     """A Kafka segment file name: 20 decimal digits then .log (fixture trees also hold a run.log)."""
     return len(name) == 24 and name.endswith(".log") and name[:20].isdigit()

@@ -75,19 +75,24 @@ def main():
             copy = os.path.join(tmp, "in", name.replace("/", "_"))
             shutil.copytree(src, copy)
             before = tree_digest(copy)
-            out = os.path.join(tmp, "out", name.replace("/", "_"))
-            r = run("reindex", copy, "--out", out, "--config", "index.interval.bytes=128", "--json")
+            out_dir = os.path.join(tmp, "out", name.replace("/", "_"))
+            r = run("reindex", copy, "--out", out_dir, "--config", "index.interval.bytes=128", "--json")
             check(r.returncode == 0, "%s: exit %d: %s" % (name, r.returncode, r.stderr))
             if r.returncode != 0:
                 continue
             summary = json.loads(r.stdout)
             check(summary["problems"] == [], "%s: problems %s" % (name, summary["problems"]))
+            # --out is a log directory (as in compact and repair): <topic>-<partition>/ and checkpoints.
+            out = os.path.join(out_dir, os.path.basename(copy))
+            check(summary["outPartitionDir"] == out, "%s: outPartitionDir %r" % (name, summary["outPartitionDir"]))
             check(kafka_files(out) == kafka_files(src),
                   "%s: files differ: %s vs %s" % (name, kafka_files(out), kafka_files(src)))
-            check(os.path.isfile(os.path.join(out, MARKER)), "%s: no klf output marker" % name)
+            check(os.path.isfile(os.path.join(out_dir, MARKER)), "%s: no klf output marker" % name)
+            check("recovery-point-offset-checkpoint" in os.listdir(out_dir),
+                  "%s: no log-dir checkpoints beside the partition: %s" % (name, os.listdir(out_dir)))
             check(tree_digest(out) == tree_digest(src), "%s: some file differs from Kafka's" % name)
             check(tree_digest(copy) == before, "%s: input was modified" % name)
-            check(not [n for n in os.listdir(os.path.dirname(out)) if ".tmp-" in n],
+            check(not [n for n in os.listdir(os.path.dirname(out_dir)) if ".tmp-" in n],
                   "%s: staging directory left behind" % name)
             for f in sorted(os.listdir(out)):
                 if f.endswith(".log"):
@@ -104,6 +109,7 @@ def main():
             shutil.copy(os.path.join(kp, f), os.path.join(part, "00000000000000000000.log"))
             out = os.path.join(tmp, "kp-out", f[:-4] + "-0")
             r = run("reindex", part, "--out", out)
+            out = os.path.join(out, f[:-4] + "-0")
             check(r.returncode == 0, "%s: exit %d: %s" % (f, r.returncode, r.stderr))
             with open(os.path.join(kp, f + ".expected.json")) as e:
                 expected = json.load(e)
@@ -135,7 +141,7 @@ def main():
         check(r.returncode == 0, "first run: exit %d %s" % (r.returncode, r.stderr))
         r = run("reindex", src, "--out", prev, "--force", "--config", "index.interval.bytes=128")
         check(r.returncode == 0, "--force: exit %d %s" % (r.returncode, r.stderr))
-        check(tree_digest(prev) == tree_digest(src), "--force output differs from Kafka's files")
+        check(tree_digest(os.path.join(prev, "txn-0")) == tree_digest(src), "--force output differs from Kafka's files")
         copy = os.path.join(tmp, "self")
         shutil.copytree(src, copy)
         before = tree_digest(copy)

@@ -66,10 +66,13 @@ TEST(Reindex, UncleanedOracleDirsAreReproducedByteForByte) {
       std::string error;
       ASSERT_TRUE(ReindexPartition(Env::Default(), in, out, o, &result, &sink, &error)) << error;
       EXPECT_TRUE(sink.problems.empty());
+      // --out is a log directory: the partition directory under it keeps the input's name.
+      const std::string part = result.out_partition_dir;
+      EXPECT_EQ(part, out + "/" + fs::path(in).filename().string());
       // Every file Kafka wrote, and nothing else.
-      EXPECT_EQ(ListDir(out), ListDir(in));
+      EXPECT_EQ(ListDir(part), ListDir(in));
       for (const std::string& f : ListDir(in)) {
-        EXPECT_EQ(Hex(ReadFile(out + "/" + f)), Hex(ReadFile(in + "/" + f))) << f;
+        EXPECT_EQ(Hex(ReadFile(part + "/" + f)), Hex(ReadFile(in + "/" + f))) << f;
       }
       EXPECT_EQ(result.files_written, ListDir(in));
       // Nothing left behind next to the output.
@@ -88,15 +91,16 @@ TEST(Reindex, CleanedDirsKeepLogsAndEpochCheckpoint) {
     ReindexResult result;
     std::string error;
     ASSERT_TRUE(ReindexPartition(Env::Default(), in, out, OracleOptions(), &result, &sink, &error)) << error;
+    const std::string part = result.out_partition_dir;
     int logs = 0;
     for (const std::string& f : ListDir(in)) {
       if (f.ends_with(".log") || f == "leader-epoch-checkpoint" || f == "partition.metadata") {
         ++logs;
-        EXPECT_EQ(Hex(ReadFile(out + "/" + f)), Hex(ReadFile(in + "/" + f))) << f;
+        EXPECT_EQ(Hex(ReadFile(part + "/" + f)), Hex(ReadFile(in + "/" + f))) << f;
       }
       // Every segment keeps its index files.
       if (f.ends_with(".index") || f.ends_with(".timeindex")) {
-        EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+        EXPECT_TRUE(fs::exists(part + "/" + f)) << f;
       }
     }
     EXPECT_GT(logs, 2);
@@ -362,7 +366,7 @@ TEST(Reindex, RefusesInputAndNonEmptyOutput) {
   EXPECT_FALSE(ReindexPartition(Env::Default(), in, out2, OracleOptions(), &result, &sink, &error));
   EXPECT_NE(error.find("--force"), std::string::npos) << error;
   ASSERT_TRUE(ReindexPartition(Env::Default(), in, out2, force, &result, &sink, &error)) << error;
-  EXPECT_EQ(ListDir(out2), ListDir(in));
+  EXPECT_EQ(ListDir(out2 + "/txn-0"), ListDir(in));
   EXPECT_TRUE(fs::exists(out2 + "/.klf-output"));
   EXPECT_EQ(ListDir(tmp.path()), (std::vector<std::string>{"out", "out2"}));
 }
@@ -383,7 +387,7 @@ TEST(Reindex, CrashBeforeAnyRenameLeavesNoOutputDirectory) {
     if (ok) {
       // Enough renames allowed: the run completed and the output is whole.
       EXPECT_FALSE(env.crashed());
-      EXPECT_EQ(ListDir(out), ListDir(in));
+      EXPECT_EQ(ListDir(out + "/txn-0"), ListDir(in));
       EXPECT_GT(renames, 15);
       break;
     }
@@ -485,6 +489,7 @@ TEST(Reindex, ZeroTailIsCopiedAndReportedButNotIndexed) {
   ReindexResult result;
   std::string error;
   ASSERT_TRUE(ReindexPartition(Env::Default(), in, out, OracleOptions(), &result, &sink, &error)) << error;
+  out = result.out_partition_dir;
   ASSERT_EQ(sink.problems.size(), 1u);
   EXPECT_EQ(sink.problems[0].check, "reindex-tail");
   EXPECT_EQ(sink.problems[0].position, 146u);
@@ -512,6 +517,7 @@ TEST(Reindex, LongGarbageTailIsCopiedWhole) {
   ReindexResult result;
   std::string error;
   ASSERT_TRUE(ReindexPartition(Env::Default(), in, out, OracleOptions(), &result, &sink, &error)) << error;
+  out = result.out_partition_dir;
   ASSERT_EQ(sink.problems.size(), 1u);
   EXPECT_EQ(sink.problems[0].check, "reindex-tail");
   EXPECT_EQ(sink.problems[0].position, original.size());

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -555,6 +556,29 @@ TEST(VerifyFixtures, RealBrokerDataHasNoErrors) {
   }
   EXPECT_GT(batches, 200000u);
   EXPECT_EQ(before, test::SnapshotFiles(kReal)) << "verify modified its input";
+}
+
+// DeleteRecords moves the log start offset into a segment, and Kafka truncates the leader-epoch cache from
+// the start (LeaderEpochFileCache.truncateFromStart): the epoch holding the new log start offset then
+// starts there, above its first batch in the file. That is normal (issue 19); the same checkpoint with the
+// log start offset still at 0 is a genuine disagreement.
+TEST(VerifyFixtures, EpochCacheTruncatedByDeleteRecordsIsNormal) {
+  TempDir tmp("verify", test::ScratchParent());
+  const std::string logdir = tmp.path() + "/a-keyed";
+  fs::copy(kOracle + "/a-keyed", logdir, fs::copy_options::recursive);
+  const std::string part = logdir + "/keyed-none-0";
+  auto write = [](const std::string& path, const std::string& text) {
+    fs::remove(path);
+    std::ofstream(path) << text;
+  };
+  // Kafka's own: epoch 0 from offset 0, epoch 1 from 22. DeleteRecords up to offset 10 leaves:
+  write(part + "/leader-epoch-checkpoint", "0\n2\n0 10\n1 22\n");
+  VerifyRun stale = Verify(logdir);
+  EXPECT_EQ(stale.Find("keyed-none-0/leader-epoch-checkpoint", "leader-epoch-cache").size(), 1u) << stale.Dump();
+  write(logdir + "/log-start-offset-checkpoint",
+        "0\n5\nkeyed-none 0 10\nkeyed-snappy 0 0\nkeyed-lz4 0 0\nkeyed-zstd 0 0\nkeyed-gzip 0 0\n");
+  VerifyRun deleted = Verify(logdir);
+  EXPECT_TRUE(deleted.Find("keyed-none-0/leader-epoch-checkpoint", "leader-epoch-cache").empty()) << deleted.Dump();
 }
 
 TEST(VerifyFixtures, ParallelAndSerialAgree) {

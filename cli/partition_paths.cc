@@ -1,0 +1,115 @@
+#include "cli/partition_paths.h"
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/command.h"
+#include "segment_reader/layout.h"
+#include "segment_reader/problem.h"
+
+namespace klf::cli {
+
+bool ResolvePartitionPaths(const std::vector<std::string>& paths, size_t min_copies, ResolvedPaths* out,
+                           std::string* error, int* exit_code) {
+  *out = ResolvedPaths();
+  std::vector<PathInfo> infos;
+  for (const std::string& p : paths) {
+    PathInfo info = ClassifyPath(p);
+    if (info.kind == PathKind::kMissing) {
+      *error = p + ": no such file or directory";
+      *exit_code = kExitUnreadable;
+      return false;
+    }
+    if (info.kind == PathKind::kFile) {
+      *error = info.path + ": a file, not a partition directory; give partition directories or broker log directories";
+      *exit_code = kExitUsage;
+      return false;
+    }
+    if (info.kind == PathKind::kLogDir) out->any_log_dir = true;
+    infos.push_back(std::move(info));
+  }
+  // The same directory twice would compare a replica with itself and find nothing (`klf diff X X`).
+  std::map<std::string, std::string> seen;  // real path -> PATH as given
+  for (const PathInfo& info : infos) {
+    std::error_code ec;
+    std::string real = std::filesystem::weakly_canonical(info.path, ec).string();
+    if (ec) real = info.path;
+    auto [it, fresh] = seen.emplace(real, info.path);
+    if (!fresh) {
+      *error = fmt::format("{} and {} are the same directory; give each replica once", it->second, info.path);
+      *exit_code = kExitUsage;
+      return false;
+    }
+  }
+  if (!out->any_log_dir) {
+    out->partitions.push_back({"", paths});
+    return true;
+  }
+
+  const size_t need = min_copies == 0 ? paths.size() : min_copies;
+  std::map<std::string, std::vector<std::string>> by_name;
+  for (const PathInfo& info : infos) {
+    if (info.kind != PathKind::kLogDir) {
+      by_name[std::filesystem::path(info.path).filename().string()].push_back(info.path);
+      continue;
+    }
+    LogDir dir;
+    NullSink quiet;
+    if (!ScanLogDir(info.path, &dir, &quiet)) {
+      *error = info.path + ": cannot list the directory";
+      *exit_code = kExitUnreadable;
+      return false;
+    }
+    for (const PartitionDir& pd : dir.partitions) {
+      if (pd.state == PartitionDirState::kLive) by_name[pd.name].push_back(pd.path);
+    }
+  }
+  for (auto& [name, dirs] : by_name) {
+    if (dirs.size() >= need) out->partitions.push_back({name, std::move(dirs)});
+  }
+  if (out->partitions.empty()) {
+    *error = need == paths.size()
+                 ? "no partition directory is present in every directory given"
+                 : fmt::format("no partition directory is present in {} of the directories given", need);
+    *exit_code = kExitUsage;
+    return false;
+  }
+  return true;
+}
+
+bool ResolveOnePartition(const std::vector<std::string>& paths, const std::string& partition,
+                         std::vector<std::string>* dirs, std::string* error, int* exit_code) {
+  ResolvedPaths r;
+  if (!ResolvePartitionPaths(paths, 0, &r, error, exit_code)) return false;
+  if (!partition.empty()) {
+    *exit_code = kExitUsage;
+    if (!r.any_log_dir) {
+      *error = "--partition " + partition + " picks a partition of broker log directories; the PATHs given are "
+               "partition directories";
+      return false;
+    }
+    for (PartitionCopies& p : r.partitions) {
+      if (p.name == partition) {
+        *dirs = std::move(p.dirs);
+        return true;
+      }
+    }
+    *error = "--partition " + partition + ": no live partition directory of that name in every directory given";
+    return false;
+  }
+  if (r.partitions.size() != 1) {
+    std::vector<std::string> names;
+    for (const PartitionCopies& p : r.partitions) names.push_back(p.name);
+    *error = fmt::format("the directories given share {} partitions ({}); pick one with --partition T-P",
+                         names.size(), fmt::join(names, ", "));
+    *exit_code = kExitUsage;
+    return false;
+  }
+  *dirs = std::move(r.partitions.front().dirs);
+  return true;
+}
+
+}  // namespace klf::cli

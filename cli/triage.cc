@@ -1,0 +1,231 @@
+// `klf triage [--json] [--jobs N] [--now MS] [--producer-id-expiration-ms N] [--headers-only] LOG_DIR...`:
+// one screen for a whole capture (triage/triage.h does the work; this file parses and prints).
+//
+// Text: a count line, then one line per partition that needs a look, most urgent first (diverged, pinned
+// LSO, damaged, lagging), the partitions held by one broker only, and healthy partitions as one count.
+// Each line ends with the klf command that shows the details. Exit 1 when any partition diverged, is
+// pinned or damaged; 3 when a copy could not be read; 0 otherwise (lag and single copies are not
+// problems).
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/output.h"
+#include "triage/triage.h"
+
+namespace klf::cli {
+namespace {
+
+struct TriageArgs {
+  bool json = false;
+  unsigned jobs = 0;
+  std::optional<int64_t> now;
+  int64_t producer_id_expiration_ms = 86400000;
+  bool headers_only = false;
+  std::vector<std::string> log_dirs;
+};
+
+std::string Quote(const std::string& path) {
+  return path.find_first_of(" '\"$\\") == std::string::npos ? path : "'" + path + "'";
+}
+
+std::string CopyPaths(const TriagePartition& p) {
+  std::string s;
+  for (const TriageCopy& c : p.copies) s += " " + Quote(EscapeInvalidUtf8(c.path));
+  return s;
+}
+
+nlohmann::json CopyJson(const TriagePartition& p, size_t i) {
+  const TriageCopy& c = p.copies[i];
+  const TriageDamage& d = p.damage[i];
+  nlohmann::json j = {{"logDir", c.log_dir},
+                      {"path", c.path},
+                      {"broker", c.broker},
+                      {"loaded", c.loaded},
+                      {"errors", d.errors},
+                      {"warnings", d.warnings},
+                      {"firstError", d.first_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.first_error)}};
+  if (!c.loaded) {
+    j["error"] = c.error;
+    return j;
+  }
+  j["logStartOffset"] = c.log_start_offset;
+  j["logEndOffset"] = c.log_end_offset;
+  j["highWatermark"] = c.high_watermark;
+  j["lastStableOffset"] = c.last_stable_offset;
+  j["pinnedBy"] = c.pinned_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.pinned_by);
+  j["lag"] = c.lag;
+  return j;
+}
+
+nlohmann::json PartitionJson(const TriagePartition& p) {
+  nlohmann::json j = {{"partition", p.name}, {"status", TriageStatusName(p.status)}};
+  j["diverged"] = p.diverged();
+  j["pinned"] = p.pinned();
+  j["damaged"] = p.damaged();
+  j["lagging"] = p.lagging();
+  j["copies"] = nlohmann::json::array();
+  for (size_t i = 0; i < p.copies.size(); ++i) j["copies"].push_back(CopyJson(p, i));
+  j["findings"] = nlohmann::json::array();
+  if (p.diff) {
+    for (const Finding& f : p.diff->findings) {
+      nlohmann::json affected = nlohmann::json::array(), healthy = nlohmann::json::array();
+      for (size_t i : f.affected) affected.push_back(p.diff_labels[i]);
+      for (size_t i : f.healthy) healthy.push_back(p.diff_labels[i]);
+      j["findings"].push_back({{"kind", FindingKindName(f.kind)},
+                               {"divergence", IsDivergence(f.kind)},
+                               {"offsets", f.first_offset >= 0 ? nlohmann::json::array({f.first_offset, f.last_offset})
+                                                               : nlohmann::json::array()},
+                               {"producerId", f.producer_id ? nlohmann::json(*f.producer_id) : nullptr},
+                               {"affectedReplicas", affected},
+                               {"healthyReplicas", healthy},
+                               {"evidence", f.evidence},
+                               {"impact", f.impact}});
+    }
+  }
+  return j;
+}
+
+void PrintText(const TriageReport& r, Output* out) {
+  const TriageCounts& n = r.counts;
+  out->Append(fmt::format(
+      "klf triage: {} log dir{} ({} broker{}), {} partitions: {} compared, {} single-copy; {} diverged, {} pinned, "
+      "{} damaged, {} lagging, {} healthy\n",
+      r.log_dirs.size(), r.log_dirs.size() == 1 ? "" : "s", r.brokers.size(), r.brokers.size() == 1 ? "" : "s",
+      n.partitions, n.compared, n.single_copy, n.diverged, n.pinned, n.damaged, n.lagging, n.healthy));
+  std::vector<std::string> single;
+  for (const TriagePartition& p : r.partitions) {
+    const std::string name = EscapeInvalidUtf8(p.name);
+    if (p.diverged()) {
+      for (const Finding& f : p.diff->findings) {
+        if (!IsDivergence(f.kind)) continue;
+        std::string affected;
+        for (size_t i : f.affected) affected += (affected.empty() ? "" : ",") + p.diff_labels[i];
+        out->Append(fmt::format("DIVERGED  {}  {} on {}{}: {}\n", name, FindingKindName(f.kind), affected,
+                                f.first_offset >= 0 ? fmt::format(" (offsets {}..{})", f.first_offset, f.last_offset)
+                                                    : "",
+                                f.impact));
+      }
+      out->Append(fmt::format("          details: klf diff{}\n", CopyPaths(p)));
+    }
+    for (const TriageCopy& c : p.copies) {
+      if (!c.pinned_by.empty()) {
+        out->Append(fmt::format("PINNED    {}  {}: {}\n          details: klf lso {}\n", name, c.broker, c.pinned_by,
+                                Quote(EscapeInvalidUtf8(c.path))));
+      }
+    }
+    for (size_t i = 0; i < p.copies.size(); ++i) {
+      const TriageCopy& c = p.copies[i];
+      if (!c.loaded) {
+        out->Append(fmt::format("DAMAGED   {}  {}: cannot be read: {}\n", name, c.broker, EscapeInvalidUtf8(c.error)));
+      } else if (p.damage[i].errors > 0) {
+        out->Append(fmt::format("DAMAGED   {}  {}: {} error{} (first: {})\n          details: klf verify {}\n", name,
+                                c.broker, p.damage[i].errors, p.damage[i].errors == 1 ? "" : "s",
+                                EscapeInvalidUtf8(p.damage[i].first_error), Quote(EscapeInvalidUtf8(c.path))));
+      }
+    }
+    if (p.lagging()) {
+      for (const TriageCopy& c : p.copies) {
+        if (c.lag > 0) {
+          out->Append(fmt::format("LAGGING   {}  {}: log end offset {}, {} behind the furthest copy\n", name, c.broker,
+                                  c.log_end_offset, c.lag));
+        }
+      }
+    }
+    if (p.copies.size() == 1) single.push_back(name + " (" + p.copies.front().broker + ")");
+  }
+  if (!single.empty()) {
+    out->Append(fmt::format("SINGLE    {} partition{} held by one broker only:", single.size(),
+                            single.size() == 1 ? "" : "s"));
+    for (const std::string& s : single) out->Append(" " + s);
+    out->Append("\n");
+  }
+  for (const std::string& e : r.log_dir_problems) out->Append("LOG DIR   " + EscapeInvalidUtf8(e) + "\n");
+  out->Append(fmt::format("healthy   {} partition{} (held by two or more brokers, nothing found)\n", n.healthy,
+                          n.healthy == 1 ? "" : "s"));
+}
+
+int RunTriage(const TriageArgs& a) {
+  TriageOptions options;
+  options.jobs = a.jobs;
+  options.now_ms = a.now;
+  options.producer_id_expiration_ms = a.producer_id_expiration_ms;
+  options.verify_records = !a.headers_only;
+  const bool show_progress = isatty(2) == 1 && isatty(1) == 0;
+  if (show_progress) {
+    options.progress = [](size_t done, size_t total) {
+      std::fprintf(stderr, "\r\033[Kklf triage: %zu of %zu partitions", done, total);
+      std::fflush(stderr);
+    };
+  }
+  TriageReport report;
+  std::string error;
+  if (!TriageCapture(a.log_dirs, options, &report, &error)) return Fail("triage", kExitUsage, error, a.json);
+  if (show_progress) std::fputs("\r\033[K", stderr);
+
+  int exit_code = kExitOk;
+  for (const TriagePartition& p : report.partitions) {
+    if (p.diverged() || p.pinned() || p.damaged()) exit_code = kExitProblems;
+  }
+  if (!report.log_dir_problems.empty()) exit_code = WorseExit(exit_code, kExitProblems);
+  if (report.counts.unreadable > 0) exit_code = kExitUnreadable;
+
+  Output out(1);
+  if (a.json) {
+    const TriageCounts& n = report.counts;
+    nlohmann::json j;
+    j["logDirs"] = report.log_dirs;
+    j["brokers"] = report.brokers;
+    j["counts"] = {{"partitions", n.partitions}, {"compared", n.compared}, {"singleCopy", n.single_copy},
+                   {"diverged", n.diverged},     {"pinned", n.pinned},     {"damaged", n.damaged},
+                   {"lagging", n.lagging},       {"healthy", n.healthy},   {"unreadable", n.unreadable}};
+    j["partitions"] = nlohmann::json::array();
+    j["singleCopy"] = nlohmann::json::array();
+    for (const TriagePartition& p : report.partitions) {
+      if (p.copies.size() == 1) j["singleCopy"].push_back(p.name);
+      if (p.status != TriageStatus::kHealthy) j["partitions"].push_back(PartitionJson(p));
+    }
+    j["logDirProblems"] = report.log_dir_problems;
+    out.Append(DumpJson(j));
+    out.Append("\n");
+  } else {
+    PrintText(report, &out);
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+Command AddTriageCommand(CLI::App* parent) {
+  auto args = std::make_shared<TriageArgs>();
+  CLI::App* app = parent->add_subcommand("triage", "One screen for a whole capture: where to look first");
+  app->footer(
+      "Runs verify on every log directory, diffs every partition held by two or more brokers, explains every\n"
+      "copy's last stable offset (an offline find-hanging) and compares log end offsets, then ranks what it\n"
+      "found: divergences, pinned LSOs, damage, lag; partitions held by one broker are listed; healthy ones are\n"
+      "counted. Each line names the klf command that shows the details. LOG_DIRs are the log directories of\n"
+      "several brokers, or several disks of one broker (JBOD: brokers are told apart by meta.properties).\n"
+      "Exit 1 when a partition diverged, is pinned or damaged; 3 when a copy cannot be read.");
+  app->add_option("LOG_DIR", args->log_dirs, "broker log directories (never modified)")->required()->type_name("DIR");
+  app->add_flag("--json", args->json, "the same findings and the counts as one JSON object");
+  app->add_option("--jobs", args->jobs, "partitions processed at once (default: one per core)")
+      ->check(CLI::Range(0, 256));
+  app->add_option("--now", args->now, "clock (ms) for producer expiration; default: each log's newest timestamp")
+      ->type_name("MS");
+  app->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms,
+                  "producer.id.expiration.ms (default 86400000)");
+  app->add_flag("--headers-only", args->headers_only, "verify only framing, CRCs and batch headers (faster)");
+  Command c;
+  c.app = app;
+  c.run = [args] { return RunTriage(*args); };
+  return c;
+}
+
+}  // namespace klf::cli

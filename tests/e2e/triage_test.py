@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""klf triage end to end (issue 19, item 1), on data klf did not write:
+
+* the real multi-broker captures (fixtures/real, PROVENANCE.md): every partition held by one broker only
+  is listed, nothing diverges, and the counts add up; the partition lists are computed here from the
+  directory names, not from klf;
+* Kafka's seeded three-broker timelines (kafka-oracle/random-replicas): triage calls a partition
+  diverged exactly when Kafka's truth says the brokers' final key->value maps differ;
+* --jobs 1 and --jobs 2 give the same JSON; the inputs are not modified; a PATH that is not a log
+  directory is a usage error."""
+import json
+import os
+import re
+
+from klf_e2e import ORACLE, REAL, check, process, run_tests, snapshot
+
+MULTI = {
+    "cesaralcancio__study-kafka/data": ["kafka1", "kafka2", "kafka3", "kafka4", "kafka5"],
+    "ducphongphung__BigData_VietStock/data": ["kafka1", "kafka2", "kafka3"],
+    "hiage__kafka-raft/data": ["kafka1", "kafka2", "kafka3"],
+    "greenlemonT__kafka-temp/data": ["kafka1", "kafka2", "kafka3"],
+}
+PARTITION = re.compile(r"^.+-\d+$")
+
+
+def live_partitions(log_dir):
+    """Partition directories as Kafka names live ones: <topic>-<n>, no -delete/-future/-stray suffix."""
+    return {n for n in os.listdir(log_dir)
+            if os.path.isdir(os.path.join(log_dir, n)) and PARTITION.match(n) and "." not in n.split("-")[-1]}
+
+
+def triage(dirs, *extra):
+    p = process(["triage", "--json", *extra, *dirs], timeout=600)
+    try:
+        return p, json.loads(p.stdout)
+    except ValueError:
+        check(False, f"triage {dirs}: stdout is not JSON: {p.stdout[:300]} {p.stderr[:300]}")
+        return p, None
+
+
+def test_real_multi_broker_captures():
+    for base, brokers in sorted(MULTI.items()):
+        dirs = [os.path.join(REAL, base, b) for b in brokers]
+        before = snapshot(os.path.join(REAL, base))
+        p, j = triage(dirs)
+        if j is None:
+            continue
+        held = {}
+        for d in dirs:
+            for name in live_partitions(d):
+                held.setdefault(name, []).append(d)
+        single = sorted(n for n, ds in held.items() if len(ds) == 1)
+        c = j["counts"]
+        check(c["partitions"] == len(held), f"{base}: {c['partitions']} partitions, the directories hold {len(held)}")
+        check(sorted(j["singleCopy"]) == single, f"{base}: single-copy {sorted(j['singleCopy'])[:5]} vs {single[:5]}")
+        check(c["singleCopy"] == len(single), f"{base}: singleCopy count {c['singleCopy']}")
+        check(c["diverged"] == 0, f"{base}: {c['diverged']} diverged: "
+              f"{[x['partition'] for x in j['partitions'] if x['diverged']]}")
+        check(c["compared"] + c["singleCopy"] + c["unreadable"] >= c["partitions"], f"{base}: counts {c}")
+        check(p.returncode in (0, 1), f"{base}: exit {p.returncode} {p.stderr[-300:]}")
+        check(before == snapshot(os.path.join(REAL, base)), f"{base}: triage modified its input")
+        # The text form says the same counts.
+        t = process(["triage", *dirs], timeout=600)
+        check(f"{c['partitions']} partitions:" in t.stdout and f"{c['singleCopy']} single-copy" in t.stdout,
+              f"{base}: text summary {t.stdout[:300]}")
+
+
+def test_kafka_timelines_diverge_as_kafka_says():
+    base = os.path.join(ORACLE, "random-replicas")
+    for t in sorted(os.listdir(base)):
+        truth_file = os.path.join(base, t, "truth.json")
+        if not os.path.isfile(truth_file):
+            continue
+        with open(truth_file) as f:
+            truth = json.load(f)
+        differs = bool(truth["divergence"]["finalKeyValuesDiffer"])
+        dirs = [os.path.join(base, t, b) for b in ("broker1", "broker2", "broker3")]
+        p, j = triage(dirs)
+        if j is None:
+            continue
+        check(j["counts"]["partitions"] == 1 and j["counts"]["compared"] == 1, f"{t}: counts {j['counts']}")
+        diverged = [x for x in j["partitions"] if x["diverged"]]
+        check(bool(diverged) == differs, f"{t}: Kafka says the key maps differ: {differs}; triage: "
+              f"{[(x['partition'], [f['kind'] for f in x['findings']]) for x in j['partitions']]}")
+        if differs and diverged:
+            check(diverged[0]["status"] == "diverged" and j["partitions"][0] is diverged[0],
+                  f"{t}: the diverged partition is ranked first")
+            check(p.returncode == 1, f"{t}: exit {p.returncode} (want 1)")
+            text = process(["triage", *dirs]).stdout
+            check("DIVERGED  foo-0" in text and "klf diff" in text, f"{t}: text {text[:400]}")
+
+
+def test_jobs_do_not_change_the_answer():
+    dirs = [os.path.join(REAL, "cesaralcancio__study-kafka/data", b) for b in ("kafka1", "kafka2", "kafka3")]
+    _, one = triage(dirs, "--jobs", "1")
+    _, two = triage(dirs, "--jobs", "2")
+    check(one == two, "--jobs 1 and --jobs 2 differ")
+
+
+def test_refuses_what_is_not_a_log_dir():
+    p = process(["triage", "--json", os.path.join(ORACLE, "a-keyed", "keyed-none-0")])
+    check(p.returncode == 2 and p.stderr.startswith("klf triage: "), f"{p.returncode} {p.stderr}")
+    check(json.loads(p.stdout)["command"] == "triage", "JSON error object")
+
+
+if __name__ == "__main__":
+    run_tests(globals())
