@@ -12,6 +12,9 @@
 #include <cstring>
 #include <set>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <system_error>
 
 #include "segment_reader/file.h"
@@ -658,14 +661,69 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
   return true;
 }
 
+namespace {
+
+// A log directory's checkpoint files list every partition of the log directory, so a command that
+// loads each of P partitions would parse 4 files of P entries P times (quadratic: 75% of a 2,000
+// partition diff). Parsed files are kept instead, keyed by path and checked against the file's
+// identity (device, inode, size, modification time) at every use, so a rewritten file is read again.
+// The problems a parse reported are kept with it and reported again to every caller's sink, so each
+// partition still sees them. Only regular files are kept; anything else is read as before.
+struct ParsedCheckpointFile {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  struct timespec mtime {};
+  bool read = false;  // ReadOffsetCheckpointFile's result
+  std::map<TopicPartition, int64_t> entries;
+  std::vector<Problem> problems;
+  std::vector<UnreadableFile> unreadable;
+};
+
+std::shared_ptr<const ParsedCheckpointFile> ParseCheckpointCached(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const ParsedCheckpointFile>> cache;
+  constexpr size_t kMaxFiles = 256;  // 4 per log directory: a capture of 64 log dirs
+
+  struct stat st;
+  const bool regular = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  auto same = [&](const ParsedCheckpointFile& f) {
+    return f.dev == st.st_dev && f.ino == st.st_ino && f.size == st.st_size && f.mtime.tv_sec == st.st_mtim.tv_sec &&
+           f.mtime.tv_nsec == st.st_mtim.tv_nsec;
+  };
+  if (regular) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(path);
+    if (it != cache.end() && same(*it->second)) return it->second;
+  }
+  auto parsed = std::make_shared<ParsedCheckpointFile>();
+  CollectingSink recorder;
+  parsed->read = ReadOffsetCheckpointFile(path, &parsed->entries, &recorder, &parsed->unreadable);
+  parsed->problems = std::move(recorder.problems);
+  if (regular) {
+    parsed->dev = st.st_dev;
+    parsed->ino = st.st_ino;
+    parsed->size = st.st_size;
+    parsed->mtime = st.st_mtim;
+    std::lock_guard<std::mutex> lock(mu);
+    if (cache.size() >= kMaxFiles) cache.clear();
+    cache[path] = parsed;
+  }
+  return parsed;
+}
+
+}  // namespace
+
 PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path, const TopicPartition& tp,
                                            ProblemSink* sink) {
   PartitionCheckpoints out;
   out.log_dir = ParentOf(partition_dir_path);
   auto pick = [&](const char* name, std::optional<int64_t>* value) {
-    std::map<TopicPartition, int64_t> m;
-    if (!ReadOffsetCheckpointFile(Join(out.log_dir, name), &m, sink, &out.unreadable)) return;
-    if (auto it = m.find(tp); it != m.end()) *value = it->second;
+    std::shared_ptr<const ParsedCheckpointFile> f = ParseCheckpointCached(Join(out.log_dir, name));
+    for (const Problem& p : f->problems) sink->Report(p);
+    out.unreadable.insert(out.unreadable.end(), f->unreadable.begin(), f->unreadable.end());
+    if (!f->read) return;
+    if (auto it = f->entries.find(tp); it != f->entries.end()) *value = it->second;
   };
   pick("cleaner-offset-checkpoint", &out.cleaner_offset);
   pick("recovery-point-offset-checkpoint", &out.recovery_point);
