@@ -17,7 +17,8 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "compactor/cleaner.h"
-#include "simulator/replica_view.h"
+#include "partition/coordination.h"
+#include "partition/loaded_log.h"
 #include "segment_reader/problem.h"
 #include "segment_writer/output_guard.h"
 
@@ -265,22 +266,30 @@ int RunCompact(const CompactArgs& a) {
       if (!std::filesystem::is_directory(d)) {
         return Fail("compact", kExitUnreadable, d + ": not a partition directory", json);
       }
-      ReplicaView v;
+      LoadOptions lo;
+      lo.now_ms = o.now;
+      lo.producer_id_expiration_ms = o.config.producer_id_expiration_ms;
+      LoadedLog v;
       CollectingSink quiet;
-      if (!LoadReplicaView(d, o.now, o.config.producer_id_expiration_ms, &v, &quiet, &error)) {
+      // Damage anywhere in a replica (a batch whose framing or CRC fails) makes its offsets unsure.
+      if (!LoadedLog::Open(d, lo, &v, &quiet, &error) ||
+          !v.ForEachBatch([](size_t, const BatchView&) { return true; }, &quiet, &error)) {
         return FailOnLog(error, quiet, json);
       }
-      o.max_tombstone_remove_offset = std::min(o.max_tombstone_remove_offset.value_or(v.mcco), v.mcco);
-      o.max_tx_end_remove_offset = std::min(o.max_tx_end_remove_offset.value_or(v.mxfo), v.mxfo);
+      if (quiet.ErrorCount() > 0) return FailOnLog(d + ": damaged (see the problems)", quiet, json);
+      const CoordinationOffsets c =
+          CoordinationOffsetsOf(v.log_start_offset, v.log_end_offset, v.cleaner_checkpoint, v.first_unstable_offset);
+      o.max_tombstone_remove_offset = std::min(o.max_tombstone_remove_offset.value_or(c.mcco), c.mcco);
+      o.max_tx_end_remove_offset = std::min(o.max_tx_end_remove_offset.value_or(c.mxfo), c.mxfo);
       coordination["replicas"].push_back({{"path", d}, {"logEndOffset", v.log_end_offset},
                                           {"cleanerCheckpoint", v.cleaner_checkpoint ? nlohmann::json(*v.cleaner_checkpoint)
                                                                                      : nlohmann::json(nullptr)},
-                                          {"mcco", v.mcco}, {"mxfo", v.mxfo}});
+                                          {"mcco", c.mcco}, {"mxfo", c.mxfo}});
       if (!a.common.json)
         std::printf("replica %s logEndOffset=%lld cleanerCheckpoint=%s MCCO=%lld MXFO=%lld\n", EscapeInvalidUtf8(d).c_str(),
                     (long long)v.log_end_offset,
-                    v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint).c_str() : "none", (long long)v.mcco,
-                    (long long)v.mxfo);
+                    v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint).c_str() : "none", (long long)c.mcco,
+                    (long long)c.mxfo);
     }
     coordination["mtro"] = *o.max_tombstone_remove_offset;
     coordination["mxro"] = *o.max_tx_end_remove_offset;

@@ -12,7 +12,7 @@
 
 #include "segment_reader/layout.h"
 #include "segment_reader/producer_snapshot.h"
-#include "segment_reader/producer_state.h"
+#include "partition/producer_state.h"
 #include "segment_reader/java_long.h"
 
 namespace klf {
@@ -20,65 +20,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A segment file name: 20 digits, then the suffix (no .cleaned/.swap/.deleted). The digits are
-// parsed by ClassifyFileName (layout.h): an offset past INT64_MAX is not an offset.
-std::optional<int64_t> OffsetOf(const std::string& name, const std::string& suffix) {
-  if (name.size() != 20 + suffix.size() || name.compare(20, suffix.size(), suffix) != 0) return std::nullopt;
-  return ClassifyFileName(name).offset;
-}
-
-// A name that looks like a segment file (20 digits and a suffix) but whose digits are not an offset.
-bool OverflowingSegmentName(const std::string& name) {
-  if (name.size() < 21 || name[20] != '.') return false;
-  return std::all_of(name.begin(), name.begin() + 20, [](char c) { return c >= '0' && c <= '9'; }) &&
-         !ClassifyFileName(name).offset;
-}
-
 void Report(ProblemSink* sink, Severity sev, const std::string& file, uint64_t pos, const char* check,
             std::string msg) {
   if (sink) sink->Report(Problem{sev, file, pos, check, std::move(msg)});
-}
-
-bool ReadWhole(const std::string& path, uint64_t max, std::string* data, std::string* error) {
-  return ReadSmallFile(path, max, data, error);
-}
-
-// The partition cannot be compacted while a file of it exists but cannot be read: what it holds is
-// unknown. Reports it (check "file-read") and sets *error.
-bool Unreadable(const std::string& why, ProblemSink* sink, const std::string& file, std::string* error) {
-  std::string_view reason = why;
-  if (reason.substr(0, file.size() + 2) == file + ": ") reason.remove_prefix(file.size() + 2);
-  Report(sink, Severity::kError, file, 0, "file-read", "cannot be read: " + std::string(reason));
-  *error = why + " (a file of the partition that cannot be read: nothing is compacted)";
-  return false;
-}
-
-// Opens `path` through the input door (file.h) and closes it again: false (reported) when it is there
-// but cannot be read.
-bool CheckReadable(const std::string& path, ProblemSink* sink, std::string* error) {
-  InputFileInfo info;
-  std::string why;
-  InputFailure failure = InputFailure::kNone;
-  int fd = OpenInputFile(path, &info, &why, &failure);
-  if (fd >= 0) {
-    close(fd);
-    return true;
-  }
-  return failure == InputFailure::kMissing || Unreadable(why, sink, path, error);
-}
-
-// One log-dir checkpoint file's value for `tp`; false (reported) when the file is there but cannot be
-// read. Absent, damaged or oversized files leave *value alone (reported by ReadOffsetCheckpointFile).
-bool ReadCheckpoint(const std::string& path, const TopicPartition& tp, std::optional<int64_t>* value,
-                    ProblemSink* sink, std::string* error) {
-  std::map<TopicPartition, int64_t> m;
-  std::vector<UnreadableFile> unreadable;
-  if (ReadOffsetCheckpointFile(path, &m, sink, &unreadable)) {
-    if (auto it = m.find(tp); it != m.end()) *value = it->second;
-  }
-  if (unreadable.empty()) return true;
-  *error = unreadable.front().error + " (a file of the partition that cannot be read: nothing is compacted)";
-  return false;
 }
 
 // Walks a mapped file front to back while unmapping the pages already passed (MADV_DONTNEED on a
@@ -198,120 +142,40 @@ std::vector<AbortedTxn> PartitionLog::CollectAbortedTransactions(int64_t start, 
 
 namespace {
 
-// The broker's producer state as the cleaner sees it (§7.3): ProducerStateManager loaded from the
-// newest snapshot at or below the log end offset (a snapshot that does not parse is skipped, as Kafka
-// deletes it and tries the next older one), the batches after it replayed, then the producers
-// expired at `now` removed. Without a usable snapshot replay starts at the log start offset.
-// The state machine is segment_reader's; this only supplies the segments the compactor already
-// holds, read without checking CRCs, as rebuildProducerState reads them.
-void LoadProducers(PartitionLog* log, const CleanerConfig& config, int64_t now, ProblemSink* sink) {
-  ProducerStateManager& state = log->producer_state;
-  state = ProducerStateManager(ProducerStateOptions{config.producer_id_expiration_ms});
-  int64_t leo = log->summary.log_end_offset;
-  std::optional<int64_t> snapshot_offset;
-  for (auto it = log->snapshot_files.rbegin(); it != log->snapshot_files.rend(); ++it) {
-    if (it->first > leo) continue;
-    std::string data, error;
-    if (!ReadWhole(it->second, 64u << 20, &data, &error)) {
-      Report(sink, Severity::kWarning, it->second, 0, "snapshot-read", error);
-      continue;
-    }
-    ProducerSnapshot snap;
-    CollectingSink local;
-    if (!ParseProducerSnapshot(it->second, AsBytes(data), it->first, &snap, &local)) {
-      for (auto& p : local.problems) if (sink) sink->Report(p);
-      continue;
-    }
-    state.LoadSnapshot(snap, now);
-    snapshot_offset = it->first;
-    break;
-  }
-  int64_t replay_from = snapshot_offset.value_or(log->summary.log_start_offset);
-  if (!snapshot_offset) state.TruncateFullyAndStartAt(replay_from);
-  for (size_t i = 0; i < log->segments.size(); i++) {
-    const LoadedSegment& seg = log->segments[i];
-    // Only segments that hold offsets >= replay_from matter (usually just the active one).
-    if (log->summary.segments[i].next_offset <= replay_from) continue;
-    std::string error;
-    std::unique_ptr<MappedFile> file = MappedFile::Open(seg.log_path, &error);
-    if (!file) {
-      Report(sink, Severity::kWarning, seg.log_path, 0, "producer-state", error);
-      continue;
-    }
-    Bytes data = file->data().subspan(0, std::min<uint64_t>(file->size(), seg.size));
-    PageDropper dropper(data);
-    size_t pos = 0;
-    BatchView b;
-    while (NextEntry(data, pos, pos, &b, &error) == EntryStatus::kOk) {
-      dropper.Passed(pos);
-      pos += b.bytes.size();
-      if (b.header.last_offset >= replay_from) state.Apply(b, seg.log_path, sink);
-    }
-  }
-  // removeExpiredProducers at `now` (never one with an open transaction).
-  std::vector<int64_t> before;
-  for (const auto& [pid, entry] : state.producers()) before.push_back(pid);
-  state.RemoveExpiredProducers(now);
-  for (int64_t pid : before)
-    if (!state.Find(pid)) log->expired_producers.push_back(pid);
-}
-
 }  // namespace
 
 bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& config, int64_t now,
                       std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink,
                       std::string* error) {
   out->dir = partition_dir;
+  // The partition as a broker loads it (partition/loaded_log.h): segments, checkpoints, producer state.
+  LoadOptions lo;
+  lo.now_ms = now;
+  lo.producer_id_expiration_ms = config.producer_id_expiration_ms;
+  LoadedLog log;
+  bool unreadable = false;
+  if (!LoadedLog::Open(partition_dir, lo, &log, sink, error, &unreadable)) {
+    if (unreadable) *error += " (a file of the partition that cannot be read: nothing is compacted)";
+    return false;
+  }
   fs::path dir(partition_dir);
-  std::string name = dir.filename().string();
-  if (name.empty()) name = dir.parent_path().filename().string();
-  auto tp = ParsePartitionDirName(name);
-  if (!tp) {
+  if (!log.tp) {
     *error = partition_dir + ": not a partition directory name (<topic>-<partition>)";
     return false;
   }
-  out->tp = *tp;
+  out->tp = *log.tp;
   out->log_dir = fs::absolute(dir).lexically_normal().parent_path().string();
   if (!out->log_dir.empty() && fs::absolute(dir).lexically_normal().filename().empty())
     out->log_dir = fs::path(out->log_dir).parent_path().string();
-
-  std::error_code ec;
-  std::map<int64_t, std::string> logs, txns, indexes, time_indexes;
-  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    std::string n = it->path().filename().string();
-    std::string path = it->path().string();
-    std::map<int64_t, std::string>* files = nullptr;
-    std::optional<int64_t> o;
-    if ((o = OffsetOf(n, ".log"))) files = &logs;
-    else if ((o = OffsetOf(n, ".txnindex"))) files = &txns;
-    else if ((o = OffsetOf(n, ".index"))) files = &indexes;
-    else if ((o = OffsetOf(n, ".timeindex"))) files = &time_indexes;
-    else if ((o = OffsetOf(n, ".snapshot"))) files = &out->snapshot_files;
-    if (files) {
-      // Whatever its type: a FIFO, directory or symlink loop named like a segment is a segment that
-      // cannot be read, and a log cleaned without it would be wrong (never "absent").
-      if (!CheckReadable(path, sink, error)) return false;
-      (*files)[*o] = path;
-    } else if (OverflowingSegmentName(n)) {
-      // LogLoader's Long.parseLong fails on it (a broker would not load the directory): not a segment.
-      Report(sink, Severity::kWarning, path, 0, "file-name",
-             "the offset in the name is larger than the largest offset (2^63-1); ignored");
-    } else if (n.find(".cleaned") != std::string::npos || n.find(".swap") != std::string::npos ||
-               n.find(".deleted") != std::string::npos) {
-      Report(sink, Severity::kWarning, path, 0, "leftover",
-             "leftover of an interrupted clean/swap/delete; ignored (Kafka resolves it at startup, LogLoader)");
-    }
-  }
-  if (ec) {
-    *error = partition_dir + ": cannot list directory: " + ec.message();
-    return false;
-  }
-  if (logs.empty()) {
+  out->snapshot_files = log.snapshot_files;
+  if (log.segments.empty()) {
     *error = partition_dir + ": no .log segment";
     return false;
   }
 
-  for (const auto& [base, path] : logs) {
+  for (SegmentInfo& info : log.segments) {
+    const int64_t base = info.base_offset;
+    const std::string& path = info.log_path;
     LoadedSegment seg;
     seg.base_offset = base;
     seg.log_path = path;
@@ -324,12 +188,12 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     s.size = int64_t(seg.size);
     s.last_modified_ms = seg.mtime_ms;
     s.next_offset = base;
-    if (auto it = indexes.find(base); it != indexes.end()) {
+    if (info.offset_index_path) {
       // Read in windows: an active segment's index is preallocated (up to 2 GiB of zeros).
       OffsetIndex oi;
       std::string e2;
       CappedSink capped(sink);  // an index of garbage: every entry a problem
-      const bool read = ReadOffsetIndexFile(it->second, base, &capped, &oi, &e2);
+      const bool read = ReadOffsetIndexFile(*info.offset_index_path, base, &capped, &oi, &e2);
       capped.Finish();
       if (read) {
         s.offset_index_bytes = int64_t(oi.file_size / kOffsetIndexEntrySize * kOffsetIndexEntrySize);
@@ -424,50 +288,36 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
         }
       }
     }
-    if (auto it = time_indexes.find(base); it != time_indexes.end()) {
+    if (info.time_index_path) {
       TimeIndex ti;
       std::string e2;
       CappedSink capped(sink);
-      const bool read = ReadTimeIndexFile(it->second, base, &capped, &ti, &e2);
+      const bool read = ReadTimeIndexFile(*info.time_index_path, base, &capped, &ti, &e2);
       capped.Finish();
       if (read) {
         if (!ti.entries.empty()) s.max_timestamp_so_far = ti.entries.back().timestamp;
         s.time_index_bytes = int64_t(ti.file_size / kTimeIndexEntrySize * kTimeIndexEntrySize);
       }
     }
-    if (auto it = txns.find(base); it != txns.end()) {
-      std::string d, e2;
-      if (!ReadWhole(it->second, 64u << 20, &d, &e2)) {
-        *error = e2;
-        return false;
-      }
-      seg.txn_index = ParseTxnIndex(it->second, AsBytes(d), sink).entries;
-    }
+    seg.txn_index = std::move(info.txn_index);
     out->summary.segments.push_back(s);
     out->segments.push_back(std::move(seg));
   }
 
-  // Log-dir checkpoints (FMT §11.2).
-  std::optional<int64_t> cleaner_checkpoint, log_start_checkpoint, hw_checkpoint;
-  if (!ReadCheckpoint(out->log_dir + "/cleaner-offset-checkpoint", out->tp, &cleaner_checkpoint, sink, error) ||
-      !ReadCheckpoint(out->log_dir + "/log-start-offset-checkpoint", out->tp, &log_start_checkpoint, sink, error) ||
-      (!high_watermark &&
-       !ReadCheckpoint(out->log_dir + "/replication-offset-checkpoint", out->tp, &hw_checkpoint, sink, error)))
-    return false;
-  if (cleaner_checkpoint) out->summary.cleaner_checkpoint = *cleaner_checkpoint;
-  int64_t log_start = out->summary.segments.front().base_offset;
-  if (log_start_checkpoint) log_start = std::max(log_start, *log_start_checkpoint);
-  out->summary.log_start_offset = log_start;
+  if (log.cleaner_checkpoint) out->summary.cleaner_checkpoint = *log.cleaner_checkpoint;
+  out->summary.log_start_offset = log.log_start_offset;
   out->summary.log_end_offset = out->summary.segments.back().next_offset;
-  int64_t leo = out->summary.log_end_offset;
-  if (high_watermark) {
-    out->high_watermark = std::min(*high_watermark, leo);
-  } else {
-    out->high_watermark = leo;
-    if (hw_checkpoint) out->high_watermark = std::min(*hw_checkpoint, leo);
-  }
+  const int64_t leo = out->summary.log_end_offset;
+  out->high_watermark = std::min(high_watermark.value_or(log.high_watermark), leo);
 
-  LoadProducers(out, config, now, sink);
+  // The producers the cleaner sees as active (§7.3): the loaded state, less those expired at `now`
+  // (removeExpiredProducers runs before every cleaner pass; never a producer with an open transaction).
+  out->producer_state = std::move(log.producer_state);
+  std::vector<int64_t> before;
+  for (const auto& [pid, entry] : out->producer_state.producers()) before.push_back(pid);
+  out->producer_state.RemoveExpiredProducers(now);
+  for (int64_t pid : before)
+    if (!out->producer_state.Find(pid)) out->expired_producers.push_back(pid);
   // LSO = min(HW, first unstable offset) (§0).
   out->summary.last_stable_offset = out->producer_state.LastStableOffset(out->high_watermark);
   return true;

@@ -18,7 +18,8 @@
 #include "segment_reader/file.h"
 #include "segment_reader/index_files.h"
 #include "segment_reader/problem.h"
-#include "segment_reader/producer_state.h"
+#include "partition/loaded_log.h"
+#include "partition/producer_state.h"
 
 namespace klf {
 

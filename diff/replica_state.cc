@@ -24,7 +24,9 @@
 #include "segment_reader/crc.h"
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
-#include "segment_reader/producer_state.h"
+#include "partition/consumer_view.h"
+#include "partition/loaded_log.h"
+#include "partition/producer_state.h"
 #include "segment_reader/java_long.h"
 
 namespace klf {
@@ -301,103 +303,36 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   r.path = partition_dir;
   r.label = Label(partition_dir);
 
-  CollectingSink scan_sink;
-  PartitionDir dir;
-  if (!ScanPartitionDir(partition_dir, &dir, &scan_sink)) {
-    *error = partition_dir + ": cannot list the directory";
-    if (!scan_sink.problems.empty()) *error = scan_sink.problems.front().message;
-    return false;
-  }
-  for (const Problem& p : scan_sink.problems) r.notes.push_back(p);
-  if (!dir.unreadable.empty()) return Untrustworthy(dir.unreadable.front().error, error);
-  r.tp = dir.tp;
-  if (dir.partition_metadata) r.topic_id = dir.partition_metadata->topic_id;
-  std::vector<const SegmentFiles*> segments = dir.LogSegments();
-  if (segments.empty() && dir.segments.empty() && !dir.tp) {
-    *error = partition_dir + ": not a partition directory (no segments, name is not <topic>-<partition>)";
-    return false;
-  }
-
-  // Log-dir facts: checkpoints (§11.2) and the broker identity (meta.properties).
-  std::string parent = std::filesystem::path(partition_dir).lexically_normal().parent_path().string();
-  if (parent.empty()) parent = ".";
-  if (r.tp) {
-    CollectingSink cp_sink;
-    PartitionCheckpoints cp = ReadParentCheckpoints(partition_dir, *r.tp, &cp_sink);
-    for (const Problem& p : cp_sink.problems) r.notes.push_back(p);
-    if (!cp.unreadable.empty()) return Untrustworthy(cp.unreadable.front().error, error);
-    r.cleaner_checkpoint = cp.cleaner_offset;
-    if (cp.high_watermark) {
-      r.high_watermark = *cp.high_watermark;
-      r.high_watermark_from_checkpoint = true;
-    }
-    if (cp.log_start_offset) r.log_start_offset = *cp.log_start_offset;
-  }
+  // The partition as a broker loads it (partition/loaded_log.h).
+  LoadOptions lo;
+  lo.now_ms = options.now_ms;
+  lo.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  lo.remove_expired_producers = true;
+  LoadedLog log;
   {
-    std::string text, why;
-    std::string meta = parent + "/meta.properties";
-    InputFailure failure = InputFailure::kNone;
-    bool read = ReadSmallFile(meta, 1 << 20, &text, &why, &failure);
-    if (failure == InputFailure::kUnreadable) return Untrustworthy(why, error);
-    if (read) {
-      MetaProperties mp;
-      NullSink quiet;
-      if (ParseMetaProperties(meta, text, &mp, &quiet)) {
-        r.cluster_id = mp.cluster_id();
-        r.node_id = mp.node_id();
-      }
-    }
-  }
-  for (const SegmentFiles* s : segments) r.segment_files.push_back(s->log->path);
-  if (!segments.empty()) r.log_start_offset = std::max(r.log_start_offset, segments.front()->base_offset);
-
-  // Aborted transactions as the fetch path reads them: every segment's .txnindex.
-  for (const auto& [base, seg] : dir.segments) {
-    if (!seg.txn_index) continue;
-    auto file = MappedFile::Open(seg.txn_index->path, error);
-    if (!file) return Untrustworthy(*error, error);
     CollectingSink sink;
-    CappedSink capped(&sink);  // a .txnindex of garbage: every entry a problem
-    TxnIndex idx = ParseTxnIndex(seg.txn_index->path, file->data(), &capped);
-    capped.Finish();
-    for (const Problem& p : sink.problems) r.notes.push_back(p);
-    r.txn_index.insert(r.txn_index.end(), idx.entries.begin(), idx.entries.end());
+    bool unreadable = false;
+    if (!LoadedLog::Open(partition_dir, lo, &log, &sink, error, &unreadable))
+      return unreadable ? Untrustworthy(*error, error) : false;
+    r.notes = std::move(sink.problems);
   }
-  std::stable_sort(r.txn_index.begin(), r.txn_index.end(),
-                   [](const AbortedTxn& a, const AbortedTxn& b) { return a.first_offset < b.first_offset; });
-
-  // The broker's producer state after a restart: latest valid snapshot plus the log after it.
+  r.tp = log.tp;
+  r.topic_id = log.topic_id;
+  r.cluster_id = log.cluster_id;
+  r.node_id = log.node_id;
+  r.log_start_offset = log.log_start_offset;
+  r.log_end_offset = log.log_end_offset;
+  r.high_watermark = log.high_watermark;
+  r.high_watermark_from_checkpoint = log.high_watermark_from_checkpoint;
+  r.last_stable_offset = log.last_stable_offset;
+  r.cleaner_checkpoint = log.cleaner_checkpoint;
+  r.snapshot_offset = log.snapshot_offset;
+  r.txn_index = log.aborted_txns;
+  const std::vector<SegmentInfo>& segments = log.segments;
+  for (const SegmentInfo& s : segments) r.segment_files.push_back(s.log_path);
+  const ProducerStateManager& loaded = log.producer_state;
   ProducerStateOptions pso;
   pso.producer_id_expiration_ms = options.producer_id_expiration_ms;
-  ProducerStateManager loaded(pso);
-  ProducerStateLoadResult load;
-  {
-    CollectingSink sink;
-    int64_t now = options.now_ms.value_or(0);
-    if (!LoadProducerState(partition_dir, now, &loaded, &load, &sink)) {
-      for (const Problem& p : sink.problems) {
-        if (p.check == std::string_view("file-read")) return Untrustworthy(p.file + ": " + p.message, error);
-      }
-      *error = partition_dir + ": cannot load producer state";
-      return false;
-    }
-    for (const Problem& p : sink.problems) r.notes.push_back(p);
-    if (options.now_ms) loaded.RemoveExpiredProducers(now);
-  }
-  r.snapshot_offset = load.snapshot_offset;
-  r.log_end_offset = load.log_end_offset;
-  if (!r.high_watermark_from_checkpoint || r.high_watermark > r.log_end_offset) {
-    // Without a checkpoint (or one past the log end) the high watermark is the log end, as on a
-    // single-replica leader; Kafka caps it at the log end offset on load too.
-    if (r.high_watermark_from_checkpoint) {
-      Note(&r, Severity::kWarning, parent + "/replication-offset-checkpoint", 0, "high-watermark",
-           "high watermark " + std::to_string(r.high_watermark) + " is above the log end offset " +
-               std::to_string(r.log_end_offset) + "; capped as Kafka does");
-    }
-    r.high_watermark = r.log_end_offset;
-  }
-  if (r.high_watermark < r.log_start_offset) r.high_watermark = r.log_start_offset;
-  r.last_stable_offset = loaded.LastStableOffset(r.high_watermark);
   for (const auto& [first, meta] : loaded.ongoing_txns()) {
     OpenTxn t;
     t.producer_id = meta.producer_id;
@@ -416,10 +351,10 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
 
   // One pass over the log: digests, markers, transactions by replay from the log start, consumer views.
   ProducerStateManager replay(pso);
-  replay.TruncateFullyAndStartAt(segments.empty() ? 0 : segments.front()->base_offset);
+  replay.TruncateFullyAndStartAt(segments.empty() ? 0 : segments.front().base_offset);
   std::map<std::pair<int64_t, int64_t>, int32_t> txn_by_first;  // (pid, first offset) -> txns index
-  size_t next_aborted = 0;
-  std::set<int64_t> aborted_pids;  // CompletedFetch.abortedProducerIds
+  ReadCommittedFilter read_committed(r.txn_index);
+  const ConsumerBounds bounds = ConsumerBounds::Of(log);
   RecordDecoder decoder;
   std::vector<Bytes> keys;  // one batch's keys, hashed together (Md5Many)
   std::vector<Digest> key_digests;
@@ -433,16 +368,16 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   // doubling: less copying, and no capacity left unused at the end).
   std::vector<uint64_t> segment_bytes;
   uint64_t total_bytes = 0;
-  for (const SegmentFiles* s : segments) {
+  for (const SegmentInfo& s : segments) {
     std::error_code ec;
-    uint64_t size = std::filesystem::file_size(s->log->path, ec);
+    uint64_t size = std::filesystem::file_size(s.log_path, ec);
     segment_bytes.push_back(ec ? 0 : size);
     total_bytes += segment_bytes.back();
   }
   uint64_t bytes_done = 0;
   int64_t prev_end = -1;
   for (uint32_t si = 0; si < segments.size(); ++si) {
-    const std::string& path = segments[si]->log->path;
+    const std::string& path = segments[si].log_path;
     if (ref == nullptr && bytes_done > 0 && !r.records.empty()) {
       double per_byte = double(r.records.size()) / double(bytes_done);
       size_t want = size_t(per_byte * double(total_bytes) * 1.02) + 1024;
@@ -460,14 +395,14 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     std::unique_ptr<LogReader> reader = LogReader::Open(path, &sink, ReadOptions(), error);
     if (!reader) return Untrustworthy(*error, error);
     BatchView batch;
-    int64_t next_base = si + 1 < segments.size() ? segments[si + 1]->base_offset : INT64_MAX;
+    int64_t next_base = si + 1 < segments.size() ? segments[si + 1].base_offset : INT64_MAX;
     // Damage stops the segment: its remaining offsets are unreadable. In the last segment that is what
     // Kafka's recovery truncates (the log end moves back, already reflected by the producer-state load);
     // in an earlier one the range up to the next segment is marked damaged and never compared.
     auto damage = [&](uint64_t position, const std::string& why) {
       if (si + 1 >= segments.size()) return;
       DamagedRange d;
-      d.from = std::max(prev_end, segments[si]->base_offset);
+      d.from = std::max(prev_end, segments[si].base_offset);
       d.to = next_base;
       d.file = path;
       d.position = position;
@@ -589,20 +524,9 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       }
 
       // read_committed as CompletedFetch filters it (aborted list from the .txnindex, ABORT markers).
-      bool batch_aborted = false;
-      if (h.magic >= 2 && h.has_producer_id()) {
-        while (next_aborted < r.txn_index.size() && r.txn_index[next_aborted].first_offset <= h.last_offset) {
-          aborted_pids.insert(r.txn_index[next_aborted].producer_id);
-          ++next_aborted;
-        }
-        bool abort_marker = h.is_control && !r.markers.empty() && r.markers.back().offset == h.base_offset &&
-                            r.markers.back().type == MarkerType::kAbort;
-        if (abort_marker) {
-          aborted_pids.erase(h.producer_id);
-        } else if (h.is_transactional && aborted_pids.count(h.producer_id)) {
-          batch_aborted = true;
-        }
-      }
+      const bool abort_marker = h.is_control && !r.markers.empty() && r.markers.back().offset == h.base_offset &&
+                                r.markers.back().type == MarkerType::kAbort;
+      const bool batch_aborted = read_committed.SkipsBatch(h, abort_marker);
 
       if (options.transactions_only) {
         // The newest record timestamp (the default clock) from the headers: a batch's maxTimestamp.
@@ -611,9 +535,8 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       }
       if (!decoded) continue;
       auto consumers = [&](RecordDigest& d) {
-        bool served = d.offset >= r.log_start_offset && !h.is_control;
-        d.read_uncommitted = served && d.offset < r.high_watermark;
-        d.read_committed = served && d.offset < r.last_stable_offset && !batch_aborted;
+        d.read_uncommitted = !h.is_control && bounds.ReadUncommitted(d.offset);
+        d.read_committed = !h.is_control && bounds.BelowLastStable(d.offset) && !batch_aborted;
         r.max_timestamp = std::max(r.max_timestamp, d.timestamp);
       };
       if (same != nullptr) {

@@ -7,7 +7,7 @@
 // content as a 128-bit fingerprint computed in one pass over its bytes. It derives:
 //   * the broker's view after a restart: log start and end offsets, the high watermark from the log
 //     dir's replication-offset-checkpoint, producer state loaded from the latest valid .snapshot plus
-//     the log after it (segment_reader/producer_state.h), open transactions and the last stable offset;
+//     the log after it (partition/producer_state.h), open transactions and the last stable offset;
 //   * the transaction structure of the whole log as replay from the log start builds it (which
 //     records each marker commits or aborts, including transactions merged across a lost marker);
 //   * what consumers get: read_uncommitted (below the high watermark), read_committed (below the LSO,

@@ -26,7 +26,7 @@
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/index_files.h"
 #include "segment_reader/layout.h"
-#include "segment_reader/producer_state.h"
+#include "partition/producer_state.h"
 #include "segment_writer/file_writer.h"
 
 namespace klf {

@@ -16,7 +16,7 @@
 
 #include "compactor/cleaner.h"
 #include "segment_reader/checkpoints.h"
-#include "segment_reader/producer_state.h"
+#include "partition/producer_state.h"
 #include "segment_writer/segment_writer.h"
 
 namespace klf {

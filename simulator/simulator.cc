@@ -1,5 +1,7 @@
 #include "simulator/simulator.h"
 
+#include "partition/coordination.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -273,11 +275,11 @@ void Cluster::Tick() {
   if (o_.mode != CoordinationMode::kCoordinated) return;
   for (Broker& b : brokers_) {
     if (!b.up) continue;
-    int64_t leo = b.log->log_end_offset();
-    int64_t dirty = b.log->cleaner_checkpoint().value_or(b.log->log_start_offset());
-    b.mcco = std::min(dirty, leo);
-    std::optional<int64_t> fu = b.log->producer_state().FirstUndecidedOffset();
-    b.mxfo = fu ? std::min(*fu, leo) : leo;
+    CoordinationOffsets c = CoordinationOffsetsOf(b.log->log_start_offset(), b.log->log_end_offset(),
+                                                  b.log->cleaner_checkpoint(),
+                                                  b.log->producer_state().FirstUndecidedOffset());
+    b.mcco = c.mcco;
+    b.mxfo = c.mxfo;
   }
   std::optional<int64_t> mtro, mxro;
   for (const Broker& b : brokers_) {

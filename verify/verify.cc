@@ -40,7 +40,7 @@
 #include "segment_reader/index_files.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/producer_snapshot.h"
-#include "segment_reader/producer_state.h"
+#include "partition/producer_state.h"
 #include "segment_reader/java_long.h"
 
 namespace klf {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "segment_reader/producer_snapshot.h"
-#include "segment_reader/producer_state.h"
+#include "partition/producer_state.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "segment_reader/file.h"
-#include "segment_reader/producer_state.h"
+#include "partition/producer_state.h"
 #include "tests/segment_writer/test_util.h"
 #include "tests/support/test_files.h"
 

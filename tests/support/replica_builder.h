@@ -18,7 +18,7 @@
 #include "segment_reader/batch.h"
 #include "segment_reader/bytes.h"
 #include "segment_reader/index_files.h"
-#include "segment_reader/producer_state.h"
+#include "partition/producer_state.h"
 #include "segment_writer/batch_builder.h"
 
 namespace klf::test {

@@ -2,7 +2,7 @@
 // lastStableOffset, completeTxn, loadFromSnapshot, isProducerExpired, takeSnapshot),
 // ProducerAppendInfo.java (append, appendDataBatch, appendEndTxnMarker), ProducerStateEntry.java,
 // LogSegment.updateProducerState.
-#include "segment_reader/producer_state.h"
+#include "partition/producer_state.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -311,7 +311,7 @@ bool ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* 
 }  // namespace
 
 bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms, ProducerStateManager* state,
-                       ProducerStateLoadResult* result, ProblemSink* sink) {
+                       ProducerStateLoadResult* result, ProblemSink* sink, std::optional<int64_t> log_start_offset) {
   PartitionDir dir;
   if (!ScanPartitionDir(partition_dir, &dir, sink)) return false;
   // A segment or snapshot that cannot be read is not absent: the state would be built from the rest
@@ -336,15 +336,19 @@ bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms
     candidates.emplace_back(it->first, std::move(snap));
   }
 
+  // truncateAndReload deletes the snapshots at or below the log start offset before loading one.
+  const int64_t start = log_start_offset.value_or(segments.empty() ? 0 : segments.front()->base_offset);
+  std::erase_if(candidates, [&](const auto& c) { return c.first <= start; });
   for (size_t attempt = 0; attempt <= candidates.size(); ++attempt) {
     *result = ProducerStateLoadResult();
+    // Without a snapshot the state starts at the log start offset (loadFromSnapshot), and replay never
+    // starts below it (rebuildProducerState: max(segment base, map end offset, log start offset)).
     int64_t from = 0;
     if (attempt < candidates.size()) {
       state->LoadSnapshot(candidates[attempt].second, current_time_ms);
       result->snapshot_offset = candidates[attempt].first;
       from = candidates[attempt].first;
     } else {
-      int64_t start = segments.empty() ? 0 : segments.front()->base_offset;
       state->TruncateFullyAndStartAt(start);
       from = start;
     }

@@ -1,7 +1,7 @@
-// Producer state (segment_reader/producer_state.h): Kafka's ProducerStateManager/ProducerAppendInfo
+// Producer state (partition/producer_state.h): Kafka's ProducerStateManager/ProducerAppendInfo
 // rules, and loading real partition directories compared with Kafka's own answer (truth.json of the
 // replica fixtures, and the oracle's producer snapshots).
-#include "segment_reader/producer_state.h"
+#include "partition/producer_state.h"
 
 #include <filesystem>
 #include <optional>

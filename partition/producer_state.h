@@ -168,7 +168,10 @@ struct ProducerStateLoadResult {
   int64_t log_end_offset = 0;
   std::vector<BatchUpdate> replayed_completions;  // completed transactions seen while replaying
 };
+// `log_start_offset` (LoadedLog's: the checkpoint's, never below the first segment): replay never starts
+// below it; unset, the first segment's base offset.
 bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms, ProducerStateManager* state,
-                       ProducerStateLoadResult* result, ProblemSink* sink);
+                       ProducerStateLoadResult* result, ProblemSink* sink,
+                       std::optional<int64_t> log_start_offset = std::nullopt);
 
 }  // namespace klf

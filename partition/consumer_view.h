@@ -1,0 +1,72 @@
+// What consumers of a loaded partition receive (Kafka's fetch path and the consumer's CompletedFetch),
+// written once for every command: diff, lso, repair and the simulator.
+//
+//   * read_uncommitted: data records from the log start offset up to the high watermark;
+//   * read_committed: data records from the log start offset up to the last stable offset, without
+//     the records of aborted transactions. The broker returns the aborted transactions (the
+//     `.txnindex` entries) with the fetch; the consumer, batch by batch in offset order, adds the
+//     producer of every aborted transaction whose first offset is at or below the batch's last
+//     offset to its aborted producers, removes a producer again at that producer's ABORT marker,
+//     and skips a transactional batch of an aborted producer;
+//   * the compacted key view: the latest read_committed record per key (a null value deletes it).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <span>
+#include <string>
+
+#include "partition/loaded_log.h"
+#include "segment_reader/batch.h"
+#include "segment_reader/index_files.h"
+
+namespace klf {
+
+// The offsets each isolation level may deliver.
+struct ConsumerBounds {
+  int64_t log_start_offset = 0, high_watermark = 0, last_stable_offset = 0;
+  static ConsumerBounds Of(const LoadedLog& log) {
+    return ConsumerBounds{log.log_start_offset, log.high_watermark, log.last_stable_offset};
+  }
+  // A data record at `offset` (control records are never delivered).
+  bool ReadUncommitted(int64_t offset) const { return offset >= log_start_offset && offset < high_watermark; }
+  bool BelowLastStable(int64_t offset) const { return offset >= log_start_offset && offset < last_stable_offset; }
+};
+
+// CompletedFetch's aborted-transaction filter (read_committed). Feed it every batch in offset order.
+class ReadCommittedFilter {
+ public:
+  // `aborted`: the aborted transactions, sorted by first offset (LoadedLog::aborted_txns); must
+  // outlive the filter.
+  explicit ReadCommittedFilter(std::span<const AbortedTxn> aborted) : aborted_(aborted) {}
+  // One batch. `abort_marker`: it is a control batch whose first record is an ABORT marker. Returns
+  // true when its records are skipped as aborted.
+  bool SkipsBatch(const BatchHeader& batch, bool abort_marker);
+
+ private:
+  std::span<const AbortedTxn> aborted_;
+  size_t next_ = 0;
+  std::set<int64_t> aborted_producers_;
+};
+
+enum class Isolation { kReadUncommitted, kReadCommitted };
+
+// What a consumer does with one data record at or above the log start offset.
+enum class Delivery {
+  kDelivered,  // the consumer receives it
+  kAborted,    // read_committed: below the last stable offset, skipped as aborted
+  kBeyond,     // at or above the high watermark (read_uncommitted) or the last stable offset
+};
+
+// One data record of the log (never a control record, never below the log start offset), its batch
+// and what a consumer of `isolation` does with it.
+using ConsumeVisitor = std::function<void(const BatchHeader& batch, const Record& record, Delivery delivery)>;
+
+// A consumer of `isolation` fetching `log` from its log start offset to its end: every data record at
+// or above the log start offset is visited in offset order with its Delivery. Returns false with
+// *error (file and position) when a segment cannot be read or a batch's records do not decode.
+bool ConsumeLog(const LoadedLog& log, Isolation isolation, const ConsumeVisitor& visit, ProblemSink* sink,
+                std::string* error);
+
+}  // namespace klf

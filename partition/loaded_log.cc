@@ -1,0 +1,162 @@
+// LoadedLog::Open (loaded_log.h). Kafka sources followed: LogLoader (log start offset, segments),
+// UnifiedLog.updateHighWatermarkMetadata (the high watermark's clamp), rebuildProducerState (the
+// snapshot plus the log after it), LocalLog.collectAbortedTransactions (every .txnindex entry).
+#include "partition/loaded_log.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string_view>
+
+#include "segment_reader/file.h"
+#include "segment_reader/layout.h"
+
+namespace klf {
+namespace {
+
+void Report(ProblemSink* sink, Severity s, const std::string& file, uint64_t position, const char* check,
+            std::string message) {
+  if (sink) sink->Report(Problem{s, file, position, check, std::move(message)});
+}
+
+// Problems of a step, held so the load can look at them before passing them on.
+void Forward(const CollectingSink& from, ProblemSink* to) {
+  if (to)
+    for (const Problem& p : from.problems) to->Report(p);
+}
+
+bool Fail(std::string why, bool unreadable, std::string* error, bool* unreadable_file) {
+  *error = std::move(why);
+  if (unreadable_file) *unreadable_file = unreadable;
+  return false;
+}
+
+std::string ParentDir(const std::string& partition_dir) {
+  std::string parent = std::filesystem::path(partition_dir).lexically_normal().parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+}  // namespace
+
+bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& options, LoadedLog* out,
+                     ProblemSink* sink, std::string* error, bool* unreadable_file) {
+  LoadedLog& log = *out;
+  log = LoadedLog();
+  log.dir = partition_dir;
+  log.producer_state = ProducerStateManager(ProducerStateOptions{options.producer_id_expiration_ms});
+  if (unreadable_file) *unreadable_file = false;
+
+  CollectingSink scan_sink;
+  PartitionDir dir;
+  if (!ScanPartitionDir(partition_dir, &dir, &scan_sink)) {
+    std::string why = scan_sink.problems.empty() ? partition_dir + ": cannot list the directory"
+                                                 : scan_sink.problems.front().message;
+    return Fail(why, false, error, unreadable_file);
+  }
+  Forward(scan_sink, sink);
+  if (!dir.unreadable.empty()) return Fail(dir.unreadable.front().error, true, error, unreadable_file);
+  log.tp = dir.tp;
+  if (dir.partition_metadata) log.topic_id = dir.partition_metadata->topic_id;
+  std::vector<const SegmentFiles*> segments = dir.LogSegments();
+  if (segments.empty() && dir.segments.empty() && !dir.tp) {
+    return Fail(partition_dir + ": not a partition directory (no segments, name is not <topic>-<partition>)", false,
+                error, unreadable_file);
+  }
+  for (const SegmentFiles* s : segments) {
+    SegmentInfo seg;
+    seg.base_offset = s->base_offset;
+    seg.log_path = s->log->path;
+    if (s->index) seg.offset_index_path = s->index->path;
+    if (s->time_index) seg.time_index_path = s->time_index->path;
+    log.segments.push_back(std::move(seg));
+  }
+  for (const auto& [offset, file] : dir.producer_snapshots) log.snapshot_files[offset] = file.path;
+
+  // The log dir's checkpoints (§11.2) and the broker's identity (meta.properties).
+  const std::string parent = ParentDir(partition_dir);
+  if (log.tp) {
+    PartitionCheckpoints cp = ReadParentCheckpoints(partition_dir, *log.tp, sink);
+    if (!cp.unreadable.empty()) return Fail(cp.unreadable.front().error, true, error, unreadable_file);
+    log.cleaner_checkpoint = cp.cleaner_offset;
+    if (cp.high_watermark) {
+      log.high_watermark = *cp.high_watermark;
+      log.high_watermark_from_checkpoint = true;
+    }
+    if (cp.log_start_offset) log.log_start_offset = *cp.log_start_offset;
+  }
+  {
+    std::string text, why;
+    const std::string meta = parent + "/meta.properties";
+    InputFailure failure = InputFailure::kNone;
+    bool read = ReadSmallFile(meta, 1 << 20, &text, &why, &failure);
+    if (failure == InputFailure::kUnreadable) return Fail(why, true, error, unreadable_file);
+    MetaProperties mp;
+    NullSink quiet;  // meta.properties is verify's to judge; here it only names the broker
+    if (read && ParseMetaProperties(meta, text, &mp, &quiet)) {
+      log.cluster_id = mp.cluster_id();
+      log.node_id = mp.node_id();
+    }
+  }
+  // LogLoader: the log start offset is the checkpoint's, but never below the first segment.
+  if (!segments.empty()) log.log_start_offset = std::max(log.log_start_offset, segments.front()->base_offset);
+
+  // The aborted transactions the fetch path returns: every segment's .txnindex, by first offset.
+  for (const auto& [base, seg] : dir.segments) {
+    if (!seg.txn_index) continue;
+    std::string why;
+    auto file = MappedFile::Open(seg.txn_index->path, &why);
+    if (!file) return Fail(why, true, error, unreadable_file);
+    CappedSink capped(sink);  // a .txnindex of garbage: every entry a problem
+    TxnIndex idx = ParseTxnIndex(seg.txn_index->path, file->data(), &capped);
+    capped.Finish();
+    log.aborted_txns.insert(log.aborted_txns.end(), idx.entries.begin(), idx.entries.end());
+    for (SegmentInfo& s : log.segments)
+      if (s.base_offset == base) s.txn_index = std::move(idx.entries);
+  }
+  std::stable_sort(log.aborted_txns.begin(), log.aborted_txns.end(),
+                   [](const AbortedTxn& a, const AbortedTxn& b) { return a.first_offset < b.first_offset; });
+
+  // The producer state at the log end: the latest valid snapshot plus the log after it.
+  {
+    CollectingSink ps_sink;
+    ProducerStateLoadResult load;
+    const int64_t now = options.now_ms.value_or(0);
+    if (!LoadProducerState(partition_dir, now, &log.producer_state, &load, &ps_sink, log.log_start_offset)) {
+      for (const Problem& p : ps_sink.problems) {
+        if (p.check == std::string_view("file-read")) return Fail(p.file + ": " + p.message, true, error, unreadable_file);
+      }
+      return Fail(partition_dir + ": cannot load producer state", false, error, unreadable_file);
+    }
+    Forward(ps_sink, sink);
+    if (options.remove_expired_producers && options.now_ms) log.producer_state.RemoveExpiredProducers(now);
+    log.snapshot_offset = load.snapshot_offset;
+    log.log_end_offset = load.log_end_offset;
+  }
+
+  // The high watermark: the checkpoint's (the log end without one, as on a single-replica leader),
+  // clamped into [log start, log end] as Kafka clamps it on load.
+  if (!log.high_watermark_from_checkpoint) log.high_watermark = log.log_end_offset;
+  if (log.high_watermark > log.log_end_offset) {
+    Report(sink, Severity::kWarning, parent + "/replication-offset-checkpoint", 0, "high-watermark",
+           "high watermark " + std::to_string(log.high_watermark) + " is above the log end offset " +
+               std::to_string(log.log_end_offset) + "; capped as Kafka does");
+    log.high_watermark = log.log_end_offset;
+  }
+  if (log.high_watermark < log.log_start_offset) log.high_watermark = log.log_start_offset;
+  log.first_unstable_offset = log.producer_state.FirstUndecidedOffset();
+  log.last_stable_offset = log.producer_state.LastStableOffset(log.high_watermark);
+  return true;
+}
+
+bool LoadedLog::ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::string* error,
+                             ReadOptions read) const {
+  for (size_t i = 0; i < segments.size(); ++i) {
+    std::unique_ptr<LogReader> reader = LogReader::Open(segments[i].log_path, sink, read, error);
+    if (!reader) return false;
+    BatchView b;
+    while (reader->Next(&b))
+      if (!visit(i, b)) return true;
+  }
+  return true;
+}
+
+}  // namespace klf

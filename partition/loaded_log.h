@@ -1,0 +1,90 @@
+// A partition directory as a broker's LogLoader loads it, offline: the one load every command starts
+// from (LevelDB's Repairer reuses log::Reader the same way, and Kafka's cleaner works on the
+// UnifiedLog that LogLoader built).
+//
+// LoadedLog::Open does one scan of the directory and reads what a broker reads on startup:
+//   * the segments, each with its base offset and `.log` path, and every `.txnindex` entry (the
+//     aborted transactions the fetch path returns);
+//   * the log dir's checkpoints (log start, high watermark, cleaner offset) and meta.properties;
+//   * the producer state at the log end: the latest valid `.snapshot` plus the log after it
+//     (partition/producer_state.h, LoadProducerState);
+//   * from those: the log start and end offsets, the high watermark as Kafka clamps it, the first
+//     unstable offset and the last stable offset.
+// ForEachBatch then streams the batches of every segment (segment_reader's LogReader), for the
+// command's own pass. A file of the partition that exists but cannot be read makes the load fail:
+// it is never treated as absent.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partition/producer_state.h"
+#include "segment_reader/batch.h"
+#include "segment_reader/checkpoints.h"
+#include "segment_reader/index_files.h"
+#include "segment_reader/problem.h"
+
+namespace klf {
+
+struct LoadOptions {
+  // The clock of the load: a snapshot's producers expired at this time are dropped, as
+  // loadFromSnapshot drops them. Unset: no producer is expired.
+  std::optional<int64_t> now_ms;
+  int64_t producer_id_expiration_ms = 86400000;
+  // After the load, also run the broker's periodic removeExpiredProducers at now_ms (never a producer
+  // with an open transaction).
+  bool remove_expired_producers = false;
+};
+
+struct SegmentInfo {
+  int64_t base_offset = 0;
+  std::string log_path;
+  std::optional<std::string> offset_index_path, time_index_path;  // when the files exist
+  std::vector<AbortedTxn> txn_index;  // its `.txnindex` entries in file order (empty without one)
+};
+
+struct LoadedLog {
+  std::string dir;  // the partition directory as given
+  std::optional<TopicPartition> tp;
+  std::optional<std::string> topic_id;    // partition.metadata
+  std::optional<std::string> cluster_id;  // the log dir's meta.properties
+  std::optional<int32_t> node_id;
+
+  std::vector<SegmentInfo> segments;  // every segment with a `.log`, ascending base offset
+  std::vector<AbortedTxn> aborted_txns;  // every `.txnindex` entry, by first offset
+  std::map<int64_t, std::string> snapshot_files;  // producer snapshots: offset -> path
+
+  int64_t log_start_offset = 0;  // max(log-start-offset-checkpoint, first segment's base offset)
+  int64_t log_end_offset = 0;
+  // replication-offset-checkpoint (the log end offset without one), clamped into
+  // [log start, log end] as UnifiedLog.updateHighWatermarkMetadata clamps it.
+  int64_t high_watermark = 0;
+  bool high_watermark_from_checkpoint = false;
+  std::optional<int64_t> cleaner_checkpoint;  // cleaner-offset-checkpoint (firstDirtyOffset)
+  std::optional<int64_t> snapshot_offset;     // the producer snapshot the load started from
+  ProducerStateManager producer_state;        // at the log end
+  std::optional<int64_t> first_unstable_offset;  // first offset of the earliest open transaction
+  int64_t last_stable_offset = 0;                // min(first unstable offset, high watermark)
+
+  // Loads `partition_dir` (never modified). Problems met on the way (a damaged index or snapshot, a
+  // high watermark past the log end) go to `sink`. Returns false with *error naming the file when the
+  // directory cannot be listed, is not a partition directory, or holds a file the load needs that
+  // exists but cannot be read; then *unreadable_file (when given) is true: the partition's content is
+  // unknown, not absent, and it must not be used as if the file were not there.
+  static bool Open(const std::string& partition_dir, const LoadOptions& options, LoadedLog* out,
+                   ProblemSink* sink, std::string* error, bool* unreadable_file = nullptr);
+
+  // One batch of the log, in offset order: the segment it is in (index into `segments`) and the
+  // batch, valid only during the call. Return false to stop.
+  using BatchVisitor = std::function<bool(size_t segment, const BatchView& batch)>;
+  // Streams every batch of every segment front to back (LogReader::Open with `read`). Problems of the
+  // framing go to `sink`. Returns false with *error when a segment cannot be opened.
+  bool ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::string* error,
+                    ReadOptions read = {}) const;
+};
+
+}  // namespace klf
