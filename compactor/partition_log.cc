@@ -20,10 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void Report(ProblemSink* sink, Severity sev, const std::string& file, uint64_t pos, const char* check,
-            std::string msg) {
-  if (sink) sink->Report(Problem{sev, file, pos, check, std::move(msg)});
-}
 
 // Walks a mapped file front to back while unmapping the pages already passed (MADV_DONTNEED on a
 // read-only private mapping only drops this process's page-table entries; the page cache keeps the

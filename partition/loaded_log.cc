@@ -13,10 +13,6 @@
 namespace klf {
 namespace {
 
-void Report(ProblemSink* sink, Severity s, const std::string& file, uint64_t position, const char* check,
-            std::string message) {
-  if (sink) sink->Report(Problem{s, file, position, check, std::move(message)});
-}
 
 // Problems of a step, held so the load can look at them before passing them on.
 void Forward(const CollectingSink& from, ProblemSink* to) {
@@ -76,7 +72,7 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
   if (log.tp) {
     PartitionCheckpoints cp = ReadParentCheckpoints(partition_dir, *log.tp, sink);
     if (!cp.unreadable.empty()) return Fail(cp.unreadable.front().error, true, error, unreadable_file);
-    log.cleaner_checkpoint = cp.cleaner_offset;
+    log.cleaner_checkpoint = cp.cleaner_checkpoint;
     if (cp.high_watermark) {
       log.high_watermark = *cp.high_watermark;
       log.high_watermark_from_checkpoint = true;

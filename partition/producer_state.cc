@@ -21,17 +21,6 @@ int32_t DecrementSequence(int32_t sequence, int32_t decrement) {
   return sequence - decrement;
 }
 
-void Report(ProblemSink* sink, Severity severity, const std::string& file, uint64_t position, const char* check,
-            std::string message) {
-  if (sink == nullptr) return;
-  Problem p;
-  p.severity = severity;
-  p.file = file;
-  p.position = position;
-  p.check = check;
-  p.message = std::move(message);
-  sink->Report(p);
-}
 
 }  // namespace
 

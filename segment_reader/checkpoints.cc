@@ -109,10 +109,6 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
-void Report(ProblemSink* sink, const std::string& file, uint64_t position, const char* check,
-            std::string message, Severity severity = Severity::kError) {
-  sink->Report(Problem{severity, file, position, check, std::move(message)});
-}
 
 // CheckpointFile.CheckpointReadBuffer.read (§11.1). `parse_line` returns false for a malformed line.
 template <typename Entry, typename ParseLine>
@@ -124,27 +120,27 @@ bool ParseCheckpoint(const std::string& file, std::string_view text, int expecte
   if (lines.empty()) return true;  // empty file: no entries
   int32_t version = 0;
   if (!ParseJavaInteger(lines[0].text, &version)) {
-    Report(sink, file, lines[0].position, "checkpoint-line",
+    Report(sink, Severity::kError, file, lines[0].position, "checkpoint-line",
            fmt::format("malformed version line \"{}\"; expected the integer {}", Printable(lines[0].text),
                        expected_version));
     return false;
   }
   if (version != expected_version) {
-    Report(sink, file, lines[0].position, "checkpoint-version",
+    Report(sink, Severity::kError, file, lines[0].position, "checkpoint-version",
            fmt::format("unrecognised version {}; expected version {}", version, expected_version));
     return false;
   }
   if (lines.size() < 2) return true;  // count line missing: no entries
   int32_t expected_size = 0;
   if (!ParseJavaInteger(lines[1].text, &expected_size)) {
-    Report(sink, file, lines[1].position, "checkpoint-line",
+    Report(sink, Severity::kError, file, lines[1].position, "checkpoint-line",
            fmt::format("malformed entry count line \"{}\"; expected an integer", Printable(lines[1].text)));
     return false;
   }
   for (size_t i = 2; i < lines.size(); ++i) {
     Entry e;
     if (!parse_line(lines[i].text, &e)) {
-      Report(sink, file, lines[i].position, "checkpoint-line",
+      Report(sink, Severity::kError, file, lines[i].position, "checkpoint-line",
              fmt::format("malformed line {} \"{}\"; expected \"{}\"", i + 1, Printable(lines[i].text),
                          entry_format));
       return false;
@@ -152,7 +148,7 @@ bool ParseCheckpoint(const std::string& file, std::string_view text, int expecte
     out->push_back(std::move(e));
   }
   if (int64_t(out->size()) != int64_t(expected_size)) {
-    Report(sink, file, lines[1].position, "checkpoint-count",
+    Report(sink, Severity::kError, file, lines[1].position, "checkpoint-count",
            fmt::format("Expected [{}] entries in the checkpoint file, but found [{}]", expected_size,
                        out->size()));
     return false;
@@ -232,11 +228,10 @@ bool ParseLeaderEpochCheckpoint(const std::string& file, std::string_view text,
     const auto& cur = (*out)[i];
     if (cur.epoch <= prev.epoch || cur.start_offset < prev.start_offset) {
       std::vector<Line> lines = SplitLines(text);
-      Report(sink, file, lines[i + 2].position, "leader-epoch-order",
+      Report(sink, Severity::kWarning, file, lines[i + 2].position, "leader-epoch-order",
              fmt::format("entry {} (epoch {}, start offset {}) does not follow entry {} (epoch {}, start "
                          "offset {}); expected epochs and start offsets ascending",
-                         i, cur.epoch, cur.start_offset, i - 1, prev.epoch, prev.start_offset),
-             Severity::kWarning);
+                         i, cur.epoch, cur.start_offset, i - 1, prev.epoch, prev.start_offset));
       break;
     }
   }
@@ -273,7 +268,7 @@ bool ParsePartitionMetadata(const std::string& file, std::string_view text, Part
   std::vector<Line> lines = SplitLines(text);
   auto split = [&](size_t i, std::string_view key, std::string_view* value) {
     if (i >= lines.size()) {
-      Report(sink, file, text.size(), "partition-metadata-line",
+      Report(sink, Severity::kError, file, text.size(), "partition-metadata-line",
              fmt::format("missing line {}; expected \"{}: ...\"", i + 1, key));
       return false;
     }
@@ -283,7 +278,7 @@ bool ParsePartitionMetadata(const std::string& file, std::string_view text, Part
     size_t value_start = after;
     while (value_start < line.size() && IsJavaSpace(line[value_start])) ++value_start;
     if (colon == std::string_view::npos || value_start == after || line.substr(0, colon) != key) {
-      Report(sink, file, lines[i].position, "partition-metadata-line",
+      Report(sink, Severity::kError, file, lines[i].position, "partition-metadata-line",
              fmt::format("malformed line {} \"{}\"; expected \"{}: ...\"", i + 1, Printable(line), key));
       return false;
     }
@@ -293,19 +288,19 @@ bool ParsePartitionMetadata(const std::string& file, std::string_view text, Part
   std::string_view version_text, topic_id_text;
   if (!split(0, "version", &version_text)) return false;
   if (!ParseJavaInteger(version_text, &out->version)) {
-    Report(sink, file, lines[0].position, "partition-metadata-line",
+    Report(sink, Severity::kError, file, lines[0].position, "partition-metadata-line",
            fmt::format("malformed version \"{}\"; expected an integer", Printable(version_text)));
     return false;
   }
   if (out->version < 0) {
-    Report(sink, file, lines[0].position, "partition-metadata-version",
+    Report(sink, Severity::kError, file, lines[0].position, "partition-metadata-version",
            fmt::format("unrecognized version {}; expected 0 or more", out->version));
     return false;
   }
   if (!split(1, "topic_id", &topic_id_text)) return false;
   uint8_t uuid[16];
   if (!DecodeKafkaUuid(topic_id_text, uuid)) {
-    Report(sink, file, lines[1].position, "partition-metadata-line",
+    Report(sink, Severity::kError, file, lines[1].position, "partition-metadata-line",
            fmt::format("malformed topic id \"{}\"; expected a Kafka Uuid (22 characters of URL-safe "
                        "base64)",
                        Printable(topic_id_text)));
@@ -314,16 +309,15 @@ bool ParsePartitionMetadata(const std::string& file, std::string_view text, Part
   bool zero = true;
   for (uint8_t b : uuid) zero = zero && b == 0;
   if (zero) {
-    Report(sink, file, lines[1].position, "partition-metadata-topic-id",
+    Report(sink, Severity::kError, file, lines[1].position, "partition-metadata-topic-id",
            "invalid topic id: the all-zero Uuid");
     return false;
   }
   out->topic_id = std::string(topic_id_text);
   if (lines.size() > 2) {
     // Kafka reads two lines and ignores the rest; Kafka never writes more.
-    Report(sink, file, lines[2].position, "partition-metadata-line",
-           fmt::format("{} unexpected lines after topic_id (ignored by Kafka)", lines.size() - 2),
-           Severity::kWarning);
+    Report(sink, Severity::kWarning, file, lines[2].position, "partition-metadata-line",
+           fmt::format("{} unexpected lines after topic_id (ignored by Kafka)", lines.size() - 2));
   }
   return true;
 }
@@ -430,11 +424,10 @@ bool ParseMetaProperties(const std::string& file, std::string_view text, MetaPro
   auto it = out->properties.find("version");
   if (it == out->properties.end()) {
     // Kafka's RawMetaProperties reads a missing version as 0.
-    Report(sink, file, 0, "meta-properties", "no version property; read as version 0 as Kafka does",
-           Severity::kWarning);
+    Report(sink, Severity::kWarning, file, 0, "meta-properties", "no version property; read as version 0 as Kafka does");
     version = 0;
   } else if (!version || (*version != 0 && *version != 1)) {
-    Report(sink, file, 0, "meta-properties",
+    Report(sink, Severity::kError, file, 0, "meta-properties",
            fmt::format("version \"{}\" is not 0 or 1", Printable(it->second)));
     return false;
   }
@@ -442,7 +435,7 @@ bool ParseMetaProperties(const std::string& file, std::string_view text, MetaPro
     auto k = out->properties.find(key);
     int32_t v32 = 0;
     if (k == out->properties.end() || !ParseJavaInteger(std::string_view(k->second), &v32)) {
-      Report(sink, file, 0, "meta-properties",
+      Report(sink, Severity::kError, file, 0, "meta-properties",
              fmt::format("version {} needs an integer {} property", *version, key));
       return false;
     }
@@ -451,7 +444,7 @@ bool ParseMetaProperties(const std::string& file, std::string_view text, MetaPro
   if (*version == 0) return require_int("broker.id");
   if (!require_int("node.id")) return false;
   if (!out->properties.count("cluster.id")) {
-    Report(sink, file, 0, "meta-properties", "version 1 needs a cluster.id property");
+    Report(sink, Severity::kError, file, 0, "meta-properties", "version 1 needs a cluster.id property");
     return false;
   }
   return true;
@@ -495,16 +488,15 @@ bool ParseCleanShutdown(const std::string& file, std::string_view text, CleanShu
   if (blank) return true;
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
-    Report(sink, file, 0, "clean-shutdown",
-           "content is not a JSON object; expected {\"version\":0,\"brokerEpoch\":N} or an empty file",
-           Severity::kWarning);
+    Report(sink, Severity::kWarning, file, 0, "clean-shutdown",
+           "content is not a JSON object; expected {\"version\":0,\"brokerEpoch\":N} or an empty file");
     return false;
   }
   if (auto v = j.find("version"); v != j.end() && v->is_number_integer()) out->version = v->get<int32_t>();
   if (auto e = j.find("brokerEpoch"); e != j.end() && e->is_number_integer()) {
     out->broker_epoch = e->get<int64_t>();
   } else {
-    Report(sink, file, 0, "clean-shutdown", "no integer brokerEpoch field", Severity::kWarning);
+    Report(sink, Severity::kWarning, file, 0, "clean-shutdown", "no integer brokerEpoch field");
     return false;
   }
   return true;

@@ -21,10 +21,6 @@ constexpr uint64_t kIndexWindowBytes = uint64_t(1) << 20;
 // 1 310 720 offset-index entries; a larger count is garbage or a configuration far off the default.
 constexpr uint64_t kMaxIndexEntries = uint64_t(1) << 21;
 
-void Report(ProblemSink* sink, Severity severity, const std::string& file, uint64_t position,
-            const char* check, std::string message) {
-  sink->Report(Problem{severity, file, position, check, std::move(message)});
-}
 
 // Kafka sizes an index by floor(length / entrySize) (AbstractIndex); its sanityCheck rejects a length
 // that is not a multiple of the entry size. We keep the whole entries and report the rest.

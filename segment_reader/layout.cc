@@ -70,10 +70,6 @@ std::string Join(const std::string& dir, const std::string& name) {
   return dir + "/" + name;
 }
 
-void Report(ProblemSink* sink, Severity severity, const std::string& file, const char* check,
-            std::string message) {
-  sink->Report(Problem{severity, file, 0, check, std::move(message)});
-}
 
 // A file klf reads when it scans or loads a directory (segments, indexes, snapshots, text files), as
 // opposed to names it only lists (.lock, leftovers of interrupted operations) or does not know.
@@ -114,7 +110,7 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe pro
   std::error_code ec;
   fs::directory_iterator it(path, ec);
   if (ec) {
-    if (sink) Report(sink, Severity::kError, path, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
+    if (sink) Report(sink, Severity::kError, path, 0, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
     return false;
   }
   for (; it != fs::directory_iterator(); it.increment(ec)) {
@@ -147,7 +143,7 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe pro
     }
   }
   if (ec) {
-    if (sink) Report(sink, Severity::kError, path, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
+    if (sink) Report(sink, Severity::kError, path, 0, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
     return false;
   }
   std::sort(out->files.begin(), out->files.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
@@ -161,7 +157,7 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe pro
 void ReportUnreadable(ProblemSink* sink, const UnreadableFile& u) {
   std::string_view why = u.error;
   if (why.substr(0, u.file.path.size() + 2) == u.file.path + ": ") why.remove_prefix(u.file.path.size() + 2);
-  Report(sink, Severity::kError, u.file.path, "file-read", fmt::format("cannot be read: {}", why));
+  Report(sink, Severity::kError, u.file.path, 0, "file-read", fmt::format("cannot be read: {}", why));
 }
 
 // Reads a text file of the scanned directory. One that cannot be read (it may have changed since it was
@@ -171,7 +167,7 @@ bool ReadText(const DirEntry& e, std::string* text, ProblemSink* sink, std::vect
   InputFailure failure = InputFailure::kNone;
   if (ReadSmallFile(e.path, kMaxMetadataFileBytes, text, &error, &failure)) return true;
   if (failure == InputFailure::kTooLarge) {
-    Report(sink, Severity::kError, e.path, "file-size", error);
+    Report(sink, Severity::kError, e.path, 0, "file-size", error);
   } else {
     unreadable->push_back(UnreadableFile{e, error});
     ReportUnreadable(sink, unreadable->back());
@@ -438,7 +434,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
   out->tp = ParsePartitionDirName(out->name);
   out->state = StateOfDirName(out->name);
   if (!out->tp) {
-    Report(sink, Severity::kWarning, out->path, "partition-dir-name",
+    Report(sink, Severity::kWarning, out->path, 0, "partition-dir-name",
            fmt::format("directory name \"{}\" is not <topic>-<partition> (UnifiedLog.parseTopicPartitionName)", out->name));
   }
   Listing listing;
@@ -448,7 +444,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
     e.name = d;
     e.path = Join(out->path, d);
     out->unknown.push_back(e);
-    Report(sink, Severity::kInfo, e.path, "unknown-file", "unexpected subdirectory in a partition directory");
+    Report(sink, Severity::kInfo, e.path, 0, "unknown-file", "unexpected subdirectory in a partition directory");
   }
   for (UnreadableFile& u : listing.unreadable) {
     ReportUnreadable(sink, u);
@@ -460,12 +456,12 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
   }
   for (DirEntry& e : listing.files) {
     if (!e.info.canonical_name) {
-      Report(sink, Severity::kWarning, e.path, "file-name",
+      Report(sink, Severity::kWarning, e.path, 0, "file-name",
              fmt::format("offset in the name is not written as 20 zero-padded digits as Kafka writes it "
                          "(LogFileUtils.filenamePrefixFromOffset)"));
     }
     if (e.info.suffix != FileSuffix::kNone || e.info.kind == FileKind::kKraftSnapshotPart) {
-      Report(sink, Severity::kWarning, e.path, "leftover-file", LeftoverMeaning(e));
+      Report(sink, Severity::kWarning, e.path, 0, "leftover-file", LeftoverMeaning(e));
       out->leftovers.push_back(std::move(e));
       continue;
     }
@@ -482,7 +478,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
                                                                                 : &seg.txn_index;
         if (*slot) {
           // Two names with the same offset (e.g. "5.log" and "00000000000000000005.log").
-          Report(sink, Severity::kWarning, e.path, "duplicate-segment-file",
+          Report(sink, Severity::kWarning, e.path, 0, "duplicate-segment-file",
                  fmt::format("another file ({}) has the same kind and offset {}", (*slot)->name, *e.info.offset));
           out->unknown.push_back(std::move(e));
         } else {
@@ -511,11 +507,11 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
         if (LooksLikeSegmentFile(e.name)) {
           // LogLoader parses the name of every *.log (and index/snapshot) file with Long.parseLong:
           // a broker would fail to load this directory.
-          Report(sink, Severity::kWarning, e.path, "file-name",
+          Report(sink, Severity::kWarning, e.path, 0, "file-name",
                  "name has a segment/index/snapshot extension but does not start with a decimal offset "
                  "(LogFileUtils.offsetFromFileName); Kafka cannot parse it");
         } else {
-          Report(sink, Severity::kInfo, e.path, "unknown-file",
+          Report(sink, Severity::kInfo, e.path, 0, "unknown-file",
                  fmt::format("file is not one Kafka keeps in a partition directory ({})", FileKindName(e.info.kind)));
         }
         out->unknown.push_back(std::move(e));
@@ -529,7 +525,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
     // LogLoader deletes index files that have no .log (spec §12 step 6).
     for (const auto* f : {&seg.index, &seg.time_index, &seg.txn_index}) {
       if (*f) {
-        Report(sink, Severity::kWarning, (*f)->path, "orphan-index",
+        Report(sink, Severity::kWarning, (*f)->path, 0, "orphan-index",
                fmt::format("index file without a {}.log; Kafka deletes it at startup (LogLoader)",
                            OffsetFileNamePrefix(base)));
       }
@@ -538,7 +534,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
   if (out->LogSegments().empty() && unreadable_logs.empty()) {
     // Kafka would start such a log with a new empty segment; for an offline reader the data is gone
     // (or was not copied).
-    Report(sink, Severity::kWarning, out->path, "no-segments", "partition directory holds no .log segment file");
+    Report(sink, Severity::kWarning, out->path, 0, "no-segments", "partition directory holds no .log segment file");
   }
   ParseTextFilesOfPartition(out, sink);
   return true;
@@ -551,7 +547,7 @@ bool ReadOffsetCheckpointFile(const std::string& path, std::map<TopicPartition, 
   InputFailure failure = InputFailure::kNone;
   if (!ReadSmallFile(path, kMaxMetadataFileBytes, &text, &error, &failure)) {
     // Absent is normal (a broker that never wrote it); a file that is there but cannot be read is not.
-    if (failure == InputFailure::kTooLarge) Report(sink, Severity::kError, path, "file-size", error);
+    if (failure == InputFailure::kTooLarge) Report(sink, Severity::kError, path, 0, "file-size", error);
     if (failure == InputFailure::kUnreadable) {
       DirEntry e;
       e.path = path;
@@ -597,7 +593,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
       DirEntry e;
       e.name = d;
       e.path = Join(out->path, d);
-      Report(sink, Severity::kInfo, e.path, "unknown-file",
+      Report(sink, Severity::kInfo, e.path, 0, "unknown-file",
              "subdirectory is not a partition directory (<topic>-<partition>)");
       out->unknown.push_back(std::move(e));
       continue;
@@ -615,7 +611,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
   for (const DirEntry& e : listing.files) {
     out->files.push_back(e);
     if (e.info.suffix != FileSuffix::kNone) {
-      Report(sink, Severity::kWarning, e.path, "leftover-file", LeftoverMeaning(e));
+      Report(sink, Severity::kWarning, e.path, 0, "leftover-file", LeftoverMeaning(e));
       out->leftovers.push_back(e);
       continue;
     }
@@ -649,7 +645,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
       case FileKind::kReplicationOffsetCheckpoint: checkpoint = &out->high_watermarks; break;
       case FileKind::kLogStartOffsetCheckpoint: checkpoint = &out->log_start_offsets; break;
       default:
-        Report(sink, Severity::kInfo, e.path, "unknown-file",
+        Report(sink, Severity::kInfo, e.path, 0, "unknown-file",
                fmt::format("file is not one Kafka keeps in a log directory ({})", FileKindName(e.info.kind)));
         out->unknown.push_back(e);
     }
@@ -725,7 +721,7 @@ PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path
     if (!f->read) return;
     if (auto it = f->entries.find(tp); it != f->entries.end()) *value = it->second;
   };
-  pick("cleaner-offset-checkpoint", &out.cleaner_offset);
+  pick("cleaner-offset-checkpoint", &out.cleaner_checkpoint);
   pick("recovery-point-offset-checkpoint", &out.recovery_point);
   pick("replication-offset-checkpoint", &out.high_watermark);
   pick("log-start-offset-checkpoint", &out.log_start_offset);

@@ -167,7 +167,7 @@ bool ScanLogDir(const std::string& path, LogDir* out, ProblemSink* sink);
 // The log-dir checkpoint values for one partition (spec §11.2), from the log directory that holds it.
 struct PartitionCheckpoints {
   std::string log_dir;                      // parent directory looked in
-  std::optional<int64_t> cleaner_offset;    // cleaner-offset-checkpoint (firstDirtyOffset)
+  std::optional<int64_t> cleaner_checkpoint;    // cleaner-offset-checkpoint (firstDirtyOffset)
   std::optional<int64_t> recovery_point;    // recovery-point-offset-checkpoint
   std::optional<int64_t> high_watermark;    // replication-offset-checkpoint
   std::optional<int64_t> log_start_offset;  // log-start-offset-checkpoint

@@ -38,4 +38,9 @@ void CappedSink::Finish() {
   }
 }
 
+void Report(ProblemSink* sink, Severity severity, const std::string& file, uint64_t position, const char* check,
+            std::string message) {
+  if (sink != nullptr) sink->Report(Problem{severity, file, position, check, std::move(message)});
+}
+
 }  // namespace klf

@@ -17,10 +17,6 @@ constexpr size_t kHeaderSize = 10;  // version, crc, entry count
 constexpr size_t kCrcStart = 6;     // the CRC covers [6, EOF)
 constexpr size_t kEntrySize = 46;
 
-void Report(ProblemSink* sink, const std::string& file, uint64_t position, const char* check,
-            std::string message) {
-  sink->Report(Problem{Severity::kError, file, position, check, std::move(message)});
-}
 
 }  // namespace
 
@@ -39,7 +35,7 @@ bool ParseProducerSnapshot(const std::string& file, Bytes data, int64_t offset, 
   *out = ProducerSnapshot{};
   out->offset = offset;
   if (data.size() < 2) {
-    Report(sink, file, 0, "snapshot-size",
+    Report(sink, Severity::kError, file, 0, "snapshot-size",
            fmt::format("file is {} bytes; a producer snapshot has at least a {}-byte header", data.size(),
                        kHeaderSize));
     return false;
@@ -47,12 +43,12 @@ bool ParseProducerSnapshot(const std::string& file, Bytes data, int64_t offset, 
   out->version = LoadI16(data.data());
   // readSnapshot accepts only version 1 ("Snapshot contained an unknown file version").
   if (out->version != kSnapshotVersion) {
-    Report(sink, file, 0, "snapshot-version",
+    Report(sink, Severity::kError, file, 0, "snapshot-version",
            fmt::format("unknown snapshot version {}; expected {}", out->version, kSnapshotVersion));
     return false;
   }
   if (data.size() < kHeaderSize) {
-    Report(sink, file, 0, "snapshot-size",
+    Report(sink, Severity::kError, file, 0, "snapshot-size",
            fmt::format("file is {} bytes; a producer snapshot has at least a {}-byte header", data.size(),
                        kHeaderSize));
     return false;
@@ -62,7 +58,7 @@ bool ParseProducerSnapshot(const std::string& file, Bytes data, int64_t offset, 
   out->crc_valid = computed == out->crc;
   bool ok = true;
   if (!out->crc_valid) {
-    Report(sink, file, 2, "snapshot-crc",
+    Report(sink, Severity::kError, file, 2, "snapshot-crc",
            fmt::format("stored CRC-32C 0x{:08x} does not match 0x{:08x} computed over bytes [6, {}); "
                        "Kafka deletes such a snapshot and tries an older one",
                        out->crc, computed, data.size()));
@@ -73,20 +69,20 @@ bool ParseProducerSnapshot(const std::string& file, Bytes data, int64_t offset, 
   if (count < 0) {
     // The generated reader turns a negative array length into a null array, which the
     // non-nullable producerEntries field cannot hold.
-    Report(sink, file, 6, "snapshot-entry-count",
+    Report(sink, Severity::kError, file, 6, "snapshot-entry-count",
            fmt::format("negative entry count {}; expected 0 or more", count));
     return false;
   }
   size_t n = size_t(count);
   if (n > available) {
-    Report(sink, file, kHeaderSize + available * kEntrySize, "snapshot-entry-count",
+    Report(sink, Severity::kError, file, kHeaderSize + available * kEntrySize, "snapshot-entry-count",
            fmt::format("entry count {} needs {} bytes of entries but only {} follow the header; "
                        "{} whole entries decoded",
                        count, n * kEntrySize, data.size() - kHeaderSize, available));
     n = available;
     ok = false;
   } else if (kHeaderSize + n * kEntrySize != data.size()) {
-    Report(sink, file, kHeaderSize + n * kEntrySize, "snapshot-trailing-bytes",
+    Report(sink, Severity::kError, file, kHeaderSize + n * kEntrySize, "snapshot-trailing-bytes",
            fmt::format("{} bytes follow the {} entries; expected end of file", 
                        data.size() - kHeaderSize - n * kEntrySize, count));
     ok = false;

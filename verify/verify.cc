@@ -96,10 +96,6 @@ class CountingSink : public ProblemSink {
   std::set<std::string> seen_;
 };
 
-void Report(ProblemSink* sink, Severity s, const std::string& file, uint64_t position, const char* check,
-            std::string message) {
-  sink->Report(Problem{s, file, position, check, std::move(message)});
-}
 
 // A file mapped for reading, counted in the stats.
 std::unique_ptr<MappedFile> OpenCounted(const std::string& path, ProblemSink* sink, VerifyStats* stats) {
@@ -757,15 +753,15 @@ void PartitionVerifier::CheckPartitionLevel(const PartitionDir& dir) {
   const PartitionCheckpoints& c = ctx_.checkpoints;
   const std::string name = dir.tp ? dir.tp->ToString() : dir.name;
   auto file = [&](const char* f) { return c.log_dir + "/" + f; };
-  if (c.cleaner_offset) {
-    if (*c.cleaner_offset > leo) {
+  if (c.cleaner_checkpoint) {
+    if (*c.cleaner_checkpoint > leo) {
       Report(sink_, Severity::kWarning, file("cleaner-offset-checkpoint"), 0, "cleaner-checkpoint",
              fmt::format("{}: firstDirtyOffset {} is above the log end offset {}; Kafka resets it to the log start",
-                         name, *c.cleaner_offset, leo));
-    } else if (*c.cleaner_offset < log_start) {
+                         name, *c.cleaner_checkpoint, leo));
+    } else if (*c.cleaner_checkpoint < log_start) {
       Report(sink_, Severity::kWarning, file("cleaner-offset-checkpoint"), 0, "cleaner-checkpoint",
              fmt::format("{}: firstDirtyOffset {} is below the log start offset {}; Kafka resets it to the log start",
-                         name, *c.cleaner_offset, log_start));
+                         name, *c.cleaner_checkpoint, log_start));
     }
   }
   if (c.recovery_point && *c.recovery_point > leo) {
@@ -813,7 +809,7 @@ PartitionContext ContextFor(const PartitionDir& dir, const PartitionCheckpoints*
   if (checkpoints) {
     ctx.checkpoints = *checkpoints;
     ctx.have_checkpoints = true;
-    ctx.first_dirty_offset = checkpoints->cleaner_offset;
+    ctx.first_dirty_offset = checkpoints->cleaner_checkpoint;
   }
   if (dir.leader_epochs) {
     ctx.leader_epochs = &*dir.leader_epochs;
@@ -849,7 +845,7 @@ PartitionCheckpoints CheckpointsFromLogDir(const LogDir& dir, const TopicPartiti
     auto it = m->find(tp);
     if (it != m->end()) *out = it->second;
   };
-  pick(dir.cleaner_offsets, &c.cleaner_offset);
+  pick(dir.cleaner_offsets, &c.cleaner_checkpoint);
   pick(dir.recovery_points, &c.recovery_point);
   pick(dir.high_watermarks, &c.high_watermark);
   pick(dir.log_start_offsets, &c.log_start_offset);
