@@ -504,7 +504,7 @@ bool WriteCopyCheckpoints(Env* env, const std::string& root, const PartitionDir&
   };
   return one("replication-offset-checkpoint", cap(cp.high_watermark)) &&
          one("log-start-offset-checkpoint", cap(cp.log_start_offset)) &&
-         one("cleaner-offset-checkpoint", cap(cp.cleaner_offset)) &&
+         one("cleaner-offset-checkpoint", cap(cp.cleaner_checkpoint)) &&
          one("recovery-point-offset-checkpoint", log_end_offset);
 }
 

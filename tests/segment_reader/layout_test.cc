@@ -244,14 +244,14 @@ TEST(LayoutTest, LogDirScanAndParentCheckpoints) {
   CollectingSink sink2;
   PartitionCheckpoints c = ReadParentCheckpoints(t.path() + "/foo-0", {"foo", 0}, &sink2);
   EXPECT_EQ(c.log_dir, t.path());
-  EXPECT_EQ(c.cleaner_offset, 16);
+  EXPECT_EQ(c.cleaner_checkpoint, 16);
   EXPECT_EQ(c.recovery_point, 17);
   EXPECT_EQ(c.high_watermark, 19);
   EXPECT_FALSE(c.log_start_offset.has_value());
   EXPECT_NE(Find(sink2, "checkpoint-line"), nullptr);
 
   PartitionCheckpoints none = ReadParentCheckpoints(t.path() + "/foo-0", {"zzz", 0}, &sink2);
-  EXPECT_FALSE(none.cleaner_offset.has_value());
+  EXPECT_FALSE(none.cleaner_checkpoint.has_value());
 }
 
 TEST(LayoutTest, ClassifyPath) {

@@ -371,7 +371,7 @@ TEST(OracleFilesTest, ParentCheckpointsOfOraclePartitions) {
   ASSERT_TRUE(ParseOffsetCheckpoint("c", ReadAll(part.parent_path() / "cleaner-offset-checkpoint"), &expected, &sink));
   ASSERT_EQ(expected.size(), 1u);
   PartitionCheckpoints c = ReadParentCheckpoints(part.string(), {"compact-demo", 0}, &sink);
-  EXPECT_EQ(c.cleaner_offset, expected[0].offset);
+  EXPECT_EQ(c.cleaner_checkpoint, expected[0].offset);
   EXPECT_TRUE(c.recovery_point.has_value());
   EXPECT_TRUE(c.high_watermark.has_value());
   EXPECT_EQ(sink.ErrorCount(), 0u);
