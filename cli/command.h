@@ -68,5 +68,6 @@ Command AddRepairCommand(CLI::App* parent);   // repair.cc (repair helper)
 Command AddLsoCommand(CLI::App* parent);      // lso.cc (repair helper)
 Command AddSimulateCommand(CLI::App* parent); // simulate.cc (simulator helper)
 Command AddTriageCommand(CLI::App* parent);   // triage.cc (triage/)
+Command AddTxnCommand(CLI::App* parent);      // txn.cc (txn/)
 
 }  // namespace klf::cli

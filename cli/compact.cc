@@ -44,14 +44,6 @@ struct CompactArgs {
 
 std::string Horizon(const std::optional<int64_t>& h) { return h ? std::to_string(*h) : "none"; }
 
-nlohmann::json ProblemsJson(const CollectingSink& sink) {
-  nlohmann::json problems = nlohmann::json::array();
-  for (const Problem& p : sink.problems)
-    problems.push_back({{"file", p.file}, {"position", p.position}, {"check", p.check}, {"message", p.message},
-                        {"severity", SeverityName(p.severity)}});
-  return problems;
-}
-
 // A log that cannot be compacted because of damage where klf reads it is a finding in the data
 // (exit 1, with the problems; cli.md), not an unreadable input (exit 3): nothing is written either way.
 // A file that cannot be read at all is not damage in the data: exit 3.

@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   commands.push_back(AddLsoCommand(&app));
   commands.push_back(AddSimulateCommand(&app));
   commands.push_back(AddTriageCommand(&app));
+  commands.push_back(AddTxnCommand(&app));
 
   try {
     app.parse(argc, argv);

@@ -360,4 +360,12 @@ std::string DumpJson(const nlohmann::json& j, int indent) {
   return AllUtf8(j) ? j.dump(indent) : Utf8Copy(j).dump(indent);
 }
 
+nlohmann::json ProblemsJson(const CollectingSink& sink) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const Problem& p : sink.problems)
+    problems.push_back({{"file", p.file}, {"position", p.position}, {"check", p.check}, {"message", p.message},
+                        {"severity", SeverityName(p.severity)}});
+  return problems;
+}
+
 }  // namespace klf::cli

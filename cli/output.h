@@ -15,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "segment_reader/bytes.h"
+#include "segment_reader/problem.h"
 
 namespace klf::cli {
 
@@ -122,5 +123,8 @@ std::string EscapeInvalidUtf8(std::string_view s);
 // EscapeInvalidUtf8 first, so printing a document never throws. Every --json document built with
 // nlohmann goes through it.
 std::string DumpJson(const nlohmann::json& j, int indent = -1);
+
+// The problems of a sink as a JSON array of {file, position, check, message, severity}.
+nlohmann::json ProblemsJson(const CollectingSink& sink);
 
 }  // namespace klf::cli

@@ -1,0 +1,211 @@
+// `klf txn describe|find-hanging [--json] PATH...`: the transaction coordinator offline. The work is
+// txn/coordinator.h's; this file parses and prints.
+//   describe      every transactional id of the `__transaction_state-N` partitions found in the PATHs,
+//                 with the history of its records (state, producer id and epoch, partitions);
+//   find-hanging  every open transaction of every other partition found in the PATHs, with the
+//                 coordinator's verdict on it. Exit 1 when there is one.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/output.h"
+#include "cli/partition_paths.h"
+#include "txn/coordinator.h"
+
+namespace klf::cli {
+namespace {
+
+struct TxnArgs {
+  bool json = false;
+  std::vector<std::string> paths;
+  std::optional<int64_t> now;
+  int64_t producer_id_expiration_ms = 86400000;
+};
+
+bool IsTxnStateDir(const std::string& name) { return name.rfind("__transaction_state-", 0) == 0; }
+
+// The PATHs' partition directories: the coordinator's (`__transaction_state-N`) and the others.
+bool Resolve(const char* command, const TxnArgs& a, std::vector<std::string>* txn_dirs,
+             std::vector<std::string>* data_dirs, int* exit_code) {
+  ResolvedPaths resolved;
+  std::string error;
+  if (!ResolvePartitionPaths(a.paths, 1, &resolved, &error, exit_code)) {
+    *exit_code = Fail(command, *exit_code, error, a.json);
+    return false;
+  }
+  for (const PartitionCopies& p : resolved.partitions) {
+    for (const std::string& d : p.dirs) {
+      std::string name = p.name.empty() ? std::filesystem::path(d).lexically_normal().filename().string() : p.name;
+      if (name.empty()) name = std::filesystem::path(d).lexically_normal().parent_path().filename().string();
+      (IsTxnStateDir(name) ? txn_dirs : data_dirs)->push_back(d);
+    }
+  }
+  return true;
+}
+
+nlohmann::json RecordJson(const CoordinatorRecord& r) {
+  nlohmann::json j = {{"file", EscapeInvalidUtf8(r.file)}, {"position", r.position}, {"offset", r.offset},
+                      {"timestamp", r.timestamp}};
+  if (r.tombstone) {
+    j["tombstone"] = true;
+    return j;
+  }
+  j["state"] = r.state;
+  j["producerId"] = r.producer_id;
+  j["producerEpoch"] = r.producer_epoch;
+  j["partitions"] = r.partitions;
+  j["transactionTimeoutMs"] = r.timeout_ms;
+  j["lastUpdateTimestampMs"] = r.last_update_ms;
+  j["startTimestampMs"] = r.start_ms;
+  if (r.next_producer_id) j["nextProducerId"] = *r.next_producer_id;
+  if (r.previous_producer_id) j["previousProducerId"] = *r.previous_producer_id;
+  if (r.client_transaction_version) j["clientTransactionVersion"] = *r.client_transaction_version;
+  return j;
+}
+
+std::string RecordText(const CoordinatorRecord& r) {
+  if (r.tombstone) return fmt::format("offset {}: tombstone (the transactional id expired)", r.offset);
+  std::string parts;
+  for (const std::string& p : r.partitions) parts += (parts.empty() ? "" : ",") + p;
+  return fmt::format("offset {}: {} producerId {} epoch {} partitions [{}] lastUpdate {}", r.offset, r.state,
+                     r.producer_id, r.producer_epoch, parts, r.last_update_ms);
+}
+
+void PrintProblems(const CollectingSink& sink) {
+  for (const Problem& p : sink.problems)
+    std::fprintf(stderr, "klf txn: %s: position %llu: %s\n", EscapeInvalidUtf8(p.file).c_str(),
+                 (unsigned long long)p.position, p.message.c_str());
+}
+
+int RunDescribe(const TxnArgs& a) {
+  std::vector<std::string> txn_dirs, data_dirs;
+  int exit_code = kExitOk;
+  if (!Resolve("txn describe", a, &txn_dirs, &data_dirs, &exit_code)) return exit_code;
+  if (txn_dirs.empty())
+    return Fail("txn describe", kExitUsage, "no __transaction_state-N partition directory in the PATHs given", a.json);
+  CoordinatorLog log;
+  CollectingSink sink;
+  std::string error;
+  if (!LoadCoordinatorLog(txn_dirs, &log, &sink, &error)) return Fail("txn describe", kExitUnreadable, error, a.json);
+  if (a.json) {
+    nlohmann::json ids = nlohmann::json::array();
+    for (const auto& [id, h] : log.ids) {
+      nlohmann::json records = nlohmann::json::array();
+      for (const CoordinatorRecord& r : h.records) records.push_back(RecordJson(r));
+      ids.push_back({{"transactionalId", EscapeInvalidUtf8(id)}, {"latest", RecordJson(h.latest())}, {"records", records}});
+    }
+    nlohmann::json j = {{"partitions", txn_dirs}, {"transactionalIds", ids}, {"problems", ProblemsJson(sink)}};
+    std::printf("%s\n", DumpJson(j).c_str());
+  } else {
+    PrintProblems(sink);
+    for (const auto& [id, h] : log.ids) {
+      std::printf("transactionalId %s: %s\n", EscapeInvalidUtf8(id).c_str(), RecordText(h.latest()).c_str());
+      for (const CoordinatorRecord& r : h.records) std::printf("  %s\n", RecordText(r).c_str());
+    }
+    std::printf("%zu transactional ids in %zu __transaction_state partitions\n", log.ids.size(), txn_dirs.size());
+  }
+  return sink.ErrorCount() > 0 ? kExitProblems : kExitOk;
+}
+
+int RunFindHanging(const TxnArgs& a) {
+  std::vector<std::string> txn_dirs, data_dirs;
+  int exit_code = kExitOk;
+  if (!Resolve("txn find-hanging", a, &txn_dirs, &data_dirs, &exit_code)) return exit_code;
+  CoordinatorLog log;
+  CollectingSink sink;
+  std::string error;
+  if (!LoadCoordinatorLog(txn_dirs, &log, &sink, &error))
+    return Fail("txn find-hanging", kExitUnreadable, error, a.json);
+  LoadOptions options;
+  options.now_ms = a.now;
+  options.producer_id_expiration_ms = a.producer_id_expiration_ms;
+  std::vector<std::string> unreadable;
+  std::vector<HangingTransaction> hanging = FindHangingTransactions(data_dirs, log, options, &sink, &unreadable);
+  if (a.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const HangingTransaction& h : hanging) {
+      nlohmann::json evidence = nlohmann::json::array();
+      for (const CoordinatorRecord& r : h.coordinator.evidence) evidence.push_back(RecordJson(r));
+      list.push_back({{"partition", h.topic_partition},
+                      {"path", EscapeInvalidUtf8(h.partition_dir)},
+                      {"producerId", h.producer_id},
+                      {"producerEpoch", h.producer_epoch},
+                      {"firstOffset", h.first_offset},
+                      {"lastOffset", h.last_offset},
+                      {"lastTimestamp", h.last_timestamp},
+                      {"lastStableOffset", h.last_stable_offset},
+                      {"highWatermark", h.high_watermark},
+                      {"pinsLso", h.pins_lso},
+                      {"coordinator",
+                       {{"verdict", CoordinatorVerdictName(h.coordinator.verdict)},
+                        {"certainty", h.coordinator.certain ? "certain" : "suspected"},
+                        {"transactionalId", h.coordinator.transactional_id.empty()
+                                                ? nlohmann::json(nullptr)
+                                                : nlohmann::json(EscapeInvalidUtf8(h.coordinator.transactional_id))},
+                        {"why", h.coordinator.why},
+                        {"evidence", evidence}}}});
+    }
+    nlohmann::json j = {{"coordinatorPartitions", txn_dirs}, {"partitionsExamined", data_dirs.size()},
+                        {"hanging", list}, {"unreadable", unreadable}, {"problems", ProblemsJson(sink)}};
+    std::printf("%s\n", DumpJson(j).c_str());
+  } else {
+    PrintProblems(sink);
+    if (txn_dirs.empty())
+      std::printf("no __transaction_state partition in the PATHs: the coordinator's verdicts are unknown "
+                  "(give a broker log dir that holds them)\n");
+    for (const HangingTransaction& h : hanging) {
+      std::printf("%s: producerId %lld epoch %d open from offset %lld to %lld (last data at %lld)%s\n",
+                  h.topic_partition.c_str(), (long long)h.producer_id, h.producer_epoch, (long long)h.first_offset,
+                  (long long)h.last_offset, (long long)h.last_timestamp,
+                  h.pins_lso ? fmt::format(", pins the LSO at {} (HW {})", h.last_stable_offset, h.high_watermark).c_str()
+                             : "");
+      const CoordinatorView& c = h.coordinator;
+      std::string verdict = CoordinatorVerdictName(c.verdict);
+      if (c.verdict == CoordinatorVerdict::kCommitted || c.verdict == CoordinatorVerdict::kAborted)
+        verdict += c.certain ? " (certain)" : " (suspected)";
+      std::printf("  coordinator: %s%s\n", verdict.c_str(),
+                  c.transactional_id.empty() ? "" : fmt::format(" (transactionalId {})", EscapeInvalidUtf8(c.transactional_id)).c_str());
+      if (!c.why.empty()) std::printf("  why: %s\n", c.why.c_str());
+      for (const CoordinatorRecord& r : c.evidence)
+        std::printf("  evidence: %s: %s\n", EscapeInvalidUtf8(r.file).c_str(), RecordText(r).c_str());
+      if (c.verdict == CoordinatorVerdict::kCommitted)
+        std::printf("  do not abort it: the coordinator committed it; re-replicate this replica from a healthy one\n");
+    }
+    std::printf("%zu hanging transactions in %zu partitions\n", hanging.size(), data_dirs.size());
+  }
+  int code = hanging.empty() ? kExitOk : kExitProblems;
+  if (!unreadable.empty()) code = WorseExit(code, kExitUnreadable);
+  return code;
+}
+
+}  // namespace
+
+Command AddTxnCommand(CLI::App* parent) {
+  auto args = std::make_shared<TxnArgs>();
+  CLI::App* app = parent->add_subcommand("txn", "The transaction coordinator offline: __transaction_state and open transactions");
+  app->require_subcommand(1);
+  CLI::App* describe = app->add_subcommand("describe", "Every transactional id of the __transaction_state partitions, with its history");
+  CLI::App* hanging = app->add_subcommand("find-hanging", "Every open transaction of the partitions, with the coordinator's verdict");
+  for (CLI::App* sub : {describe, hanging}) {
+    sub->add_option("PATH", args->paths, "broker log directories or partition directories (never modified)")->required();
+    sub->add_flag("--json", args->json, "print one JSON object");
+  }
+  hanging->add_option("--now", args->now, "clock (ms) for producer expiration; default: none expire");
+  hanging->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms, "producer.id.expiration.ms");
+  Command c;
+  c.app = app;
+  c.run = [args, describe, hanging]() {
+    if (describe->parsed()) return RunDescribe(*args);
+    if (hanging->parsed()) return RunFindHanging(*args);
+    return int(kExitUsage);
+  };
+  return c;
+}
+
+}  // namespace klf::cli

@@ -1,0 +1,240 @@
+// klf txn (coordinator.h). Kafka sources followed: TransactionLog (key and value layout),
+// TransactionMetadata (which states list partitions; TV2's epoch bump at PrepareCommit/PrepareAbort,
+// the fence bump before a time-out abort), TransactionStateManager (one record per state change).
+#include "txn/coordinator.h"
+
+#include <algorithm>
+
+#include "partition/consumer_view.h"
+#include "segment_reader/batch.h"
+#include "segment_reader/internal_topics.h"
+
+namespace klf {
+namespace {
+
+template <typename T>
+std::optional<T> Field(const OrderedJson& j, const char* name) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+
+bool ToRecord(const OrderedJson& decoded, CoordinatorRecord* r, std::string* id, std::string* error) {
+  const OrderedJson& key = decoded.at("key");
+  *id = key.at("transactionalId").get<std::string>();
+  auto value = decoded.find("value");
+  if (value == decoded.end() || value->is_null()) {
+    r->tombstone = true;
+    return true;
+  }
+  r->value_version = decoded.value("valueVersion", int16_t(-1));
+  r->producer_id = value->at("producerId").get<int64_t>();
+  r->producer_epoch = value->at("producerEpoch").get<int16_t>();
+  r->timeout_ms = value->at("transactionTimeoutMs").get<int32_t>();
+  const int status = value->at("transactionStatus").get<int>();
+  const char* state = TransactionStateName(status);
+  if (state == nullptr) {
+    *error = "unknown transaction status " + std::to_string(status);
+    return false;
+  }
+  r->state = state;
+  if (auto parts = value->find("transactionPartitions"); parts != value->end() && parts->is_array()) {
+    for (const OrderedJson& tp : *parts)
+      for (const OrderedJson& p : tp.at("partitionIds"))
+        r->partitions.push_back(tp.at("topic").get<std::string>() + "-" + std::to_string(p.get<int32_t>()));
+  }
+  r->last_update_ms = value->at("transactionLastUpdateTimestampMs").get<int64_t>();
+  r->start_ms = value->at("transactionStartTimestampMs").get<int64_t>();
+  r->previous_producer_id = Field<int64_t>(*value, "previousProducerId");
+  r->next_producer_id = Field<int64_t>(*value, "nextProducerId");
+  r->client_transaction_version = Field<int8_t>(*value, "clientTransactionVersion");
+  return true;
+}
+
+bool Lists(const CoordinatorRecord& r, const std::string& topic_partition) {
+  return std::find(r.partitions.begin(), r.partitions.end(), topic_partition) != r.partitions.end();
+}
+
+// A record about the transaction whose data is at `epoch`: the same epoch (transaction version 0/1),
+// one above (version 2 bumps at PrepareCommit/PrepareAbort), or two above (a fence, then the bump, when
+// the coordinator aborts a timed-out transaction).
+bool EpochOfTransaction(const CoordinatorRecord& r, int16_t epoch) {
+  return r.producer_epoch >= epoch && int(r.producer_epoch) <= int(epoch) + 2;
+}
+
+}  // namespace
+
+const char* CoordinatorVerdictName(CoordinatorVerdict v) {
+  switch (v) {
+    case CoordinatorVerdict::kNoRecord: return "no-record";
+    case CoordinatorVerdict::kCommitted: return "committed";
+    case CoordinatorVerdict::kAborted: return "aborted";
+    case CoordinatorVerdict::kOngoing: return "ongoing";
+    case CoordinatorVerdict::kUndetermined: return "undetermined";
+  }
+  return "?";
+}
+
+bool LoadCoordinatorLog(const std::vector<std::string>& dirs, CoordinatorLog* out, ProblemSink* sink,
+                        std::string* error) {
+  *out = CoordinatorLog();
+  for (const std::string& dir : dirs) {
+    LoadedLog log;
+    if (!LoadedLog::Open(dir, LoadOptions{}, &log, sink, error)) return false;
+    out->partition_dirs.push_back(dir);
+    RecordDecoder decoder;
+    auto visit = [&](size_t segment, const BatchView& b) {
+      const std::string& file = log.segments[segment].log_path;
+      if (b.header.is_control || (b.header.magic >= 2 && b.header.record_count == 0)) return true;
+      if (!decoder.Decode(b, file, sink)) return true;  // reported by the decoder
+      for (const Record& rec : decoder.records()) {
+        if (rec.offset < log.log_start_offset) continue;
+        DecodedRecord d;
+        std::string why, id;
+        CoordinatorRecord r;
+        r.file = file;
+        r.position = b.header.position;
+        r.offset = rec.offset;
+        r.timestamp = rec.timestamp;
+        bool ok = DecodeInternalRecord(TopicDecoder::kTransactionLog, rec, &d, &why);
+        try {
+          ok = ok && ToRecord(d.json, &r, &id, &why);
+        } catch (const std::exception& e) {  // a decoded field of an unexpected JSON type
+          ok = false;
+          why = e.what();
+        }
+        if (!ok) {
+          Report(sink, Severity::kError, file, b.header.position, "transaction-log",
+                 "record at offset " + std::to_string(rec.offset) + " is not a transaction log record: " + why);
+          continue;
+        }
+        TransactionalIdHistory& h = out->ids[id];
+        h.id = id;
+        h.records.push_back(std::move(r));
+      }
+      return true;
+    };
+    if (!log.ForEachBatch(visit, sink, error)) return false;
+  }
+  return true;
+}
+
+CoordinatorView ViewOfTransaction(const CoordinatorLog& log, int64_t producer_id, int16_t epoch,
+                                  const std::string& topic_partition) {
+  CoordinatorView view;
+  for (const auto& [id, h] : log.ids) {
+    if (std::none_of(h.records.begin(), h.records.end(),
+                     [&](const CoordinatorRecord& r) { return !r.tombstone && r.producer_id == producer_id; }))
+      continue;
+    view.transactional_id = id;
+    // A transaction of the producer with data at `epoch` on this partition: an Ongoing record at that
+    // epoch listing the partition, then a PrepareCommit/PrepareAbort listing it (at the same epoch, or
+    // above it under transaction version 2), then its Complete record. An Empty or Complete record
+    // ends a transaction.
+    struct Decision {
+      std::vector<CoordinatorRecord> records;
+      bool commit = false;
+    };
+    std::vector<Decision> decisions;
+    const CoordinatorRecord* ongoing = nullptr;
+    for (size_t i = 0; i < h.records.size(); ++i) {
+      const CoordinatorRecord& r = h.records[i];
+      if (r.tombstone) {
+        ongoing = nullptr;
+        continue;
+      }
+      const bool ours = r.producer_id == producer_id && EpochOfTransaction(r, epoch) && Lists(r, topic_partition);
+      if (r.state == "Ongoing") {
+        ongoing = ours && r.producer_epoch == epoch ? &r : nullptr;
+      } else if ((r.state == "PrepareCommit" || r.state == "PrepareAbort") && ours && ongoing != nullptr) {
+        Decision d;
+        d.records = {*ongoing, r};
+        d.commit = r.state == "PrepareCommit";
+        if (i + 1 < h.records.size() && h.records[i + 1].state.rfind("Complete", 0) == 0)
+          d.records.push_back(h.records[i + 1]);
+        decisions.push_back(std::move(d));
+        ongoing = nullptr;
+      } else if (r.state != "Ongoing") {
+        ongoing = nullptr;
+      }
+    }
+    if (decisions.empty()) {
+      if (ongoing != nullptr) {
+        view.verdict = CoordinatorVerdict::kOngoing;
+        view.evidence = {*ongoing};
+        view.why = "the coordinator's latest record of the transaction is Ongoing: it has not decided it";
+        return view;
+      }
+      view.verdict = CoordinatorVerdict::kUndetermined;
+      view.evidence = {h.records.back()};
+      view.why = "no Ongoing and PrepareCommit/PrepareAbort records of producer " + std::to_string(producer_id) +
+                 " at epoch " + std::to_string(epoch) + " list " + topic_partition +
+                 " (older records of a transactional id are compacted away; an older copy of __transaction_state "
+                 "would settle it)";
+      continue;
+    }
+    const bool same = std::all_of(decisions.begin(), decisions.end(),
+                                  [&](const Decision& d) { return d.commit == decisions.front().commit; });
+    for (const Decision& d : decisions) view.evidence.insert(view.evidence.end(), d.records.begin(), d.records.end());
+    if (!same) {
+      view.verdict = CoordinatorVerdict::kUndetermined;
+      view.why = "the coordinator decided several transactions of the producer at this epoch on " + topic_partition +
+                 " with different outcomes; the epoch does not tell which one the hanging data belongs to";
+      return view;
+    }
+    view.verdict = decisions.front().commit ? CoordinatorVerdict::kCommitted : CoordinatorVerdict::kAborted;
+    // Transaction version 2 bumps the epoch for every transaction: a decision above the data's epoch
+    // belongs to that transaction alone. Under version 0/1 the epoch stays for many transactions, and
+    // older ones of this id may have been compacted away.
+    const CoordinatorRecord& prepare = decisions.front().records[1];
+    view.certain = decisions.size() == 1 && prepare.producer_epoch > epoch;
+    view.why = view.certain
+                   ? "the coordinator's " + prepare.state + " at epoch " + std::to_string(prepare.producer_epoch) +
+                         " follows the transaction's Ongoing record at epoch " + std::to_string(epoch) +
+                         " (transaction version 2: one epoch per transaction)"
+                   : "the coordinator decided a transaction of this producer at epoch " + std::to_string(epoch) +
+                         " that lists " + topic_partition +
+                         "; under transaction version 0/1 one epoch spans many transactions and older records "
+                         "may be compacted away, so this is suspected, not proven";
+    return view;
+  }
+  return view;
+}
+
+std::vector<HangingTransaction> FindHangingTransactions(const std::vector<std::string>& partition_dirs,
+                                                        const CoordinatorLog& coordinator, const LoadOptions& options,
+                                                        ProblemSink* sink, std::vector<std::string>* unreadable) {
+  std::vector<HangingTransaction> out;
+  for (const std::string& dir : partition_dirs) {
+    LoadedLog log;
+    std::string error;
+    CollectingSink quiet;  // the partition's own problems are verify's to report
+    if (!LoadedLog::Open(dir, options, &log, &quiet, &error)) {
+      Report(sink, Severity::kError, dir, 0, "partition-load", error);
+      if (unreadable) unreadable->push_back(dir);
+      continue;
+    }
+    if (!log.tp) continue;
+    const std::string tp = log.tp->topic + "-" + std::to_string(log.tp->partition);
+    for (const auto& [first, txn] : log.producer_state.ongoing_txns()) {
+      HangingTransaction h;
+      h.partition_dir = dir;
+      h.topic_partition = tp;
+      h.producer_id = txn.producer_id;
+      h.first_offset = first;
+      if (const ProducerStateEntry* e = log.producer_state.Find(txn.producer_id)) {
+        h.producer_epoch = e->producer_epoch;
+        h.last_offset = e->last_data_offset();
+        h.last_timestamp = e->last_timestamp;
+      }
+      h.last_stable_offset = log.last_stable_offset;
+      h.high_watermark = log.high_watermark;
+      h.pins_lso = first == log.last_stable_offset && log.last_stable_offset < log.high_watermark;
+      h.coordinator = ViewOfTransaction(coordinator, h.producer_id, h.producer_epoch, tp);
+      out.push_back(std::move(h));
+    }
+  }
+  return out;
+}
+
+}  // namespace klf

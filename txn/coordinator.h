@@ -1,0 +1,105 @@
+// The transaction coordinator, offline: what the `__transaction_state` partitions of a cluster's log
+// dirs say about every transactional id, and that account joined with the data partitions' open
+// transactions (`klf txn describe`, `klf txn find-hanging`).
+//
+// `__transaction_state` is compacted by transactional id: the latest record of an id is always kept,
+// older ones may be gone. A coordinator record is evidence only for what it states: the id's producer
+// id and epoch, its state, and the partitions of the transaction at that moment (PrepareCommit and
+// PrepareAbort list them; CompleteCommit and CompleteAbort list none, as TransactionMetadata clears
+// them). Nothing here guesses an outcome the records do not hold.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partition/loaded_log.h"
+#include "segment_reader/problem.h"
+
+namespace klf {
+
+// One record of `__transaction_state` (TransactionLogKey + TransactionLogValue).
+struct CoordinatorRecord {
+  std::string file;        // the segment
+  uint64_t position = 0;   // the batch's byte position in it
+  int64_t offset = 0;
+  int64_t timestamp = -1;  // the record's timestamp
+  bool tombstone = false;  // the id expired (a null value): nothing below applies
+  int16_t value_version = -1;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t timeout_ms = 0;
+  std::string state;       // Kafka's TransactionState name (Empty, Ongoing, PrepareCommit, ...)
+  std::vector<std::string> partitions;  // "topic-partition"
+  int64_t last_update_ms = -1, start_ms = -1;
+  std::optional<int64_t> previous_producer_id, next_producer_id;  // v1 tagged fields
+  std::optional<int8_t> client_transaction_version;
+};
+
+struct TransactionalIdHistory {
+  std::string id;
+  std::vector<CoordinatorRecord> records;  // in log order (partition by partition, offset order)
+  const CoordinatorRecord& latest() const { return records.back(); }
+};
+
+struct CoordinatorLog {
+  std::vector<std::string> partition_dirs;  // the `__transaction_state-N` directories read
+  std::map<std::string, TransactionalIdHistory> ids;
+};
+
+// Reads every given `__transaction_state-N` directory (never modified). Records that do not decode
+// are reported (file, position, reason) and skipped. Returns false with *error when a directory
+// cannot be loaded (partition/loaded_log.h) or a segment cannot be read.
+bool LoadCoordinatorLog(const std::vector<std::string>& txn_state_dirs, CoordinatorLog* out, ProblemSink* sink,
+                        std::string* error);
+
+// What the coordinator's records say about one open transaction of a data partition.
+enum class CoordinatorVerdict {
+  kNoRecord,      // no record of this producer id: compacted away, or another cluster's coordinator log
+  kCommitted,     // an Ongoing record at the transaction's epoch listing this partition, then a
+                  // PrepareCommit listing it (same epoch, or above it under transaction version 2)
+  kAborted,       // the same with PrepareAbort
+  kOngoing,       // the latest such Ongoing record is not followed by a decision
+  kUndetermined,  // records of the producer exist, but none (or several that disagree) decide this one
+};
+const char* CoordinatorVerdictName(CoordinatorVerdict v);  // "no-record", "committed", ...
+
+struct CoordinatorView {
+  CoordinatorVerdict verdict = CoordinatorVerdict::kNoRecord;
+  // kCommitted/kAborted: true only when the records can belong to this transaction alone (transaction
+  // version 2, one epoch per transaction, and a single decision); otherwise the verdict is suspected.
+  bool certain = false;
+  std::string transactional_id;             // when a record of the producer was found
+  std::vector<CoordinatorRecord> evidence;  // the records the verdict rests on, in log order
+  std::string why;                          // the verdict in words
+};
+
+// The coordinator's word on the transaction of `producer_id` at `producer_epoch` (its data's epoch)
+// on partition `topic_partition` ("topic-partition").
+CoordinatorView ViewOfTransaction(const CoordinatorLog& log, int64_t producer_id, int16_t producer_epoch,
+                                  const std::string& topic_partition);
+
+// One open (hanging) transaction of a data partition, as the partition's broker would load it.
+struct HangingTransaction {
+  std::string partition_dir;
+  std::string topic_partition;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int64_t first_offset = 0;
+  int64_t last_offset = -1;     // last data offset of the producer
+  int64_t last_timestamp = -1;  // of that data
+  int64_t last_stable_offset = 0, high_watermark = 0;
+  bool pins_lso = false;        // its first offset is the partition's LSO, below the HW
+  CoordinatorView coordinator;
+};
+
+// Every open transaction of every given data partition directory, joined with `coordinator`.
+// Partition directories that cannot be loaded are reported to `sink` (check "partition-load") and
+// listed in *unreadable; the others are still examined.
+std::vector<HangingTransaction> FindHangingTransactions(const std::vector<std::string>& partition_dirs,
+                                                        const CoordinatorLog& coordinator, const LoadOptions& options,
+                                                        ProblemSink* sink, std::vector<std::string>* unreadable);
+
+}  // namespace klf
