@@ -361,10 +361,25 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     TxnIndex idx = ParseTxnIndex(seg.txn_index->path, file->data(), &capped);
     capped.Finish();
     for (const Problem& p : sink.problems) r.notes.push_back(p);
-    r.txn_index.insert(r.txn_index.end(), idx.entries.begin(), idx.entries.end());
+    for (size_t i = 0; i < idx.entries.size(); ++i) {
+      r.txn_index.push_back(idx.entries[i]);
+      r.txn_index_sources.push_back({seg.txn_index->path, uint64_t(i) * kTxnIndexEntrySize});
+    }
   }
-  std::stable_sort(r.txn_index.begin(), r.txn_index.end(),
-                   [](const AbortedTxn& a, const AbortedTxn& b) { return a.first_offset < b.first_offset; });
+  {
+    std::vector<size_t> order(r.txn_index.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return r.txn_index[a].first_offset < r.txn_index[b].first_offset; });
+    std::vector<AbortedTxn> entries;
+    std::vector<ReplicaState::TxnIndexSource> sources;
+    for (size_t i : order) {
+      entries.push_back(r.txn_index[i]);
+      sources.push_back(std::move(r.txn_index_sources[i]));
+    }
+    r.txn_index = std::move(entries);
+    r.txn_index_sources = std::move(sources);
+  }
 
   // The broker's producer state after a restart: latest valid snapshot plus the log after it.
   ProducerStateOptions pso;

@@ -244,6 +244,12 @@ struct ReplicaState {
   std::vector<OpenTxn> open_txns;     // broker-loaded producer state
   std::vector<LoadedProducer> producers;  // broker-loaded producer state, by producer id
   std::vector<AbortedTxn> txn_index;  // every .txnindex entry, by first offset
+  // Where txn_index[i] was read: its .txnindex file and the entry's byte position there.
+  struct TxnIndexSource {
+    std::string file;
+    uint64_t position = 0;
+  };
+  std::vector<TxnIndexSource> txn_index_sources;  // parallel to txn_index
   std::vector<OffsetGap> gaps;
   std::vector<DamagedRange> damaged;
   // The compacted read_committed view, one entry per key, sorted by KeyOrder (a flat vector: built by a
