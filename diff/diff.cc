@@ -188,6 +188,7 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
     MergeProof mp = ProveMerge(rs, a, ti, records);
     Suspicion sus;
     int64_t split = -1;
+    if (!mp.proven) mp = MergeFromOutcome(rs, a, ti, ProveOutcome(rs, a, t.producer_id, records));
     if (mp.proven) {
       split = mp.split;
     } else {
@@ -238,12 +239,25 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
                                        "of {} receive them although the leader never delivered them",
                                        OffsetList(at_stake), A.label);
     } else {
-      f.impact = certain ? fmt::format("read_committed consumers of {} skip committed data ({}) that the healthy "
+      // Latent: every record at stake is superseded on the healthy replicas, so the latest values agree.
+      bool latent = true;
+      for (int64_t o : at_stake) {
+        const RecordDigest& d = A.records[A.FindRecord(o)];
+        for (size_t b = 0; b < rs.size() && latent; ++b) {
+          if (b == a || !rs[b].Covers(o)) continue;
+          const KeyState* k = d.has_key ? rs[b].Key(d.key) : nullptr;
+          latent = k != nullptr && k->offset > o;
+        }
+      }
+      std::string prefix = latent ? "latent: every record at stake is superseded on the other replicas, so the latest "
+                                    "values agree today, but "
+                                  : "";
+      f.impact = certain ? fmt::format("{}read_committed consumers of {} skip committed data ({}) that the healthy "
                                        "replicas deliver, and {}'s cleaner will delete it as aborted",
-                                       A.label, OffsetList(at_stake), A.label)
-                         : fmt::format("suspected: if the records at stake ({}) were committed, read_committed "
+                                       prefix, A.label, OffsetList(at_stake), A.label)
+                         : fmt::format("suspected: {}if the records at stake ({}) were committed, read_committed "
                                        "consumers of {} skip them and {}'s cleaner will delete them as aborted",
-                                       OffsetList(at_stake), A.label, A.label);
+                                       prefix, OffsetList(at_stake), A.label, A.label);
     }
   }
   if (healthy.empty()) {

@@ -285,17 +285,19 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
             const KeyState* kr = r.Key(d.key);
             if (kr != nullptr && kr->offset > o) later_anywhere = true;
           }
-          if (k != nullptr && k->offset < o && !later_anywhere) {
+          if ((k == nullptr || k->offset < o) && !later_anywhere) {
             out = TxnOutcome::kAbort;
-            fact = BatchFact(rs, b, k->offset,
-                             fmt::format("{} removed the value at offset {} yet keeps the older record of its key at "
-                                         "offset {}, and no replica holds a later one (the cleaner removes an "
-                                         "unsuperseded value only when its transaction aborted)",
-                                         B.label, o, k->offset));
+            fact = BatchFact(rs, b, o,
+                             fmt::format("{} removed the value at offset {} and keeps no later record of its key{}, nor "
+                                         "does any replica (the cleaner removes an unsuperseded value only when its "
+                                         "transaction aborted)",
+                                         B.label, o,
+                                         k == nullptr ? "" : fmt::format(" (only an older one, at offset {})", k->offset)));
           }
         }
       }
       if (!out) continue;
+      if (!proven) p.proven.push_back({o, *out});
       proven = true;
       p.witnesses.insert(b);
       if (p.seen.insert(*out).second) p.facts.push_back(std::move(fact));
@@ -303,6 +305,27 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
     if (!proven) p.unproven.push_back(o);
   }
   if (p.seen.size() == 1 && p.unproven.empty()) p.outcome = *p.seen.begin();
+  return p;
+}
+
+MergeProof MergeFromOutcome(const std::vector<ReplicaState>& rs, size_t a, int32_t txn, const OutcomeProof& outcome) {
+  MergeProof p;
+  const ReplicaState& A = rs[a];
+  if (txn < 0 || size_t(txn) >= A.txns.size()) return p;
+  const Txn& t = A.txns[txn];
+  if (!t.marker_offset || (t.fate != TxnFate::kCommitted && t.fate != TxnFate::kAborted)) return p;
+  const TxnOutcome held = t.fate == TxnFate::kCommitted ? TxnOutcome::kCommit : TxnOutcome::kAbort;
+  int64_t last_other = -1;
+  for (const auto& [o, out] : outcome.proven) {
+    if (out != held) last_other = std::max(last_other, o);
+  }
+  if (last_other < 0) return p;
+  std::optional<int64_t> slot = FindSlot(rs, a, t.producer_id, last_other, *t.marker_offset);
+  if (!slot) return p;
+  p.proven = true;
+  p.split = last_other + 1;
+  p.witnesses = outcome.witnesses;
+  p.facts.push_back(LacksFact(rs, a, t.producer_id, *slot));
   return p;
 }
 

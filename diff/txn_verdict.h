@@ -19,12 +19,14 @@
 //                            replica's first record;
 //                          - the transaction's data spans two producer epochs (one transaction's data has a
 //                            single epoch in both transaction versions; a marker above its data's epoch is
-//                            normal under TV2, e+1 or e+2, and proves nothing).
+//                            normal under TV2, e+1 or e+2, and proves nothing);
+//                          - a record of it is proven (rule "outcome") to have the other outcome than the
+//                            marker that closes it there (MergeFromOutcome).
 //   Rule "outcome"         An outcome of a record is proven (ProveOutcome) when a healthy replica still
 //                          holds the record and closes it (the marker that closed it is kept while the record
 //                          exists, so the first marker after it there is the one), or its .txnindex covers it
-//                          (ABORT), or it removed the value while it keeps an older record of the key and no
-//                          replica holds a later one (the cleaner removes an unsuperseded value only when its
+//                          (ABORT), or it removed the value and keeps no later record of the key, nor does
+//                          any other replica (the cleaner removes an unsuperseded value only when its
 //                          transaction aborted). "The records are superseded, so it committed" proves
 //                          nothing: an ABORT leaves identical files.
 //   Rule "decided"         A transaction open on the affected replica is decided on a healthy one when that
@@ -100,6 +102,7 @@ struct OutcomeProof {
   TxnOutcome outcome = TxnOutcome::kUnknown;  // when every proven record agrees and none is unproven
   std::set<TxnOutcome> seen;                  // outcomes single records are proven to have
   std::vector<int64_t> unproven;              // records no replica decides
+  std::vector<std::pair<int64_t, TxnOutcome>> proven;  // records some replica decides, with the first outcome proven
   std::vector<TxnFact> facts;
   std::set<size_t> witnesses;
 };
@@ -107,6 +110,12 @@ struct OutcomeProof {
 // of producer `pid`.
 OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t affected, int64_t pid,
                           std::span<const int64_t> records);
+
+// Rule "merge", from an outcome: a record of the transaction proven (ProveOutcome) to have the other
+// outcome than the marker that closes it on the affected replica, with a slot between that record and the
+// marker, proves that a marker was lost there. `split` is just after the last such record.
+MergeProof MergeFromOutcome(const std::vector<ReplicaState>& rs, size_t affected, int32_t txn,
+                            const OutcomeProof& outcome);
 
 struct DecidedProof {
   bool proven = false;
