@@ -184,6 +184,13 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
         A.label, A.last_stable_offset, t.producer_id);
   } else {
     const TxnOutcome held = t.fate == TxnFate::kCommitted ? TxnOutcome::kCommit : TxnOutcome::kAbort;
+    auto named = [&](const std::vector<int64_t>& offsets) {
+      std::string s = OffsetList(offsets);
+      if (auto rb = offsets.empty() ? std::nullopt : ReadRecordBytes(A, offsets.front())) {
+        s += fmt::format(" ({}={}{})", Text(rb->key), Text(rb->value), offsets.size() > 1 ? ", ..." : "");
+      }
+      return s;
+    };
     const TxnOutcome other = held == TxnOutcome::kCommit ? TxnOutcome::kAbort : TxnOutcome::kCommit;
     MergeProof mp = ProveMerge(rs, a, ti, records);
     Suspicion sus;
@@ -228,16 +235,16 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
         "on {} the {} of producer {} (epoch {}) at offset {} closes one transaction from offset {}, so {} {} {} there; "
         "{}{}",
         A.label, held_word, t.producer_id, t.producer_epoch, *t.marker_offset, t.first_offset,
-        OffsetList(at_stake), at_stake.size() == 1 ? "is" : "are",
+        named(at_stake), at_stake.size() == 1 ? "is" : "are",
         held == TxnOutcome::kCommit ? "committed" : "aborted", proof, outcome_proof);
     bool certain = f.certainty == FindingCertainty::kCertain;
     if (held == TxnOutcome::kCommit) {
       f.impact = certain ? fmt::format("read_committed consumers of {} receive aborted data ({}) that the healthy "
                                        "replicas never deliver; {}'s own cleaner will keep it as committed",
-                                       A.label, OffsetList(at_stake), A.label)
+                                       A.label, named(at_stake), A.label)
                          : fmt::format("suspected: if the records at stake ({}) were aborted, read_committed consumers "
                                        "of {} receive them although the leader never delivered them",
-                                       OffsetList(at_stake), A.label);
+                                       named(at_stake), A.label);
     } else {
       // Latent: every record at stake is superseded on the healthy replicas, so the latest values agree.
       bool latent = true;
@@ -254,10 +261,10 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
                                   : "";
       f.impact = certain ? fmt::format("{}read_committed consumers of {} skip committed data ({}) that the healthy "
                                        "replicas deliver, and {}'s cleaner will delete it as aborted",
-                                       prefix, A.label, OffsetList(at_stake), A.label)
+                                       prefix, A.label, named(at_stake), A.label)
                          : fmt::format("suspected: {}if the records at stake ({}) were committed, read_committed "
                                        "consumers of {} skip them and {}'s cleaner will delete them as aborted",
-                                       prefix, OffsetList(at_stake), A.label, A.label);
+                                       prefix, named(at_stake), A.label, A.label);
     }
   }
   if (healthy.empty()) {

@@ -4,11 +4,13 @@
 // progress (records, markers and whole batches removed on one replica and still present on another),
 // a replica that merely lags (reported as missing_range), emptied control batches, gaps. What a
 // consumer could see differently is reported with its evidence:
-//   lost_abort          a COMMIT on the affected replica closes records the healthy replicas aborted
-//                       (the ABORT never reached it: its transaction merged across the lost marker);
-//   lost_commit         an ABORT on the affected replica swallows records the healthy replicas
-//                       committed (its aborted range starts earlier than theirs), even when those
-//                       records are superseded everywhere (latent damage);
+//   lost_abort          a COMMIT on the affected replica closes records that belonged to an earlier
+//                       transaction of the leader (its transaction merged across a lost marker);
+//                       certain when a healthy replica proves them aborted, else suspected;
+//   lost_commit         an ABORT on the affected replica swallows records of an earlier transaction;
+//                       certain when a healthy replica proves them committed, else suspected (also when
+//                       they are superseded everywhere: latent damage, or none);
+//   (the rules of both, and of hanging_transaction, are diff/txn_verdict.h's)
 //   hanging_transaction a transaction open on the affected replica that the others decided: its LSO
 //                       is pinned (keys that differ only because of the pin are not reported again);
 //   lost_tombstone      a key alive on the affected replica that the healthy replicas deleted;

@@ -173,12 +173,19 @@ MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t txn
   for (size_t b = 0; b < rs.size(); ++b) {
     if (b == a) continue;
     const ReplicaState& B = rs[b];
-    // A marker of the producer inside A's transaction that A lacks.
+    // A marker of the producer inside A's transaction that A lacks (the first three named as facts).
+    int named_markers = 0, more_markers = 0;
     for (auto it = std::upper_bound(B.markers.begin(), B.markers.end(), first,
                                     [](int64_t o, const Marker& m) { return o < m.offset; });
          it != B.markers.end() && it->offset < end; ++it) {
       if (it->producer_id != pid || (it->type != MarkerType::kCommit && it->type != MarkerType::kAbort)) continue;
       if (!IsSlot(rs, a, pid, it->offset)) continue;
+      p.witnesses.insert(b);
+      p.split = std::max(p.split, it->offset);
+      if (++named_markers > 3) {
+        ++more_markers;
+        continue;
+      }
       p.facts.push_back(BatchFact(
           rs, b, it->offset,
           fmt::format("{} holds the {} of producer {} (epoch {}) at offset {}, inside {}'s {}: the records of that "
@@ -186,8 +193,14 @@ MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t txn
                       B.label, MarkerWord(it->type), pid, it->producer_epoch, it->offset, A.label,
                       TxnSpan(t, first))));
       name_slot(it->offset);
-      p.witnesses.insert(b);
-      p.split = std::max(p.split, it->offset);
+    }
+    if (more_markers > 0) {
+      TxnFact more;
+      more.replica = b;
+      more.fact = fmt::format("{} holds {} more markers of producer {} inside that transaction, up to offset {}, which "
+                              "{} lacks too",
+                              B.label, more_markers, pid, p.split, A.label);
+      p.facts.push_back(std::move(more));
     }
     // B's .txnindex: the same ABORT starting later, or an ABORT inside A's transaction.
     for (size_t i = 0; i < B.txn_index.size(); ++i) {
