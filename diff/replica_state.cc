@@ -379,6 +379,10 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     }
     r.txn_index = std::move(entries);
     r.txn_index_sources = std::move(sources);
+    for (const AbortedTxn& e : r.txn_index) {
+      r.txn_index_max_last.push_back(std::max(e.last_offset, r.txn_index_max_last.empty() ? INT64_MIN
+                                                                                           : r.txn_index_max_last.back()));
+    }
   }
 
   // The broker's producer state after a restart: latest valid snapshot plus the log after it.

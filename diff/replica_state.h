@@ -250,6 +250,9 @@ struct ReplicaState {
     uint64_t position = 0;
   };
   std::vector<TxnIndexSource> txn_index_sources;  // parallel to txn_index
+  // txn_index_max_last[i]: the largest last_offset of txn_index[0..i] (to find the entries around an
+  // offset by binary search).
+  std::vector<int64_t> txn_index_max_last;
   std::vector<OffsetGap> gaps;
   std::vector<DamagedRange> damaged;
   // The compacted read_committed view, one entry per key, sorted by KeyOrder (a flat vector: built by a

@@ -82,20 +82,41 @@ TxnFact BatchFact(const std::vector<ReplicaState>& rs, size_t replica, int64_t o
   return f;
 }
 
-std::optional<size_t> AbortedRangeClosedBy(const ReplicaState& b, int64_t pid, int64_t marker_offset) {
-  for (size_t i = 0; i < b.txn_index.size(); ++i) {
-    if (b.txn_index[i].producer_id == pid && b.txn_index[i].last_offset == marker_offset) return i;
+namespace {
+
+template <typename F>
+void ForEachEntryEndingIn(const ReplicaState& b, int64_t lo, int64_t hi, F&& f) {
+  // Entries with last_offset in [lo, hi]: their first_offset <= hi, and (by the prefix maximum) the
+  // scan backwards stops at the first prefix whose entries all end before lo.
+  auto it = std::upper_bound(b.txn_index.begin(), b.txn_index.end(), hi,
+                             [](int64_t o, const AbortedTxn& e) { return o < e.first_offset; });
+  bool indexed = b.txn_index_max_last.size() == b.txn_index.size();
+  for (size_t i = size_t(it - b.txn_index.begin()); i-- > 0;) {
+    if (indexed && b.txn_index_max_last[i] < lo) break;
+    const AbortedTxn& e = b.txn_index[i];
+    if (e.last_offset >= lo && e.last_offset <= hi) f(i);
   }
-  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<size_t> AbortedRangeClosedBy(const ReplicaState& b, int64_t pid, int64_t marker_offset) {
+  std::optional<size_t> found;
+  ForEachEntryEndingIn(b, marker_offset, marker_offset, [&](size_t i) {
+    if (b.txn_index[i].producer_id == pid && (!found || i < *found)) found = i;
+  });
+  return found;
 }
 
 std::optional<size_t> AbortedRangeCovering(const ReplicaState& b, int64_t pid, int64_t offset) {
-  for (size_t i = 0; i < b.txn_index.size(); ++i) {
+  std::optional<size_t> found;
+  ForEachEntryEndingIn(b, offset, INT64_MAX, [&](size_t i) {
     const AbortedTxn& e = b.txn_index[i];
-    if (e.producer_id == pid && e.first_offset <= offset && offset <= e.last_offset) return i;
-  }
-  return std::nullopt;
+    if (e.producer_id == pid && e.first_offset <= offset && (!found || i < *found)) found = i;
+  });
+  return found;
 }
+
 
 TxnFact TxnIndexFact(const ReplicaState& b, size_t replica, size_t entry, std::string fact) {
   TxnFact f;
@@ -203,7 +224,10 @@ MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t txn
       p.facts.push_back(std::move(more));
     }
     // B's .txnindex: the same ABORT starting later, or an ABORT inside A's transaction.
-    for (size_t i = 0; i < B.txn_index.size(); ++i) {
+    std::vector<size_t> entries;
+    ForEachEntryEndingIn(B, first + 1, end, [&](size_t i) { entries.push_back(i); });
+    std::sort(entries.begin(), entries.end());
+    for (size_t i : entries) {
       const AbortedTxn& e = B.txn_index[i];
       if (e.producer_id != pid) continue;
       if (t.marker_offset && t.fate == TxnFate::kAborted && e.last_offset == *t.marker_offset &&
