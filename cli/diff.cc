@@ -36,6 +36,7 @@ struct DiffArgs {
   bool force = false;
   std::optional<int64_t> now;
   int64_t producer_id_expiration_ms = 86400000;
+  int64_t transaction_max_timeout_ms = 900000;
   uint64_t memory_budget_mib = 2048;
   std::vector<std::string> paths;
 };
@@ -443,7 +444,9 @@ int Run(const DiffArgs& args) {
     if (labels.size() != d.replicas.size()) {
       for (ReplicaState& r : d.replicas) r.label = r.path;
     }
-    d.report = DiffReplicas(d.replicas);
+    DiffOptions diff_options;
+    diff_options.transaction_max_timeout_ms = args.transaction_max_timeout_ms;
+    d.report = DiffReplicas(d.replicas, diff_options);
     if (d.report.HasDivergence()) exit_code = WorseExit(exit_code, kExitProblems);
     // A damaged segment is corruption (cli.md: exit 1), even though its offsets are only "missing".
     for (const ReplicaState& r : d.replicas) {
@@ -534,6 +537,11 @@ Command AddDiffCommand(CLI::App* parent) {
       ->capture_default_str();
   app->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms,
                   "producer.id.expiration.ms used when loading producer snapshots (default 86400000)");
+  app->add_option("--transaction-max-timeout-ms", args->transaction_max_timeout_ms,
+                  "The brokers' transaction.max.timeout.ms (default Kafka's 900000): a transaction open longer at one "
+                  "epoch raises a suspected merge")
+      ->type_name("MS")
+      ->check(CLI::PositiveNumber);
   app->add_option("REPLICA_DIR", args->paths, "Partition directories (one per broker), or broker log directories")
       ->required()
       ->expected(2, -1)

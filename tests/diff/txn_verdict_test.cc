@@ -11,6 +11,7 @@
 
 #include "diff/diff.h"
 #include "tests/support/replica_loading.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
@@ -141,6 +142,69 @@ TEST(TxnVerdict, MarkerAboveItsDataEpochIsNoMerge) {
     EXPECT_FALSE(SuspectMerge(rs, 0, int32_t(ti), records, 900000).raised) << "transaction from " << t.first_offset;
   }
   EXPECT_GT(above, 0u);  // the fixture does have TV2 markers above their data's epoch
+}
+
+// Copies the broker log directory `broker` (Kafka's bytes) to `to` with the batch at base offset `offset`
+// of foo-0 cut out of its segment: a follower that never received that batch. Returns the copy's foo-0.
+std::string CopyWithoutBatch(const std::string& broker, const std::string& to, int64_t offset) {
+  test::CopyWritable(broker, to);
+  std::string dir = to + "/foo-0";
+  ReplicaState r = test::LoadOne(dir);
+  for (const BatchSpan& b : r.batches) {
+    if (b.base_offset != offset) continue;
+    std::string path = r.segment_files[b.segment];
+    std::string bytes = test::ReadAll(path);
+    bytes.erase(b.position, b.size);
+    test::WriteAll(path, bytes);
+    return dir;
+  }
+  ADD_FAILURE() << "no batch at offset " << offset << " in " << dir;
+  return dir;
+}
+
+// Rule "merge", each of its three proofs, on a follower that lost producer 2000's TV2 COMMIT at 850
+// (data 845..849 at epoch 40, the COMMIT at 41, the next transaction 880.. at epoch 41, ABORT at 899):
+// it merges 845.. into the aborted transaction. The other brokers hold the COMMIT (a marker inside its
+// transaction), their .txnindex starts the ABORT's range at 880 (after its first record), and its data
+// spans epochs 40 and 41. Broker2 still holds 845.. closed by the COMMIT: a certain lost_commit.
+TEST(TxnVerdict, MergeProvenByMarkerTxnIndexAndEpochsOnAFollowerThatLostATv2Commit) {
+  test::TempDir tmp("txn-verdict");
+  std::string base = Fixtures() + "/" + kTv2;
+  std::string lost = CopyWithoutBatch(base + "/broker3", tmp.path() + "/broker3", 850);
+  auto rs = test::LoadAll({base + "/broker1/foo-0", base + "/broker2/foo-0", lost});
+  ASSERT_LT(rs[2].FindRecord(850), 0);
+  int32_t ti = TxnOf(rs[2], 845);
+  ASSERT_GE(ti, 0);
+  ASSERT_EQ(rs[2].txns[ti].marker_offset, 899);  // merged into the aborted transaction
+  std::vector<int64_t> records = TxnRecords(rs[2], ti);
+  MergeProof p = ProveMerge(rs, 2, ti, records);
+  ASSERT_TRUE(p.proven);
+  EXPECT_GE(p.split, 850);
+  auto has = [&](const std::string& what, const std::string& file_part) {
+    return std::any_of(p.facts.begin(), p.facts.end(), [&](const TxnFact& f) {
+      return f.fact.find(what) != std::string::npos && f.file.find(file_part) != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(has("holds the COMMIT of producer 2000 (epoch 41) at offset 850", ".log"));
+  EXPECT_TRUE(has("starting at offset 880", ".txnindex"));
+  EXPECT_TRUE(has("spans two producer epochs: 40", ".log"));
+  std::vector<int64_t> at_stake;
+  for (int64_t o : records) {
+    if (o < p.split) at_stake.push_back(o);
+  }
+  OutcomeProof op = ProveOutcome(rs, 2, 2000, at_stake);
+  EXPECT_EQ(op.seen.count(TxnOutcome::kCommit), 1u);
+  EXPECT_EQ(op.seen.count(TxnOutcome::kAbort), 0u);
+  EXPECT_EQ(TruthOutcome(Truth(kTv2), 845), "committed");
+
+  DiffReport r = DiffReplicas(rs);
+  auto d = std::find_if(r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.kind == FindingKind::kLostCommit; });
+  ASSERT_NE(d, r.findings.end()) << test::DescribeFindings(r, rs);
+  EXPECT_EQ(d->certainty, FindingCertainty::kCertain);
+  EXPECT_EQ(d->outcome, TxnOutcome::kCommit);
+  EXPECT_EQ(d->affected, std::vector<size_t>{2});
+  EXPECT_EQ(d->records_at_stake.front(), 845);
+  EXPECT_TRUE(d->settle_with.empty());
 }
 
 // Rule "outcome": broker1 still holds producer 2001's records 863.. and closes them with the ABORT at
