@@ -211,8 +211,13 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
     bool differs = op.seen.count(other) > 0;
     if (!differs && op.unproven.empty()) return std::nullopt;  // proven the same outcome: nothing visible
     if (differs) {
+      // Only the records proven to have the other outcome are at stake for sure.
       f.certainty = mp.proven ? FindingCertainty::kCertain : FindingCertainty::kSuspected;
-      f.outcome = op.seen.size() == 1 ? other : TxnOutcome::kUnknown;
+      f.outcome = other;
+      at_stake.clear();
+      for (const auto& [o, out] : op.proven) {
+        if (out == other) at_stake.push_back(o);
+      }
     } else {
       f.certainty = FindingCertainty::kSuspected;
       f.outcome = TxnOutcome::kUnknown;

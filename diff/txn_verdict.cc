@@ -2,6 +2,7 @@
 #include "diff/txn_verdict.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -287,11 +288,23 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
                           std::span<const int64_t> records) {
   OutcomeProof p;
   const ReplicaState& A = rs[a];
+  // A witness's own transaction that is itself proven merged says nothing about the records of it
+  // before its split (cached per replica and transaction).
+  std::map<std::pair<size_t, int32_t>, int64_t> witness_split;
+  auto split_of = [&](size_t b, int32_t txn) {
+    auto it = witness_split.find({b, txn});
+    if (it != witness_split.end()) return it->second;
+    std::vector<int64_t> recs = TxnRecords(rs[b], txn);
+    MergeProof m = ProveMerge(rs, b, txn, recs);
+    int64_t split = m.proven ? m.split : -1;
+    witness_split[{b, txn}] = split;
+    return split;
+  };
   for (int64_t o : records) {
     int64_t ri = A.FindRecord(o);
     if (ri < 0) continue;
     const RecordDigest& d = A.records[ri];
-    bool proven = false;
+    std::vector<std::pair<size_t, std::pair<TxnOutcome, TxnFact>>> found;
     for (size_t b = 0; b < rs.size(); ++b) {
       if (b == a) continue;
       const ReplicaState& B = rs[b];
@@ -303,13 +316,28 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
         if (x.content != d.content || x.producer_id != pid || x.txn < 0) continue;
         const Txn& tb = B.txns[x.txn];
         if (!tb.marker_offset || (x.fate != TxnFate::kCommitted && x.fate != TxnFate::kAborted)) continue;
+        if (o < split_of(b, x.txn)) continue;  // that replica merged it too
         out = x.fate == TxnFate::kCommitted ? TxnOutcome::kCommit : TxnOutcome::kAbort;
         fact = BatchFact(rs, b, *tb.marker_offset,
                          fmt::format("{} still holds offset {} and closes it with the {} at offset {} (the marker that "
                                      "closed a record is kept while the record exists)",
                                      B.label, o, *out == TxnOutcome::kCommit ? "COMMIT" : "ABORT", *tb.marker_offset));
       } else if (B.Covers(o)) {
-        if (auto e = AbortedRangeCovering(B, pid, o)) {
+        std::optional<size_t> e = AbortedRangeCovering(B, pid, o);
+        if (e) {
+          // Not when that replica's own transaction closed by this ABORT is proven merged past offset o.
+          // (Its transactions are by first offset, one producer's never overlap: the producer's last one
+          // starting at or before the ABORT is the one the ABORT closed.)
+          const int64_t m = B.txn_index[*e].last_offset;
+          auto it = std::upper_bound(B.txns.begin(), B.txns.end(), m,
+                                     [](int64_t x, const Txn& t) { return x < t.first_offset; });
+          for (size_t ti = size_t(it - B.txns.begin()); ti-- > 0;) {
+            if (B.txns[ti].producer_id != pid) continue;
+            if (B.txns[ti].marker_offset == m && o < split_of(b, int32_t(ti))) e.reset();
+            break;
+          }
+        }
+        if (e) {
           out = TxnOutcome::kAbort;
           fact = TxnIndexFact(B, b, *e,
                               fmt::format("{}'s .txnindex has producer {}'s aborted range {}..{}, covering offset {}",
@@ -334,12 +362,26 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
         }
       }
       if (!out) continue;
-      if (!proven) p.proven.push_back({o, *out});
-      proven = true;
-      p.witnesses.insert(b);
-      if (p.seen.insert(*out).second) p.facts.push_back(std::move(fact));
+      found.push_back({b, {*out, std::move(fact)}});
     }
-    if (!proven) p.unproven.push_back(o);
+    // Replicas that prove different outcomes for one record: one of them is wrong, so neither proves it.
+    bool agree = !found.empty() && std::all_of(found.begin(), found.end(), [&](const auto& x) {
+      return x.second.first == found.front().second.first;
+    });
+    if (!agree) {
+      p.unproven.push_back(o);
+      continue;
+    }
+    TxnOutcome out = found.front().second.first;
+    p.proven.push_back({o, out});
+    bool first_of_kind = p.seen.insert(out).second;
+    for (auto& [b, x] : found) {
+      p.witnesses.insert(b);
+      if (first_of_kind) {
+        p.facts.push_back(std::move(x.second));
+        first_of_kind = false;
+      }
+    }
   }
   if (p.seen.size() == 1 && p.unproven.empty()) p.outcome = *p.seen.begin();
   return p;
