@@ -453,6 +453,9 @@ DecidedProof ProveDecided(const std::vector<ReplicaState>& rs, size_t a, int32_t
                          fmt::format("{} holds offset {} and closes it with the marker at offset {}, which {} lacks",
                                      B.label, o, m, A.label));
       } else if (B.Covers(o) && !B.DamagedAfter(o) && o < B.last_stable_offset && !OpenOn(B, pid, o)) {
+        // The marker B still holds after the data lies past A's log end: A has not fetched it yet.
+        const Marker* next = B.NextMarker(pid, records.back());
+        if (next != nullptr && next->offset >= A.log_end_offset) break;
         if (!slot_after_data()) break;
         fact = BatchFact(rs, b, o,
                          fmt::format("{} removed offset {} and holds no open transaction of producer {} (its last "

@@ -3,6 +3,7 @@
 #include "diff/txn_verdict.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -205,6 +206,47 @@ TEST(TxnVerdict, MergeProvenByMarkerTxnIndexAndEpochsOnAFollowerThatLostATv2Comm
   EXPECT_EQ(d->affected, std::vector<size_t>{2});
   EXPECT_EQ(d->records_at_stake.front(), 845);
   EXPECT_TRUE(d->settle_with.empty());
+}
+
+// Copies the broker log directory `broker` to `to` with every batch of foo-0 from base offset `offset` on
+// cut away (a follower that has fetched only that far), and the files of later segments removed.
+std::string CopyTruncatedAt(const std::string& broker, const std::string& to, int64_t offset) {
+  namespace fs = std::filesystem;
+  test::CopyWritable(broker, to);
+  std::string dir = to + "/foo-0";
+  ReplicaState r = test::LoadOne(dir);
+  for (const BatchSpan& b : r.batches) {
+    if (b.base_offset < offset) continue;
+    std::string path = r.segment_files[b.segment];
+    std::string bytes = test::ReadAll(path);
+    test::WriteAll(path, bytes.substr(0, b.position));
+    break;
+  }
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name.size() > 20 && std::isdigit(static_cast<unsigned char>(name[0])) && std::stoll(name.substr(0, 20)) > offset) {
+      fs::remove(e.path());
+    }
+  }
+  return dir;
+}
+
+// Rule "decided", lag: a follower that has fetched producer 2000's data 880.. but not yet its ABORT at 899
+// (its log ends there) is in flight, not hanging, although broker3 removed offset 880 and has no open
+// transaction: the marker is past the follower's log end, and its log has no slot for it.
+TEST(TxnVerdict, OpenTransactionOfALaggingFollowerIsNotDecided) {
+  test::TempDir tmp("txn-verdict");
+  std::string base = Fixtures() + "/" + kTv2;
+  std::string lagging = CopyTruncatedAt(base + "/broker1", tmp.path() + "/broker1", 899);
+  auto rs = test::LoadAll({lagging, base + "/broker2/foo-0", base + "/broker3/foo-0"});
+  ASSERT_EQ(rs[0].log_end_offset, 899);
+  ASSERT_LT(rs[2].FindRecord(880), 0);  // broker3 removed it
+  int32_t ti = TxnOf(rs[0], 880);
+  ASSERT_GE(ti, 0);
+  ASSERT_FALSE(rs[0].txns[ti].marker_offset.has_value());
+  EXPECT_FALSE(ProveDecided(rs, 0, ti, TxnRecords(rs[0], ti)).proven);
+  DiffReport r = DiffReplicas(rs);
+  EXPECT_FALSE(r.HasDivergence()) << test::DescribeFindings(r, rs);
 }
 
 // Rule "outcome": broker1 still holds producer 2001's records 863.. and closes them with the ABORT at
