@@ -225,10 +225,10 @@ const Marker* ReplicaState::NextMarker(int64_t producer_id, int64_t after) const
 }
 
 const OffsetGap* ReplicaState::GapAtOrAfter(int64_t offset) const {
-  for (const OffsetGap& g : gaps) {
-    if (g.to > offset) return &g;
-  }
-  return nullptr;
+  // Gaps are found in log order and do not overlap, so their ends ascend.
+  auto it = std::lower_bound(gaps.begin(), gaps.end(), offset,
+                             [](const OffsetGap& g, int64_t o) { return g.to <= o; });
+  return it == gaps.end() ? nullptr : &*it;
 }
 
 bool ReplicaState::Covers(int64_t offset) const {

@@ -173,8 +173,13 @@ std::optional<int64_t> FindSlot(const std::vector<ReplicaState>& rs, size_t affe
 
 std::vector<int64_t> TxnRecords(const ReplicaState& a, int32_t txn) {
   std::vector<int64_t> out;
-  for (const RecordDigest& d : a.records) {
-    if (!d.control && d.txn == txn) out.push_back(d.offset);
+  if (txn < 0 || size_t(txn) >= a.txns.size()) return out;
+  const Txn& t = a.txns[txn];
+  // Its records lie between its first and last data offsets.
+  auto it = std::lower_bound(a.records.begin(), a.records.end(), t.first_offset,
+                             [](const RecordDigest& r, int64_t o) { return r.offset < o; });
+  for (; it != a.records.end() && it->offset <= t.last_data_offset; ++it) {
+    if (!it->control && it->txn == txn) out.push_back(it->offset);
   }
   return out;
 }
