@@ -36,6 +36,7 @@ struct DiffArgs {
   bool force = false;
   std::optional<int64_t> now;
   int64_t producer_id_expiration_ms = 86400000;
+  int64_t transaction_max_timeout_ms = 900000;
   uint64_t memory_budget_mib = 2048;
   std::vector<std::string> paths;
 };
@@ -53,6 +54,40 @@ nlohmann::json BytesJson(const std::optional<std::string>& b, BytesFormat format
 
 std::string TextBytes(const std::optional<std::string>& b, BytesFormat format) {
   return b ? FormatBytes(AsBytes(*b), format) : "null";
+}
+
+nlohmann::json FactsJson(const PartitionDiff& d, const Finding& f) {
+  nlohmann::json facts = nlohmann::json::array();
+  for (const TxnFact& x : f.facts) {
+    facts.push_back({{"replica", x.replica < d.replicas.size() ? d.replicas[x.replica].path : ""},
+                     {"file", x.file.empty() ? nullptr : nlohmann::json(x.file)},
+                     {"position", x.position >= 0 ? nlohmann::json(x.position) : nullptr},
+                     {"fact", x.fact}});
+  }
+  return facts;
+}
+
+std::string Basename(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string OffsetsText(const std::vector<int64_t>& offsets) {
+  std::string s;
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    if (i) s += ", ";
+    if (i == 20 && offsets.size() > 24) {
+      s += fmt::format("... ({} more), {}", offsets.size() - 21, offsets.back());
+      break;
+    }
+    s += std::to_string(offsets[i]);
+  }
+  return s;
+}
+
+bool IsTransactionFinding(const Finding& f) {
+  return f.kind == FindingKind::kLostAbort || f.kind == FindingKind::kLostCommit ||
+         f.kind == FindingKind::kHangingTransaction;
 }
 
 nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format) {
@@ -97,7 +132,12 @@ nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format) {
                          {"affectedReplicas", affected},
                          {"healthyReplicas", healthy},
                          {"evidence", f.evidence},
-                         {"impact", f.impact}};
+                         {"impact", f.impact},
+                         {"certainty", FindingCertaintyName(f.certainty)},
+                         {"outcome", f.outcome ? nlohmann::json(TxnOutcomeName(*f.outcome)) : nullptr},
+                         {"facts", FactsJson(d, f)},
+                         {"recordsAtStake", f.records_at_stake},
+                         {"settleWith", f.settle_with.empty() ? nullptr : nlohmann::json(f.settle_with)}};
     j["findings"].push_back(fj);
   }
   return j;
@@ -143,6 +183,17 @@ void PrintText(const PartitionDiff& d, BytesFormat format, Output* out) {
     out->Append(fmt::format("  affected: {}", fmt::join(a, ", ")));
     if (!h.empty()) out->Append(fmt::format("   healthy: {}", fmt::join(h, ", ")));
     out->Append(fmt::format("\n  evidence: {}\n  impact:   {}\n", f.evidence, f.impact));
+    if (IsTransactionFinding(f)) {
+      out->Append(fmt::format("  certainty: {}   outcome: {}\n", FindingCertaintyName(f.certainty),
+                              f.outcome ? TxnOutcomeName(*f.outcome) : "unknown"));
+      if (!f.records_at_stake.empty()) out->Append(fmt::format("  records at stake: {}\n", OffsetsText(f.records_at_stake)));
+      if (!f.settle_with.empty()) out->Append(fmt::format("  settle with: {}\n", f.settle_with));
+    }
+    for (const TxnFact& x : f.facts) {
+      out->Append(fmt::format("  fact: {}{}\n", x.fact,
+                              x.file.empty() ? "" : fmt::format(" [{}{}]", Basename(x.file),
+                                                                 x.position >= 0 ? fmt::format(" @{}", x.position) : "")));
+    }
   }
   if (d.report.findings.empty()) {
     out->Append("\nno findings: every replica serves the same records to consumers\n");
@@ -208,6 +259,26 @@ std::string ReplicaRow(const ReplicaState& r, int64_t lo, int64_t hi, double x0,
   };
   mark(r.log_end_offset, "#333", "log end offset");
   if (r.last_stable_offset < r.log_end_offset) mark(r.last_stable_offset, "#d9534f", "last stable offset (pinned)");
+  return s;
+}
+
+// The facts, records at stake and what would settle an unknown outcome, below a finding's evidence.
+std::string HtmlFacts(const PartitionDiff& d, const Finding& f) {
+  std::string s;
+  if (!f.facts.empty()) {
+    s += "<ul class=\"facts\">";
+    for (const TxnFact& x : f.facts) {
+      s += fmt::format("<li>{}: {}{}</li>", Esc(x.replica < d.replicas.size() ? d.replicas[x.replica].label : "?"),
+                       Esc(x.fact),
+                       x.file.empty() ? "" : fmt::format(" <code>{}{}</code>", Esc(Basename(x.file)),
+                                                         x.position >= 0 ? fmt::format(" @{}", x.position) : ""));
+    }
+    s += "</ul>";
+  }
+  if (!f.records_at_stake.empty()) {
+    s += fmt::format("<div class=\"at-stake\">records at stake: {}</div>", Esc(OffsetsText(f.records_at_stake)));
+  }
+  if (!f.settle_with.empty()) s += fmt::format("<div class=\"settle\">settle with: {}</div>", Esc(f.settle_with));
   return s;
 }
 
@@ -277,19 +348,20 @@ std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format
     if (d.report.findings.empty()) {
       findings = R"(<p class="ok">No findings: every replica serves the same records to consumers.</p>)";
     } else {
-      findings = R"(<table class="findings"><tr><th>kind</th><th>offsets</th><th>key</th><th>producer</th><th>affected</th><th>healthy</th><th>evidence</th><th>impact</th></tr>)";
+      findings = R"(<table class="findings"><tr><th>kind</th><th>offsets</th><th>key</th><th>producer</th><th>affected</th><th>healthy</th><th>certainty</th><th>outcome</th><th>evidence</th><th>impact</th></tr>)";
       for (size_t fi = 0; fi < d.report.findings.size(); ++fi) {
         const Finding& f = d.report.findings[fi];
         std::vector<std::string> a, h;
         for (size_t i : f.affected) a.push_back(Esc(d.replicas[i].label));
         for (size_t i : f.healthy) h.push_back(Esc(d.replicas[i].label));
         findings += fmt::format(
-            R"(<tr class="finding {}" data-finding="{}" id="finding-{}"><td class="kind">{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>)",
+            R"(<tr class="finding {}" data-finding="{}" id="finding-{}"><td class="kind">{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td class="certainty">{}</td><td class="outcome">{}</td><td>{}{}</td><td>{}</td></tr>)",
             IsDivergence(f.kind) ? "divergence" : "lag", fi, fi, FindingKindName(f.kind),
             f.first_offset < 0 ? "" : fmt::format("{}..{}", f.first_offset, f.last_offset),
             f.has_key ? Esc(TextBytes(f.key, format)) : "",
             f.producer_id ? fmt::format("{} (epoch {})", *f.producer_id, f.producer_epoch.value_or(-1)) : "",
-            fmt::join(a, ", "), fmt::join(h, ", "), Esc(f.evidence), Esc(f.impact));
+            fmt::join(a, ", "), fmt::join(h, ", "), FindingCertaintyName(f.certainty),
+            f.outcome ? TxnOutcomeName(*f.outcome) : "", Esc(f.evidence), HtmlFacts(d, f), Esc(f.impact));
       }
       findings += "</table>";
     }
@@ -372,7 +444,9 @@ int Run(const DiffArgs& args) {
     if (labels.size() != d.replicas.size()) {
       for (ReplicaState& r : d.replicas) r.label = r.path;
     }
-    d.report = DiffReplicas(d.replicas);
+    DiffOptions diff_options;
+    diff_options.transaction_max_timeout_ms = args.transaction_max_timeout_ms;
+    d.report = DiffReplicas(d.replicas, diff_options);
     if (d.report.HasDivergence()) exit_code = WorseExit(exit_code, kExitProblems);
     // A damaged segment is corruption (cli.md: exit 1), even though its offsets are only "missing".
     for (const ReplicaState& r : d.replicas) {
@@ -463,6 +537,11 @@ Command AddDiffCommand(CLI::App* parent) {
       ->capture_default_str();
   app->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms,
                   "producer.id.expiration.ms used when loading producer snapshots (default 86400000)");
+  app->add_option("--transaction-max-timeout-ms", args->transaction_max_timeout_ms,
+                  "The brokers' transaction.max.timeout.ms (default Kafka's 900000): a transaction open longer at one "
+                  "epoch raises a suspected merge")
+      ->type_name("MS")
+      ->check(CLI::PositiveNumber);
   app->add_option("REPLICA_DIR", args->paths, "Partition directories (one per broker), or broker log directories")
       ->required()
       ->expected(2, -1)

@@ -87,7 +87,9 @@ nlohmann::json PartitionJson(const TriagePartition& p) {
                                {"affectedReplicas", affected},
                                {"healthyReplicas", healthy},
                                {"evidence", f.evidence},
-                               {"impact", f.impact}});
+                               {"impact", f.impact},
+                               {"certainty", FindingCertaintyName(f.certainty)},
+                               {"outcome", f.outcome ? nlohmann::json(TxnOutcomeName(*f.outcome)) : nullptr}});
     }
   }
   return j;
@@ -108,7 +110,8 @@ void PrintText(const TriageReport& r, Output* out) {
         if (!IsDivergence(f.kind)) continue;
         std::string affected;
         for (size_t i : f.affected) affected += (affected.empty() ? "" : ",") + p.diff_labels[i];
-        out->Append(fmt::format("DIVERGED  {}  {} on {}{}: {}\n", name, FindingKindName(f.kind), affected,
+        out->Append(fmt::format("DIVERGED  {}  {}{} on {}{}: {}\n", name, FindingKindName(f.kind),
+                                f.certainty == FindingCertainty::kSuspected ? " (suspected)" : "", affected,
                                 f.first_offset >= 0 ? fmt::format(" (offsets {}..{})", f.first_offset, f.last_offset)
                                                     : "",
                                 f.impact));

@@ -126,141 +126,167 @@ bool Unrelated(const PairStats& s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Transactions.
+// Transactions: each transaction of each replica judged by the rules of txn_verdict.h.
 
-enum class Verdict { kAgree, kLostAbort, kLostCommit, kHanging };
-
-struct Judgement {
-  Verdict verdict = Verdict::kAgree;
-  std::string evidence;  // what the healthy replica shows
-  bool latent = false;   // the swallowed record is superseded on the healthy replica
-};
-
-// A's control batch at `offset` is only an emptied remnant: on a follower it closes no transaction
-// (ProducerAppendInfo: "an empty control batch means the entire transaction has been cleaned").
-bool EmptiedMarkerAt(const ReplicaState& a, int64_t offset) {
-  auto it = std::lower_bound(a.markers.begin(), a.markers.end(), offset,
-                             [](const Marker& m, int64_t o) { return m.offset < o; });
-  return it != a.markers.end() && it->offset == offset && it->type == MarkerType::kEmpty;
+std::string OffsetList(const std::vector<int64_t>& offsets) {
+  if (offsets.empty()) return "no records";
+  if (offsets.size() == 1) return fmt::format("offset {}", offsets.front());
+  return fmt::format("{} records at offsets {}..{}", offsets.size(), offsets.front(), offsets.back());
 }
 
-// What replica B did with record `rec` of A's transaction `t`.
-Judgement Judge(const ReplicaState& a, const Txn& t, const RecordDigest& rec, const ReplicaState& b) {
-  Judgement j;
-  int64_t o = rec.offset;
-  std::optional<int64_t> m_a = t.marker_offset;
-  auto superseded_on_b = [&]() {
-    if (!rec.has_key || b.DamagedAfter(o)) return true;  // unknown: a later record may be unreadable
-    const KeyState* k = b.Key(rec.key);
-    return k != nullptr && k->offset > o;
-  };
-  auto decide = [&](TxnFate fate_b, bool latent) {
-    if (t.fate == TxnFate::kCommitted && fate_b == TxnFate::kAborted) j.verdict = Verdict::kLostAbort;
-    if (t.fate == TxnFate::kAborted && fate_b == TxnFate::kCommitted) j.verdict = Verdict::kLostCommit;
-    if (t.fate == TxnFate::kOpen && fate_b != TxnFate::kOpen) j.verdict = Verdict::kHanging;
-    j.latent = latent;
-  };
-
-  int64_t idx = b.FindRecord(o);
-  if (idx >= 0) {
-    const RecordDigest& rb = b.records[idx];
-    if (rb.content != rec.content || rb.txn < 0) return j;  // divergent_record's business
-    const Txn& tb = b.txns[rb.txn];
-    if (tb.fate == t.fate) return j;
-    // The replica whose transaction closes later merged across a marker it lacks; only that one is wrong.
-    if (!tb.marker_offset) return j;
-    if (m_a && *m_a <= *tb.marker_offset) return j;
-    if (*tb.marker_offset >= a.log_end_offset) return j;
-    bool emptied = t.fate == TxnFate::kOpen && EmptiedMarkerAt(a, *tb.marker_offset);
-    if (a.HoldsOffset(*tb.marker_offset) && !emptied) return j;
-    j.evidence = fmt::format("{} holds offset {} in a transaction of producer {} closed by its {} at offset {}, which {} {}",
-                             b.label, o, t.producer_id, tb.fate == TxnFate::kCommitted ? "COMMIT" : "ABORT",
-                             *tb.marker_offset, a.label,
-                             emptied ? "holds only as an emptied batch (which closes no transaction on a follower)"
-                                     : "lacks");
-    decide(tb.fate, false);
-    return j;
-  }
-
-  // B no longer holds the record: compaction removed it, and the markers B kept tell which transaction it was in.
-  const Marker* m = b.NextMarker(t.producer_id, o);
-  auto inferred = [&]() { return superseded_on_b() ? TxnFate::kNone : TxnFate::kAborted; };
-  if (m != nullptr && (!m_a || m->offset < *m_a)) {
-    if (m->offset >= a.log_end_offset) return j;  // A simply has not fetched that far
-    bool emptied = t.fate == TxnFate::kOpen && EmptiedMarkerAt(a, m->offset);
-    if (a.HoldsOffset(m->offset) && !emptied) return j;
-    TxnFate fb = m->type == MarkerType::kCommit  ? TxnFate::kCommitted
-                 : m->type == MarkerType::kAbort ? TxnFate::kAborted
-                                                 : inferred();
-    bool latent = false;
-    if (fb == TxnFate::kNone && t.fate == TxnFate::kAborted) {
-      fb = TxnFate::kCommitted;  // an emptied marker whose data was superseded: a committed transaction's remnant
-      latent = true;
-    }
-    if (t.fate == TxnFate::kOpen && fb == TxnFate::kNone) fb = TxnFate::kCommitted;
-    j.evidence = fmt::format("{} holds the {} of producer {} at offset {} (after offset {}), which {} {}", b.label,
-                             MarkerTypeName(m->type), t.producer_id, m->offset, o, a.label,
-                             emptied ? "holds only as an emptied batch (which closes no transaction on a follower)"
-                                     : "lacks");
-    decide(fb, latent);
-    return j;
-  }
-  if (m != nullptr && m_a && m->offset == *m_a) {
-    // Same closing marker: where does B's transaction closed by it start?
-    std::optional<int64_t> f_b;
-    for (const Txn& tb : b.txns) {
-      if (tb.producer_id == t.producer_id && tb.marker_offset == m_a) f_b = tb.first_offset;
-    }
-    if (!f_b) {
-      for (const AbortedTxn& e : b.txn_index) {
-        if (e.producer_id == t.producer_id && e.last_offset == *m_a) f_b = e.first_offset;
-      }
-    }
-    if (!f_b || o >= *f_b) return j;
-    // On B the record belonged to an earlier transaction whose marker both replicas lack now.
-    bool superseded = superseded_on_b();
-    if (t.fate == TxnFate::kCommitted && !superseded) {
-      j.evidence = fmt::format(
-          "on {} the {} at offset {} closes a transaction of producer {} that starts at offset {}, and {} removed offset {} "
-          "without keeping any later record for its key (only aborted data is removed that way)",
-          b.label, MarkerTypeName(m->type), *m_a, t.producer_id, *f_b, b.label, o);
-      decide(TxnFate::kAborted, false);
-    } else if (t.fate == TxnFate::kAborted && superseded) {
-      j.evidence = fmt::format(
-          "on {} the ABORT at offset {} covers producer {}'s transaction from offset {} only; offset {} belonged to an "
-          "earlier transaction there, whose records were superseded before its COMMIT was removed",
-          b.label, *m_a, t.producer_id, *f_b, o);
-      decide(TxnFate::kCommitted, true);
-    }
-    return j;
-  }
-  if (m == nullptr && t.fate == TxnFate::kOpen && !b.DamagedAfter(o)) {
-    for (const OpenTxn& ot : b.open_txns) {
-      if (ot.producer_id == t.producer_id && ot.first_offset <= o) return j;  // open there too: in flight
-    }
-    j.evidence = fmt::format(
-        "{} removed offset {} and holds no open transaction of producer {} (its last stable offset is {}): the "
-        "transaction was decided and its marker compacted away",
-        b.label, o, t.producer_id, b.last_stable_offset);
-    decide(TxnFate::kCommitted, false);
-    return j;
-  }
-  return j;
+std::string SettleWith(int64_t pid, int16_t epoch, const std::vector<int64_t>& at_stake) {
+  return fmt::format(
+      "the producer's __transaction_state record (transactional id of producer {}, epoch {}: its CompleteCommit or "
+      "CompleteAbort), or an older copy of the leader's segments that still holds offsets {}..{} and the marker that "
+      "closed them",
+      pid, epoch, at_stake.empty() ? -1 : at_stake.front(), at_stake.empty() ? -1 : at_stake.back());
 }
 
-struct TxnFindingKey {
-  Verdict verdict;
-  size_t affected;
-  int32_t txn;
-  auto operator<=>(const TxnFindingKey&) const = default;
-};
+void AddFacts(std::vector<TxnFact>* to, const std::vector<TxnFact>& from) { to->insert(to->end(), from.begin(), from.end()); }
 
-struct TxnFindingAcc {
+// The finding (if any) for transaction `ti` of replica `a`, whose data records are `records`.
+std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, size_t a, int32_t ti,
+                                        const std::vector<int64_t>& records, const DiffOptions& options) {
+  const ReplicaState& A = rs[a];
+  const Txn& t = A.txns[ti];
+  if (records.empty()) return std::nullopt;
+  Finding f;
+  f.affected = {a};
+  f.producer_id = t.producer_id;
+  f.producer_epoch = t.producer_epoch;
   std::set<size_t> healthy;
-  std::vector<int64_t> offsets;  // affected records
-  std::string evidence;
-  bool latent = true;
-};
+  std::vector<int64_t> at_stake;
+
+  if (t.fate == TxnFate::kOpen) {
+    DecidedProof d = ProveDecided(rs, a, ti, records);
+    if (!d.proven) return std::nullopt;  // in flight, or not fetched that far yet
+    MergeProof mp = ProveMerge(rs, a, ti, records);
+    at_stake = records;
+    OutcomeProof op = ProveOutcome(rs, a, t.producer_id, at_stake);
+    healthy.insert(d.witnesses.begin(), d.witnesses.end());
+    healthy.insert(op.witnesses.begin(), op.witnesses.end());
+    f.kind = FindingKind::kHangingTransaction;
+    f.certainty = FindingCertainty::kCertain;
+    f.outcome = op.outcome;
+    AddFacts(&f.facts, d.facts);
+    if (mp.proven) AddFacts(&f.facts, mp.facts);
+    AddFacts(&f.facts, op.facts);
+    f.first_offset = t.first_offset;
+    f.last_offset = t.last_data_offset;
+    f.evidence = fmt::format(
+        "on {} producer {} (epoch {}) has a transaction open since offset {} (last data offset {}) with no marker, "
+        "pinning its last stable offset at {}; {}",
+        A.label, t.producer_id, t.producer_epoch, t.first_offset, t.last_data_offset, A.last_stable_offset,
+        d.facts.front().fact);
+    f.impact = fmt::format(
+        "read_committed consumers of {} stall at offset {} while read_uncommitted consumers and lag tools move on; "
+        "it lifts only on a later marker of producer {}, retention, or kafka-transactions.sh abort",
+        A.label, A.last_stable_offset, t.producer_id);
+  } else {
+    const TxnOutcome held = t.fate == TxnFate::kCommitted ? TxnOutcome::kCommit : TxnOutcome::kAbort;
+    auto named = [&](const std::vector<int64_t>& offsets) {
+      std::string s = OffsetList(offsets);
+      if (auto rb = offsets.empty() ? std::nullopt : ReadRecordBytes(A, offsets.front())) {
+        s += fmt::format(" ({}={}{})", Text(rb->key), Text(rb->value), offsets.size() > 1 ? ", ..." : "");
+      }
+      return s;
+    };
+    const TxnOutcome other = held == TxnOutcome::kCommit ? TxnOutcome::kAbort : TxnOutcome::kCommit;
+    MergeProof mp = ProveMerge(rs, a, ti, records);
+    Suspicion sus;
+    int64_t split = -1;
+    if (!mp.proven) mp = MergeFromOutcome(rs, a, ti, ProveOutcome(rs, a, t.producer_id, records));
+    if (mp.proven) {
+      split = mp.split;
+    } else {
+      sus = SuspectMerge(rs, a, ti, records, options.transaction_max_timeout_ms);
+      if (!sus.raised) return std::nullopt;
+      split = sus.split;
+    }
+    for (int64_t o : records) {
+      if (o < split) at_stake.push_back(o);
+    }
+    if (at_stake.empty()) return std::nullopt;
+    OutcomeProof op = ProveOutcome(rs, a, t.producer_id, at_stake);
+    bool differs = op.seen.count(other) > 0;
+    if (!differs && op.unproven.empty()) return std::nullopt;  // proven the same outcome: nothing visible
+    if (differs) {
+      // Only the records proven to have the other outcome are at stake for sure.
+      f.certainty = mp.proven ? FindingCertainty::kCertain : FindingCertainty::kSuspected;
+      f.outcome = other;
+      at_stake.clear();
+      for (const auto& [o, out] : op.proven) {
+        if (out == other) at_stake.push_back(o);
+      }
+    } else {
+      f.certainty = FindingCertainty::kSuspected;
+      f.outcome = TxnOutcome::kUnknown;
+      at_stake = op.unproven;  // the records proven to share the held outcome are not at stake
+    }
+    healthy.insert(mp.witnesses.begin(), mp.witnesses.end());
+    healthy.insert(op.witnesses.begin(), op.witnesses.end());
+    AddFacts(&f.facts, mp.proven ? mp.facts : sus.facts);
+    AddFacts(&f.facts, op.facts);
+    f.kind = held == TxnOutcome::kCommit ? FindingKind::kLostAbort : FindingKind::kLostCommit;
+    f.first_offset = at_stake.front();
+    f.last_offset = *t.marker_offset;
+    std::string proof = mp.proven ? mp.facts.front().fact : sus.facts.front().fact;
+    std::string outcome_proof =
+        differs ? fmt::format("; {}", op.facts.front().fact)
+                : "; no replica proves what those records were (superseded records prove nothing: an ABORT leaves "
+                  "the same files)";
+    const char* held_word = held == TxnOutcome::kCommit ? "COMMIT" : "ABORT";
+    f.evidence = fmt::format(
+        "on {} the {} of producer {} (epoch {}) at offset {} closes one transaction from offset {}, so {} {} {} there; "
+        "{}{}",
+        A.label, held_word, t.producer_id, t.producer_epoch, *t.marker_offset, t.first_offset,
+        named(at_stake), at_stake.size() == 1 ? "is" : "are",
+        held == TxnOutcome::kCommit ? "committed" : "aborted", proof, outcome_proof);
+    bool certain = f.certainty == FindingCertainty::kCertain;
+    if (held == TxnOutcome::kCommit) {
+      f.impact = certain ? fmt::format("read_committed consumers of {} receive aborted data ({}) that the healthy "
+                                       "replicas never deliver; {}'s own cleaner will keep it as committed",
+                                       A.label, named(at_stake), A.label)
+                         : fmt::format("suspected: if the records at stake ({}) were aborted, read_committed consumers "
+                                       "of {} receive them although the leader never delivered them",
+                                       named(at_stake), A.label);
+    } else {
+      // Latent: every record at stake is superseded on the healthy replicas, so the latest values agree.
+      bool latent = true;
+      for (int64_t o : at_stake) {
+        const RecordDigest& d = A.records[A.FindRecord(o)];
+        for (size_t b = 0; b < rs.size() && latent; ++b) {
+          if (b == a || !rs[b].Covers(o)) continue;
+          const KeyState* k = d.has_key ? rs[b].Key(d.key) : nullptr;
+          latent = k != nullptr && k->offset > o;
+        }
+      }
+      std::string prefix = latent ? "latent: every record at stake is superseded on the other replicas, so the latest "
+                                    "values agree today, but "
+                                  : "";
+      f.impact = certain ? fmt::format("{}read_committed consumers of {} skip committed data ({}) that the healthy "
+                                       "replicas deliver, and {}'s cleaner will delete it as aborted",
+                                       prefix, A.label, named(at_stake), A.label)
+                         : fmt::format("suspected: {}if the records at stake ({}) were committed, read_committed "
+                                       "consumers of {} skip them and {}'s cleaner will delete them as aborted",
+                                       prefix, named(at_stake), A.label, A.label);
+    }
+  }
+  if (healthy.empty()) {
+    for (size_t b = 0; b < rs.size(); ++b) {
+      if (b != a) healthy.insert(b);
+    }
+  }
+  f.healthy.assign(healthy.begin(), healthy.end());
+  f.records_at_stake = at_stake;
+  if (f.outcome == TxnOutcome::kUnknown) f.settle_with = SettleWith(t.producer_id, t.producer_epoch, at_stake);
+  if (auto rb = ReadRecordBytes(A, at_stake.front())) {
+    f.has_key = true;
+    f.key = rb->key;
+    f.value = rb->value;
+  }
+  return f;
+}
 
 }  // namespace
 
@@ -281,7 +307,7 @@ bool DiffReport::HasDivergence() const {
   return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return IsDivergence(f.kind); });
 }
 
-DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
+DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& options) {
   DiffReport report;
   size_t n = rs.size();
   for (const ReplicaState& r : rs) {
@@ -363,91 +389,19 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs) {
     report.findings.push_back(f);
   }
 
-  // Transactions decided differently.
-  std::map<TxnFindingKey, TxnFindingAcc> txn_findings;
+  // Transactions: each replica's transactions judged against the others (txn_verdict.h).
   for (size_t a = 0; a < n; ++a) {
     const ReplicaState& A = rs[a];
-    for (const RecordDigest& rec : A.records) {
-      if (rec.control || !rec.transactional || rec.txn < 0) continue;
-      const Txn& t = A.txns[rec.txn];
-      for (size_t b = 0; b < n; ++b) {
-        if (b == a || !rs[b].Covers(rec.offset)) continue;
-        Judgement j = Judge(A, t, rec, rs[b]);
-        if (j.verdict == Verdict::kAgree) continue;
-        TxnFindingAcc& acc = txn_findings[{j.verdict, a, rec.txn}];
-        acc.healthy.insert(b);
-        if (acc.offsets.empty() || acc.offsets.back() != rec.offset) acc.offsets.push_back(rec.offset);
-        if (acc.evidence.empty()) acc.evidence = j.evidence;
-        acc.latent = acc.latent && j.latent;
-      }
+    std::vector<std::vector<int64_t>> by_txn(A.txns.size());
+    for (const RecordDigest& d : A.records) {
+      if (!d.control && d.transactional && d.txn >= 0 && size_t(d.txn) < by_txn.size()) by_txn[d.txn].push_back(d.offset);
     }
-  }
-  for (const auto& [key, acc] : txn_findings) {
-    const ReplicaState& A = rs[key.affected];
-    const Txn& t = A.txns[key.txn];
-    Finding f;
-    f.affected = {key.affected};
-    f.healthy.assign(acc.healthy.begin(), acc.healthy.end());
-    f.producer_id = t.producer_id;
-    f.producer_epoch = t.producer_epoch;
-    f.first_offset = acc.offsets.front();
-    f.last_offset = t.marker_offset.value_or(t.last_data_offset);
-    if (auto rb = ReadRecordBytes(A, acc.offsets.front())) {
-      f.has_key = true;
-      f.key = rb->key;
-      f.value = rb->value;
+    for (size_t ti = 0; ti < A.txns.size(); ++ti) {
+      std::optional<Finding> f = JudgeTransaction(rs, a, int32_t(ti), by_txn[ti], options);
+      if (!f) continue;
+      for (int64_t o : by_txn[ti]) explained[a].insert(o);
+      report.findings.push_back(std::move(*f));
     }
-    std::string records = acc.offsets.size() == 1 ? fmt::format("offset {}", acc.offsets.front())
-                                                   : fmt::format("{} records at offsets {}..{}", acc.offsets.size(),
-                                                                 acc.offsets.front(), acc.offsets.back());
-    std::string first_kv = f.has_key ? fmt::format("{}={}", Text(f.key), Text(f.value)) : "?";
-    switch (key.verdict) {
-      case Verdict::kLostAbort:
-        f.kind = FindingKind::kLostAbort;
-        f.evidence = fmt::format(
-            "on {} producer {} (epoch {}) has one transaction from offset {} to its COMMIT at offset {}, so {} ({}) is "
-            "committed there; {}",
-            A.label, t.producer_id, t.producer_epoch, t.first_offset, f.last_offset, records, first_kv, acc.evidence);
-        f.impact = fmt::format(
-            "read_committed consumers of {} receive aborted data ({}{}) that {} never deliver; {}'s own cleaner will keep "
-            "it as committed",
-            A.label, first_kv, acc.offsets.size() > 1 ? fmt::format(" and {} more", acc.offsets.size() - 1) : "",
-            Names(rs, f.healthy), A.label);
-        break;
-      case Verdict::kLostCommit:
-        f.kind = FindingKind::kLostCommit;
-        f.evidence = fmt::format(
-            "on {} the ABORT of producer {} (epoch {}) at offset {} closes one transaction from offset {}, earlier than on "
-            "the healthy replicas, so {} ({}) is aborted there; {}",
-            A.label, t.producer_id, t.producer_epoch, f.last_offset, t.first_offset, records, first_kv, acc.evidence);
-        f.impact = acc.latent
-                       ? fmt::format(
-                             "latent: every swallowed record is superseded on {}, so the latest values agree today, but "
-                             "read_committed consumers of {} reading from offset {} skip committed data and {}'s cleaner will "
-                             "delete it as aborted",
-                             Names(rs, f.healthy), A.label, f.first_offset, A.label)
-                       : fmt::format("read_committed consumers of {} skip committed data ({}) that {} deliver, and {}'s "
-                                     "cleaner will delete it as aborted",
-                                     A.label, first_kv, Names(rs, f.healthy), A.label);
-        break;
-      case Verdict::kHanging:
-        f.kind = FindingKind::kHangingTransaction;
-        f.first_offset = t.first_offset;
-        f.last_offset = t.last_data_offset;
-        f.evidence = fmt::format(
-            "on {} producer {} (epoch {}) has a transaction open since offset {} (last data offset {}) with no marker, "
-            "pinning its last stable offset at {}; {}",
-            A.label, t.producer_id, t.producer_epoch, t.first_offset, t.last_data_offset, A.last_stable_offset,
-            acc.evidence);
-        f.impact = fmt::format(
-            "read_committed consumers of {} stall at offset {} while read_uncommitted consumers and lag tools move on; "
-            "it lifts only on a later marker of producer {}, retention, or kafka-transactions.sh abort",
-            A.label, A.last_stable_offset, t.producer_id);
-        break;
-      case Verdict::kAgree: break;
-    }
-    for (int64_t o : acc.offsets) explained[key.affected].insert(o);
-    report.findings.push_back(f);
   }
 
   // Keys: the latest committed value of every key must agree where both replicas expose it.

@@ -4,11 +4,13 @@
 // progress (records, markers and whole batches removed on one replica and still present on another),
 // a replica that merely lags (reported as missing_range), emptied control batches, gaps. What a
 // consumer could see differently is reported with its evidence:
-//   lost_abort          a COMMIT on the affected replica closes records the healthy replicas aborted
-//                       (the ABORT never reached it: its transaction merged across the lost marker);
-//   lost_commit         an ABORT on the affected replica swallows records the healthy replicas
-//                       committed (its aborted range starts earlier than theirs), even when those
-//                       records are superseded everywhere (latent damage);
+//   lost_abort          a COMMIT on the affected replica closes records that belonged to an earlier
+//                       transaction of the leader (its transaction merged across a lost marker);
+//                       certain when a healthy replica proves them aborted, else suspected;
+//   lost_commit         an ABORT on the affected replica swallows records of an earlier transaction;
+//                       certain when a healthy replica proves them committed, else suspected (also when
+//                       they are superseded everywhere: latent damage, or none);
+//   (the rules of both, and of hanging_transaction, are diff/txn_verdict.h's)
 //   hanging_transaction a transaction open on the affected replica that the others decided: its LSO
 //                       is pinned (keys that differ only because of the pin are not reported again);
 //   lost_tombstone      a key alive on the affected replica that the healthy replicas deleted;
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "diff/replica_state.h"
+#include "diff/txn_verdict.h"
 
 namespace klf {
 
@@ -50,8 +53,22 @@ struct Finding {
   std::optional<int64_t> producer_id;
   std::optional<int16_t> producer_epoch;
   std::vector<size_t> affected, healthy;  // indices into the replicas
-  std::string evidence;                   // offsets and files that prove it
+  std::string evidence;                   // offsets and files that prove it (one-sentence summary)
   std::string impact;                     // what consumers get, one sentence
+  // Transaction findings (txn_verdict.h): certain only when the files prove both the merge (or, for a
+  // hanging transaction, that a healthy replica decided it) and an outcome that differs; suspected when
+  // only the merge (or a weak signal) is proven. Other findings are certain.
+  FindingCertainty certainty = FindingCertainty::kCertain;
+  std::optional<TxnOutcome> outcome;     // transaction findings: what the records at stake really were
+  std::vector<TxnFact> facts;            // each piece of evidence with its replica, file and position
+  std::vector<int64_t> records_at_stake;  // offsets on the affected replica whose visibility is in question
+  std::string settle_with;               // when the outcome is unknown: what would settle it
+};
+
+struct DiffOptions {
+  // The broker's transaction.max.timeout.ms (Kafka's default): a same-epoch transaction open longer
+  // raises a suspected merge.
+  int64_t transaction_max_timeout_ms = 900000;
 };
 
 struct DiffReport {
@@ -61,6 +78,6 @@ struct DiffReport {
 };
 
 // Compares at least two loaded replicas of one partition.
-DiffReport DiffReplicas(const std::vector<ReplicaState>& replicas);
+DiffReport DiffReplicas(const std::vector<ReplicaState>& replicas, const DiffOptions& options = {});
 
 }  // namespace klf

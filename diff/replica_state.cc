@@ -227,10 +227,10 @@ const Marker* ReplicaState::NextMarker(int64_t producer_id, int64_t after) const
 }
 
 const OffsetGap* ReplicaState::GapAtOrAfter(int64_t offset) const {
-  for (const OffsetGap& g : gaps) {
-    if (g.to > offset) return &g;
-  }
-  return nullptr;
+  // Gaps are found in log order and do not overlap, so their ends ascend.
+  auto it = std::lower_bound(gaps.begin(), gaps.end(), offset,
+                             [](const OffsetGap& g, int64_t o) { return g.to <= o; });
+  return it == gaps.end() ? nullptr : &*it;
 }
 
 bool ReplicaState::Covers(int64_t offset) const {
@@ -328,6 +328,11 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   r.cleaner_checkpoint = log.cleaner_checkpoint;
   r.snapshot_offset = log.snapshot_offset;
   r.txn_index = log.aborted_txns;
+  for (const LoadedLog::FilePosition& f : log.aborted_txn_sources) r.txn_index_sources.push_back({f.file, f.position});
+  for (const AbortedTxn& e : r.txn_index) {
+    r.txn_index_max_last.push_back(
+        std::max(e.last_offset, r.txn_index_max_last.empty() ? INT64_MIN : r.txn_index_max_last.back()));
+  }
   const std::vector<SegmentInfo>& segments = log.segments;
   for (const SegmentInfo& s : segments) r.segment_files.push_back(s.log_path);
   const ProducerStateManager& loaded = log.producer_state;

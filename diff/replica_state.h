@@ -244,6 +244,15 @@ struct ReplicaState {
   std::vector<OpenTxn> open_txns;     // broker-loaded producer state
   std::vector<LoadedProducer> producers;  // broker-loaded producer state, by producer id
   std::vector<AbortedTxn> txn_index;  // every .txnindex entry, by first offset
+  // Where txn_index[i] was read: its .txnindex file and the entry's byte position there.
+  struct TxnIndexSource {
+    std::string file;
+    uint64_t position = 0;
+  };
+  std::vector<TxnIndexSource> txn_index_sources;  // parallel to txn_index
+  // txn_index_max_last[i]: the largest last_offset of txn_index[0..i] (to find the entries around an
+  // offset by binary search).
+  std::vector<int64_t> txn_index_max_last;
   std::vector<OffsetGap> gaps;
   std::vector<DamagedRange> damaged;
   // The compacted read_committed view, one entry per key, sorted by KeyOrder (a flat vector: built by a

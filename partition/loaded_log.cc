@@ -105,11 +105,28 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
     TxnIndex idx = ParseTxnIndex(seg.txn_index->path, file->data(), &capped);
     capped.Finish();
     log.aborted_txns.insert(log.aborted_txns.end(), idx.entries.begin(), idx.entries.end());
+    for (size_t i = 0; i < idx.entries.size(); ++i)
+      log.aborted_txn_sources.push_back({seg.txn_index->path, uint64_t(i) * kTxnIndexEntrySize});
     for (SegmentInfo& s : log.segments)
       if (s.base_offset == base) s.txn_index = std::move(idx.entries);
   }
-  std::stable_sort(log.aborted_txns.begin(), log.aborted_txns.end(),
-                   [](const AbortedTxn& a, const AbortedTxn& b) { return a.first_offset < b.first_offset; });
+  {
+    std::vector<size_t> order(log.aborted_txns.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return log.aborted_txns[a].first_offset < log.aborted_txns[b].first_offset;
+    });
+    std::vector<AbortedTxn> entries;
+    std::vector<LoadedLog::FilePosition> sources;
+    entries.reserve(order.size());
+    sources.reserve(order.size());
+    for (size_t i : order) {
+      entries.push_back(log.aborted_txns[i]);
+      sources.push_back(std::move(log.aborted_txn_sources[i]));
+    }
+    log.aborted_txns = std::move(entries);
+    log.aborted_txn_sources = std::move(sources);
+  }
 
   // The producer state at the log end: the latest valid snapshot plus the log after it.
   {

@@ -56,6 +56,11 @@ struct LoadedLog {
 
   std::vector<SegmentInfo> segments;  // every segment with a `.log`, ascending base offset
   std::vector<AbortedTxn> aborted_txns;  // every `.txnindex` entry, by first offset
+  struct FilePosition {
+    std::string file;
+    uint64_t position = 0;
+  };
+  std::vector<FilePosition> aborted_txn_sources;  // parallel to aborted_txns: where each entry was read
   std::map<int64_t, std::string> snapshot_files;  // producer snapshots: offset -> path
 
   int64_t log_start_offset = 0;  // max(log-start-offset-checkpoint, first segment's base offset)

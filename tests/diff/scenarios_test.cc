@@ -99,6 +99,12 @@ TEST(DiffScenario, LostCommitLatent) {
   EXPECT_EQ(d[0]->affected, std::vector<size_t>{2});
   EXPECT_EQ(d[0]->healthy, (std::vector<size_t>{0, 1}));
   EXPECT_NE(d[0]->impact.find("latent"), std::string::npos) << d[0]->impact;
+  // T1's records are superseded on the healthy replicas: that proves nothing about its outcome (an ABORT
+  // leaves the same files), so only the merge is proven (the healthy .txnindex starts at T2).
+  EXPECT_EQ(d[0]->certainty, FindingCertainty::kSuspected);
+  EXPECT_EQ(d[0]->outcome, TxnOutcome::kUnknown);
+  EXPECT_EQ(d[0]->records_at_stake, std::vector<int64_t>{0});
+  EXPECT_FALSE(d[0]->settle_with.empty());
 }
 
 // The COMMIT is still on the healthy replica: B3 lacks it and its later ABORT hides committed data.

@@ -1,0 +1,139 @@
+// What the files of several replicas prove about one transaction of one replica (issue 17 item 2):
+// the rules `klf diff` judges a transaction by, each written once here.
+//
+// A follower that never received a COMMIT or ABORT merges the producer's transaction into the next one
+// it sees and gives both the outcome of the next marker it does receive (scenarios.md §6). Whether that
+// happened, and what the swallowed records really were, is decided only by facts in the files:
+//
+//   Rule "txnindex range"  A healthy replica's aborted range comes from its .txnindex where one exists,
+//                          never from replaying batches that its cleaner thinned (AbortedRangeClosedBy).
+//   Rule "slot"            A lost marker needs a slot: an offset inside the affected replica's
+//                          transaction that it lacks (or holds only as the cleaner's emptied control batch,
+//                          which closes nothing on a follower) and that no replica holds as anything but a
+//                          control batch of that producer (IsSlot, FindSlot).
+//   Rule "merge"           A merge is proven (ProveMerge) when, with a slot:
+//                          - a healthy replica holds a COMMIT or ABORT of the producer inside the affected
+//                            replica's transaction (a cleaner keeps a marker while its data exists, so the
+//                            records before it were closed by it or by an earlier marker);
+//                          - a healthy .txnindex entry for the same ABORT starts after the affected
+//                            replica's first record;
+//                          - the transaction's data spans two producer epochs (one transaction's data has a
+//                            single epoch in both transaction versions; a marker above its data's epoch is
+//                            normal under TV2, e+1 or e+2, and proves nothing);
+//                          - a record of it is proven (rule "outcome") to have the other outcome than the
+//                            marker that closes it there (MergeFromOutcome).
+//   Rule "outcome"         An outcome of a record is proven (ProveOutcome) when a healthy replica still
+//                          holds the record and closes it (the marker that closed it is kept while the record
+//                          exists, so the first marker after it there is the one), or its .txnindex covers it
+//                          (ABORT), or it removed the value and keeps no later record of the key, nor does
+//                          any other replica (the cleaner removes an unsuperseded value only when its
+//                          transaction aborted). "The records are superseded, so it committed" proves
+//                          nothing: an ABORT leaves identical files.
+//   Rule "decided"         A transaction open on the affected replica is decided on a healthy one when that
+//                          one closes its records, holds a marker of the producer after them that the affected
+//                          replica lacks, or removed them with no open transaction of the producer there (the
+//                          cleaner never removes data above the first unstable offset) (ProveDecided).
+//   Rule "weak signal"     A same-epoch transaction (marker epoch equal to its data's) that stayed open longer
+//                          than transaction.max.timeout.ms (the coordinator aborts it, bumping the epoch, well
+//                          before) suggests a merge; it may raise a suspected finding, never a certain one
+//                          (SuspectMerge).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "diff/replica_state.h"
+
+namespace klf {
+
+enum class FindingCertainty { kCertain, kSuspected };
+const char* FindingCertaintyName(FindingCertainty c);  // "certain" | "suspected"
+
+enum class TxnOutcome { kCommit, kAbort, kUnknown };
+const char* TxnOutcomeName(TxnOutcome o);  // "commit" | "abort" | "unknown"
+
+// One piece of evidence: which replica, which file and byte position, and what it shows.
+struct TxnFact {
+  size_t replica = 0;     // index into the replicas
+  std::string file;       // segment, .txnindex; empty when the fact is about no single file
+  int64_t position = -1;  // byte position in `file` (-1: none)
+  std::string fact;
+};
+
+// The segment file and byte position of the batch holding `offset` (or of the first batch after it),
+// as a fact about `replica`.
+TxnFact BatchFact(const std::vector<ReplicaState>& rs, size_t replica, int64_t offset, std::string fact);
+
+// Rule "txnindex range": the .txnindex entry of `b` for producer `pid` whose ABORT is at
+// `marker_offset` (index into b.txn_index), if any.
+std::optional<size_t> AbortedRangeClosedBy(const ReplicaState& b, int64_t pid, int64_t marker_offset);
+// The .txnindex entry of `b` for `pid` whose range covers `offset`, if any.
+std::optional<size_t> AbortedRangeCovering(const ReplicaState& b, int64_t pid, int64_t offset);
+// A fact naming b.txn_index[entry] with its file and position.
+TxnFact TxnIndexFact(const ReplicaState& b, size_t replica, size_t entry, std::string fact);
+
+// Rule "slot": could `offset` have held a lost marker of `pid` that replica `affected` lacks?
+bool IsSlot(const std::vector<ReplicaState>& rs, size_t affected, int64_t pid, int64_t offset);
+// The first slot strictly between `from` and `to`. Stretches of more than a million candidate offsets
+// are not walked (their first unchecked offset counts as a slot).
+std::optional<int64_t> FindSlot(const std::vector<ReplicaState>& rs, size_t affected, int64_t pid, int64_t from,
+                                int64_t to);
+
+// The data records (offsets, ascending) of transaction `txn` of replica `a`.
+std::vector<int64_t> TxnRecords(const ReplicaState& a, int32_t txn);
+
+struct MergeProof {
+  bool proven = false;
+  // The records of the transaction below `split` belong to an earlier transaction of the leader than the
+  // one the affected replica's marker (or open end) has: they are at stake.
+  int64_t split = -1;
+  std::vector<TxnFact> facts;
+  std::set<size_t> witnesses;  // replicas whose files prove it
+};
+// Rule "merge" for transaction `txn` of replica `affected` (records: TxnRecords).
+MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t affected, int32_t txn,
+                      std::span<const int64_t> records);
+
+struct OutcomeProof {
+  TxnOutcome outcome = TxnOutcome::kUnknown;  // when every proven record agrees and none is unproven
+  std::set<TxnOutcome> seen;                  // outcomes single records are proven to have
+  std::vector<int64_t> unproven;              // records no replica decides
+  std::vector<std::pair<int64_t, TxnOutcome>> proven;  // records some replica decides, with the first outcome proven
+  std::vector<TxnFact> facts;
+  std::set<size_t> witnesses;
+};
+// Rule "outcome": what the replicas other than `affected` prove about the records (offsets on `affected`)
+// of producer `pid`.
+OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t affected, int64_t pid,
+                          std::span<const int64_t> records);
+
+// Rule "merge", from an outcome: a record of the transaction proven (ProveOutcome) to have the other
+// outcome than the marker that closes it on the affected replica, with a slot between that record and the
+// marker, proves that a marker was lost there. `split` is just after the last such record.
+MergeProof MergeFromOutcome(const std::vector<ReplicaState>& rs, size_t affected, int32_t txn,
+                            const OutcomeProof& outcome);
+
+struct DecidedProof {
+  bool proven = false;
+  std::vector<TxnFact> facts;
+  std::set<size_t> witnesses;
+};
+// Rule "decided" for an open transaction `txn` of replica `affected`: some healthy replica decided it,
+// and the affected replica has a slot for the marker after its data (else it has not fetched it yet).
+DecidedProof ProveDecided(const std::vector<ReplicaState>& rs, size_t affected, int32_t txn,
+                          std::span<const int64_t> records);
+
+struct Suspicion {
+  bool raised = false;
+  int64_t split = -1;  // records below it are at stake
+  std::vector<TxnFact> facts;
+};
+// Rule "weak signal" for a decided transaction `txn` of replica `affected`.
+Suspicion SuspectMerge(const std::vector<ReplicaState>& rs, size_t affected, int32_t txn,
+                       std::span<const int64_t> records, int64_t transaction_max_timeout_ms);
+
+}  // namespace klf
