@@ -196,7 +196,7 @@ void PrintText(const PartitionDiff& d, BytesFormat format, Output* out) {
     }
   }
   if (d.report.findings.empty()) {
-    out->Append("\nno findings: every replica serves the same records to consumers\n");
+    out->Append("\nno findings: every replica serves consumers the same latest value of every key (counts may differ where one replica has compacted further)\n");
   } else {
     out->Append(fmt::format("\n{} divergence{}, {} lag/retention finding{}\n", divergences, divergences == 1 ? "" : "s",
                             lag, lag == 1 ? "" : "s"));
@@ -346,7 +346,7 @@ std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format
 
     std::string findings;
     if (d.report.findings.empty()) {
-      findings = R"(<p class="ok">No findings: every replica serves the same records to consumers.</p>)";
+      findings = R"(<p class="ok">No findings: every replica serves consumers the same latest value of every key (counts may differ where one replica has compacted further).</p>)";
     } else {
       findings = R"(<table class="findings"><tr><th>kind</th><th>offsets</th><th>key</th><th>producer</th><th>affected</th><th>healthy</th><th>certainty</th><th>outcome</th><th>evidence</th><th>impact</th></tr>)";
       for (size_t fi = 0; fi < d.report.findings.size(); ++fi) {

@@ -83,6 +83,36 @@ void PrintProblems(const CollectingSink& sink) {
                  (unsigned long long)p.position, p.message.c_str());
 }
 
+// What the verdict lets an operator do safely. A manual abort writes an ABORT marker: right only when
+// the coordinator aborted the transaction; if it committed, the abort hides committed data.
+std::string Advice(const HangingTransaction& h) {
+  const CoordinatorView& c = h.coordinator;
+  const size_t dash = h.topic_partition.rfind('-');
+  std::string abort_cmd = fmt::format("kafka-transactions.sh --bootstrap-server BROKER abort --topic {} --partition {} "
+                                      "--start-offset {}",
+                                      h.topic_partition.substr(0, dash), h.topic_partition.substr(dash + 1),
+                                      h.first_offset);
+  std::string settle = fmt::format("a replica holding a marker of producer {} after offset {} (klf diff), or an older "
+                                   "copy of __transaction_state, settles it",
+                                   h.producer_id, h.last_offset);
+  switch (c.verdict) {
+    case CoordinatorVerdict::kCommitted:
+      return c.certain ? "do not abort it: the coordinator committed it. This replica lacks the COMMIT marker; "
+                         "re-replicate it from a replica that holds the marker"
+                       : "do not abort it: the coordinator most likely committed it; " + settle;
+    case CoordinatorVerdict::kAborted:
+      return c.certain ? "aborting agrees with the coordinator's decision: " + abort_cmd
+                       : "the coordinator most likely aborted it; before `" + abort_cmd + "`, check: " + settle;
+    case CoordinatorVerdict::kOngoing:
+      return "the coordinator has not decided it: it aborts it after the transaction's timeout; wait for that before "
+             "any manual abort";
+    case CoordinatorVerdict::kNoRecord:
+    case CoordinatorVerdict::kUndetermined:
+      break;
+  }
+  return "the coordinator's files do not decide it, and a manual abort hides the data if it was committed: " + settle;
+}
+
 int RunDescribe(const TxnArgs& a) {
   std::vector<std::string> txn_dirs, data_dirs;
   int exit_code = kExitOk;
@@ -142,6 +172,7 @@ int RunFindHanging(const TxnArgs& a) {
                       {"lastStableOffset", h.last_stable_offset},
                       {"highWatermark", h.high_watermark},
                       {"pinsLso", h.pins_lso},
+                      {"next", Advice(h)},
                       {"coordinator",
                        {{"verdict", CoordinatorVerdictName(h.coordinator.verdict)},
                         {"certainty", h.coordinator.certain ? "certain" : "suspected"},
@@ -160,7 +191,7 @@ int RunFindHanging(const TxnArgs& a) {
       std::printf("no __transaction_state partition in the PATHs: the coordinator's verdicts are unknown "
                   "(give a broker log dir that holds them)\n");
     for (const HangingTransaction& h : hanging) {
-      std::printf("%s: producerId %lld epoch %d open from offset %lld to %lld (last data at %lld)%s\n",
+      std::printf("%s: producerId %lld epoch %d open from offset %lld to %lld (last data written at %lld ms)%s\n",
                   h.topic_partition.c_str(), (long long)h.producer_id, h.producer_epoch, (long long)h.first_offset,
                   (long long)h.last_offset, (long long)h.last_timestamp,
                   h.pins_lso ? fmt::format(", pins the LSO at {} (HW {})", h.last_stable_offset, h.high_watermark).c_str()
@@ -174,8 +205,7 @@ int RunFindHanging(const TxnArgs& a) {
       if (!c.why.empty()) std::printf("  why: %s\n", c.why.c_str());
       for (const CoordinatorRecord& r : c.evidence)
         std::printf("  evidence: %s: %s\n", EscapeInvalidUtf8(r.file).c_str(), RecordText(r).c_str());
-      if (c.verdict == CoordinatorVerdict::kCommitted)
-        std::printf("  do not abort it: the coordinator committed it; re-replicate this replica from a healthy one\n");
+      std::printf("  next: %s\n", Advice(h).c_str());
     }
     std::printf("%zu hanging transactions in %zu partitions\n", hanging.size(), data_dirs.size());
   }

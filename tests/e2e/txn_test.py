@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+"""End-to-end tests of `klf txn describe` and `klf txn find-hanging` (issue 18 item 2).
+
+Ground truth (fixtures/kafka4, written by Kafka's own code at 4.0.0-SNAPSHOT):
+  * txn-state/written/__transaction_state-0 and txn-state/truth/records.json: every record of the
+    coordinator's log as Kafka's serializers wrote and its JSON converters print it;
+  * tv2-txn/written/tv2-txn-0 and tv2-txn/truth/written.json: a data partition and what Kafka's
+    LogLoader loads from it (openTransactions, lastStableOffset, highWatermark).
+A broker log dir holding both is built in a temporary directory. The coordinator's verdict the test
+expects is derived here from records.json by the rule written out below, not from klf's code.
+
+Environment (set by CTest): KLF_BINARY, KLF_FIXTURES_DIR, KLF_SOURCE_DIR.
+"""
+import json
+import os
+
+from klf_e2e import FIX, check, copy_fixture, process, run_tests, snapshot, temp_dir
+
+KAFKA4 = os.path.join(FIX, "kafka4")
+TXN_STATE = os.path.join(KAFKA4, "txn-state")
+TV2 = os.path.join(KAFKA4, "tv2-txn")
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def log_dir(root):
+    """A broker log dir with the coordinator's partition and the data partition; returns its path."""
+    d = os.path.join(root, "broker1")
+    os.makedirs(d)
+    copy_fixture(os.path.join(TXN_STATE, "written", "__transaction_state-0"), os.path.join(d, "__transaction_state-0"))
+    copy_fixture(os.path.join(TV2, "written", "tv2-txn-0"), os.path.join(d, "tv2-txn-0"))
+    return d
+
+
+def expected_outcome(records, producer_id, epoch, partition):
+    """The coordinator's decision on the transaction of (producer_id, epoch) on `partition`: the
+    transactional id's Ongoing record at that epoch listing the partition, then its next
+    PrepareCommit/PrepareAbort listing it. Under transaction version 2 the decision's epoch is above
+    the data's (the epoch is bumped at the end of every transaction): then it is certain."""
+    def partitions(r):
+        ps = r["value"].get("transactionPartitions") or []
+        return {f"{p['topic']}-{i}" for p in ps for i in p["partitionIds"]}
+
+    by_id = {}
+    for r in records:
+        by_id.setdefault(r["key"]["transactionalId"], []).append(r)
+    for tid, rs in by_id.items():
+        for i, r in enumerate(rs):
+            v = r.get("value")
+            if not v or r["state"] != "Ongoing" or v["producerId"] != producer_id or v["producerEpoch"] != epoch:
+                continue
+            if partition not in partitions(r):
+                continue
+            for later in rs[i + 1:]:
+                if later.get("value") and later["state"] in ("PrepareCommit", "PrepareAbort"):
+                    outcome = "committed" if later["state"] == "PrepareCommit" else "aborted"
+                    return tid, outcome, later["value"]["producerEpoch"] > epoch
+    return None, "no-record", False
+
+
+def test_find_hanging_names_the_coordinators_decision():
+    records = load(os.path.join(TXN_STATE, "truth", "records.json"))
+    truth = load(os.path.join(TV2, "truth", "written.json"))
+    with temp_dir() as root:
+        d = log_dir(root)
+        before = snapshot(d)
+        p = process(["txn", "find-hanging", "--json", d])
+        check(p.returncode == 1, f"find-hanging: exit {p.returncode}, expected 1 (a hanging transaction)\n{p.stderr}")
+        j = json.loads(p.stdout)
+        open_txns = truth["openTransactions"]
+        check(len(j["hanging"]) == len(open_txns),
+              f"find-hanging: {len(j['hanging'])} hanging, Kafka's loader has {len(open_txns)} open transactions")
+        for t, h in zip(open_txns, j["hanging"]):
+            check((h["producerId"], h["producerEpoch"], h["firstOffset"]) ==
+                  (t["producerId"], t["producerEpoch"], t["firstOffset"]),
+                  f"find-hanging: {h} is not Kafka's open transaction {t}")
+            check(h["lastStableOffset"] == truth["lastStableOffset"] and h["highWatermark"] == truth["highWatermark"],
+                  f"find-hanging: LSO/HW {h['lastStableOffset']}/{h['highWatermark']}, Kafka's "
+                  f"{truth['lastStableOffset']}/{truth['highWatermark']}")
+            check(h["pinsLso"] == (truth["lastStableOffset"] == t["firstOffset"] < truth["highWatermark"]),
+                  f"find-hanging: pinsLso {h['pinsLso']}")
+            tid, outcome, certain = expected_outcome(records, t["producerId"], t["producerEpoch"], "tv2-txn-0")
+            c = h["coordinator"]
+            check(c["verdict"] == outcome, f"find-hanging: verdict {c['verdict']}, the coordinator's records say {outcome}")
+            check(c["certainty"] == ("certain" if certain else "suspected"), f"find-hanging: certainty {c['certainty']}")
+            check(c["transactionalId"] == tid, f"find-hanging: transactionalId {c['transactionalId']}, expected {tid}")
+            check(all(e["producerId"] == t["producerId"] for e in c["evidence"] if not e.get("tombstone")),
+                  f"find-hanging: evidence of another producer: {c['evidence']}")
+            check(any(e["state"] == "Ongoing" for e in c["evidence"]), "find-hanging: no Ongoing record in the evidence")
+            check(outcome != "aborted" or "abort --topic tv2-txn --partition 0 --start-offset" in h["next"],
+                  f"find-hanging: the next step of an aborted transaction names no abort command: {h['next']}")
+            check(outcome != "committed" or h["next"].startswith("do not abort"), f"find-hanging: next {h['next']}")
+        text = process(["txn", "find-hanging", d])
+        check(text.returncode == 1, f"find-hanging (text): exit {text.returncode}")
+        check("coordinator: " in text.stdout and "next: " in text.stdout, f"find-hanging (text): {text.stdout}")
+        check(snapshot(d) == before, "find-hanging changed its input")
+
+
+def test_without_the_coordinator_nothing_is_decided():
+    with temp_dir() as root:
+        d = os.path.join(root, "broker1")
+        os.makedirs(d)
+        copy_fixture(os.path.join(TV2, "written", "tv2-txn-0"), os.path.join(d, "tv2-txn-0"))
+        p = process(["txn", "find-hanging", "--json", d])
+        check(p.returncode == 1, f"find-hanging without coordinator: exit {p.returncode}")
+        j = json.loads(p.stdout)
+        check(j["coordinatorPartitions"] == [], f"coordinatorPartitions {j['coordinatorPartitions']}")
+        for h in j["hanging"]:
+            check(h["coordinator"]["verdict"] == "no-record" and h["coordinator"]["certainty"] == "suspected",
+                  f"without the coordinator's log a verdict was given: {h['coordinator']}")
+            check("do not decide it" in h["next"], f"next: {h['next']}")
+
+
+def test_describe_lists_every_transactional_id():
+    records = load(os.path.join(TXN_STATE, "truth", "records.json"))
+    ids = {r["key"]["transactionalId"] for r in records}
+    with temp_dir() as root:
+        d = log_dir(root)
+        p = process(["txn", "describe", "--json", d])
+        check(p.returncode == 0, f"describe: exit {p.returncode}\n{p.stderr}")
+        j = json.loads(p.stdout)
+        got = {t["transactionalId"] for t in j["transactionalIds"]}
+        check(got == ids, f"describe: ids {sorted(got)}, records.json has {sorted(ids)}")
+        n = sum(len(t["records"]) for t in j["transactionalIds"])
+        check(n == len(records), f"describe: {n} records, records.json has {len(records)}")
+        by_offset = {r["offset"]: r for r in records}
+        for t in j["transactionalIds"]:
+            for r in t["records"]:
+                e = by_offset.get(r["offset"])
+                if not check(e is not None, f"describe: a record at offset {r['offset']} Kafka did not write"):
+                    continue
+                if r.get("tombstone"):
+                    check(e.get("value") is None, f"describe: offset {r['offset']} is no tombstone")
+                    continue
+                check((r["state"], r["producerId"], r["producerEpoch"]) ==
+                      (e["state"], e["value"]["producerId"], e["value"]["producerEpoch"]),
+                      f"describe: offset {r['offset']}: {r} vs Kafka's {e['state']} {e['value']}")
+        text = process(["txn", "describe", d])
+        check(text.stdout.rstrip().endswith(f"{len(ids)} transactional ids in 1 __transaction_state partitions"),
+              f"describe (text): {text.stdout[-300:]}")
+
+
+def test_errors():
+    p = process(["txn", "find-hanging", "--json", "/nonexistent/klf-txn"])
+    check(p.returncode == 3, f"find-hanging on a missing path: exit {p.returncode}, expected 3")
+    j = json.loads(p.stdout)
+    check(j.get("exitCode") == 3 and "/nonexistent/klf-txn" in j.get("error", ""), f"error object: {j}")
+    with temp_dir() as root:
+        d = os.path.join(root, "broker1")
+        os.makedirs(d)
+        copy_fixture(os.path.join(TV2, "written", "tv2-txn-0"), os.path.join(d, "tv2-txn-0"))
+        p = process(["txn", "describe", d])
+        check(p.returncode == 2 and "__transaction_state" in p.stderr,
+              f"describe without a coordinator partition: exit {p.returncode}: {p.stderr}")
+
+
+if __name__ == "__main__":
+    run_tests(globals())
