@@ -21,6 +21,7 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "cli/partition_paths.h"
+#include "cli/txn_log.h"
 #include "diff/diff.h"
 #include "segment_reader/layout.h"
 #include "segment_writer/file_writer.h"
@@ -39,6 +40,7 @@ struct DiffArgs {
   int64_t transaction_max_timeout_ms = 900000;
   uint64_t memory_budget_mib = 2048;
   std::vector<std::string> paths;
+  TxnLogArgs txn_log;
 };
 
 struct PartitionDiff {
@@ -59,7 +61,9 @@ std::string TextBytes(const std::optional<std::string>& b, BytesFormat format) {
 nlohmann::json FactsJson(const PartitionDiff& d, const Finding& f) {
   nlohmann::json facts = nlohmann::json::array();
   for (const TxnFact& x : f.facts) {
-    facts.push_back({{"replica", x.replica < d.replicas.size() ? d.replicas[x.replica].path : ""},
+    facts.push_back({{"replica", x.replica == kCoordinatorWitness  ? "coordinator"
+                                 : x.replica < d.replicas.size() ? d.replicas[x.replica].path
+                                                                 : ""},
                      {"file", x.file.empty() ? nullptr : nlohmann::json(x.file)},
                      {"position", x.position >= 0 ? nlohmann::json(x.position) : nullptr},
                      {"fact", x.fact}});
@@ -268,7 +272,10 @@ std::string HtmlFacts(const PartitionDiff& d, const Finding& f) {
   if (!f.facts.empty()) {
     s += "<ul class=\"facts\">";
     for (const TxnFact& x : f.facts) {
-      s += fmt::format("<li>{}: {}{}</li>", Esc(x.replica < d.replicas.size() ? d.replicas[x.replica].label : "?"),
+      s += fmt::format("<li>{}: {}{}</li>",
+                       Esc(x.replica == kCoordinatorWitness  ? "coordinator"
+                           : x.replica < d.replicas.size() ? d.replicas[x.replica].label
+                                                           : "?"),
                        Esc(x.fact),
                        x.file.empty() ? "" : fmt::format(" <code>{}{}</code>", Esc(Basename(x.file)),
                                                          x.position >= 0 ? fmt::format(" @{}", x.position) : ""));
@@ -406,8 +413,10 @@ int Run(const DiffArgs& args) {
   // lie inside a replica (or its broker log dir), and replaces only a previous klf report (--force).
   CheckedOutput html;
   std::string guard_error;
+  std::vector<std::string> inputs = args.paths;
+  inputs.insert(inputs.end(), args.txn_log.dirs.begin(), args.txn_log.dirs.end());
   if (!args.html.empty() &&
-      !CheckOutputPath({args.html, OutputKind::kFile, args.paths, args.force}, &html, &guard_error)) {
+      !CheckOutputPath({args.html, OutputKind::kFile, inputs, args.force}, &html, &guard_error)) {
     return Fail("diff", kExitUsage, guard_error, json);
   }
   ReplicaOptions options;
@@ -421,6 +430,13 @@ int Run(const DiffArgs& args) {
   if (!ResolvePartitionPaths(args.paths, 2, &resolved, &resolve_error, &resolve_exit)) {
     return Fail("diff", resolve_exit, resolve_error, json);
   }
+
+  TxnLog txn_log;
+  std::string txn_log_error;
+  if (!LoadTxnLog(args.txn_log, args.paths, &txn_log, &txn_log_error)) {
+    return Fail("diff", kExitUnreadable, txn_log_error, json);
+  }
+  for (const std::string& w : txn_log.warnings) PrintError("diff", w);
 
   std::vector<PartitionDiff> diffs;
   std::vector<std::string> load_errors;
@@ -446,6 +462,7 @@ int Run(const DiffArgs& args) {
     }
     DiffOptions diff_options;
     diff_options.transaction_max_timeout_ms = args.transaction_max_timeout_ms;
+    diff_options.coordinator = txn_log.get();
     d.report = DiffReplicas(d.replicas, diff_options);
     if (d.report.HasDivergence()) exit_code = WorseExit(exit_code, kExitProblems);
     // A damaged segment is corruption (cli.md: exit 1), even though its offsets are only "missing".
@@ -472,7 +489,9 @@ int Run(const DiffArgs& args) {
     nlohmann::json j;
     if (!resolved.any_log_dir && diffs.size() == 1) {
       j = ReportJson(diffs.front(), format);
+      j["txnLog"] = txn_log.dirs;
     } else {
+      j["txnLog"] = txn_log.dirs;
       j["logDirs"] = args.paths;
       j["partitions"] = nlohmann::json::array();
       j["findings"] = nlohmann::json::array();
@@ -494,6 +513,11 @@ int Run(const DiffArgs& args) {
     out.Append(DumpJson(j, 1));
     out.Append('\n');
   } else {
+    if (!txn_log.dirs.empty()) {
+      out.Append(EscapeInvalidUtf8(fmt::format("coordinator's records: {} __transaction_state partitions ({}{})\n\n",
+                                               txn_log.dirs.size(), txn_log.dirs.front(),
+                                               txn_log.dirs.size() > 1 ? ", ..." : "")));
+    }
     for (size_t i = 0; i < diffs.size(); ++i) {
       if (i) out.Append("\n");
       std::string text;  // paths are bytes: printed as --bytes text prints them
@@ -542,6 +566,7 @@ Command AddDiffCommand(CLI::App* parent) {
                   "epoch raises a suspected merge")
       ->type_name("MS")
       ->check(CLI::PositiveNumber);
+  AddTxnLogOptions(app, &args->txn_log);
   app->add_option("REPLICA_DIR", args->paths, "Partition directories (one per broker), or broker log directories")
       ->required()
       ->expected(2, -1)

@@ -28,8 +28,6 @@ struct TxnArgs {
   int64_t producer_id_expiration_ms = 86400000;
 };
 
-bool IsTxnStateDir(const std::string& name) { return name.rfind("__transaction_state-", 0) == 0; }
-
 // The PATHs' partition directories: the coordinator's (`__transaction_state-N`) and the others.
 bool Resolve(const char* command, const TxnArgs& a, std::vector<std::string>* txn_dirs,
              std::vector<std::string>* data_dirs, int* exit_code) {
@@ -43,7 +41,7 @@ bool Resolve(const char* command, const TxnArgs& a, std::vector<std::string>* tx
     for (const std::string& d : p.dirs) {
       std::string name = p.name.empty() ? std::filesystem::path(d).lexically_normal().filename().string() : p.name;
       if (name.empty()) name = std::filesystem::path(d).lexically_normal().parent_path().filename().string();
-      (IsTxnStateDir(name) ? txn_dirs : data_dirs)->push_back(d);
+      (IsTransactionStateDirName(name) ? txn_dirs : data_dirs)->push_back(d);
     }
   }
   return true;

@@ -134,12 +134,12 @@ std::string OffsetList(const std::vector<int64_t>& offsets) {
   return fmt::format("{} records at offsets {}..{}", offsets.size(), offsets.front(), offsets.back());
 }
 
-std::string SettleWith(int64_t pid, int16_t epoch, const std::vector<int64_t>& at_stake) {
+std::string SettleWith(int64_t pid, int16_t epoch, const std::vector<int64_t>& at_stake, bool had_coordinator) {
   return fmt::format(
-      "the producer's __transaction_state record (transactional id of producer {}, epoch {}: its CompleteCommit or "
+      "{}the producer's __transaction_state record (transactional id of producer {}, epoch {}: its CompleteCommit or "
       "CompleteAbort), or an older copy of the leader's segments that still holds offsets {}..{} and the marker that "
       "closed them",
-      pid, epoch, at_stake.empty() ? -1 : at_stake.front(), at_stake.empty() ? -1 : at_stake.back());
+      had_coordinator ? "an older copy of " : "", pid, epoch, at_stake.empty() ? -1 : at_stake.front(), at_stake.empty() ? -1 : at_stake.back());
 }
 
 void AddFacts(std::vector<TxnFact>* to, const std::vector<TxnFact>& from) { to->insert(to->end(), from.begin(), from.end()); }
@@ -162,7 +162,7 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
     if (!d.proven) return std::nullopt;  // in flight, or not fetched that far yet
     MergeProof mp = ProveMerge(rs, a, ti, records);
     at_stake = records;
-    OutcomeProof op = ProveOutcome(rs, a, t.producer_id, at_stake);
+    OutcomeProof op = ProveOutcome(rs, a, t.producer_id, at_stake, options.coordinator);
     healthy.insert(d.witnesses.begin(), d.witnesses.end());
     healthy.insert(op.witnesses.begin(), op.witnesses.end());
     f.kind = FindingKind::kHangingTransaction;
@@ -171,6 +171,7 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
     AddFacts(&f.facts, d.facts);
     if (mp.proven) AddFacts(&f.facts, mp.facts);
     AddFacts(&f.facts, op.facts);
+    AddFacts(&f.facts, op.coordinator_facts);
     f.first_offset = t.first_offset;
     f.last_offset = t.last_data_offset;
     f.evidence = fmt::format(
@@ -195,7 +196,7 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
     MergeProof mp = ProveMerge(rs, a, ti, records);
     Suspicion sus;
     int64_t split = -1;
-    if (!mp.proven) mp = MergeFromOutcome(rs, a, ti, ProveOutcome(rs, a, t.producer_id, records));
+    if (!mp.proven) mp = MergeFromOutcome(rs, a, ti, ProveOutcome(rs, a, t.producer_id, records, options.coordinator));
     if (mp.proven) {
       split = mp.split;
     } else {
@@ -207,7 +208,7 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
       if (o < split) at_stake.push_back(o);
     }
     if (at_stake.empty()) return std::nullopt;
-    OutcomeProof op = ProveOutcome(rs, a, t.producer_id, at_stake);
+    OutcomeProof op = ProveOutcome(rs, a, t.producer_id, at_stake, options.coordinator);
     bool differs = op.seen.count(other) > 0;
     if (!differs && op.unproven.empty()) return std::nullopt;  // proven the same outcome: nothing visible
     if (differs) {
@@ -227,6 +228,7 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
     healthy.insert(op.witnesses.begin(), op.witnesses.end());
     AddFacts(&f.facts, mp.proven ? mp.facts : sus.facts);
     AddFacts(&f.facts, op.facts);
+    AddFacts(&f.facts, op.coordinator_facts);
     f.kind = held == TxnOutcome::kCommit ? FindingKind::kLostAbort : FindingKind::kLostCommit;
     f.first_offset = at_stake.front();
     f.last_offset = *t.marker_offset;
@@ -279,7 +281,8 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
   }
   f.healthy.assign(healthy.begin(), healthy.end());
   f.records_at_stake = at_stake;
-  if (f.outcome == TxnOutcome::kUnknown) f.settle_with = SettleWith(t.producer_id, t.producer_epoch, at_stake);
+  if (f.outcome == TxnOutcome::kUnknown)
+    f.settle_with = SettleWith(t.producer_id, t.producer_epoch, at_stake, options.coordinator != nullptr);
   if (auto rb = ReadRecordBytes(A, at_stake.front())) {
     f.has_key = true;
     f.key = rb->key;

@@ -69,6 +69,8 @@ struct DiffOptions {
   // The broker's transaction.max.timeout.ms (Kafka's default): a same-epoch transaction open longer
   // raises a suspected merge.
   int64_t transaction_max_timeout_ms = 900000;
+  // The coordinator's records (`__transaction_state`), when given: rule "coordinator" of txn_verdict.h.
+  const CoordinatorLog* coordinator = nullptr;
 };
 
 struct DiffReport {

@@ -289,13 +289,56 @@ MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t txn
   return p;
 }
 
+CoordinatorOutcome OutcomeFromCoordinator(const CoordinatorLog& log, int64_t pid, int16_t epoch,
+                                          const std::string& topic_partition) {
+  CoordinatorOutcome c;
+  c.fact.replica = kCoordinatorWitness;
+  CoordinatorView v = ViewOfTransaction(log, pid, epoch, topic_partition);
+  if (v.verdict == CoordinatorVerdict::kNoRecord) {
+    c.fact.fact = fmt::format("the coordinator's log ({} __transaction_state partitions) holds no record of producer "
+                              "{} (older records of a transactional id are compacted away, or it is another "
+                              "cluster's log): it decides nothing here",
+                              log.partition_dirs.size(), pid);
+    return c;
+  }
+  // The record the verdict rests on: the decision (Prepare*) when there is one, else the latest.
+  const CoordinatorRecord* at = nullptr;
+  for (const CoordinatorRecord& r : v.evidence) {
+    if (r.state == "PrepareCommit" || r.state == "PrepareAbort") at = &r;
+  }
+  if (at == nullptr && !v.evidence.empty()) at = &v.evidence.back();
+  if (at != nullptr) {
+    c.fact.file = at->file;
+    c.fact.position = int64_t(at->position);
+  }
+  const bool decided = v.verdict == CoordinatorVerdict::kCommitted || v.verdict == CoordinatorVerdict::kAborted;
+  const std::string where = at != nullptr ? fmt::format("{} at offset {}", at->state, at->offset) : "none";
+  if (decided) {
+    c.fact.fact = fmt::format("the coordinator's {} of transactional id '{}' {} producer {}'s transaction at epoch {} "
+                              "on {} ({}): {}",
+                              where, v.transactional_id,
+                              v.verdict == CoordinatorVerdict::kCommitted ? "committed" : "aborted", pid, epoch,
+                              topic_partition, v.certain ? "proven" : "suspected", v.why);
+  } else {
+    c.fact.fact = fmt::format("the coordinator's records of transactional id '{}' (the last one considered: {}) say "
+                              "{} for producer {}'s transaction at epoch {} on {}: {}",
+                              v.transactional_id, where, CoordinatorVerdictName(v.verdict), pid, epoch,
+                              topic_partition, v.why);
+  }
+  if (decided && v.certain)
+    c.outcome = v.verdict == CoordinatorVerdict::kCommitted ? TxnOutcome::kCommit : TxnOutcome::kAbort;
+  return c;
+}
+
 OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t pid,
-                          std::span<const int64_t> records) {
+                          std::span<const int64_t> records, const CoordinatorLog* coordinator) {
   OutcomeProof p;
   const ReplicaState& A = rs[a];
   // A witness's own transaction that is itself proven merged says nothing about the records of it
   // before its split (cached per replica and transaction).
   std::map<std::pair<size_t, int32_t>, int64_t> witness_split;
+  std::map<int16_t, CoordinatorOutcome> by_epoch;
+  std::set<int16_t> facts_shown;
   auto split_of = [&](size_t b, int32_t txn) {
     auto it = witness_split.find({b, txn});
     if (it != witness_split.end()) return it->second;
@@ -369,6 +412,18 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
       if (!out) continue;
       found.push_back({b, {*out, std::move(fact)}});
     }
+    // Rule "coordinator", one look per producer epoch.
+    if (coordinator != nullptr && A.tp) {
+      auto it = by_epoch.find(d.producer_epoch);
+      if (it == by_epoch.end())
+        it = by_epoch.emplace(d.producer_epoch, OutcomeFromCoordinator(*coordinator, pid, d.producer_epoch,
+                                                                       A.tp->ToString())).first;
+      if (it->second.outcome) {
+        found.push_back({kCoordinatorWitness, {*it->second.outcome, it->second.fact}});
+      } else if (facts_shown.insert(d.producer_epoch).second) {
+        p.coordinator_facts.push_back(it->second.fact);
+      }
+    }
     // Replicas that prove different outcomes for one record: one of them is wrong, so neither proves it.
     bool agree = !found.empty() && std::all_of(found.begin(), found.end(), [&](const auto& x) {
       return x.second.first == found.front().second.first;
@@ -381,7 +436,11 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
     p.proven.push_back({o, out});
     bool first_of_kind = p.seen.insert(out).second;
     for (auto& [b, x] : found) {
-      p.witnesses.insert(b);
+      if (b == kCoordinatorWitness) {
+        p.coordinator_proves = true;
+      } else {
+        p.witnesses.insert(b);
+      }
       if (first_of_kind) {
         p.facts.push_back(std::move(x.second));
         first_of_kind = false;

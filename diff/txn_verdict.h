@@ -37,6 +37,12 @@
 //                          than transaction.max.timeout.ms (the coordinator aborts it, bumping the epoch, well
 //                          before) suggests a merge; it may raise a suspected finding, never a certain one
 //                          (SuspectMerge).
+//   Rule "coordinator"     The coordinator's __transaction_state records prove a record's outcome only when they
+//                          can belong to its transaction alone (txn/coordinator.h ViewOfTransaction with the
+//                          record's own producer epoch, certain: transaction version 2, one epoch per
+//                          transaction, one decision). Anything less they say is shown as a fact, never used as a
+//                          proof (CoordinatorOutcome). __transaction_state is compacted by transactional id, so
+//                          "no record" proves nothing either.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +53,7 @@
 #include <vector>
 
 #include "diff/replica_state.h"
+#include "txn/coordinator.h"
 
 namespace klf {
 
@@ -57,8 +64,11 @@ enum class TxnOutcome { kCommit, kAbort, kUnknown };
 const char* TxnOutcomeName(TxnOutcome o);  // "commit" | "abort" | "unknown"
 
 // One piece of evidence: which replica, which file and byte position, and what it shows.
+// TxnFact::replica of a fact from the coordinator's records (rule "coordinator"), not from a replica.
+inline constexpr size_t kCoordinatorWitness = static_cast<size_t>(-1);
+
 struct TxnFact {
-  size_t replica = 0;     // index into the replicas
+  size_t replica = 0;     // index into the replicas, or kCoordinatorWitness
   std::string file;       // segment, .txnindex; empty when the fact is about no single file
   int64_t position = -1;  // byte position in `file` (-1: none)
   std::string fact;
@@ -98,18 +108,30 @@ struct MergeProof {
 MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t affected, int32_t txn,
                       std::span<const int64_t> records);
 
+// Rule "coordinator": what `log` says about the transaction of producer `pid` whose data is at `epoch` on
+// `topic_partition`. `outcome` is set only when the records prove it.
+struct CoordinatorOutcome {
+  std::optional<TxnOutcome> outcome;
+  TxnFact fact;  // what the records say, certain or not (replica kCoordinatorWitness)
+};
+CoordinatorOutcome OutcomeFromCoordinator(const CoordinatorLog& log, int64_t pid, int16_t epoch,
+                                          const std::string& topic_partition);
+
 struct OutcomeProof {
   TxnOutcome outcome = TxnOutcome::kUnknown;  // when every proven record agrees and none is unproven
   std::set<TxnOutcome> seen;                  // outcomes single records are proven to have
   std::vector<int64_t> unproven;              // records no replica decides
   std::vector<std::pair<int64_t, TxnOutcome>> proven;  // records some replica decides, with the first outcome proven
   std::vector<TxnFact> facts;
-  std::set<size_t> witnesses;
+  std::set<size_t> witnesses;        // replicas (never kCoordinatorWitness)
+  bool coordinator_proves = false;   // the coordinator's records prove some record's outcome
+  std::vector<TxnFact> coordinator_facts;  // what they say where they prove nothing (one per epoch)
 };
 // Rule "outcome": what the replicas other than `affected` prove about the records (offsets on `affected`)
-// of producer `pid`.
+// of producer `pid`, and, when `coordinator` is given, rule "coordinator" for the records no replica
+// decides. A replica's proof and the coordinator's that disagree decide nothing.
 OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t affected, int64_t pid,
-                          std::span<const int64_t> records);
+                          std::span<const int64_t> records, const CoordinatorLog* coordinator = nullptr);
 
 // Rule "merge", from an outcome: a record of the transaction proven (ProveOutcome) to have the other
 // outcome than the marker that closes it on the affected replica, with a slot between that record and the

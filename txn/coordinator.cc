@@ -4,6 +4,8 @@
 #include "txn/coordinator.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <set>
 
 #include "partition/consumer_view.h"
 #include "segment_reader/batch.h"
@@ -75,48 +77,110 @@ const char* CoordinatorVerdictName(CoordinatorVerdict v) {
   return "?";
 }
 
+namespace {
+
+// The partition directory's name without the path ("__transaction_state-3").
+std::string PartitionName(const std::string& dir) {
+  std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+bool SameRecord(const CoordinatorRecord& a, const CoordinatorRecord& b) {
+  return a.tombstone == b.tombstone && a.producer_id == b.producer_id && a.producer_epoch == b.producer_epoch &&
+         a.state == b.state && a.partitions == b.partitions && a.last_update_ms == b.last_update_ms;
+}
+
+// One copy of a `__transaction_state-N` partition: its records by offset, with their transactional ids.
+bool ReadCopy(const std::string& dir, std::map<int64_t, std::pair<std::string, CoordinatorRecord>>* by_offset,
+              ProblemSink* sink, std::string* error) {
+  LoadedLog log;
+  if (!LoadedLog::Open(dir, LoadOptions{}, &log, sink, error)) return false;
+  RecordDecoder decoder;
+  auto visit = [&](size_t segment, const BatchView& b) {
+    const std::string& file = log.segments[segment].log_path;
+    if (b.header.is_control || (b.header.magic >= 2 && b.header.record_count == 0)) return true;
+    if (!decoder.Decode(b, file, sink)) return true;  // reported by the decoder
+    for (const Record& rec : decoder.records()) {
+      if (rec.offset < log.log_start_offset) continue;
+      DecodedRecord d;
+      std::string why, id;
+      CoordinatorRecord r;
+      r.file = file;
+      r.position = b.header.position;
+      r.offset = rec.offset;
+      r.timestamp = rec.timestamp;
+      bool ok = DecodeInternalRecord(TopicDecoder::kTransactionLog, rec, &d, &why);
+      try {
+        ok = ok && ToRecord(d.json, &r, &id, &why);
+      } catch (const std::exception& e) {  // a decoded field of an unexpected JSON type
+        ok = false;
+        why = e.what();
+      }
+      if (!ok) {
+        Report(sink, Severity::kError, file, b.header.position, "transaction-log",
+               "record at offset " + std::to_string(rec.offset) + " is not a transaction log record: " + why);
+        continue;
+      }
+      auto [it, inserted] = by_offset->try_emplace(rec.offset, id, r);
+      if (inserted) continue;
+      // Another broker's copy of the same offset: replication makes it the same record.
+      if (it->second.first != id || !SameRecord(it->second.second, r)) {
+        Report(sink, Severity::kError, file, b.header.position, "transaction-log-copies",
+               "offset " + std::to_string(rec.offset) + " holds another record than in " + it->second.second.file +
+                   " (the copies of this partition diverge); the first copy's record is used");
+      }
+    }
+    return true;
+  };
+  return log.ForEachBatch(visit, sink, error);
+}
+
+}  // namespace
+
 bool LoadCoordinatorLog(const std::vector<std::string>& dirs, CoordinatorLog* out, ProblemSink* sink,
                         std::string* error) {
   *out = CoordinatorLog();
-  for (const std::string& dir : dirs) {
-    LoadedLog log;
-    if (!LoadedLog::Open(dir, LoadOptions{}, &log, sink, error)) return false;
-    out->partition_dirs.push_back(dir);
-    RecordDecoder decoder;
-    auto visit = [&](size_t segment, const BatchView& b) {
-      const std::string& file = log.segments[segment].log_path;
-      if (b.header.is_control || (b.header.magic >= 2 && b.header.record_count == 0)) return true;
-      if (!decoder.Decode(b, file, sink)) return true;  // reported by the decoder
-      for (const Record& rec : decoder.records()) {
-        if (rec.offset < log.log_start_offset) continue;
-        DecodedRecord d;
-        std::string why, id;
-        CoordinatorRecord r;
-        r.file = file;
-        r.position = b.header.position;
-        r.offset = rec.offset;
-        r.timestamp = rec.timestamp;
-        bool ok = DecodeInternalRecord(TopicDecoder::kTransactionLog, rec, &d, &why);
-        try {
-          ok = ok && ToRecord(d.json, &r, &id, &why);
-        } catch (const std::exception& e) {  // a decoded field of an unexpected JSON type
-          ok = false;
-          why = e.what();
-        }
-        if (!ok) {
-          Report(sink, Severity::kError, file, b.header.position, "transaction-log",
-                 "record at offset " + std::to_string(rec.offset) + " is not a transaction log record: " + why);
-          continue;
-        }
-        TransactionalIdHistory& h = out->ids[id];
-        h.id = id;
-        h.records.push_back(std::move(r));
-      }
-      return true;
-    };
-    if (!log.ForEachBatch(visit, sink, error)) return false;
+  // Copies of one partition from several brokers are read together: a record one copy's cleaner removed
+  // may survive in another, and each offset counts once.
+  std::map<std::string, std::vector<std::string>> copies;
+  for (const std::string& dir : dirs) copies[PartitionName(dir)].push_back(dir);
+  for (const auto& [name, group] : copies) {
+    std::map<int64_t, std::pair<std::string, CoordinatorRecord>> by_offset;
+    for (const std::string& dir : group) {
+      if (!ReadCopy(dir, &by_offset, sink, error)) return false;
+      out->partition_dirs.push_back(dir);
+    }
+    for (auto& [offset, x] : by_offset) {
+      TransactionalIdHistory& h = out->ids[x.first];
+      h.id = x.first;
+      h.records.push_back(std::move(x.second));
+    }
   }
   return true;
+}
+
+std::vector<std::string> FindTransactionStateDirs(const std::vector<std::string>& paths) {
+  std::set<std::string> found;
+  std::error_code ec;
+  for (const std::string& path : paths) {
+    if (IsTransactionStateDirName(PartitionName(path))) {
+      found.insert(path);
+      continue;
+    }
+    if (!std::filesystem::is_directory(path, ec)) continue;
+    std::filesystem::directory_iterator it(path, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (IsTransactionStateDirName(name) && it->is_directory(ec)) found.insert(it->path().string());
+    }
+  }
+  return {found.begin(), found.end()};
+}
+
+bool IsTransactionStateDirName(const std::string& name) {
+  std::optional<TopicPartition> tp = ParsePartitionDirName(name);
+  return tp && tp->topic == "__transaction_state";
 }
 
 CoordinatorView ViewOfTransaction(const CoordinatorLog& log, int64_t producer_id, int16_t epoch,
@@ -187,15 +251,20 @@ CoordinatorView ViewOfTransaction(const CoordinatorLog& log, int64_t producer_id
     // belongs to that transaction alone. Under version 0/1 the epoch stays for many transactions, and
     // older ones of this id may have been compacted away.
     const CoordinatorRecord& prepare = decisions.front().records[1];
-    view.certain = decisions.size() == 1 && prepare.producer_epoch > epoch;
+    // The epoch also rises under version 0/1 when the coordinator aborts a timed-out transaction (a fence,
+    // then PrepareAbort at e+1), while data at e may belong to an earlier transaction of that epoch whose
+    // records were compacted away: only the record's own ClientTransactionVersion 2 makes it certain.
+    view.certain = decisions.size() == 1 && prepare.producer_epoch > epoch &&
+                   prepare.client_transaction_version.value_or(0) >= 2;
     view.why = view.certain
                    ? "the coordinator's " + prepare.state + " at epoch " + std::to_string(prepare.producer_epoch) +
                          " follows the transaction's Ongoing record at epoch " + std::to_string(epoch) +
                          " (transaction version 2: one epoch per transaction)"
                    : "the coordinator decided a transaction of this producer at epoch " + std::to_string(epoch) +
                          " that lists " + topic_partition +
-                         "; under transaction version 0/1 one epoch spans many transactions and older records "
-                         "may be compacted away, so this is suspected, not proven";
+                         "; its records are not transaction version 2 (ClientTransactionVersion), and under version "
+                         "0/1 one epoch spans many transactions whose older records may be compacted away, so this "
+                         "is suspected, not proven";
     return view;
   }
   return view;

@@ -49,11 +49,19 @@ struct CoordinatorLog {
   std::map<std::string, TransactionalIdHistory> ids;
 };
 
-// Reads every given `__transaction_state-N` directory (never modified). Records that do not decode
+// Reads every given `__transaction_state-N` directory (never modified). Copies of one partition from
+// several brokers are read together, each offset once (a record one copy's cleaner removed may survive
+// in another); copies holding different records at one offset are reported. Records that do not decode
 // are reported (file, position, reason) and skipped. Returns false with *error when a directory
 // cannot be loaded (partition/loaded_log.h) or a segment cannot be read.
 bool LoadCoordinatorLog(const std::vector<std::string>& txn_state_dirs, CoordinatorLog* out, ProblemSink* sink,
                         std::string* error);
+
+// `__transaction_state-<N>` (the coordinator's partitions; a partition directory name, no path).
+bool IsTransactionStateDirName(const std::string& name);
+// The coordinator's partition directories among `paths`: each PATH that is one, and those that each
+// PATH holds when it is a log directory. Sorted, each once.
+std::vector<std::string> FindTransactionStateDirs(const std::vector<std::string>& paths);
 
 // What the coordinator's records say about one open transaction of a data partition.
 enum class CoordinatorVerdict {

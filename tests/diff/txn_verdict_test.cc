@@ -324,6 +324,108 @@ TEST(TxnVerdict, SameEpochTransactionLongerThanTheTimeoutIsSuspected) {
   EXPECT_FALSE(SuspectMerge(rs, 1, ti, records, int64_t(1) << 50).raised);
 }
 
+// A coordinator log made up for the rule's sake (the fixtures' timelines have no __transaction_state):
+// the transactional id "app" of producer `pid`, one transaction listing foo-0 from `epoch`, decided by
+// `state` at epoch + 1, under transaction version `tv`.
+CoordinatorLog OneDecision(int64_t pid, int16_t epoch, const char* state, int8_t tv) {
+  CoordinatorLog log;
+  log.partition_dirs = {"__transaction_state-7"};
+  TransactionalIdHistory& h = log.ids["app"];
+  h.id = "app";
+  auto rec = [&](int64_t offset, int16_t e, const char* st, std::vector<std::string> parts) {
+    CoordinatorRecord r;
+    r.file = "__transaction_state-7/00000000000000000000.log";
+    r.position = uint64_t(offset) * 100;
+    r.offset = offset;
+    r.producer_id = pid;
+    r.producer_epoch = e;
+    r.state = st;
+    r.partitions = std::move(parts);
+    r.client_transaction_version = tv;
+    h.records.push_back(r);
+  };
+  rec(1, epoch, "Ongoing", {"foo-0"});
+  rec(2, int16_t(epoch + 1), state, {"foo-0"});
+  rec(3, int16_t(epoch + 1), std::string(state) == "PrepareCommit" ? "CompleteCommit" : "CompleteAbort", {});
+  return log;
+}
+
+// Rule "coordinator": no replica proves what producer 2001's records 331.. of timeline-11 were (see
+// SupersededRecordsAndTheNextMarkerProveNoOutcome); a transaction version 2 decision of their
+// transaction does, and it is the coordinator's fact, not a replica's. Under version 1 the same
+// records decide nothing and are shown as what they are: suspected.
+TEST(TxnVerdict, CoordinatorDecidesWhatNoReplicaProvesOnlyUnderTransactionVersion2) {
+  auto rs = Brokers(kT11);
+  std::vector<int64_t> at_stake{331};
+  const int16_t epoch = rs[1].records[rs[1].FindRecord(331)].producer_epoch;
+  EXPECT_EQ(TruthOutcome(Truth(kT11), 331), "committed");
+
+  CoordinatorLog tv2 = OneDecision(2001, epoch, "PrepareCommit", 2);
+  OutcomeProof p = ProveOutcome(rs, 1, 2001, at_stake, &tv2);
+  EXPECT_EQ(p.outcome, TxnOutcome::kCommit);
+  EXPECT_TRUE(p.coordinator_proves);
+  EXPECT_TRUE(p.witnesses.empty());  // no replica proved it
+  ASSERT_EQ(p.facts.size(), 1u);
+  EXPECT_EQ(p.facts[0].replica, kCoordinatorWitness);
+  EXPECT_EQ(p.facts[0].position, 200);  // the PrepareCommit
+  EXPECT_NE(p.facts[0].fact.find("transactional id 'app'"), std::string::npos) << p.facts[0].fact;
+  EXPECT_NE(p.facts[0].fact.find("proven"), std::string::npos) << p.facts[0].fact;
+
+  CoordinatorLog tv1 = OneDecision(2001, epoch, "PrepareCommit", 1);
+  p = ProveOutcome(rs, 1, 2001, at_stake, &tv1);
+  EXPECT_EQ(p.outcome, TxnOutcome::kUnknown);
+  EXPECT_FALSE(p.coordinator_proves);
+  ASSERT_EQ(p.coordinator_facts.size(), 1u);
+  EXPECT_NE(p.coordinator_facts[0].fact.find("suspected"), std::string::npos) << p.coordinator_facts[0].fact;
+
+  // Another producer's records: "no record", said so.
+  CoordinatorLog other = OneDecision(9999, epoch, "PrepareCommit", 2);
+  p = ProveOutcome(rs, 1, 2001, at_stake, &other);
+  EXPECT_EQ(p.outcome, TxnOutcome::kUnknown);
+  ASSERT_EQ(p.coordinator_facts.size(), 1u);
+  EXPECT_NE(p.coordinator_facts[0].fact.find("holds no record of producer 2001"), std::string::npos);
+
+  // In diff: broker2's suspected lost_abort of producer 2001 (its COMMIT at 1200 closes 331..) is
+  // settled: the records were committed, as broker2 serves them, so nothing is at stake. The
+  // suspected finding under version 1 stays, with the coordinator's word among its facts.
+  auto lost_abort_2001 = [](const DiffReport& r) {
+    return std::find_if(r.findings.begin(), r.findings.end(), [](const Finding& x) {
+      return x.kind == FindingKind::kLostAbort && x.producer_id == 2001 && x.affected == std::vector<size_t>{1};
+    });
+  };
+  DiffReport without = DiffReplicas(rs);
+  ASSERT_NE(lost_abort_2001(without), without.findings.end()) << test::DescribeFindings(without, rs);
+  DiffOptions options;
+  options.coordinator = &tv2;
+  DiffReport settled = DiffReplicas(rs, options);
+  EXPECT_EQ(lost_abort_2001(settled), settled.findings.end()) << test::DescribeFindings(settled, rs);
+  options.coordinator = &tv1;
+  DiffReport still = DiffReplicas(rs, options);
+  auto f = lost_abort_2001(still);
+  ASSERT_NE(f, still.findings.end());
+  EXPECT_EQ(f->certainty, FindingCertainty::kSuspected);
+  EXPECT_TRUE(std::any_of(f->facts.begin(), f->facts.end(),
+                          [](const TxnFact& x) { return x.replica == kCoordinatorWitness; }));
+  EXPECT_NE(f->settle_with.find("an older copy of"), std::string::npos) << f->settle_with;
+}
+
+// Rule "coordinator": a coordinator's proof that contradicts a replica's decides nothing. Broker1 holds
+// producer 2001's record 863 closed by the ABORT at 900 (Kafka's truth: aborted); a made-up coordinator
+// log that says it committed leaves the record unproven.
+TEST(TxnVerdict, CoordinatorAndReplicaThatDisagreeProveNothing) {
+  auto rs = Brokers(kTv2);
+  std::vector<int64_t> at_stake{863};
+  const int16_t epoch = rs[1].records[rs[1].FindRecord(863)].producer_epoch;
+  CoordinatorLog agrees = OneDecision(2001, epoch, "PrepareAbort", 2);
+  OutcomeProof p = ProveOutcome(rs, 1, 2001, at_stake, &agrees);
+  EXPECT_EQ(p.outcome, TxnOutcome::kAbort);
+  EXPECT_TRUE(p.coordinator_proves);
+  CoordinatorLog contradicts = OneDecision(2001, epoch, "PrepareCommit", 2);
+  p = ProveOutcome(rs, 1, 2001, at_stake, &contradicts);
+  EXPECT_EQ(p.outcome, TxnOutcome::kUnknown);
+  EXPECT_EQ(p.unproven, at_stake);
+}
+
 // The verdicts diff gives: no finding where Kafka says nothing diverged (TV2), and on timeline-11 no
 // certain finding that Kafka's truth contradicts, with the hidden committed records named.
 TEST(TxnVerdict, DiffFindingsCarryCertaintyAndNoCertainFindingTruthContradicts) {

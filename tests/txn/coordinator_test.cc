@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/support/test_files.h"
 #include "txn/coordinator.h"
 
 namespace klf {
@@ -109,6 +110,68 @@ TEST(CoordinatorViewTest, TransactionVersion0DecisionsAreOnlySuspected) {
   v = ViewOfTransaction(log, 3000, 5, "payments-0");
   EXPECT_EQ(v.verdict, CoordinatorVerdict::kAborted);
   EXPECT_FALSE(v.certain);
+}
+
+// Copies of one partition from two brokers, each lacking segments the other holds (one's cleaner or
+// retention went further), are read together: every record once, as the whole partition holds them.
+TEST(CoordinatorLogTest, CopiesFromSeveralBrokersAreReadTogetherEachOffsetOnce) {
+  const CoordinatorLog whole = Load();
+  test::TempDir tmp("coordinator-copies");
+  const std::string from = (kTxnState / "written" / "__transaction_state-0").string();
+  const std::string b1 = tmp.path() + "/broker1/__transaction_state-0", b2 = tmp.path() + "/broker2/__transaction_state-0";
+  fs::create_directories(tmp.path() + "/broker1");
+  fs::create_directories(tmp.path() + "/broker2");
+  test::CopyWritable(from, b1);
+  test::CopyWritable(from, b2);
+  for (const auto& e : fs::directory_iterator(b2)) {
+    if (e.path().filename().string().rfind("00000000000000000030.", 0) == 0) fs::remove(e.path());
+  }
+  for (const auto& e : fs::directory_iterator(b1)) {
+    if (e.path().filename().string().rfind("00000000000000000000.", 0) == 0) fs::remove(e.path());
+  }
+  EXPECT_EQ(FindTransactionStateDirs({tmp.path() + "/broker1", b2}), (std::vector<std::string>{b1, b2}));
+  CoordinatorLog log;
+  CollectingSink sink;
+  std::string error;
+  ASSERT_TRUE(LoadCoordinatorLog({b1, b2}, &log, &sink, &error)) << error;
+  EXPECT_EQ(sink.ErrorCount(), 0u);
+  ASSERT_EQ(log.ids.size(), whole.ids.size());
+  for (const auto& [id, h] : whole.ids) {
+    ASSERT_EQ(log.ids.count(id), 1u) << id;
+    const auto& got = log.ids.at(id).records;
+    ASSERT_EQ(got.size(), h.records.size()) << id;
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].offset, h.records[i].offset) << id;
+  }
+}
+
+// Under version 0/1 the coordinator also bumps the epoch when it aborts a timed-out transaction, and the
+// data at the old epoch may belong to an earlier transaction of that epoch whose records were compacted
+// away (a CompleteCommit is all that is left of it): the rise alone proves nothing.
+TEST(CoordinatorViewTest, AnEpochBumpWithoutTransactionVersion2IsOnlySuspected) {
+  CoordinatorLog log;
+  TransactionalIdHistory& h = log.ids["app-timeout"];
+  h.id = "app-timeout";
+  auto rec = [&](int64_t offset, int16_t epoch, const char* state, std::vector<std::string> parts) {
+    CoordinatorRecord r;
+    r.offset = offset;
+    r.producer_id = 7000;
+    r.producer_epoch = epoch;
+    r.state = state;
+    r.partitions = std::move(parts);
+    h.records.push_back(r);
+  };
+  rec(10, 3, "CompleteCommit", {});
+  rec(11, 3, "Ongoing", {"orders-0"});
+  rec(12, 4, "PrepareAbort", {"orders-0"});
+  rec(13, 4, "CompleteAbort", {});
+  CoordinatorView v = ViewOfTransaction(log, 7000, 3, "orders-0");
+  EXPECT_EQ(v.verdict, CoordinatorVerdict::kAborted);
+  EXPECT_FALSE(v.certain);
+  // The same records under transaction version 2 are that transaction's alone.
+  for (CoordinatorRecord& r : h.records) r.client_transaction_version = 2;
+  v = ViewOfTransaction(log, 7000, 3, "orders-0");
+  EXPECT_EQ(v.verdict, CoordinatorVerdict::kAborted);
+  EXPECT_TRUE(v.certain);
 }
 
 TEST(CoordinatorViewTest, NoRecordAndNoDecisionAreSaidSo) {

@@ -1,0 +1,66 @@
+#include "cli/txn_log.h"
+
+#include <filesystem>
+#include <set>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/output.h"
+
+namespace klf::cli {
+
+void AddTxnLogOptions(CLI::App* sub, TxnLogArgs* args) {
+  sub->add_option("--txn-log", args->dirs,
+                  "a __transaction_state-N directory, or a log dir holding some: the coordinator's records as "
+                  "evidence (repeatable; default: those of the replicas' own log dirs)");
+  sub->add_flag("--no-txn-log", args->none, "do not use the coordinator's records");
+}
+
+bool LoadTxnLog(const TxnLogArgs& args, const std::vector<std::string>& replica_paths, TxnLog* out,
+                std::string* error) {
+  namespace fs = std::filesystem;
+  if (args.none) return true;
+  const bool explicit_dirs = !args.dirs.empty();
+  std::vector<std::string> where = args.dirs;
+  if (!explicit_dirs) {
+    // The replicas' log dirs: a PATH holding partition dirs, or the parent of a partition dir.
+    std::set<std::string> seen;
+    for (const std::string& p : replica_paths) {
+      fs::path path = fs::path(p).lexically_normal();
+      if (path.filename().empty()) path = path.parent_path();
+      // Both: a log dir's name may parse as a partition's ("kafka-logs-1").
+      for (fs::path c : {path, path.parent_path()}) {
+        if (c.empty()) c = ".";
+        if (seen.insert(c.string()).second) where.push_back(c.string());
+      }
+    }
+  }
+  std::vector<std::string> dirs = FindTransactionStateDirs(where);
+  if (dirs.empty()) {
+    if (explicit_dirs) {
+      *error = fmt::format("--txn-log {}: no __transaction_state-N partition directory there", where.front());
+      return false;
+    }
+    return true;
+  }
+  auto log = std::make_unique<CoordinatorLog>();
+  CollectingSink sink;
+  std::string load_error;
+  if (!LoadCoordinatorLog(dirs, log.get(), &sink, &load_error)) {
+    if (explicit_dirs) {
+      *error = "--txn-log: " + load_error;
+      return false;
+    }
+    out->warnings.push_back("the coordinator's records were not used: " + load_error);
+    return true;
+  }
+  for (const Problem& p : sink.problems) {
+    out->warnings.push_back(fmt::format("{}: position {}: {}", p.file, p.position, p.message));
+  }
+  out->dirs = std::move(dirs);
+  out->log = std::move(log);
+  return true;
+}
+
+}  // namespace klf::cli
