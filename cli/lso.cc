@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "cli/partition_paths.h"
+#include "cli/txn_log.h"
 #include "diff/replica_state.h"
 #include "diff/lso.h"
 #include "segment_reader/layout.h"
@@ -28,7 +29,22 @@ struct LsoArgs {
   std::vector<std::string> replicas;
   std::string dir;
   std::string partition;  // --partition T-P: which partition of the broker log directories given
+  TxnLogArgs txn_log;
 };
+
+nlohmann::json CoordinatorJson(const CoordinatorView& v, const std::string& advice) {
+  nlohmann::json evidence = nlohmann::json::array();
+  for (const CoordinatorRecord& r : v.evidence) {
+    evidence.push_back({{"file", r.file}, {"position", r.position}, {"offset", r.offset}, {"state", r.state},
+                        {"producerEpoch", r.producer_epoch}});
+  }
+  return {{"verdict", CoordinatorVerdictName(v.verdict)},
+          {"certain", v.certain},
+          {"transactionalId", v.transactional_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.transactional_id)},
+          {"why", v.why},
+          {"advice", advice},
+          {"evidence", evidence}};
+}
 
 nlohmann::json TxnJson(const OpenTxn& t) {
   return {{"producerId", t.producer_id},  {"producerEpoch", t.producer_epoch}, {"firstOffset", t.first_offset},
@@ -71,6 +87,7 @@ nlohmann::json LsoTxnJson(const LsoTxn& x, bool replicas_given) {
   j["epochsNote"] = x.epochs_note;
   j["warning"] = x.warning;
   j["verdict"] = x.verdict;
+  j["coordinator"] = x.coordinator ? CoordinatorJson(*x.coordinator, x.coordinator_advice) : nlohmann::json(nullptr);
   return j;
 }
 
@@ -98,7 +115,11 @@ int RunLso(const LsoArgs& given) {
                   a.json);
     }
   }
+  TxnLog txn_log;
+  if (!LoadTxnLog(a.txn_log, paths, &txn_log, &error)) return Fail("lso", kExitUnreadable, error, a.json);
+  for (const std::string& w : txn_log.warnings) PrintError("lso", w);
   LsoOptions lo;
+  lo.coordinator = txn_log.get();
   lo.now_ms = a.now;
   lo.producer_id_expiration_ms = a.producer_id_expiration_ms;
   lo.bootstrap_server = a.bootstrap;
@@ -107,6 +128,7 @@ int RunLso(const LsoArgs& given) {
     nlohmann::json j;
     j["partition"] = rep.partition;
     j["path"] = a.dir;
+    j["txnLog"] = txn_log.dirs;
     j["logStartOffset"] = rep.log_start_offset;
     j["highWatermark"] = rep.high_watermark;
     j["lastStableOffset"] = rep.last_stable_offset;
@@ -125,6 +147,10 @@ int RunLso(const LsoArgs& given) {
                                   "  last stable offset {}{}\n  log end offset     {}\n",
                                   rep.partition, a.dir, rep.log_start_offset, rep.high_watermark, rep.last_stable_offset,
                                   rep.pinned() ? "  (PINNED)" : "", rep.log_end_offset);
+    if (!txn_log.dirs.empty()) {
+      out += fmt::format("  coordinator's log  {} __transaction_state partitions ({}{})\n", txn_log.dirs.size(),
+                         txn_log.dirs.front(), txn_log.dirs.size() > 1 ? ", ..." : "");
+    }
     if (rep.open_transactions.empty()) out += "  open transactions  none\n";
     for (const OpenTxn& t : rep.open_transactions) {
       out += fmt::format("  open transaction   producer {} epoch {} offsets {}..{} last timestamp {}{}\n", t.producer_id,
@@ -141,6 +167,10 @@ int RunLso(const LsoArgs& given) {
       out += "  epochs: " + x.epochs_note + "\n";
       out += "  warning: " + x.warning + "\n";
       out += "  other replicas: " + x.verdict + "\n";
+      if (x.coordinator) {
+        out += fmt::format("  coordinator: {}{}: {}\n    next: {}\n", CoordinatorVerdictName(x.coordinator->verdict),
+                           x.coordinator->certain ? " (certain)" : "", x.coordinator->why, x.coordinator_advice);
+      }
     }
     out += "\n" + rep.explanation + "\n\nresolution: " + rep.resolution + "\n";
     std::fputs(EscapeInvalidUtf8(out).c_str(), stdout);
@@ -167,6 +197,7 @@ Command AddLsoCommand(CLI::App* parent) {
   app->add_option("--replica", args->replicas, "another replica of the partition: whether it decided the transactions, and its epochs")
       ->type_name("DIR");
   app->add_flag("--json", args->json, "print the cli.md JSON object");
+  AddTxnLogOptions(app, &args->txn_log);
   app->add_option("--now", args->now, "clock (ms) for producer expiration and idle times; default: newest timestamp")
       ->type_name("MS");
   app->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms,

@@ -93,22 +93,7 @@ std::string Advice(const HangingTransaction& h) {
   std::string settle = fmt::format("a replica holding a marker of producer {} after offset {} (klf diff), or an older "
                                    "copy of __transaction_state, settles it",
                                    h.producer_id, h.last_offset);
-  switch (c.verdict) {
-    case CoordinatorVerdict::kCommitted:
-      return c.certain ? "do not abort it: the coordinator committed it. This replica lacks the COMMIT marker; "
-                         "re-replicate it from a replica that holds the marker"
-                       : "do not abort it: the coordinator most likely committed it; " + settle;
-    case CoordinatorVerdict::kAborted:
-      return c.certain ? "aborting agrees with the coordinator's decision: " + abort_cmd
-                       : "the coordinator most likely aborted it; before `" + abort_cmd + "`, check: " + settle;
-    case CoordinatorVerdict::kOngoing:
-      return "the coordinator has not decided it: it aborts it after the transaction's timeout; wait for that before "
-             "any manual abort";
-    case CoordinatorVerdict::kNoRecord:
-    case CoordinatorVerdict::kUndetermined:
-      break;
-  }
-  return "the coordinator's files do not decide it, and a manual abort hides the data if it was committed: " + settle;
+  return CoordinatorAdvice(c, abort_cmd, settle);
 }
 
 int RunDescribe(const TxnArgs& a) {

@@ -296,6 +296,14 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
       x.verdict = views + (all_open ? " Open on every replica given: no replica holds its marker."
                                     : " No replica given shows it decided.");
     }
+    if (options.coordinator != nullptr && r.tp) {
+      x.coordinator = ViewOfTransaction(*options.coordinator, t.producer_id, t.producer_epoch, r.tp->ToString());
+      x.coordinator_advice = CoordinatorAdvice(
+          *x.coordinator, x.abort_command,
+          fmt::format("another replica holding a marker of producer {} after offset {} (klf lso --replica, klf diff), "
+                      "or an older copy of __transaction_state, settles it",
+                      t.producer_id, t.last_offset));
+    }
     if (x.pins) {
       rep.replicas = x.replicas;
       rep.abort_command = x.abort_command;
@@ -358,6 +366,13 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
   }
   std::string wait =
       " Waiting for producer.id.expiration.ms does not help: it never expires an open transaction.";
+  // The coordinator's word on the pinning transaction comes first: it decided the transaction.
+  std::string coordinator_first;
+  for (const LsoTxn& x : rep.transactions) {
+    if (x.pins && x.coordinator) {
+      coordinator_first = fmt::format("the coordinator's records: {} ({}). ", x.coordinator_advice, x.coordinator->why);
+    }
+  }
   if (others.empty()) {
     bool several = rep.open_transactions.size() > 1;
     rep.resolution = fmt::format(
@@ -371,9 +386,7 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
         rep.partition.empty() ? "the partition" : rep.partition,
         several ? " (each has its own; the LSO stays pinned until every one below the high watermark is closed)" : "",
         t.first_offset, wait);
-    return rep;
-  }
-  if (!decided.empty()) {
+  } else if (!decided.empty()) {
     rep.resolution = fmt::format(
         "decided on another replica: {}. This replica lost {} marker{}. Safe fix: re-replicate this replica from the "
         "leader, so that it takes the leader's records and markers instead of an outcome chosen here. "
@@ -409,6 +422,7 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
         "(--replica): if one decided it, re-replicate this replica instead of aborting.{}",
         Join(undecided, "; "), t.first_offset, wait);
   }
+  rep.resolution = coordinator_first + rep.resolution;
   return rep;
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "diff/replica_state.h"
+#include "txn/coordinator.h"
 
 namespace klf {
 
@@ -79,6 +80,10 @@ struct LsoTxn {
   std::string epochs_note;  // where E and C come from, and what they cannot show
   std::string warning;      // what the ABORT does to this replica's records
   std::string verdict;      // what the other replicas show, and what to do
+  // With LsoOptions::coordinator: its word on this transaction (txn/coordinator.h), and what that lets
+  // an operator do (CoordinatorAdvice).
+  std::optional<CoordinatorView> coordinator;
+  std::string coordinator_advice;
 };
 
 struct LsoReport {
@@ -104,6 +109,7 @@ struct LsoOptions {
   std::optional<int64_t> now_ms;  // default: the newest timestamp in the log
   int64_t producer_id_expiration_ms = 86400000;
   std::string bootstrap_server = "<broker:9092>";
+  const CoordinatorLog* coordinator = nullptr;  // the coordinator's records, when given
 };
 
 // `target` and the other replicas must be loaded with the same ReplicaOptions.

@@ -270,6 +270,25 @@ CoordinatorView ViewOfTransaction(const CoordinatorLog& log, int64_t producer_id
   return view;
 }
 
+std::string CoordinatorAdvice(const CoordinatorView& c, const std::string& abort_cmd, const std::string& settle) {
+  switch (c.verdict) {
+    case CoordinatorVerdict::kCommitted:
+      return c.certain ? "do not abort it: the coordinator committed it. This replica lacks the COMMIT marker; "
+                         "re-replicate it from a replica that holds the marker"
+                       : "do not abort it: the coordinator most likely committed it; " + settle;
+    case CoordinatorVerdict::kAborted:
+      return c.certain ? "aborting agrees with the coordinator's decision: " + abort_cmd
+                       : "the coordinator most likely aborted it; before `" + abort_cmd + "`, check: " + settle;
+    case CoordinatorVerdict::kOngoing:
+      return "the coordinator has not decided it: it aborts it after the transaction's timeout; wait for that before "
+             "any manual abort";
+    case CoordinatorVerdict::kNoRecord:
+    case CoordinatorVerdict::kUndetermined:
+      break;
+  }
+  return "the coordinator's files do not decide it, and a manual abort hides the data if it was committed: " + settle;
+}
+
 std::vector<HangingTransaction> FindHangingTransactions(const std::vector<std::string>& partition_dirs,
                                                         const CoordinatorLog& coordinator, const LoadOptions& options,
                                                         ProblemSink* sink, std::vector<std::string>* unreadable) {

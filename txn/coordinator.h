@@ -89,6 +89,12 @@ struct CoordinatorView {
 CoordinatorView ViewOfTransaction(const CoordinatorLog& log, int64_t producer_id, int16_t producer_epoch,
                                   const std::string& topic_partition);
 
+// What an operator may do about an open transaction by the coordinator's word `c`: a manual abort
+// writes an ABORT, right only when the coordinator aborted it; if it committed, the abort hides
+// committed data. `abort_command` is printed only when the abort agrees with a certain decision;
+// `settle` says what would settle a suspected one.
+std::string CoordinatorAdvice(const CoordinatorView& c, const std::string& abort_command, const std::string& settle);
+
 // One open (hanging) transaction of a data partition, as the partition's broker would load it.
 struct HangingTransaction {
   std::string partition_dir;

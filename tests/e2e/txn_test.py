@@ -143,6 +143,43 @@ def test_describe_lists_every_transactional_id():
               f"describe (text): {text.stdout[-300:]}")
 
 
+def test_lso_names_the_coordinators_decision():
+    """`klf lso` on the data partition finds the coordinator's partition in the same log dir (or
+    takes it with --txn-log) and adds its decision to the open transaction; --no-txn-log leaves it out."""
+    records = load(os.path.join(TXN_STATE, "truth", "records.json"))
+    truth = load(os.path.join(TV2, "truth", "written.json"))
+    with temp_dir() as root:
+        d = log_dir(root)
+        part = os.path.join(d, "tv2-txn-0")
+        before = snapshot(d)
+        for args in (["lso", "--json", part],
+                     ["lso", "--json", "--txn-log", os.path.join(TXN_STATE, "written"), part]):
+            p = process(args)
+            check(p.returncode == 1, f"{args}: exit {p.returncode}, expected 1 (pinned)\n{p.stderr}")
+            j = json.loads(p.stdout)
+            check(j["lastStableOffset"] == truth["lastStableOffset"], f"{args}: LSO {j['lastStableOffset']}")
+            check(len(j["txnLog"]) == 1, f"{args}: txnLog {j.get('txnLog')}")
+            check(len(j["openTransactions"]) == len(truth["openTransactions"]),
+                  f"{args}: {len(j['openTransactions'])} open transactions")
+            for t, o in zip(truth["openTransactions"], j["openTransactions"]):
+                tid, outcome, certain = expected_outcome(records, t["producerId"], t["producerEpoch"], "tv2-txn-0")
+                c = o["coordinator"]
+                if not check(c is not None, f"{args}: no coordinator verdict for {t}"):
+                    continue
+                check((c["verdict"], c["certain"], c["transactionalId"]) == (outcome, certain, tid),
+                      f"{args}: coordinator {c['verdict']}/{c['certain']}/{c['transactionalId']}, "
+                      f"the records say {outcome}/{certain}/{tid}")
+                check(outcome != "aborted" or "abort --topic tv2-txn --partition 0" in c["advice"],
+                      f"{args}: advice {c['advice']}")
+        p = process(["lso", "--json", "--no-txn-log", part])
+        j = json.loads(p.stdout)
+        check(j["txnLog"] == [] and all(o["coordinator"] is None for o in j["openTransactions"]),
+              f"--no-txn-log: {j.get('txnLog')} {[o.get('coordinator') for o in j['openTransactions']]}")
+        text = process(["lso", part])
+        check("coordinator: " in text.stdout and "next: " in text.stdout, f"lso (text): {text.stdout}")
+        check(snapshot(d) == before, "lso changed its input")
+
+
 def test_errors():
     p = process(["txn", "find-hanging", "--json", "/nonexistent/klf-txn"])
     check(p.returncode == 3, f"find-hanging on a missing path: exit {p.returncode}, expected 3")
