@@ -1,5 +1,5 @@
 // `klf repair --replica DIR... --target DIR --out DIR [--dry-run] [--json] [--force] [--now MS]
-// [--assume PID@FIRST=commit|abort]... [--rebuild-from DIR]` and
+// [--assume PID@FIRST=commit|abort]... [--txn-log DIR]... [--no-txn-log] [--rebuild-from DIR]` and
 // `klf repair --salvage DIR --out DIR` (spec cli.md "repair"). The work is repair/repair.h's and salvage/salvage.h's; this file
 // parses, prints the plan and the result.
 // Exit: 0 the copy was written and diff finds no divergence left (salvage: the input had no damage);
@@ -20,6 +20,7 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "cli/partition_paths.h"
+#include "cli/txn_log.h"
 #include "repair/repair.h"
 #include "salvage/salvage.h"
 #include "segment_reader/bytes.h"
@@ -41,6 +42,7 @@ struct RepairArgs {
   std::optional<int64_t> now;
   std::vector<std::string> configs;
   std::vector<std::string> assume;
+  TxnLogArgs txn_log;
   std::string rebuild_from;
 };
 
@@ -264,6 +266,7 @@ int RunRepair(const RepairArgs& a) {
     for (const std::string* p : {&a.target, &a.salvage, &a.rebuild_from}) {
       if (!p->empty()) inputs.push_back(*p);
     }
+    inputs.insert(inputs.end(), a.txn_log.dirs.begin(), a.txn_log.dirs.end());
     if (!CheckOutputPath({a.out, OutputKind::kDirectory, inputs, a.force}, nullptr, &error)) {
       return Fail("repair", kExitUsage, error, a.json);
     }
@@ -296,6 +299,13 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
     return Fail("repair", kExitUnreadable, a.target + ": not a partition directory", a.json);
   }
   if (!a.rebuild_from.empty()) return RunRebuild(a, options);
+  // The coordinator's records (--txn-log, or found in the replicas' log dirs) prove what no replica does.
+  std::vector<std::string> paths = a.replicas;
+  paths.push_back(a.target);
+  TxnLog txn_log;
+  if (!LoadTxnLog(a.txn_log, paths, &txn_log, &error)) return Fail("repair", kExitUnreadable, error, a.json);
+  for (const std::string& w : txn_log.warnings) PrintError("repair", w);
+  options.coordinator = txn_log.get();
   RepairPlan plan;
   if (!PlanRepair(a.replicas, a.target, options, &plan, &error)) return Fail("repair", kExitUnreadable, error, a.json);
   if (!plan.unmatched_assumptions.empty()) {
@@ -322,6 +332,7 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
     j["partition"] = plan.partition;
     j["target"] = plan.target;
     j["healthyReplicas"] = plan.healthy;
+    j["txnLog"] = txn_log.dirs;
     j["dryRun"] = a.dry_run;
     j["findings"] = nlohmann::json::array();
     for (size_t i = 0; i < plan.findings.size(); ++i) {
@@ -346,6 +357,10 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
   }
   std::string out = fmt::format("partition {}: target {}, healthy {}\n", plan.partition, plan.target,
                                 fmt::join(plan.healthy, ", "));
+  if (!txn_log.dirs.empty()) {
+    out += fmt::format("coordinator's records: {} __transaction_state partitions ({}{})\n", txn_log.dirs.size(),
+                       txn_log.dirs.front(), txn_log.dirs.size() > 1 ? ", ..." : "");
+  }
   if (plan.findings.empty()) out += "no divergence of the target: nothing to repair (the copy is the target, reindexed)\n";
   for (size_t i = 0; i < plan.findings.size(); ++i) {
     const Finding& f = plan.findings[i];
@@ -484,6 +499,7 @@ Command AddRepairCommand(CLI::App* parent) {
                   "PRODUCER_ID@FIRST_OFFSET=commit|abort: decide an undecided transaction (a \"left\" step names "
                   "it); the step is marked assumed (repeat)")
       ->type_name("PID@FIRST=OUTCOME");
+  AddTxnLogOptions(app, &args->txn_log);
   app->add_option("--rebuild-from", args->rebuild_from,
                   "write the target as a follower holds it after re-fetching the whole log from this replica "
                   "(no verdict needed; --replica optional, diffed after)")

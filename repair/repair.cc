@@ -13,14 +13,15 @@
 //        producer id and epoch (the epoch of its data, so ProducerAppendInfo does not fence it) with the
 //        coordinator epoch of the producer's next marker (else its previous one, else 0: Kafka fences a
 //        marker whose coordinator epoch is below the producer's current one). Type: only an outcome the
-//        files prove (ProveOutcome, "What proves an outcome" below), never diff's kind on its word alone and
+//        files prove (ProveMarker, "What proves an outcome" below), never diff's kind on its word alone and
 //        never a guess: a healthy replica holds the record and closes it with a marker; or its .txnindex
-//        covers it (aborted); or it removed a value and keeps no later record of the key (aborted). Records
+//        covers it (aborted); or it removed a value and no replica keeps a later record of the key
+//        (aborted); or, with --txn-log, the coordinator's transaction-version-2 decision. Records
 //        superseded and gone prove nothing (an ABORT leaves the same files as a COMMIT). A record without its
 //        own proof shares a proven one's outcome only when no slot (an offset the target lacks and no
 //        replica holds as anything else, where a lost marker could have been) lies between them. Else the
 //        operator's --assume PID@FIRST=commit|abort (step marked "assumed"), else a "left" step naming the
-//        records at stake and the options (--assume, --rebuild-from, __transaction_state, re-replication):
+//        records at stake and the options (--txn-log, --assume, --rebuild-from, re-replication):
 //        nothing is written for it and the exit code is 1. The target's own decided transactions are audited
 //        the same way (AuditDecidedTransactions): a verdict whose marker lies after a slot and whose records
 //        are unproven may hide a merge, which diff cannot see once the healthy replicas compacted it away.
@@ -97,6 +98,7 @@
 
 #include <fmt/format.h>
 
+#include "diff/txn_verdict.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
@@ -171,116 +173,56 @@ bool HeldByHealthy(const std::vector<ReplicaState>& rs, int64_t o) {
   return false;
 }
 
-// What proves a transaction's outcome (issue 17 item 2). Each of the target's records at stake is proven
-// by a healthy replica that
-//   - still holds the same record and closes it with a marker (its replay's fate), or
-//   - has a .txnindex range of the producer covering its offset (aborted), or
-//   - removed it although it is a value and the replica keeps no later record of its key (aborted: the
-//     cleaner removes an unsuperseded value only when its transaction aborted).
-// "Superseded and removed, so it committed" proves nothing: an ABORT leaves identical files. Records
-// without their own proof take the outcome of proven ones only when no offset between the first and the
-// last record at stake is a slot (an offset the target lacks and no replica holds as anything else: a
-// lost marker could have been there, splitting them into two transactions).
-struct OutcomeProof {
+// What proves a transaction's outcome: diff's rules "outcome" and "coordinator" (diff/txn_verdict.h,
+// the one place they live), with the target as the affected replica. Each record at stake is proven by
+// a healthy replica that still holds it closed by a marker, by a healthy .txnindex range covering it, by
+// a healthy replica that removed the value while no replica keeps a later record of its key, or (with
+// --txn-log) by a transaction-version-2 decision of the coordinator at the record's own epoch; witnesses
+// that disagree prove nothing. "Superseded and removed, so it committed" proves nothing: an ABORT leaves
+// identical files. Records without their own proof take the outcome of proven ones only when no offset
+// between the first and the last record at stake is a slot (diff's FindSlot: a lost marker could have
+// been there, splitting them into two transactions).
+struct MarkerProof {
   std::optional<ControlType> type;
-  std::string why;  // the proof, or why there is none
+  std::string why;             // the proof, or why there is none
   std::set<ControlType> seen;  // outcomes single records are proven to have (even when they do not decide all)
 };
 
-// An offset in (from, to) that could have held a lost marker of `pid`, if any (nullopt: none).
-// Very long stretches are not walked: more than a million candidate offsets count as a slot.
-std::optional<int64_t> SlotBetween(const std::vector<ReplicaState>& rs, int64_t pid, int64_t from, int64_t to) {
-  const ReplicaState& T = rs[0];
-  int64_t checked = 0;
-  auto it = std::lower_bound(T.gaps.begin(), T.gaps.end(), from + 1,
-                             [](const OffsetGap& g, int64_t x) { return g.to <= x; });
-  for (; it != T.gaps.end(); ++it) {
-    const OffsetGap& g = *it;
-    if (g.to <= from + 1) continue;
-    if (g.from >= to) break;
-    for (int64_t o = std::max(g.from, from + 1); o < std::min(g.to, to); ++o) {
-      if (++checked > 1000000) return o;
-      if (FreeEverywhere(rs, o, pid)) return o;
-    }
-  }
-  return std::nullopt;
-}
+ControlType MarkerOf(TxnOutcome o) { return o == TxnOutcome::kCommit ? ControlType::kCommit : ControlType::kAbort; }
 
-OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, int64_t pid, const std::vector<int64_t>& at_stake) {
-  const ReplicaState& T = rs[0];
-  OutcomeProof p;
-  std::set<ControlType> seen;
-  std::string first_proof;
-  std::vector<int64_t> unproven;
-  for (int64_t o : at_stake) {
-    int64_t ri = T.FindRecord(o);
-    if (ri < 0) continue;
-    const RecordDigest& d = T.records[ri];
-    bool proven = false;
-    for (size_t i = 1; i < rs.size(); ++i) {
-      const ReplicaState& h = rs[i];
-      std::optional<ControlType> t;
-      std::string why;
-      int64_t j = h.FindRecord(o);
-      if (j >= 0) {
-        const RecordDigest& x = h.records[j];
-        if (x.content != d.content || x.producer_id != pid) continue;  // another record: diff's divergent_record
-        if (x.fate == TxnFate::kCommitted) t = ControlType::kCommit;
-        if (x.fate == TxnFate::kAborted) t = ControlType::kAbort;
-        if (t) why = fmt::format("{} holds offset {} and closes it with a{} {}", h.label, o,
-                                 *t == ControlType::kAbort ? "n" : "", ControlTypeName(*t));
-      } else {
-        for (const AbortedTxn& e : h.txn_index) {
-          if (e.producer_id == pid && e.first_offset <= o && o <= e.last_offset) {
-            t = ControlType::kAbort;
-            why = fmt::format("{}'s .txnindex has producer {}'s aborted range {}..{} covering offset {}", h.label, pid,
-                              e.first_offset, e.last_offset, o);
-            break;
-          }
-        }
-        if (!t && d.has_key && d.has_value && h.Covers(o) && !h.DamagedAfter(o) &&
-            h.last_stable_offset >= h.high_watermark) {
-          const KeyState* k = h.Key(d.key);
-          if (k == nullptr || k->offset < o) {
-            t = ControlType::kAbort;
-            why = fmt::format("{} removed the value at offset {} and keeps no later record of its key (the cleaner "
-                              "removes an unsuperseded value only when its transaction aborted)",
-                              h.label, o);
-          }
-        }
-      }
-      if (!t) continue;
-      proven = true;
-      seen.insert(*t);
-      if (first_proof.empty()) first_proof = why;
-    }
-    if (!proven) unproven.push_back(o);
-  }
-  p.seen = seen;
-  if (seen.size() > 1) {
-    p.why = "the healthy replicas' evidence conflicts (some of these records are proven committed, others aborted: "
-            "they may belong to two transactions)";
+MarkerProof ProveMarker(const std::vector<ReplicaState>& rs, int64_t pid, const std::vector<int64_t>& at_stake,
+                        const CoordinatorLog* coordinator) {
+  MarkerProof p;
+  const OutcomeProof d = ProveOutcome(rs, 0, pid, at_stake, coordinator);
+  std::string first_proof = d.facts.empty() ? std::string() : d.facts.front().fact;
+  std::string coordinator_says;
+  for (const TxnFact& c : d.coordinator_facts) coordinator_says += "; " + c.fact;
+  for (TxnOutcome o : d.seen) p.seen.insert(MarkerOf(o));
+  if (d.seen.size() > 1) {
+    p.why = "the evidence conflicts (some of these records are proven committed, others aborted: they may belong to "
+            "two transactions)" + coordinator_says;
     return p;
   }
-  if (seen.empty()) {
+  if (d.seen.empty()) {
     p.why = "no healthy replica holds these records closed by a marker, no .txnindex range covers them, and no "
-            "healthy replica removed one of its values without keeping a later record of the key (records that are "
-            "superseded and gone prove nothing: an ABORT leaves the same files as a COMMIT)";
+            "healthy replica removed one of its values while no replica keeps a later record of the key (records "
+            "that are superseded and gone prove nothing: an ABORT leaves the same files as a COMMIT)";
+    p.why += coordinator != nullptr ? coordinator_says : "; no coordinator's log was given (--txn-log)";
     return p;
   }
-  if (!unproven.empty()) {
-    if (std::optional<int64_t> slot = SlotBetween(rs, pid, at_stake.front(), at_stake.back())) {
+  if (!d.unproven.empty()) {
+    if (std::optional<int64_t> slot = FindSlot(rs, 0, pid, at_stake.front(), at_stake.back())) {
       p.why = fmt::format("{}, but offset {} inside the transaction is a slot where a lost marker could have been "
                           "(the target lacks it and no replica holds anything else there), so {} record(s) from offset "
                           "{} on are unproven",
-                          first_proof, *slot, unproven.size(), unproven.front());
+                          first_proof, *slot, d.unproven.size(), d.unproven.front());
       return p;
     }
     first_proof += fmt::format("; no offset between {} and {} could have held a lost marker, so all {} records are "
                                "one transaction",
                                at_stake.front(), at_stake.back(), at_stake.size());
   }
-  p.type = *seen.begin();
+  p.type = MarkerOf(*d.seen.begin());
   p.why = first_proof;
   return p;
 }
@@ -301,8 +243,8 @@ struct AssumptionUse {
 
 // `split_at_data_end`: the records at stake are all of the target's transaction up to its last data
 // offset (the target's own decided transaction that may hide a merge, AuditDecidedTransactions).
-void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, AssumptionUse* assume,
-                     std::vector<RepairAction>* out, bool split_at_data_end = false) {
+void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* coordinator, const Finding& f,
+                     AssumptionUse* assume, std::vector<RepairAction>* out, bool split_at_data_end = false) {
   const ReplicaState& T = rs[0];
   RepairAction a;
   a.finding = f.kind;
@@ -407,7 +349,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, Assu
   a.assume_key = fmt::format("{}@{}", pid, first);
 
   // The outcome: proven by the files, else the operator's --assume, else left alone.
-  OutcomeProof proof = ProveOutcome(rs, pid, at_stake);
+  MarkerProof proof = ProveMarker(rs, pid, at_stake, coordinator);
   std::optional<ControlType> type;
   std::optional<ControlType> assumed;
   for (size_t k = 0; assume && k < assume->list->size(); ++k) {
@@ -471,8 +413,10 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const Finding& f, Assu
     a.producer_epoch = t.producer_epoch;
     a.reason = fmt::format(
         "outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}: {}. Nothing is written "
-        "for it. Options: --assume {}=commit or --assume {}=abort once the outcome is known (the coordinator's "
-        "__transaction_state record of the transactional id, or the application's own records, tell it); "
+        "for it. Options: --txn-log with a copy of the coordinator's __transaction_state partitions taken before "
+        "they were compacted (a transaction version 2 decision proves it); --assume {}=commit or --assume {}=abort "
+        "once the outcome is known (kafka-transactions.sh describe of the transactional id, or the application's "
+        "own records, tell it); "
         "--rebuild-from a healthy replica's partition directory; or re-replicate this replica from the leader",
         pid, t.producer_epoch, at_stake.size(), records_text(), proof.why, a.assume_key, a.assume_key);
     out->push_back(a);
@@ -665,7 +609,8 @@ RepairAction Unrepairable(const Finding& f, std::string reason) {
   return a;
 }
 
-void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, AssumptionUse* assume, RepairPlan* plan) {
+void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, const CoordinatorLog* coordinator,
+                              AssumptionUse* assume, RepairPlan* plan) {
   const ReplicaState& T = rs[0];
   if (rs.size() < 2) return;
   std::set<int64_t> planned;  // records some step already answers
@@ -680,7 +625,7 @@ void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, AssumptionUse
     if (!t.marker_offset || R.empty() || (t.fate != TxnFate::kCommitted && t.fate != TxnFate::kAborted)) continue;
     if (std::any_of(R.begin(), R.end(), [&](int64_t o) { return planned.count(o) > 0; })) continue;
     const ControlType held = t.fate == TxnFate::kCommitted ? ControlType::kCommit : ControlType::kAbort;
-    OutcomeProof p = ProveOutcome(rs, t.producer_id, R);
+    MarkerProof p = ProveMarker(rs, t.producer_id, R, coordinator);
     std::string why;
     if (p.type && *p.type == held) continue;
     std::optional<ControlType> assumed;
@@ -709,7 +654,7 @@ void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, AssumptionUse
                                p.type ? p.why : "--assume decides them " + std::string(ControlTypeName(want)));
       plan->findings.push_back(f);
       size_t before = plan->actions.size();
-      PlanTransaction(rs, f, assume, &plan->actions, /*split_at_data_end=*/true);
+      PlanTransaction(rs, coordinator, f, assume, &plan->actions, /*split_at_data_end=*/true);
       for (size_t k = before; k < plan->actions.size(); ++k) plan->actions[k].finding_index = int(plan->findings.size()) - 1;
       continue;
     }
@@ -717,7 +662,7 @@ void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, AssumptionUse
       why = fmt::format("the target closes them with its {} at offset {}, but {} (they are {})", ControlTypeName(held),
                         *t.marker_offset, p.why, ControlTypeName(*p.type) == std::string("COMMIT") ? "committed" : "aborted");
     } else {
-      std::optional<int64_t> slot = SlotBetween(rs, t.producer_id, R.front(), *t.marker_offset);
+      std::optional<int64_t> slot = FindSlot(rs, 0, t.producer_id, R.front(), *t.marker_offset);
       if (!slot) continue;  // one transaction up to the target's own marker: the leader's verdict
       why = fmt::format("the target closes them with its {} at offset {}, but offset {} before it is a slot where a "
                         "lost marker of another outcome could have been, and {}",
@@ -745,9 +690,9 @@ void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, AssumptionUse
     a.assume_key = fmt::format("{}@{}", t.producer_id, R.front());
     a.reason = fmt::format(
         "outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}..{}: {}. Nothing is "
-        "written for it. Options: --assume {}=commit or --assume {}=abort once the outcome is known (the "
-        "coordinator's __transaction_state record of the transactional id, or the application's own records, tell "
-        "it); --rebuild-from a healthy replica's partition directory; or re-replicate this replica from the leader",
+        "written for it. Options: --txn-log with a copy of the coordinator's __transaction_state partitions taken "
+        "before they were compacted (a transaction version 2 decision proves it); --assume {}=commit or --assume "
+        "{}=abort once the outcome is known (the application's own records may tell it); --rebuild-from a healthy replica's partition directory; or re-replicate this replica from the leader",
         t.producer_id, t.producer_epoch, R.size(), R.front(), R.back(), why, a.assume_key, a.assume_key);
     plan->actions.push_back(a);
   }
@@ -816,7 +761,7 @@ bool RepairPlan::HasUnrepairable() const {
 }
 
 RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaState& target,
-                        const std::vector<RepairAssumption>& assumptions) {
+                        const std::vector<RepairAssumption>& assumptions, const CoordinatorLog* coordinator) {
   AssumptionUse assume;
   assume.list = &assumptions;
   assume.used.assign(assumptions.size(), false);
@@ -828,7 +773,9 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
   plan.target = target.path;
   for (const ReplicaState& h : healthy) plan.healthy.push_back(h.path);
   for (const ReplicaState& r : rs) plan.replica_labels.push_back(r.label);
-  DiffReport report = DiffReplicas(rs);
+  DiffOptions diff_options;
+  diff_options.coordinator = coordinator;
+  DiffReport report = DiffReplicas(rs, diff_options);
   plan.partition = report.partition;
   for (const Finding& f : report.findings) {
     if (!IsDivergence(f.kind)) continue;
@@ -839,7 +786,7 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
       case FindingKind::kLostAbort:
       case FindingKind::kLostCommit:
       case FindingKind::kHangingTransaction:
-        PlanTransaction(rs, f, &assume, &plan.actions);
+        PlanTransaction(rs, coordinator, f, &assume, &plan.actions);
         break;
       case FindingKind::kLostTombstone:
         PlanTombstone(rs, f, &plan.actions);
@@ -881,7 +828,7 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
                              target.label, t.producer_id, t.first_offset, target.last_stable_offset);
     plan.findings.push_back(f);
     size_t before = plan.actions.size();
-    PlanTransaction(rs, f, &assume, &plan.actions);
+    PlanTransaction(rs, coordinator, f, &assume, &plan.actions);
     for (size_t k = before; k < plan.actions.size(); ++k) plan.actions[k].finding_index = int(plan.findings.size()) - 1;
   }
   // The target's own decided transactions: a verdict the target holds (its marker) is the leader's only
@@ -889,7 +836,7 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
   // names a merge only when a healthy replica still shows it; here every merge the files cannot rule out
   // is listed (a follower that lost a COMMIT merges its records into the producer's next, aborted,
   // transaction and hides them, and nothing in the healthy replicas may show it any more).
-  AuditDecidedTransactions(rs, &assume, &plan);
+  AuditDecidedTransactions(rs, coordinator, &assume, &plan);
 
   // Two findings may name the same marker (e.g. per healthy replica): keep one edit per offset.
   std::stable_sort(plan.actions.begin(), plan.actions.end(),
@@ -924,7 +871,7 @@ bool PlanRepair(const std::vector<std::string>& healthy_dirs, const std::string&
   for (size_t i = 0; i < healthy_dirs.size(); ++i) {
     if (!LoadReplica(healthy_dirs[i], ro, &healthy[i], error)) return false;
   }
-  *plan = PlanRepairOf(healthy, target, options.assumptions);
+  *plan = PlanRepairOf(healthy, target, options.assumptions, options.coordinator);
   return true;
 }
 
@@ -1213,7 +1160,9 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
   }
   result->last_stable_offset = rs[0].last_stable_offset;
   for (const ReplicaState& r : rs) result->remaining_labels.push_back(r.label);
-  for (const Finding& f : DiffReplicas(rs).findings) {
+  DiffOptions diff_options;
+  diff_options.coordinator = options.coordinator;
+  for (const Finding& f : DiffReplicas(rs, diff_options).findings) {
     if (IsDivergence(f.kind) && (IsTarget(f) || DisputesTarget(f))) result->remaining.push_back(f);
   }
   {
@@ -1334,7 +1283,9 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
   }
   result->last_stable_offset = rs[0].last_stable_offset;
   for (const ReplicaState& r : rs) result->remaining_labels.push_back(r.label);
-  for (const Finding& f : DiffReplicas(rs).findings) {
+  DiffOptions diff_options;
+  diff_options.coordinator = options.coordinator;
+  for (const Finding& f : DiffReplicas(rs, diff_options).findings) {
     if (IsDivergence(f.kind) && (IsTarget(f) || DisputesTarget(f))) result->remaining.push_back(f);
   }
   {

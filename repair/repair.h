@@ -15,6 +15,7 @@
 
 #include "diff/diff.h"
 #include "diff/replica_state.h"
+#include "txn/coordinator.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/problem.h"
 #include "segment_writer/file_writer.h"
@@ -95,6 +96,7 @@ struct RepairOptions {
   LogConfig config;               // index.interval.bytes etc. for the rebuilt indexes
   bool force = false;             // replace a non-empty --out
   std::vector<RepairAssumption> assumptions;  // --assume
+  const CoordinatorLog* coordinator = nullptr;  // --txn-log: the coordinator's records as evidence
 };
 
 // Loads the replicas and plans. Returns false with *error when a replica cannot be read.
@@ -102,7 +104,8 @@ bool PlanRepair(const std::vector<std::string>& healthy_dirs, const std::string&
                 const RepairOptions& options, RepairPlan* plan, std::string* error);
 // Planning on loaded replicas (tests).
 RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaState& target,
-                        const std::vector<RepairAssumption>& assumptions = {});
+                        const std::vector<RepairAssumption>& assumptions = {},
+                        const CoordinatorLog* coordinator = nullptr);
 
 struct RepairResult {
   std::string out_partition_dir;  // <out>/<topic>-<partition>

@@ -180,6 +180,34 @@ def test_lso_names_the_coordinators_decision():
         check(snapshot(d) == before, "lso changed its input")
 
 
+def test_repair_takes_the_coordinators_log():
+    """`klf repair` finds the coordinator's partition in the replicas' log dirs (or takes --txn-log) and
+    reports it; --no-txn-log leaves it out; an --out inside an explicit --txn-log is refused (it is an
+    input); nothing given is changed. (Which outcome a coordinator's record proves is unit-tested in
+    tests/repair and tests/diff: no Kafka-written replica set here has a decision to repair.)"""
+    with temp_dir() as root:
+        d = log_dir(root)
+        other = os.path.join(root, "broker2")
+        os.makedirs(other)
+        copy_fixture(os.path.join(TV2, "written", "tv2-txn-0"), os.path.join(other, "tv2-txn-0"))
+        coord = copy_fixture(os.path.join(TXN_STATE, "written"), os.path.join(root, "coord"))
+        before = snapshot(root)
+        base = ["repair", "--dry-run", "--json", "--replica", os.path.join(other, "tv2-txn-0"),
+                "--target", os.path.join(d, "tv2-txn-0"), "--out", os.path.join(root, "out")]
+        for extra, expected in (([], [os.path.join(d, "__transaction_state-0")]),
+                                (["--txn-log", coord], [os.path.join(coord, "__transaction_state-0")]),
+                                (["--no-txn-log"], [])):
+            p = process(base + extra)
+            check(p.returncode in (0, 1), f"repair {extra}: exit {p.returncode}\n{p.stderr}")
+            j = json.loads(p.stdout)
+            got = [os.path.realpath(x) for x in j.get("txnLog", [None])]
+            check(got == [os.path.realpath(x) for x in expected], f"repair {extra}: txnLog {j.get('txnLog')}")
+        p = process(["repair", "--json", "--replica", os.path.join(other, "tv2-txn-0"), "--target",
+                     os.path.join(d, "tv2-txn-0"), "--txn-log", coord, "--out", os.path.join(coord, "out")])
+        check(p.returncode == 2, f"--out inside --txn-log: exit {p.returncode}, expected 2\n{p.stdout}")
+        check(snapshot(root) == before, "repair changed its input")
+
+
 def test_errors():
     p = process(["txn", "find-hanging", "--json", "/nonexistent/klf-txn"])
     check(p.returncode == 3, f"find-hanging on a missing path: exit {p.returncode}, expected 3")

@@ -178,6 +178,83 @@ TEST(Repair, HangingTransactionWithEmptyRemnantIsLeftUnlessAssumed) {
   EXPECT_FALSE(ExplainLso(fixed, {}, {}).pinned());
 }
 
+// A coordinator log made up for the rule's sake: transactional id "app" of producer `pid`, one
+// transaction of foo-0 from `epoch`, decided by `state` at epoch + 1, under transaction version `tv`.
+CoordinatorLog OneDecision(int64_t pid, int16_t epoch, const char* state, int8_t tv) {
+  CoordinatorLog log;
+  log.partition_dirs = {"__transaction_state-7"};
+  TransactionalIdHistory& h = log.ids["app"];
+  h.id = "app";
+  auto rec = [&](int64_t offset, int16_t e, const char* st, std::vector<std::string> parts) {
+    CoordinatorRecord r;
+    r.file = "__transaction_state-7/00000000000000000000.log";
+    r.position = uint64_t(offset) * 100;
+    r.offset = offset;
+    r.producer_id = pid;
+    r.producer_epoch = e;
+    r.state = st;
+    r.partitions = std::move(parts);
+    r.client_transaction_version = tv;
+    h.records.push_back(r);
+  };
+  rec(1, epoch, "Ongoing", {"foo-0"});
+  rec(2, int16_t(epoch + 1), state, {"foo-0"});
+  rec(3, int16_t(epoch + 1), std::string(state) == "PrepareCommit" ? "CompleteCommit" : "CompleteAbort", {});
+  return log;
+}
+
+// The same hanging transaction as above, whose outcome no replica proves: the coordinator's
+// transaction-version-2 decision does (--txn-log), so repair writes that marker as a certain step. A
+// version-1 record of the same transaction decides nothing (its epoch does not tie the decision to
+// these records): still left.
+TEST(Repair, CoordinatorsVersion2DecisionProvesTheMarker) {
+  TempDir tmp("repair-test");
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "order-1", "committed").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
+  const int16_t epoch = Load(t).records[Load(t).FindRecord(10)].producer_epoch;
+
+  CoordinatorLog tv1 = OneDecision(kTxnPid, epoch, "PrepareCommit", 1);
+  RepairOptions options;
+  options.coordinator = &tv1;
+  RepairPlan undecided;
+  std::string error;
+  ASSERT_TRUE(PlanRepair({h1, h2}, t, options, &undecided, &error)) << error;
+  ASSERT_EQ(undecided.actions.size(), 1u);
+  EXPECT_EQ(undecided.actions[0].kind, RepairActionKind::kLeft);
+  EXPECT_NE(undecided.actions[0].reason.find("--txn-log"), std::string::npos) << undecided.actions[0].reason;
+
+  CoordinatorLog tv2 = OneDecision(kTxnPid, epoch, "PrepareCommit", 2);
+  options.coordinator = &tv2;
+  RepairPlan plan;
+  ASSERT_TRUE(PlanRepair({h1, h2}, t, options, &plan, &error)) << error;
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kInsertMarker);
+  EXPECT_EQ(plan.actions[0].certainty, Certainty::kCertain);
+  EXPECT_EQ(plan.actions[0].marker_type, ControlType::kCommit);
+  EXPECT_EQ(plan.actions[0].offset, 12);
+  EXPECT_NE(plan.actions[0].proof.find("transactional id 'app'"), std::string::npos) << plan.actions[0].proof;
+  RepairResult result;
+  ASSERT_TRUE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/out", options, &result, &error)) << error;
+  for (const Finding& f : result.remaining) ADD_FAILURE() << "still divergent: " << f.evidence;
+  ReplicaState fixed = Load(result.out_partition_dir);
+  EXPECT_TRUE(fixed.open_txns.empty());
+  EXPECT_TRUE(fixed.records[fixed.FindRecord(10)].read_committed);
+
+  // A coordinator that says ABORT for records a healthy replica proves committed proves nothing.
+  CoordinatorLog wrong = OneDecision(kTxnPid, epoch, "PrepareAbort", 2);
+  options.coordinator = &wrong;
+  RepairPlan contradicted;
+  std::string t2 = Replica(tmp.path(), "c3").Txn(10, "k", "v").Put(12, "a", "1").Write();
+  std::string w1 = Replica(tmp.path(), "c1").Txn(10, "k", "v").Marker(11, ControlType::kCommit).Put(12, "a", "1").Write();
+  ASSERT_TRUE(PlanRepair({w1}, t2, options, &contradicted, &error)) << error;
+  ASSERT_EQ(contradicted.actions.size(), 1u);
+  EXPECT_EQ(contradicted.actions[0].kind, RepairActionKind::kLeft);
+  for (const RepairAction& a : contradicted.actions) {
+    EXPECT_NE(a.certainty, Certainty::kCertain) << a.reason << a.proof;
+  }
+}
+
 TEST(Repair, HangingTransactionMarkerGoesToAnOffsetNoReplicaHolds) {
   TempDir tmp("repair-test");
   // The COMMIT at 13 is gone everywhere (and T1's data on the healthy replicas); offset 11 is held by
@@ -209,7 +286,7 @@ TEST(Repair, HangingTransactionProvenByAHealthyReplicasMarkerIsCertain) {
   EXPECT_EQ(plan.actions[0].certainty, Certainty::kCertain);
   EXPECT_EQ(plan.actions[0].marker_type, ControlType::kAbort);
   EXPECT_EQ(plan.actions[0].offset, 11);
-  EXPECT_NE(plan.actions[0].proof.find("closes it with an ABORT"), std::string::npos) << plan.actions[0].proof;
+  EXPECT_NE(plan.actions[0].proof.find("closes it with the ABORT at offset 11"), std::string::npos) << plan.actions[0].proof;
   EXPECT_FALSE(fixed.records[fixed.FindRecord(10)].read_committed);
 }
 
