@@ -4,6 +4,8 @@
 //                 with the history of its records (state, producer id and epoch, partitions);
 //   find-hanging  every open transaction of every other partition found in the PATHs, with the
 //                 coordinator's verdict on it. Exit 1 when there is one.
+//   audit         the coordinator's decisions held against every copy's markers (txn/audit.h). Exit 1
+//                 when a copy contradicts the coordinator or lacks a marker.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "cli/partition_paths.h"
+#include "txn/audit.h"
 #include "txn/coordinator.h"
 
 namespace klf::cli {
@@ -197,6 +200,78 @@ int RunFindHanging(const TxnArgs& a) {
   return code;
 }
 
+nlohmann::json FactsJson(const std::vector<AuditFact>& facts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const AuditFact& f : facts)
+    out.push_back({{"file", EscapeInvalidUtf8(f.file)}, {"position", f.position}, {"fact", f.fact}});
+  return out;
+}
+
+int RunAudit(const TxnArgs& a) {
+  std::vector<std::string> txn_dirs, data_dirs;
+  int exit_code = kExitOk;
+  if (!Resolve("txn audit", a, &txn_dirs, &data_dirs, &exit_code)) return exit_code;
+  if (txn_dirs.empty())
+    return Fail("txn audit", kExitUsage, "no __transaction_state-N partition directory in the PATHs given", a.json);
+  CoordinatorLog log;
+  CollectingSink sink;
+  std::string error;
+  if (!LoadCoordinatorLog(txn_dirs, &log, &sink, &error)) return Fail("txn audit", kExitUnreadable, error, a.json);
+  LoadOptions options;
+  options.now_ms = a.now;
+  options.producer_id_expiration_ms = a.producer_id_expiration_ms;
+  AuditReport r = AuditTransactions(log, data_dirs, options, &sink);
+  if (a.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const AuditFinding& f : r.findings) {
+      list.push_back({{"kind", AuditKindName(f.kind)},
+                      {"certainty", f.certain ? "certain" : "suspected"},
+                      {"partition", f.topic_partition},
+                      {"path", EscapeInvalidUtf8(f.partition_dir)},
+                      {"transactionalId", EscapeInvalidUtf8(f.transactional_id)},
+                      {"producerId", f.producer_id},
+                      {"dataEpoch", f.data_epoch},
+                      {"markerEpoch", f.marker_epoch},
+                      {"coordinatorOutcome", f.committed ? "commit" : "abort"},
+                      {"coordinatorRecord", RecordJson(f.decision)},
+                      {"facts", FactsJson(f.facts)},
+                      {"why", f.why}});
+    }
+    nlohmann::json j = {{"coordinatorPartitions", txn_dirs},
+                        {"partitionCopies", r.partition_copies},
+                        {"decisions", r.decisions},
+                        {"decisionsJudged", r.version2_decisions},
+                        {"decisionsNotJudged", r.unjudged_decisions},
+                        {"markersChecked", r.markers_checked},
+                        {"markersAgree", r.markers_agree},
+                        {"findings", list},
+                        {"unreadable", r.unreadable},
+                        {"otherCluster", r.foreign},
+                        {"problems", ProblemsJson(sink)}};
+    std::printf("%s\n", DumpJson(j).c_str());
+  } else {
+    PrintProblems(sink);
+    for (const AuditFinding& f : r.findings) {
+      std::printf("%s: %s (%s): producer %lld, transactional id '%s', coordinator: %s\n", f.topic_partition.c_str(),
+                  AuditKindName(f.kind), f.certain ? "certain" : "suspected", (long long)f.producer_id,
+                  EscapeInvalidUtf8(f.transactional_id).c_str(), f.committed ? "COMMIT" : "ABORT");
+      std::printf("  why: %s\n", f.why.c_str());
+      std::printf("  coordinator: %s: %s\n", EscapeInvalidUtf8(f.decision.file).c_str(), RecordText(f.decision).c_str());
+      for (const AuditFact& x : f.facts)
+        std::printf("  replica: %s: position %llu: %s\n", EscapeInvalidUtf8(x.file).c_str(),
+                    (unsigned long long)x.position, x.fact.c_str());
+    }
+    std::printf("%d decisions of the coordinator (%d judged under transaction version 2, %d not judged: version 0/1 "
+                "records cannot be tied to one marker); %d partition copies; %d markers checked, %d agree; %zu "
+                "findings\n",
+                r.decisions, r.version2_decisions, r.unjudged_decisions, r.partition_copies, r.markers_checked,
+                r.markers_agree, r.findings.size());
+  }
+  int code = r.findings.empty() && r.foreign.empty() ? kExitOk : kExitProblems;
+  if (!r.unreadable.empty()) code = WorseExit(code, kExitUnreadable);
+  return code;
+}
+
 }  // namespace
 
 Command AddTxnCommand(CLI::App* parent) {
@@ -205,17 +280,22 @@ Command AddTxnCommand(CLI::App* parent) {
   app->require_subcommand(1);
   CLI::App* describe = app->add_subcommand("describe", "Every transactional id of the __transaction_state partitions, with its history");
   CLI::App* hanging = app->add_subcommand("find-hanging", "Every open transaction of the partitions, with the coordinator's verdict");
-  for (CLI::App* sub : {describe, hanging}) {
+  CLI::App* audit = app->add_subcommand(
+      "audit", "The coordinator's decisions held against every partition copy's markers and .txnindex");
+  for (CLI::App* sub : {describe, hanging, audit}) {
     sub->add_option("PATH", args->paths, "broker log directories or partition directories (never modified)")->required();
     sub->add_flag("--json", args->json, "print one JSON object");
   }
-  hanging->add_option("--now", args->now, "clock (ms) for producer expiration; default: none expire");
-  hanging->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms, "producer.id.expiration.ms");
+  for (CLI::App* sub : {hanging, audit}) {
+    sub->add_option("--now", args->now, "clock (ms) for producer expiration; default: none expire");
+    sub->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms, "producer.id.expiration.ms");
+  }
   Command c;
   c.app = app;
-  c.run = [args, describe, hanging]() {
+  c.run = [args, describe, hanging, audit]() {
     if (describe->parsed()) return RunDescribe(*args);
     if (hanging->parsed()) return RunFindHanging(*args);
+    if (audit->parsed()) return RunAudit(*args);
     return int(kExitUsage);
   };
   return c;

@@ -93,9 +93,10 @@ bool SameRecord(const CoordinatorRecord& a, const CoordinatorRecord& b) {
 
 // One copy of a `__transaction_state-N` partition: its records by offset, with their transactional ids.
 bool ReadCopy(const std::string& dir, std::map<int64_t, std::pair<std::string, CoordinatorRecord>>* by_offset,
-              ProblemSink* sink, std::string* error) {
+              std::set<std::string>* cluster_ids, ProblemSink* sink, std::string* error) {
   LoadedLog log;
   if (!LoadedLog::Open(dir, LoadOptions{}, &log, sink, error)) return false;
+  if (log.cluster_id) cluster_ids->insert(*log.cluster_id);
   RecordDecoder decoder;
   auto visit = [&](size_t segment, const BatchView& b) {
     const std::string& file = log.segments[segment].log_path;
@@ -148,7 +149,7 @@ bool LoadCoordinatorLog(const std::vector<std::string>& dirs, CoordinatorLog* ou
   for (const auto& [name, group] : copies) {
     std::map<int64_t, std::pair<std::string, CoordinatorRecord>> by_offset;
     for (const std::string& dir : group) {
-      if (!ReadCopy(dir, &by_offset, sink, error)) return false;
+      if (!ReadCopy(dir, &by_offset, &out->cluster_ids, sink, error)) return false;
       out->partition_dirs.push_back(dir);
     }
     for (auto& [offset, x] : by_offset) {

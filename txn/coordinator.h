@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ struct TransactionalIdHistory {
 
 struct CoordinatorLog {
   std::vector<std::string> partition_dirs;  // the `__transaction_state-N` directories read
+  std::set<std::string> cluster_ids;        // of their log dirs' meta.properties, where there is one
   std::map<std::string, TransactionalIdHistory> ids;
 };
 

@@ -208,6 +208,94 @@ def test_repair_takes_the_coordinators_log():
         check(snapshot(root) == before, "repair changed its input")
 
 
+def dump_batches(dump_dir):
+    """Every batch kafka-dump-log printed for a partition: (baseOffset, lastOffset, producerId,
+    producerEpoch, isControl, marker type or None), in offset order."""
+    import glob
+    import re
+    out = []
+    for path in sorted(glob.glob(os.path.join(dump_dir, "*.log.txt"))):
+        batch = None
+        for line in open(path):
+            m = re.match(r"baseOffset: (\d+) lastOffset: (\d+) count: (\d+) .*producerId: (-?\d+) producerEpoch: (-?\d+) "
+                         r".*isControl: (\w+)", line)
+            if m:
+                batch = [int(m[1]), int(m[2]), int(m[4]), int(m[5]), m[6] == "true", None, int(m[3])]
+                out.append(batch)
+                continue
+            m = re.search(r"endTxnMarker: (\w+)", line)
+            if m and batch is not None:
+                batch[5] = m[1]
+    return sorted(out)
+
+
+def test_audit_against_kafkas_records():
+    """`klf txn audit` holds the coordinator's transaction-version-2 decisions (records.json, as Kafka's
+    converters print them) against the markers of the data partition (what kafka-dump-log printed for
+    it). Expected here from those two files alone: a marker at a decision's producer id and epoch of
+    the other type contradicts it; a decision listing the partition whose data (at its Ongoing
+    record's epoch) is there with no marker at its epoch is a missing marker, certain only when a later
+    batch of the producer follows the data. (The two fixtures were written as separate scenarios, so
+    some of their transactions disagree: exactly what the audit must name.)"""
+    records = load(os.path.join(TXN_STATE, "truth", "records.json"))
+    batches = dump_batches(os.path.join(TV2, "dump", "written"))
+    decisions = []
+    ongoing = {}
+    for r in records:
+        v, tid = r.get("value"), r["key"]["transactionalId"]
+        if not v:
+            ongoing.pop(tid, None)
+            continue
+        if r["state"] == "Ongoing":
+            ongoing[tid] = v
+            continue
+        if r["state"] in ("PrepareCommit", "PrepareAbort") and v.get("clientTransactionVersion", 0) >= 2:
+            o = ongoing.get(tid)
+            data_epoch = o["producerEpoch"] if o and o["producerId"] == v["producerId"] else v["producerEpoch"] - 1
+            parts = {f"{p['topic']}-{i}" for p in (v.get("transactionPartitions") or []) for i in p["partitionIds"]}
+            decisions.append((v["producerId"], v["producerEpoch"], r["state"] == "PrepareCommit", data_epoch, parts))
+        ongoing.pop(tid, None)
+    expected, checked = set(), 0
+    for pid, epoch, commit, data_epoch, parts in decisions:
+        markers = [b for b in batches if b[4] and b[2] == pid and b[3] == epoch and b[5] in ("COMMIT", "ABORT")]
+        checked += len(markers)
+        for b in markers:
+            if (b[5] == "COMMIT") != commit:
+                expected.add(("contradicts", "certain", pid, epoch))
+        data = [b for b in batches if not b[4] and b[2] == pid and b[3] == data_epoch and b[6] > 0]
+        if not markers and data and "tv2-txn-0" in parts:
+            later = any(b[2] == pid and b[0] > data[-1][1] for b in batches)
+            expected.add(("missing-marker", "certain" if later else "suspected", pid, epoch))
+    check(expected, "the fixtures give the audit nothing to find: the test proves nothing")
+    with temp_dir() as root:
+        d = log_dir(root)
+        before = snapshot(d)
+        p = process(["txn", "audit", "--json", d])
+        check(p.returncode == 1, f"audit: exit {p.returncode}, expected 1\n{p.stderr}")
+        j = json.loads(p.stdout)
+        got = {(f["kind"], f["certainty"], f["producerId"], f["markerEpoch"]) for f in j["findings"]}
+        check(got == expected, f"audit findings {sorted(got)}, expected {sorted(expected)}")
+        check(j["markersChecked"] == checked, f"markersChecked {j['markersChecked']}, expected {checked}")
+        check(all(f["facts"] and f["coordinatorRecord"]["file"] for f in j["findings"]),
+              "every finding names both sides' evidence")
+        text = process(["txn", "audit", d])
+        check("contradicts (certain)" in text.stdout and "coordinator: " in text.stdout, f"audit text: {text.stdout}")
+        # The same partition's log dir with a meta.properties of another cluster than the coordinator's.
+        other = os.path.join(root, "broker2")
+        copy_fixture(os.path.join(TV2, "written"), other)
+        with open(os.path.join(other, "meta.properties"), "w") as f:
+            f.write("version=1\ncluster.id=another-cluster\nnode.id=2\n")
+        with open(os.path.join(d, "meta.properties"), "w") as f:
+            f.write("version=1\ncluster.id=this-cluster\nnode.id=1\n")
+        p = process(["txn", "audit", "--json", d, other])
+        j = json.loads(p.stdout)
+        check(j["otherCluster"] == [os.path.join(other, "tv2-txn-0")] and
+              all(f["path"] != os.path.join(other, "tv2-txn-0") for f in j["findings"]),
+              f"another cluster's copy: otherCluster {j.get('otherCluster')}")
+        os.remove(os.path.join(d, "meta.properties"))
+        check(snapshot(d) == before, "audit changed its input")
+
+
 def test_errors():
     p = process(["txn", "find-hanging", "--json", "/nonexistent/klf-txn"])
     check(p.returncode == 3, f"find-hanging on a missing path: exit {p.returncode}, expected 3")

@@ -1,0 +1,329 @@
+// klf txn audit (audit.h). Kafka sources followed: TransactionMetadata (prepareComplete bumps the
+// epoch under transaction version 2; a producer-id rollover completes under the new id at epoch 0),
+// TransactionMarkerChannelManager (markers carry the metadata's producer id and epoch),
+// ProducerStateManager (a marker closes the producer's open transaction), and the cleaner
+// (CleanedTransactionMetadata: a marker is removed only once no batch of its transaction is left).
+#include "txn/audit.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace klf {
+
+const char* AuditKindName(AuditKind k) {
+  switch (k) {
+    case AuditKind::kContradicts: return "contradicts";
+    case AuditKind::kMissingMarker: return "missing-marker";
+  }
+  return "?";
+}
+
+namespace {
+
+// One decision of the coordinator that the audit judges.
+struct Decision {
+  std::string id;
+  CoordinatorRecord record;  // the Prepare (or, when it is gone, the Complete) record
+  bool committed = false;
+  int16_t data_epoch = -1;   // the Ongoing record's epoch, else the one below the decision's
+  std::set<std::string> partitions;  // the Prepare or Ongoing record's; empty when only Complete is left
+};
+
+bool IsPrepare(const CoordinatorRecord& r) { return r.state == "PrepareCommit" || r.state == "PrepareAbort"; }
+bool IsComplete(const CoordinatorRecord& r) { return r.state == "CompleteCommit" || r.state == "CompleteAbort"; }
+bool Version2(const CoordinatorRecord& r) { return r.client_transaction_version.value_or(0) >= 2; }
+
+// Every decision of the coordinator's log; those it cannot tie to markers are only counted.
+std::vector<Decision> Decisions(const CoordinatorLog& log, AuditReport* report) {
+  std::vector<Decision> out;
+  std::set<std::pair<int64_t, int16_t>> seen;  // (producer id, marker epoch)
+  for (const auto& [id, h] : log.ids) {
+    const CoordinatorRecord* ongoing = nullptr;
+    const CoordinatorRecord* prepare = nullptr;
+    for (const CoordinatorRecord& r : h.records) {
+      if (r.tombstone) {
+        ongoing = prepare = nullptr;
+        continue;
+      }
+      if (r.state == "Ongoing") {
+        ongoing = &r;
+        continue;
+      }
+      if (!IsPrepare(r) && !IsComplete(r)) {
+        ongoing = prepare = nullptr;
+        continue;
+      }
+      const bool commit = r.state == "PrepareCommit" || r.state == "CompleteCommit";
+      if (IsComplete(r) && prepare != nullptr && (prepare->state == "PrepareCommit") == commit) {
+        prepare = nullptr;  // the Complete of a decision already taken (possibly under a rolled-over id)
+        ongoing = nullptr;
+        continue;
+      }
+      ++report->decisions;
+      // A Complete at epoch 0 may follow a producer-id rollover: its markers carry the old id.
+      if (!Version2(r) || (IsComplete(r) && r.producer_epoch == 0)) {
+        ++report->unjudged_decisions;
+        prepare = IsPrepare(r) ? &r : nullptr;
+        ongoing = nullptr;
+        continue;
+      }
+      if (!seen.insert({r.producer_id, r.producer_epoch}).second) continue;
+      ++report->version2_decisions;
+      Decision d;
+      d.id = id;
+      d.record = r;
+      d.committed = commit;
+      const bool same_txn = ongoing != nullptr && ongoing->producer_id == r.producer_id &&
+                            ongoing->producer_epoch < r.producer_epoch && r.producer_epoch - ongoing->producer_epoch <= 2;
+      d.data_epoch = same_txn ? ongoing->producer_epoch : int16_t(r.producer_epoch - 1);
+      d.partitions.insert(r.partitions.begin(), r.partitions.end());
+      if (same_txn) d.partitions.insert(ongoing->partitions.begin(), ongoing->partitions.end());
+      out.push_back(std::move(d));
+      prepare = IsPrepare(r) ? &r : nullptr;
+      ongoing = nullptr;
+    }
+  }
+  return out;
+}
+
+// A batch of one of the audited producers in a partition copy.
+struct ProducerBatch {
+  int64_t base_offset = 0, last_offset = 0;
+  int16_t epoch = -1;
+  bool control = false;
+  ControlType type = ControlType::kUnknown;
+  std::string file;
+  uint64_t position = 0;
+};
+
+struct Copy {
+  std::string dir;
+  std::string tp;
+  std::optional<std::string> cluster_id;
+  int64_t log_end_offset = 0;
+  std::map<int64_t, std::vector<ProducerBatch>> batches;  // producer id -> its batches, offset order
+  std::vector<std::pair<AbortedTxn, LoadedLog::FilePosition>> txn_index;  // of the audited producers
+};
+
+bool ReadCopy(const std::string& dir, const std::set<int64_t>& producers, const LoadOptions& options, Copy* out,
+              std::string* error) {
+  LoadedLog log;
+  CollectingSink quiet;  // the partition's own problems are verify's to report
+  if (!LoadedLog::Open(dir, options, &log, &quiet, error)) return false;
+  if (!log.tp) {
+    *error = dir + ": not a partition directory";
+    return false;
+  }
+  out->dir = dir;
+  out->tp = log.tp->topic + "-" + std::to_string(log.tp->partition);
+  out->log_end_offset = log.log_end_offset;
+  out->cluster_id = log.cluster_id;
+  for (size_t i = 0; i < log.aborted_txns.size(); ++i) {
+    if (producers.count(log.aborted_txns[i].producer_id))
+      out->txn_index.emplace_back(log.aborted_txns[i], log.aborted_txn_sources[i]);
+  }
+  RecordDecoder decoder;
+  auto visit = [&](size_t segment, const BatchView& b) {
+    const BatchHeader& h = b.header;
+    if (h.magic < 2 || !producers.count(h.producer_id) || h.last_offset < log.log_start_offset) return true;
+    ProducerBatch p;
+    p.base_offset = h.base_offset;
+    p.last_offset = h.last_offset;
+    p.epoch = h.producer_epoch;
+    p.control = h.is_control;
+    p.file = log.segments[segment].log_path;
+    p.position = h.position;
+    if (h.is_control) {
+      if (h.record_count == 0) return true;  // the cleaner's empty remnant: no outcome in it
+      ControlRecord c;
+      std::string why;
+      if (!decoder.Decode(b, p.file, &quiet) || decoder.records().empty() ||
+          !ParseControlRecord(decoder.records().front(), &c, &why))
+        return true;
+      p.type = c.type;
+      if (p.type != ControlType::kCommit && p.type != ControlType::kAbort) return true;
+    } else if (h.record_count == 0) {
+      return true;
+    }
+    out->batches[h.producer_id].push_back(std::move(p));
+    return true;
+  };
+  return log.ForEachBatch(visit, &quiet, error);
+}
+
+std::string MarkerName(bool committed) { return committed ? "COMMIT" : "ABORT"; }
+
+std::string DecisionText(const Decision& d) {
+  return fmt::format("the coordinator's {} of transactional id '{}' (producer {} epoch {}, transaction version 2, "
+                     "offset {} of {})",
+                     d.record.state, d.id, d.record.producer_id, d.record.producer_epoch, d.record.offset, d.record.file);
+}
+
+AuditFinding NewFinding(AuditKind kind, const Decision& d, const Copy& c) {
+  AuditFinding f;
+  f.kind = kind;
+  f.topic_partition = c.tp;
+  f.partition_dir = c.dir;
+  f.transactional_id = d.id;
+  f.producer_id = d.record.producer_id;
+  f.data_epoch = d.data_epoch;
+  f.marker_epoch = d.record.producer_epoch;
+  f.committed = d.committed;
+  f.decision = d.record;
+  return f;
+}
+
+// The copy's markers of the decision, its data, and whether it lacks the marker.
+void Judge(const Decision& d, const Copy& c, const std::vector<const Copy*>& same_partition, AuditReport* report) {
+  auto it = c.batches.find(d.record.producer_id);
+  if (it == c.batches.end()) return;
+  const std::vector<ProducerBatch>& batches = it->second;
+  const int16_t e = d.record.producer_epoch;
+  bool has_marker = false;
+  for (const ProducerBatch& b : batches) {
+    if (!b.control || b.epoch != e) continue;
+    has_marker = true;
+    ++report->markers_checked;
+    const bool commit = b.type == ControlType::kCommit;
+    if (commit == d.committed) {
+      ++report->markers_agree;
+      continue;
+    }
+    AuditFinding f = NewFinding(AuditKind::kContradicts, d, c);
+    f.certain = true;
+    f.facts.push_back({b.file, b.position,
+                       fmt::format("{} marker of producer {} epoch {} at offset {}", MarkerName(commit),
+                                   d.record.producer_id, e, b.base_offset)});
+    f.why = fmt::format("{} holds an {} of producer {} at epoch {} (offset {}), but {} decided {}: under transaction "
+                        "version 2 that epoch belongs to this one transaction",
+                        c.dir, MarkerName(commit), d.record.producer_id, e, b.base_offset, DecisionText(d),
+                        d.committed ? "commit" : "abort");
+    report->findings.push_back(std::move(f));
+  }
+  if (has_marker) return;
+
+  std::vector<const ProducerBatch*> data;
+  for (const ProducerBatch& b : batches)
+    if (!b.control && b.epoch == d.data_epoch) data.push_back(&b);
+  if (data.empty()) return;  // no trace of the transaction here: cleaned away, or never fetched
+  const ProducerBatch& last = *data.back();
+  auto data_fact = [&]() {
+    return AuditFact{data.front()->file, data.front()->position,
+                     fmt::format("data of producer {} at epoch {}: offsets {}..{} ({} batch(es))", d.record.producer_id,
+                                 d.data_epoch, data.front()->base_offset, last.last_offset, data.size())};
+  };
+
+  // The copy's own .txnindex says ABORT over the data of a transaction the coordinator committed.
+  if (d.committed) {
+    for (const auto& [entry, source] : c.txn_index) {
+      if (entry.producer_id != d.record.producer_id) continue;
+      if (entry.first_offset > last.last_offset || entry.last_offset < data.front()->base_offset) continue;
+      AuditFinding f = NewFinding(AuditKind::kContradicts, d, c);
+      f.certain = true;
+      f.facts.push_back(data_fact());
+      f.facts.push_back({source.file, source.position,
+                         fmt::format(".txnindex entry: producer {} aborted offsets {}..{}", entry.producer_id,
+                                     entry.first_offset, entry.last_offset)});
+      f.why = fmt::format("{}'s .txnindex lists producer {}'s range {}..{} as aborted, over its data at epoch {}, but "
+                          "{} decided commit",
+                          c.dir, d.record.producer_id, entry.first_offset, entry.last_offset, d.data_epoch,
+                          DecisionText(d));
+      report->findings.push_back(std::move(f));
+      return;
+    }
+  }
+  if (!d.partitions.empty() && !d.partitions.count(c.tp)) return;  // the coordinator did not list it
+
+  AuditFinding f = NewFinding(AuditKind::kMissingMarker, d, c);
+  f.facts.push_back(data_fact());
+  const ProducerBatch* later = nullptr;
+  for (const ProducerBatch& b : batches)
+    if (b.base_offset > last.last_offset) {
+      later = &b;
+      break;
+    }
+  if (later != nullptr) {
+    f.certain = true;
+    f.facts.push_back({later->file, later->position,
+                       fmt::format("a later {} of producer {} at epoch {}, offset {}", later->control ? "marker" : "batch",
+                                   d.record.producer_id, later->epoch, later->base_offset)});
+    f.why = fmt::format("{} holds producer {}'s data at epoch {} and a later batch of the producer (offset {}), but no "
+                        "{} at epoch {}: it fetched past the marker of {} and never got it",
+                        c.dir, d.record.producer_id, d.data_epoch, later->base_offset, MarkerName(d.committed), e,
+                        DecisionText(d));
+    report->findings.push_back(std::move(f));
+    return;
+  }
+  for (const Copy* other : same_partition) {
+    auto o = other->batches.find(d.record.producer_id);
+    if (other == &c || o == other->batches.end()) continue;
+    for (const ProducerBatch& b : o->second) {
+      if (!b.control || b.epoch != e || b.base_offset >= c.log_end_offset) continue;
+      f.certain = true;
+      f.facts.push_back({b.file, b.position,
+                         fmt::format("{} holds the {} marker at offset {}, below this copy's log end {}", other->dir,
+                                     MarkerName(b.type == ControlType::kCommit), b.base_offset, c.log_end_offset)});
+      f.why = fmt::format("{} holds producer {}'s data at epoch {} and its log reaches offset {}, past offset {} where "
+                          "{} holds the marker, but it has no marker at epoch {} ({})",
+                          c.dir, d.record.producer_id, d.data_epoch, c.log_end_offset, b.base_offset, other->dir, e,
+                          DecisionText(d));
+      report->findings.push_back(std::move(f));
+      return;
+    }
+  }
+  f.certain = false;
+  f.why = fmt::format("{} holds producer {}'s data at epoch {} (up to offset {}) and no {} at epoch {}, which {} says "
+                      "was written; its log ends at {}: either it lost the marker or it has not fetched it yet (suspected; "
+                      "a copy of the leader's partition holding the marker, or this replica's fetch position, settles it)",
+                      c.dir, d.record.producer_id, d.data_epoch, last.last_offset, MarkerName(d.committed), e,
+                      DecisionText(d), c.log_end_offset);
+  report->findings.push_back(std::move(f));
+}
+
+}  // namespace
+
+AuditReport AuditTransactions(const CoordinatorLog& coordinator, const std::vector<std::string>& partition_dirs,
+                              const LoadOptions& options, ProblemSink* sink) {
+  AuditReport report;
+  std::vector<Decision> decisions = Decisions(coordinator, &report);
+  std::set<int64_t> producers;
+  for (const Decision& d : decisions) producers.insert(d.record.producer_id);
+
+  std::vector<Copy> copies;
+  copies.reserve(partition_dirs.size());
+  for (const std::string& dir : partition_dirs) {
+    Copy c;
+    std::string error;
+    if (!ReadCopy(dir, producers, options, &c, &error)) {
+      Report(sink, Severity::kError, dir, 0, "partition-load", error);
+      report.unreadable.push_back(dir);
+      continue;
+    }
+    // Producer ids are unique within a cluster only: another cluster's coordinator proves nothing here.
+    if (c.cluster_id && !coordinator.cluster_ids.empty() && !coordinator.cluster_ids.count(*c.cluster_id)) {
+      Report(sink, Severity::kError, dir, 0, "cluster-mismatch",
+             "the log dir's meta.properties names cluster " + *c.cluster_id +
+                 ", not the coordinator's: its transactions are not audited against that __transaction_state");
+      report.foreign.push_back(dir);
+      continue;
+    }
+    copies.push_back(std::move(c));
+  }
+  report.partition_copies = int(copies.size());
+  std::map<std::string, std::vector<const Copy*>> by_partition;
+  for (const Copy& c : copies) by_partition[c.tp].push_back(&c);
+  for (const Decision& d : decisions) {
+    for (const Copy& c : copies) Judge(d, c, by_partition[c.tp], &report);
+  }
+  std::stable_sort(report.findings.begin(), report.findings.end(), [](const AuditFinding& a, const AuditFinding& b) {
+    return std::tie(a.topic_partition, a.partition_dir, a.producer_id, a.marker_epoch) <
+           std::tie(b.topic_partition, b.partition_dir, b.producer_id, b.marker_epoch);
+  });
+  return report;
+}
+
+}  // namespace klf
