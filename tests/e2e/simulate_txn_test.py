@@ -55,7 +55,8 @@ def check_coordinator_logs(name, out, txns):
         j = json.loads(p.stdout)
         check(j["problems"] == [], f"{name}: {b}: {j['problems']}")
         records = [r for t in j["transactionalIds"] for r in t["records"]]
-        prepares = [(r["producerId"], r["producerEpoch"], r["state"]) for r in records if r["state"].startswith("Prepare")]
+        prepares = [(r["producerId"], r["producerEpoch"], r["state"])
+                    for r in records if r["state"].startswith("Prepare")]
         expected = [(t["producerId"], t["markerEpoch"], "PrepareCommit" if t["outcome"] == "commit" else "PrepareAbort")
                     for t in txns]
         check(prepares == expected, f"{name}: {b}: the coordinator's decisions {prepares}, the run's {expected}")
