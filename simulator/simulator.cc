@@ -222,7 +222,7 @@ class Cluster {
   bool Apply(const json& e, std::string* error);
   bool Produce(ProducerRuntime& p, const std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>&
                                         records, bool one_batch, std::string* error);
-  bool EndTxn(ProducerRuntime& p, ControlType type, json* detail, std::string* error);
+  bool EndTxn(ProducerRuntime& p, ControlType type, bool timeout, json* detail, std::string* error);
   bool WriteTxnState(const ProducerRuntime& p, TxnLogStatus status, int64_t producer_id, int16_t epoch,
                      int64_t previous_producer_id, int64_t next_producer_id, std::string* error);
   bool AppendAsLeader(const std::string& chunk, std::string* error);
@@ -536,11 +536,22 @@ bool Cluster::Produce(ProducerRuntime& p,
 // prepare step, so the marker carries data epoch + 1 and the producer continues at that epoch with
 // sequence 0; when the data epoch is already 32766 the coordinator allocates the next producer id
 // (NextProducerId on the prepare record), the marker still goes out as (old id, 32767), and the
-// producer continues as (new id, epoch 0). `detail` gets the producer id and epochs (transaction
-// version stated only).
-bool Cluster::EndTxn(ProducerRuntime& p, ControlType type, json* detail, std::string* error) {
+// producer continues as (new id, epoch 0).
+//
+// `timeout`: the coordinator aborts the transaction itself, at its time-out
+// (TransactionCoordinator.abortTimedOutTransactions): prepareFenceProducerEpoch bumps the epoch to
+// e+1 first, and under transaction version 2 prepareAbortOrCommit bumps it again, so the ABORT carries
+// e+1 (TV0/1) or e+2 (TV2). The fenced client then initializes again (InitProducerId: one more bump,
+// an Empty record) and continues from sequence 0 at e+2 (TV0/1) or e+3 (TV2).
+//
+// `detail` gets the producer id and epochs (transaction version stated, or a time-out).
+bool Cluster::EndTxn(ProducerRuntime& p, ControlType type, bool timeout, json* detail, std::string* error) {
   if (!p.spec.transactional || !p.in_txn) {
     *error = "producer " + p.spec.name + " has no open transaction";
+    return false;
+  }
+  if (timeout && (type != ControlType::kAbort || !p.txn_has_data)) {
+    *error = "only the coordinator's abort of a transaction that wrote to the partition (Ongoing) can time out";
     return false;
   }
   p.in_txn = false;
@@ -553,7 +564,15 @@ bool Cluster::EndTxn(ProducerRuntime& p, ControlType type, json* detail, std::st
   const int16_t data_epoch = p.spec.epoch;
   int16_t marker_epoch = data_epoch;
   int64_t next_producer_id = -1;
-  if (tv2) {
+  if (timeout) {
+    // The fence, the TV2 bump and the client's new InitProducerId must all fit below 32767.
+    const int bumps = tv2 ? 3 : 2;
+    if (data_epoch + bumps > kLastProducerEpoch) {
+      *error = fmt::format("a time-out at epoch {} would exhaust the producer's epochs (not modelled)", data_epoch);
+      return false;
+    }
+    marker_epoch = int16_t(data_epoch + (tv2 ? 2 : 1));
+  } else if (tv2) {
     if (data_epoch >= kLastProducerEpoch) next_producer_id = next_free_producer_id_++;
     marker_epoch = int16_t(data_epoch + 1);
   }
@@ -572,7 +591,7 @@ bool Cluster::EndTxn(ProducerRuntime& p, ControlType type, json* detail, std::st
   BuiltBatch built;
   if (!AppendEndTxnMarker(m, &chunk, &built, error)) return false;
   if (!AppendAsLeader(chunk, error)) return false;
-  if (tv2) {
+  if (tv2 && !timeout) {
     if (next_producer_id >= 0) {
       p.spec.producer_id = next_producer_id;
       p.spec.epoch = 0;
@@ -581,11 +600,21 @@ bool Cluster::EndTxn(ProducerRuntime& p, ControlType type, json* detail, std::st
     }
     p.next_sequence = 0;
   }
+  const int16_t complete_epoch = timeout ? marker_epoch : p.spec.epoch;
   if (logged && !WriteTxnState(p, commit ? TxnLogStatus::kCompleteCommit : TxnLogStatus::kCompleteAbort,
-                               p.spec.producer_id, p.spec.epoch, producer_id, -1, error))
+                               p.spec.producer_id, complete_epoch, producer_id, -1, error))
     return false;
-  if (p.spec.transaction_version >= 0) {
-    (*detail)["transactionVersion"] = p.spec.transaction_version;
+  if (timeout) {
+    // The fenced client's InitProducerId (prepareIncrementProducerEpoch): Empty at the next epoch.
+    p.spec.epoch = int16_t(marker_epoch + 1);
+    p.next_sequence = 0;
+    if (logged && !WriteTxnState(p, TxnLogStatus::kEmpty, producer_id, p.spec.epoch, producer_id, -1, error))
+      return false;
+    (*detail)["timeout"] = true;
+    (*detail)["nextEpoch"] = p.spec.epoch;
+  }
+  if (p.spec.transaction_version >= 0 || timeout) {
+    if (p.spec.transaction_version >= 0) (*detail)["transactionVersion"] = p.spec.transaction_version;
     (*detail)["producerId"] = producer_id;
     (*detail)["dataEpoch"] = data_epoch;
     (*detail)["markerEpoch"] = marker_epoch;
@@ -759,14 +788,16 @@ bool Cluster::Apply(const json& e, std::string* error) {
     int64_t at = leader().log->log_end_offset();
     bool had_data = p->txn_has_data;
     json d = {{"producer", p->spec.name}, {"markerOffset", at}};
-    if (!EndTxn(*p, op == "commit" ? ControlType::kCommit : ControlType::kAbort, &d, error)) return false;
+    const bool timeout = op == "abort" && e.value("timeout", false);
+    if (!EndTxn(*p, op == "commit" ? ControlType::kCommit : ControlType::kAbort, timeout, &d, error)) return false;
     std::string up;
     for (const Broker& b : brokers_)
       if (b.up) up += (up.empty() ? "" : ",") + std::to_string(b.id);
     Step(op,
-         had_data ? fmt::format("{} {}s: {} marker at offset {} (on brokers {})", p->spec.name, op,
-                                op == "commit" ? "COMMIT" : "ABORT", at, up)
-                  : fmt::format("{} {}s an empty transaction (no marker on this partition)", p->spec.name, op),
+         had_data
+             ? fmt::format("{} {}s: {} marker at offset {} (on brokers {})", p->spec.name, op,
+                           op == "commit" ? "COMMIT" : (timeout ? "ABORT (transaction time-out)" : "ABORT"), at, up)
+             : fmt::format("{} {}s an empty transaction (no marker on this partition)", p->spec.name, op),
          had_data ? d : json::object());
     return true;
   }

@@ -493,6 +493,62 @@ TEST(SimulatorTest, WritesTheCoordinatorsLogReplicatedLikeAnyPartition) {
             "0\n2\n__transaction_state 0 21\nfoo 0 12\n");
 }
 
+// The coordinator aborts on a time-out: a fence bump first, then (TV2 only) the usual bump; the fenced
+// client initializes again (Empty, one more bump) and continues from sequence 0.
+TEST(SimulatorTest, TimedOutTransactionsAreAbortedAboveAFencedEpoch) {
+  Timeline t;
+  std::string error;
+  ASSERT_TRUE(ParseTimeline(R"({
+    "brokers": 2,
+    "producers": {
+      "P": {"producer_id": 10, "transactional": true, "transactional_id": "p", "transaction_version": 2},
+      "Q": {"producer_id": 20, "epoch": 5, "transactional": true, "transactional_id": "q", "transaction_version": 1}
+    },
+    "events": [
+      {"op": "begin", "producer": "P"}, {"op": "produce", "producer": "P", "records": [["a", "1"]]},
+      {"op": "begin", "producer": "Q"}, {"op": "produce", "producer": "Q", "records": [["b", "1"]]},
+      {"op": "advance", "ms": 60000},
+      {"op": "abort", "producer": "P", "timeout": true}, {"op": "abort", "producer": "Q", "timeout": true},
+      {"op": "begin", "producer": "P"}, {"op": "produce", "producer": "P", "records": [["a", "2"]]},
+      {"op": "commit", "producer": "P"},
+      {"op": "begin", "producer": "Q"}, {"op": "produce", "producer": "Q", "records": [["b", "2"]]},
+      {"op": "commit", "producer": "Q"}
+    ]})",
+                            &t, &error))
+      << error;
+  TempDir tmp;
+  SimulationResult r = Simulate(t, CoordinationMode::kUncoordinated, tmp.path() + "/out");
+  const std::vector<BatchFacts> expected = {
+      {10, 0, 0, false}, {20, 5, 0, false},  // the two transactions' data
+      {10, 2, -1, true},                     // TV2: fence to 1, bump to 2
+      {20, 6, -1, true},                     // TV1: fence to 6, no bump
+      {10, 3, 0, false}, {10, 4, -1, true},  // P re-initialized at 3
+      {20, 7, 0, false}, {20, 7, -1, true},  // Q re-initialized at 7
+  };
+  EXPECT_EQ(BatchesOf(r.out_dir + "/broker2/foo-0"), expected);
+  ExpectVerifies(r);
+  CoordinatorLog log;
+  CollectingSink sink;
+  ASSERT_TRUE(LoadCoordinatorLog({r.out_dir + "/broker2/__transaction_state-0"}, &log, &sink, &error)) << error;
+  std::vector<std::pair<std::string, int>> p;
+  for (const CoordinatorRecord& c : log.ids.at("p").records) p.emplace_back(c.state, c.producer_epoch);
+  EXPECT_EQ(p, (std::vector<std::pair<std::string, int>>{{"Empty", 0},
+                                                         {"Ongoing", 0},
+                                                         {"PrepareAbort", 2},
+                                                         {"CompleteAbort", 2},
+                                                         {"Empty", 3},
+                                                         {"Ongoing", 3},
+                                                         {"PrepareCommit", 4},
+                                                         {"CompleteCommit", 4}}));
+  std::vector<json> ends;
+  for (const SimStep& s : r.steps)
+    if (s.op == "abort") ends.push_back(s.detail);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(ends[0]["timeout"], true);
+  EXPECT_EQ(ends[0]["nextEpoch"], 3);
+  EXPECT_EQ(ends[1]["nextEpoch"], 7);
+}
+
 TEST(SimulatorTest, NoTransactionVersionNoCoordinatorLog) {
   TempDir tmp;
   SimulationResult r = RunFixture("hanging-transaction", CoordinationMode::kUncoordinated, tmp);
