@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <vector>
 
 #include "segment_reader/batch.h"
 #include "segment_reader/file.h"
@@ -148,8 +149,22 @@ bool ReplicaLog::WriteSnapshot(std::string* error) const {
 
 bool ReplicaLog::WriteLogDirCheckpoints(std::string* error) const {
   Env* env = Env::Default();
+  // A log dir's checkpoint files list every partition in it: the entries other logs of this log dir
+  // wrote (the coordinator's __transaction_state-0 beside the data) are kept, this partition's entry
+  // replaced, in (topic, partition) order. A log dir holding one partition gets a one-entry file.
   auto one = [&](const char* name, int64_t value) {
-    return WriteOffsetCheckpointFile(env, log_dir_ + "/" + name, {OffsetCheckpointEntry{tp_, value}}, error);
+    const std::string path = log_dir_ + "/" + name;
+    std::vector<OffsetCheckpointEntry> entries;
+    std::string text, ignored;
+    if (fs::exists(path) && ReadSmallFile(path, kMaxMetadataFileBytes, &text, &ignored)) {
+      NullSink quiet;
+      ParseOffsetCheckpoint(path, text, &entries, &quiet);
+    }
+    std::erase_if(entries, [&](const OffsetCheckpointEntry& e) { return e.tp == tp_; });
+    entries.push_back(OffsetCheckpointEntry{tp_, value});
+    std::sort(entries.begin(), entries.end(),
+              [](const OffsetCheckpointEntry& a, const OffsetCheckpointEntry& b) { return a.tp < b.tp; });
+    return WriteOffsetCheckpointFile(env, path, entries, error);
   };
   return one("recovery-point-offset-checkpoint", log_end_offset_) &&
          one("replication-offset-checkpoint", high_watermark_) &&

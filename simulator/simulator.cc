@@ -19,6 +19,7 @@
 #include "segment_writer/file_writer.h"
 #include "segment_writer/output_guard.h"
 #include "segment_writer/scratch.h"
+#include "segment_writer/txn_log_encoder.h"
 #include "simulator/replica_log.h"
 #include "segment_reader/java_long.h"
 
@@ -35,6 +36,10 @@ const char* CoordinationModeName(CoordinationMode m) {
 
 namespace {
 
+// The last epoch a producer may use (TransactionMetadata.isEpochExhausted: epoch >= Short.MAX_VALUE - 1
+// allocates a new producer id; 32767 is left to the coordinator's final bump).
+constexpr int16_t kLastProducerEpoch = 32766;
+
 const std::set<std::string> kOps = {"produce", "traffic", "begin", "commit", "abort", "down",  "up",
                                     "leader",  "advance", "clean", "roll",   "note"};
 
@@ -45,6 +50,12 @@ std::string ConfigValueString(const json& v) {
 }
 
 }  // namespace
+
+bool Timeline::WritesCoordinatorLog() const {
+  for (const auto& [name, p] : producers)
+    if (p.transactional && p.transaction_version >= 0) return true;
+  return false;
+}
 
 bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* error) {
   *out = Timeline{};
@@ -123,6 +134,21 @@ bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* err
           return false;
         }
         s.compression = *c;
+        if (p.contains("transaction_version")) {
+          const json& tv = p.at("transaction_version");
+          if (!s.transactional || !tv.is_number_integer() || tv.get<int64_t>() < 0 || tv.get<int64_t>() > 2) {
+            *error = "timeline: producer " + name +
+                     ": \"transaction_version\" must be 0, 1 or 2, on a transactional producer";
+            return false;
+          }
+          s.transaction_version = tv.get<int>();
+        }
+        s.transaction_timeout_ms = p.value("transaction_timeout_ms", int32_t(60000));
+        if (s.transaction_version == 2 && (s.epoch < 0 || s.epoch > kLastProducerEpoch)) {
+          *error = fmt::format("timeline: producer {}: epoch must be 0..{} under transaction version 2", name,
+                               kLastProducerEpoch);
+          return false;
+        }
         out->producers[name] = s;
       }
     }
@@ -155,10 +181,11 @@ bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* err
 namespace {
 
 struct ProducerRuntime {
-  ProducerSpec spec;
+  ProducerSpec spec;  // producer_id and epoch: the current ones (transaction version 2 moves them)
   int32_t next_sequence = 0;
   bool in_txn = false;
   bool txn_has_data = false;  // the partition was added to the transaction (a marker is due)
+  int64_t txn_start_ms = -1;  // when the partition was added (the coordinator's TransactionStartTimestampMs)
   std::map<std::string, int> versions;  // traffic: writes per key
 };
 
@@ -166,6 +193,7 @@ struct Broker {
   int id = 0;
   bool up = true;
   std::unique_ptr<ReplicaLog> log;
+  std::unique_ptr<ReplicaLog> txn_log;  // __transaction_state-0, when the timeline writes it
   std::optional<int64_t> mcco, mxfo;  // last report to the coordinator
 };
 
@@ -190,13 +218,19 @@ class Cluster {
 
  private:
   bool Setup(const std::string& root, std::string* error);
+  bool SetupCoordinator(const std::string& root, std::string* error);
   bool Apply(const json& e, std::string* error);
   bool Produce(ProducerRuntime& p, const std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>&
                                         records, bool one_batch, std::string* error);
-  bool EndTxn(ProducerRuntime& p, ControlType type, std::string* error);
+  bool EndTxn(ProducerRuntime& p, ControlType type, bool timeout, json* detail, std::string* error);
+  bool WriteTxnState(const ProducerRuntime& p, TxnLogStatus status, int64_t producer_id, int16_t epoch,
+                     int64_t previous_producer_id, int64_t next_producer_id, std::string* error);
   bool AppendAsLeader(const std::string& chunk, std::string* error);
   bool Replicate(std::string* error);
+  bool ReplicateTxnLog(std::string* error);
   bool CatchUp(Broker& f, int* fetches, int64_t* bytes, std::string* error);
+  static bool CatchUpLog(const ReplicaLog& from, ReplicaLog& to, int64_t now_ms, int* fetches, int64_t* bytes,
+                         std::string* error);
   bool Clean(Broker& b, bool force, json* detail, std::string* error);
   void Tick();
   void SetClock(int64_t ms);
@@ -217,6 +251,9 @@ class Cluster {
   std::string scratch_;
   std::optional<int64_t> mtro_, mxro_;
   size_t event_index_ = 0;
+  // The coordinator (simulator.cc, "The coordinator's log").
+  bool coordinator_log_ = false;
+  int64_t next_free_producer_id_ = 0;  // the coordinator's ProducerIdManager: ids above every id in use
 };
 
 void Cluster::Step(const std::string& op, std::string text, json detail) {
@@ -257,6 +294,106 @@ bool Cluster::Setup(const std::string& root, std::string* error) {
     brokers_.push_back(std::move(b));
   }
   leader().log->AssignLeaderEpoch(leader_epoch_);
+  return t_.WritesCoordinatorLog() ? SetupCoordinator(root, error) : true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The coordinator's log
+//
+// A timeline whose transactional producers state their transaction_version also gets the
+// transaction coordinator's partition, `__transaction_state-0`, on every broker's log dir: the
+// TransactionLog records Kafka's coordinator writes at each state transition of a transactional id
+// (segment_writer/txn_log_encoder.h):
+//   InitProducerId                 -> Empty          (at the start of the timeline, at the spec's epoch)
+//   first data of a transaction    -> Ongoing        (AddPartitionsToTxn, or TV2's implicit add)
+//   commit / abort                 -> PrepareCommit / PrepareAbort, then the markers,
+//                                     then CompleteCommit / CompleteAbort
+// An empty transaction (no data) writes nothing: the client completes it without the coordinator.
+//
+// It is replicated like any partition, not copied: its leader is the data partition's leader (the
+// same broker and leader epoch, so both partitions change leader together); followers that are up
+// fetch it after each write, a broker that is down misses the writes and fetches them when it
+// returns. So what a broker's copy holds is what that broker could know, and a copy that lacks the
+// coordinator's decision is a real possibility diff must cope with. It is compacted in Kafka, but no
+// timeline writes enough to make its cleaner run: the simulator never cleans it.
+bool Cluster::SetupCoordinator(const std::string& root, std::string* error) {
+  coordinator_log_ = true;
+  const TopicPartition txn_tp{"__transaction_state", 0};
+  if (t_.tp == txn_tp) {
+    *error = "timeline: the topic __transaction_state-0 is the coordinator's own partition";
+    return false;
+  }
+  // transaction.state.log.segment.bytes (100 MiB); index interval and index size are Kafka's defaults.
+  LogConfig config;
+  config.segment_bytes = 100 << 20;
+  for (Broker& b : brokers_) {
+    b.txn_log = ReplicaLog::Create(root + "/broker" + std::to_string(b.id), txn_tp, TopicIdFor(txn_tp.topic), b.id,
+                                   config, ProducerStateOptions{cleaner_.producer_id_expiration_ms}, error);
+    if (!b.txn_log) return false;
+  }
+  leader().txn_log->AssignLeaderEpoch(leader_epoch_);
+  for (const auto& [name, p] : producers_)
+    next_free_producer_id_ = std::max(next_free_producer_id_, p.spec.producer_id + 1);
+  for (const auto& [name, p] : producers_) {
+    if (!p.spec.transactional || p.spec.transaction_version < 0) continue;
+    if (p.spec.transactional_id.empty()) {
+      *error = "timeline: producer " + name + ": a transaction_version needs a \"transactional_id\"";
+      return false;
+    }
+    if (!WriteTxnState(p, TxnLogStatus::kEmpty, p.spec.producer_id, p.spec.epoch, p.spec.producer_id, -1, error))
+      return false;
+  }
+  return true;
+}
+
+// One TransactionLog record of `p`'s transactional id, appended by the leader and replicated.
+// previous_producer_id is what Kafka's TxnTransitMetadata carries: the producer id before the
+// transition (the old id on the Complete record of a producer-id rollover, else the current id).
+bool Cluster::WriteTxnState(const ProducerRuntime& p, TxnLogStatus status, int64_t producer_id, int16_t epoch,
+                            int64_t previous_producer_id, int64_t next_producer_id, std::string* error) {
+  TxnLogValue v;
+  // TransactionVersion.transactionLogValueVersion: 0 under TV0, 1 (flexible, tagged fields) from TV1.
+  v.version = p.spec.transaction_version >= 1 ? 1 : 0;
+  v.producer_id = producer_id;
+  v.producer_epoch = epoch;
+  v.transaction_timeout_ms = p.spec.transaction_timeout_ms;
+  v.transaction_status = int8_t(status);
+  v.last_update_timestamp_ms = clock_;
+  v.start_timestamp_ms = status == TxnLogStatus::kEmpty ? -1 : p.txn_start_ms;
+  if (status == TxnLogStatus::kOngoing || status == TxnLogStatus::kPrepareCommit ||
+      status == TxnLogStatus::kPrepareAbort) {
+    v.partitions = std::vector<TxnLogPartitions>{{t_.tp.topic, {t_.tp.partition}}};
+  } else if (status != TxnLogStatus::kEmpty) {
+    v.partitions = std::vector<TxnLogPartitions>{};  // Complete*: an empty (not null) list
+  }
+  if (v.version >= 1) {
+    v.previous_producer_id = previous_producer_id;
+    v.next_producer_id = next_producer_id;
+    v.client_transaction_version = int16_t(p.spec.transaction_version);
+  }
+  std::string value;
+  if (!EncodeTxnLogValue(v, &value, error)) return false;
+  TxnLogRecordOptions o;
+  o.offset = leader().txn_log->log_end_offset();
+  o.partition_leader_epoch = leader_epoch_;
+  o.timestamp = clock_;
+  std::string chunk;
+  BuiltBatch built;
+  if (!AppendTxnLogRecord(o, EncodeTxnLogKey(p.spec.transactional_id), value, &chunk, &built, error)) return false;
+  if (!leader().txn_log->AppendChunk(chunk, clock_, error)) return false;
+  return ReplicateTxnLog(error);
+}
+
+bool Cluster::ReplicateTxnLog(std::string* error) {
+  for (Broker& b : brokers_) {
+    if (!b.up || b.id == leader_) continue;
+    int fetches = 0;
+    int64_t bytes = 0;
+    if (!CatchUpLog(*leader().txn_log, *b.txn_log, clock_, &fetches, &bytes, error)) return false;
+  }
+  const int64_t hw = leader().txn_log->log_end_offset();
+  for (Broker& b : brokers_)
+    if (b.up) b.txn_log->set_high_watermark(hw);
   return true;
 }
 
@@ -297,18 +434,28 @@ bool Cluster::AppendAsLeader(const std::string& chunk, std::string* error) {
 }
 
 bool Cluster::CatchUp(Broker& f, int* fetches, int64_t* bytes, std::string* error) {
-  ReplicaLog& l = *leader().log;
-  if (f.log->log_end_offset() > l.log_end_offset()) {
-    *error = fmt::format("broker {} has log end offset {} beyond the leader's {}: divergent suffixes need "
-                         "leader-epoch truncation, which the simulator does not model",
-                         f.id, f.log->log_end_offset(), l.log_end_offset());
+  if (f.log->log_end_offset() > leader().log->log_end_offset()) {
+    *error = fmt::format(
+        "broker {} has log end offset {} beyond the leader's {}: divergent suffixes need "
+        "leader-epoch truncation, which the simulator does not model",
+        f.id, f.log->log_end_offset(), leader().log->log_end_offset());
     return false;
   }
-  for (int guard = 0; guard < 1000000 && f.log->log_end_offset() < l.log_end_offset(); guard++) {
+  return CatchUpLog(*leader().log, *f.log, clock_, fetches, bytes, error);
+}
+
+bool Cluster::CatchUpLog(const ReplicaLog& l, ReplicaLog& f, int64_t now_ms, int* fetches, int64_t* bytes,
+                         std::string* error) {
+  if (f.log_end_offset() > l.log_end_offset()) {
+    *error =
+        fmt::format("{} has log end offset {} beyond the leader's {}", f.dir(), f.log_end_offset(), l.log_end_offset());
+    return false;
+  }
+  for (int guard = 0; guard < 1000000 && f.log_end_offset() < l.log_end_offset(); guard++) {
     std::string chunk;
-    if (!l.ReadForFetch(f.log->log_end_offset(), &chunk, error)) return false;
+    if (!l.ReadForFetch(f.log_end_offset(), &chunk, error)) return false;
     if (chunk.empty()) break;
-    if (!f.log->AppendChunk(chunk, clock_, error)) return false;
+    if (!f.AppendChunk(chunk, now_ms, error)) return false;
     (*fetches)++;
     *bytes += int64_t(chunk.size());
   }
@@ -335,6 +482,13 @@ bool Cluster::Produce(ProducerRuntime& p,
   if (p.spec.transactional && !p.in_txn) {
     *error = "producer " + p.spec.name + " is transactional: \"begin\" a transaction first";
     return false;
+  }
+  if (p.spec.transactional && !p.txn_has_data && !records.empty()) {
+    // The partition joins the transaction: the coordinator records it (Ongoing) before the data.
+    p.txn_start_ms = clock_;
+    if (coordinator_log_ && p.spec.transaction_version >= 0 &&
+        !WriteTxnState(p, TxnLogStatus::kOngoing, p.spec.producer_id, p.spec.epoch, p.spec.producer_id, -1, error))
+      return false;
   }
   size_t i = 0;
   while (i < records.size()) {
@@ -376,26 +530,97 @@ bool Cluster::Produce(ProducerRuntime& p,
   return true;
 }
 
-bool Cluster::EndTxn(ProducerRuntime& p, ControlType type, std::string* error) {
+// The end of a transaction as the coordinator runs it (TransactionCoordinator.endTransaction,
+// TransactionMetadata.prepareAbortOrCommit / prepareComplete): PrepareCommit/PrepareAbort, the
+// markers, then CompleteCommit/CompleteAbort. Under transaction version 2 the epoch is bumped at the
+// prepare step, so the marker carries data epoch + 1 and the producer continues at that epoch with
+// sequence 0; when the data epoch is already 32766 the coordinator allocates the next producer id
+// (NextProducerId on the prepare record), the marker still goes out as (old id, 32767), and the
+// producer continues as (new id, epoch 0).
+//
+// `timeout`: the coordinator aborts the transaction itself, at its time-out
+// (TransactionCoordinator.abortTimedOutTransactions): prepareFenceProducerEpoch bumps the epoch to
+// e+1 first, and under transaction version 2 prepareAbortOrCommit bumps it again, so the ABORT carries
+// e+1 (TV0/1) or e+2 (TV2). The fenced client then initializes again (InitProducerId: one more bump,
+// an Empty record) and continues from sequence 0 at e+2 (TV0/1) or e+3 (TV2).
+//
+// `detail` gets the producer id and epochs (transaction version stated, or a time-out).
+bool Cluster::EndTxn(ProducerRuntime& p, ControlType type, bool timeout, json* detail, std::string* error) {
   if (!p.spec.transactional || !p.in_txn) {
     *error = "producer " + p.spec.name + " has no open transaction";
+    return false;
+  }
+  if (timeout && (type != ControlType::kAbort || !p.txn_has_data)) {
+    *error = "only the coordinator's abort of a transaction that wrote to the partition (Ongoing) can time out";
     return false;
   }
   p.in_txn = false;
   if (!p.txn_has_data) return true;  // the coordinator writes markers only to partitions in the transaction
   p.txn_has_data = false;
+  const bool commit = type == ControlType::kCommit;
+  const bool tv2 = p.spec.transaction_version >= 2;
+  const bool logged = coordinator_log_ && p.spec.transaction_version >= 0;
+  const int64_t producer_id = p.spec.producer_id;
+  const int16_t data_epoch = p.spec.epoch;
+  int16_t marker_epoch = data_epoch;
+  int64_t next_producer_id = -1;
+  if (timeout) {
+    // The fence, the TV2 bump and the client's new InitProducerId must all fit below 32767.
+    const int bumps = tv2 ? 3 : 2;
+    if (data_epoch + bumps > kLastProducerEpoch) {
+      *error = fmt::format("a time-out at epoch {} would exhaust the producer's epochs (not modelled)", data_epoch);
+      return false;
+    }
+    marker_epoch = int16_t(data_epoch + (tv2 ? 2 : 1));
+  } else if (tv2) {
+    if (data_epoch >= kLastProducerEpoch) next_producer_id = next_free_producer_id_++;
+    marker_epoch = int16_t(data_epoch + 1);
+  }
+  if (logged && !WriteTxnState(p, commit ? TxnLogStatus::kPrepareCommit : TxnLogStatus::kPrepareAbort, producer_id,
+                               marker_epoch, producer_id, next_producer_id, error))
+    return false;
   EndTxnMarkerOptions m;
   m.offset = leader().log->log_end_offset();
   m.partition_leader_epoch = leader_epoch_;
-  m.producer_id = p.spec.producer_id;
-  m.producer_epoch = p.spec.epoch;
+  m.producer_id = producer_id;
+  m.producer_epoch = marker_epoch;
   m.timestamp = clock_;
   m.type = type;
   m.coordinator_epoch = p.spec.coordinator_epoch;
   std::string chunk;
   BuiltBatch built;
   if (!AppendEndTxnMarker(m, &chunk, &built, error)) return false;
-  return AppendAsLeader(chunk, error);
+  if (!AppendAsLeader(chunk, error)) return false;
+  if (tv2 && !timeout) {
+    if (next_producer_id >= 0) {
+      p.spec.producer_id = next_producer_id;
+      p.spec.epoch = 0;
+    } else {
+      p.spec.epoch = marker_epoch;
+    }
+    p.next_sequence = 0;
+  }
+  const int16_t complete_epoch = timeout ? marker_epoch : p.spec.epoch;
+  if (logged && !WriteTxnState(p, commit ? TxnLogStatus::kCompleteCommit : TxnLogStatus::kCompleteAbort,
+                               p.spec.producer_id, complete_epoch, producer_id, -1, error))
+    return false;
+  if (timeout) {
+    // The fenced client's InitProducerId (prepareIncrementProducerEpoch): Empty at the next epoch.
+    p.spec.epoch = int16_t(marker_epoch + 1);
+    p.next_sequence = 0;
+    if (logged && !WriteTxnState(p, TxnLogStatus::kEmpty, producer_id, p.spec.epoch, producer_id, -1, error))
+      return false;
+    (*detail)["timeout"] = true;
+    (*detail)["nextEpoch"] = p.spec.epoch;
+  }
+  if (p.spec.transaction_version >= 0 || timeout) {
+    if (p.spec.transaction_version >= 0) (*detail)["transactionVersion"] = p.spec.transaction_version;
+    (*detail)["producerId"] = producer_id;
+    (*detail)["dataEpoch"] = data_epoch;
+    (*detail)["markerEpoch"] = marker_epoch;
+    if (next_producer_id >= 0) (*detail)["nextProducerId"] = next_producer_id;
+  }
+  return true;
 }
 
 bool Cluster::Clean(Broker& b, bool force, json* detail, std::string* error) {
@@ -562,14 +787,18 @@ bool Cluster::Apply(const json& e, std::string* error) {
     if (!producer(&p)) return false;
     int64_t at = leader().log->log_end_offset();
     bool had_data = p->txn_has_data;
-    if (!EndTxn(*p, op == "commit" ? ControlType::kCommit : ControlType::kAbort, error)) return false;
+    json d = {{"producer", p->spec.name}, {"markerOffset", at}};
+    const bool timeout = op == "abort" && e.value("timeout", false);
+    if (!EndTxn(*p, op == "commit" ? ControlType::kCommit : ControlType::kAbort, timeout, &d, error)) return false;
     std::string up;
     for (const Broker& b : brokers_)
       if (b.up) up += (up.empty() ? "" : ",") + std::to_string(b.id);
-    Step(op, had_data ? fmt::format("{} {}s: {} marker at offset {} (on brokers {})", p->spec.name, op,
-                                    op == "commit" ? "COMMIT" : "ABORT", at, up)
-                      : fmt::format("{} {}s an empty transaction (no marker on this partition)", p->spec.name, op),
-         had_data ? json{{"producer", p->spec.name}, {"markerOffset", at}} : json::object());
+    Step(op,
+         had_data
+             ? fmt::format("{} {}s: {} marker at offset {} (on brokers {})", p->spec.name, op,
+                           op == "commit" ? "COMMIT" : (timeout ? "ABORT (transaction time-out)" : "ABORT"), at, up)
+             : fmt::format("{} {}s an empty transaction (no marker on this partition)", p->spec.name, op),
+         had_data ? d : json::object());
     return true;
   }
   if (op == "down" || op == "up") {
@@ -586,6 +815,7 @@ bool Cluster::Apply(const json& e, std::string* error) {
         }
         // Controlled shutdown: the active segment, a snapshot at the log end and the checkpoints.
         if (!b->log->Flush(true, clock_, error)) return false;
+        if (b->txn_log && !b->txn_log->Flush(true, clock_, error)) return false;
         b->up = false;
         json d = {{"broker", b->id}, {"logEndOffset", b->log->log_end_offset()},
                   {"lastStableOffset", b->log->last_stable_offset()}};
@@ -604,6 +834,7 @@ bool Cluster::Apply(const json& e, std::string* error) {
           leader_ = next;
           leader_epoch_++;
           leader().log->AssignLeaderEpoch(leader_epoch_);
+          if (coordinator_log_) leader().txn_log->AssignLeaderEpoch(leader_epoch_);
           extra = fmt::format("; broker {} becomes leader (epoch {})", leader_, leader_epoch_);
           d["newLeader"] = leader_;
         }
@@ -620,6 +851,13 @@ bool Cluster::Apply(const json& e, std::string* error) {
         int64_t bytes = 0;
         if (!CatchUp(*b, &fetches, &bytes, error)) return false;
         b->log->set_high_watermark(leader().log->high_watermark());
+        if (coordinator_log_) {
+          // The coordinator's partition catches up too (not counted in the data fetches above).
+          int txn_fetches = 0;
+          int64_t txn_bytes = 0;
+          if (!CatchUpLog(*leader().txn_log, *b->txn_log, clock_, &txn_fetches, &txn_bytes, error)) return false;
+          b->txn_log->set_high_watermark(leader().txn_log->high_watermark());
+        }
         Tick();
         Step(op, fmt::format("broker {} returns and fetches {}..{} from leader {} ({} fetches, {} bytes)", b->id, from,
                              b->log->log_end_offset(), leader_, fetches, bytes),
@@ -642,6 +880,7 @@ bool Cluster::Apply(const json& e, std::string* error) {
     leader_ = bs[0]->id;
     leader_epoch_++;
     leader().log->AssignLeaderEpoch(leader_epoch_);
+    if (coordinator_log_) leader().txn_log->AssignLeaderEpoch(leader_epoch_);
     Tick();
     Step(op, fmt::format("broker {} becomes leader (epoch {})", leader_, leader_epoch_),
          {{"broker", leader_}, {"leaderEpoch", leader_epoch_}});
@@ -711,8 +950,10 @@ bool Cluster::Run(const std::string& root, std::string* error) {
     }
   }
   // Controlled shutdown of every broker still up: the directories are what is left on disk.
-  for (Broker& b : brokers_)
+  for (Broker& b : brokers_) {
     if (b.up && !b.log->Flush(true, clock_, error)) return false;
+    if (b.up && b.txn_log && !b.txn_log->Flush(true, clock_, error)) return false;
+  }
   Tick();
   r_->end_clock_ms = clock_;
   for (const Broker& b : brokers_)

@@ -44,6 +44,13 @@ struct ProducerSpec {
   std::string transactional_id;
   int32_t coordinator_epoch = 0;
   Compression compression = Compression::kNone;
+  // Transactional producers: the client's transaction version (KIP-890), 0, 1 or 2; -1 when the
+  // timeline does not say (the simulator's behaviour before the field existed: TV0/1 epochs, and no
+  // coordinator log written). Under 2 the coordinator bumps the epoch at every transaction end (the
+  // marker carries data epoch + 1, the next transaction starts there with sequence 0) and allocates a
+  // new producer id when the data epoch is 32766 (Short.MAX_VALUE - 1).
+  int transaction_version = -1;
+  int32_t transaction_timeout_ms = 60000;  // the coordinator's TransactionTimeoutMs
 };
 
 struct Timeline {
@@ -58,6 +65,10 @@ struct Timeline {
   std::vector<std::pair<std::string, std::string>> config;
   std::map<std::string, ProducerSpec> producers;
   std::vector<nlohmann::json> events;  // each an object with "op"
+
+  // True when a transactional producer states its transaction_version: the run then also writes the
+  // coordinator's `__transaction_state-0` on every broker (simulator.cc, "The coordinator's log").
+  bool WritesCoordinatorLog() const;
 };
 
 // Parses a timeline file's JSON. Returns false with *error naming the field (and event index).

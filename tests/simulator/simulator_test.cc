@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "verify/verify.h"
+#include "segment_reader/batch.h"
 #include "simulator/replica_view.h"
 #include "simulator/simulator.h"
 #include "tests/support/test_files.h"
+#include "txn/coordinator.h"
+#include "verify/verify.h"
 
 namespace klf {
 namespace {
@@ -348,6 +350,233 @@ TEST(TimelineTest, RejectsBadTimelines) {
   EXPECT_FALSE(RunSimulation(t, o, &r, &error));
   EXPECT_NE(error.find("timeline event 0"), std::string::npos) << error;
   EXPECT_FALSE(fs::exists(o.out_dir));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transaction versions and the coordinator's log
+
+// Producer P (TV2) starts at epoch 32765: its first commit bumps to 32766, the abort after it is the
+// last its producer id can take (marker at 32767, NextProducerId allocated), and the next transaction
+// runs as the new id at epoch 0. Q is TV1 and R TV0 (epochs constant). Broker 3 goes down before the
+// last transaction and stays down.
+const char* kEpochTimeline = R"({
+  "name": "epochs", "brokers": 3, "leader": 1,
+  "producers": {
+    "P": {"producer_id": 2000, "epoch": 32765, "transactional": true, "transactional_id": "p-tx", "transaction_version": 2},
+    "Q": {"producer_id": 3000, "epoch": 5, "transactional": true, "transactional_id": "q-tx", "transaction_version": 1},
+    "R": {"producer_id": 4000, "epoch": 2, "transactional": true, "transactional_id": "r-tx", "transaction_version": 0}
+  },
+  "events": [
+    {"op": "begin", "producer": "P"}, {"op": "produce", "producer": "P", "records": [["a", "1"]]},
+    {"op": "commit", "producer": "P"},
+    {"op": "begin", "producer": "Q"}, {"op": "produce", "producer": "Q", "records": [["q", "1"]]},
+    {"op": "commit", "producer": "Q"},
+    {"op": "begin", "producer": "P"}, {"op": "produce", "producer": "P", "records": [["b", "1"]]},
+    {"op": "abort", "producer": "P"},
+    {"op": "begin", "producer": "R"}, {"op": "produce", "producer": "R", "records": [["r", "1"]]},
+    {"op": "abort", "producer": "R"},
+    {"op": "begin", "producer": "Q"}, {"op": "produce", "producer": "Q", "records": [["q", "2"]]},
+    {"op": "abort", "producer": "Q"},
+    {"op": "down", "broker": 3},
+    {"op": "begin", "producer": "P"}, {"op": "produce", "producer": "P", "records": [["c", "1"]]},
+    {"op": "commit", "producer": "P"}
+  ]})";
+
+struct BatchFacts {
+  int64_t producer_id;
+  int16_t epoch;
+  int32_t base_sequence;
+  bool control;
+  bool operator==(const BatchFacts&) const = default;
+};
+
+std::vector<BatchFacts> BatchesOf(const std::string& partition_dir) {
+  std::vector<BatchFacts> out;
+  std::vector<std::string> logs;
+  for (const auto& e : fs::directory_iterator(partition_dir))
+    if (e.path().extension() == ".log") logs.push_back(e.path().string());
+  std::sort(logs.begin(), logs.end());
+  for (const std::string& path : logs) {
+    const std::string data = ReadText(path);
+    CollectingSink sink;
+    LogReader reader(path, AsBytes(data), &sink);
+    BatchView b;
+    while (reader.Next(&b))
+      out.push_back({b.header.producer_id, b.header.producer_epoch, b.header.base_sequence, b.header.is_control});
+    EXPECT_EQ(sink.ErrorCount(), 0u) << path;
+  }
+  return out;
+}
+
+TEST(SimulatorTest, TransactionVersionTwoBumpsTheEpochAtEveryEndAndRollsTheProducerIdOver) {
+  Timeline t;
+  std::string error;
+  ASSERT_TRUE(ParseTimeline(kEpochTimeline, &t, &error)) << error;
+  TempDir tmp;
+  SimulationResult r = Simulate(t, CoordinationMode::kUncoordinated, tmp.path() + "/out");
+  // The data partition on a follower (every batch went through the follower's ProducerStateManager;
+  // the verify below finds no warning, so each marker at e+1 was accepted there).
+  const std::vector<BatchFacts> expected = {
+      {2000, 32765, 0, false}, {2000, 32766, -1, true},  // T1: data at 32765, COMMIT at 32766
+      {3000, 5, 0, false},     {3000, 5, -1, true},      // TV1: the marker keeps the data epoch
+      {2000, 32766, 0, false}, {2000, 32767, -1, true},  // the next transaction from sequence 0; ABORT at 32767
+      {4000, 2, 0, false},     {4000, 2, -1, true},      // TV0
+      {3000, 5, 1, false},     {3000, 5, -1, true},      // TV1: sequences continue across transactions
+      {4001, 0, 0, false},     {4001, 1, -1, true},      // rollover: a new id (above every id in use), epoch 0
+  };
+  EXPECT_EQ(BatchesOf(r.out_dir + "/broker2/foo-0"), expected);
+  ExpectVerifies(r);
+  // The run's own record of the decisions.
+  std::vector<json> ends;
+  for (const SimStep& s : r.steps)
+    if (s.op == "commit" || s.op == "abort") ends.push_back(s.detail);
+  ASSERT_EQ(ends.size(), 6u);
+  EXPECT_EQ(ends[2]["nextProducerId"], 4001);
+  EXPECT_EQ(ends[2]["markerEpoch"], 32767);
+  EXPECT_EQ(ends[5]["producerId"], 4001);
+}
+
+TEST(SimulatorTest, WritesTheCoordinatorsLogReplicatedLikeAnyPartition) {
+  Timeline t;
+  std::string error;
+  ASSERT_TRUE(ParseTimeline(kEpochTimeline, &t, &error)) << error;
+  TempDir tmp;
+  SimulationResult r = Simulate(t, CoordinationMode::kUncoordinated, tmp.path() + "/out");
+  // klf's own decoder (txn/coordinator.h over segment_reader/internal_topics.h) reads every record.
+  auto load = [&](int broker) {
+    CoordinatorLog log;
+    CollectingSink sink;
+    std::string err;
+    EXPECT_TRUE(LoadCoordinatorLog({r.out_dir + "/broker" + std::to_string(broker) + "/__transaction_state-0"}, &log,
+                                   &sink, &err))
+        << err;
+    EXPECT_EQ(sink.problems.size(), 0u) << (sink.problems.empty() ? "" : sink.problems[0].message);
+    return log;
+  };
+  const CoordinatorLog log = load(1);
+  ASSERT_EQ(log.ids.size(), 3u);
+  const std::vector<CoordinatorRecord>& p = log.ids.at("p-tx").records;
+  std::vector<std::string> states;
+  std::vector<int64_t> ids;
+  std::vector<int> epochs;
+  for (const CoordinatorRecord& c : p) {
+    states.push_back(c.state);
+    ids.push_back(c.producer_id);
+    epochs.push_back(c.producer_epoch);
+    EXPECT_EQ(c.value_version, 1);
+    EXPECT_EQ(c.client_transaction_version, 2);
+  }
+  EXPECT_EQ(states,
+            (std::vector<std::string>{"Empty", "Ongoing", "PrepareCommit", "CompleteCommit", "Ongoing", "PrepareAbort",
+                                      "CompleteAbort", "Ongoing", "PrepareCommit", "CompleteCommit"}));
+  EXPECT_EQ(ids, (std::vector<int64_t>{2000, 2000, 2000, 2000, 2000, 2000, 4001, 4001, 4001, 4001}));
+  EXPECT_EQ(epochs, (std::vector<int>{32765, 32765, 32766, 32766, 32766, 32767, 0, 0, 1, 1}));
+  EXPECT_EQ(p[5].next_producer_id, 4001);      // PrepareAbort names the id the coordinator allocated
+  EXPECT_EQ(p[6].previous_producer_id, 2000);  // CompleteAbort: the id before the rollover
+  EXPECT_EQ(p[1].partitions, (std::vector<std::string>{"foo-0"}));
+  EXPECT_TRUE(p[3].partitions.empty());
+  for (const CoordinatorRecord& c : log.ids.at("q-tx").records) {
+    EXPECT_EQ(c.value_version, 1);  // TV1: version 1 with ClientTransactionVersion 1, as Kafka writes it
+    EXPECT_EQ(c.client_transaction_version, 1);
+    EXPECT_EQ(c.producer_epoch, 5);
+  }
+  for (const CoordinatorRecord& c : log.ids.at("r-tx").records) {
+    EXPECT_EQ(c.value_version, 0);
+    EXPECT_EQ(c.producer_epoch, 2);
+  }
+  // Broker 3 went down before P's last transaction: its copy stops there, a prefix of the leader's.
+  const CoordinatorLog three = load(3);
+  EXPECT_EQ(three.ids.at("p-tx").records.size(), 7u);
+  EXPECT_EQ(three.ids.at("p-tx").records.back().state, "CompleteAbort");
+  // Both partitions in the log dir's checkpoint files.
+  EXPECT_EQ(ReadText(r.out_dir + "/broker1/recovery-point-offset-checkpoint"),
+            "0\n2\n__transaction_state 0 21\nfoo 0 12\n");
+}
+
+// The coordinator aborts on a time-out: a fence bump first, then (TV2 only) the usual bump; the fenced
+// client initializes again (Empty, one more bump) and continues from sequence 0.
+TEST(SimulatorTest, TimedOutTransactionsAreAbortedAboveAFencedEpoch) {
+  Timeline t;
+  std::string error;
+  ASSERT_TRUE(ParseTimeline(R"({
+    "brokers": 2,
+    "producers": {
+      "P": {"producer_id": 10, "transactional": true, "transactional_id": "p", "transaction_version": 2},
+      "Q": {"producer_id": 20, "epoch": 5, "transactional": true, "transactional_id": "q", "transaction_version": 1}
+    },
+    "events": [
+      {"op": "begin", "producer": "P"}, {"op": "produce", "producer": "P", "records": [["a", "1"]]},
+      {"op": "begin", "producer": "Q"}, {"op": "produce", "producer": "Q", "records": [["b", "1"]]},
+      {"op": "advance", "ms": 60000},
+      {"op": "abort", "producer": "P", "timeout": true}, {"op": "abort", "producer": "Q", "timeout": true},
+      {"op": "begin", "producer": "P"}, {"op": "produce", "producer": "P", "records": [["a", "2"]]},
+      {"op": "commit", "producer": "P"},
+      {"op": "begin", "producer": "Q"}, {"op": "produce", "producer": "Q", "records": [["b", "2"]]},
+      {"op": "commit", "producer": "Q"}
+    ]})",
+                            &t, &error))
+      << error;
+  TempDir tmp;
+  SimulationResult r = Simulate(t, CoordinationMode::kUncoordinated, tmp.path() + "/out");
+  const std::vector<BatchFacts> expected = {
+      {10, 0, 0, false}, {20, 5, 0, false},  // the two transactions' data
+      {10, 2, -1, true},                     // TV2: fence to 1, bump to 2
+      {20, 6, -1, true},                     // TV1: fence to 6, no bump
+      {10, 3, 0, false}, {10, 4, -1, true},  // P re-initialized at 3
+      {20, 7, 0, false}, {20, 7, -1, true},  // Q re-initialized at 7
+  };
+  EXPECT_EQ(BatchesOf(r.out_dir + "/broker2/foo-0"), expected);
+  ExpectVerifies(r);
+  CoordinatorLog log;
+  CollectingSink sink;
+  ASSERT_TRUE(LoadCoordinatorLog({r.out_dir + "/broker2/__transaction_state-0"}, &log, &sink, &error)) << error;
+  std::vector<std::pair<std::string, int>> p;
+  for (const CoordinatorRecord& c : log.ids.at("p").records) p.emplace_back(c.state, c.producer_epoch);
+  EXPECT_EQ(p, (std::vector<std::pair<std::string, int>>{{"Empty", 0},
+                                                         {"Ongoing", 0},
+                                                         {"PrepareAbort", 2},
+                                                         {"CompleteAbort", 2},
+                                                         {"Empty", 3},
+                                                         {"Ongoing", 3},
+                                                         {"PrepareCommit", 4},
+                                                         {"CompleteCommit", 4}}));
+  std::vector<json> ends;
+  for (const SimStep& s : r.steps)
+    if (s.op == "abort") ends.push_back(s.detail);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(ends[0]["timeout"], true);
+  EXPECT_EQ(ends[0]["nextEpoch"], 3);
+  EXPECT_EQ(ends[1]["nextEpoch"], 7);
+}
+
+TEST(SimulatorTest, NoTransactionVersionNoCoordinatorLog) {
+  TempDir tmp;
+  SimulationResult r = RunFixture("hanging-transaction", CoordinationMode::kUncoordinated, tmp);
+  for (int b = 1; b <= 3; b++)
+    EXPECT_FALSE(fs::exists(r.out_dir + "/broker" + std::to_string(b) + "/__transaction_state-0"));
+  EXPECT_EQ(ReadText(r.out_dir + "/broker1/log-start-offset-checkpoint"), "0\n1\nfoo 0 0\n");
+}
+
+TEST(TimelineTest, TransactionVersionIsZeroOneOrTwoOnATransactionalProducer) {
+  Timeline t;
+  std::string error;
+  EXPECT_FALSE(ParseTimeline(
+      R"({"producers": {"P": {"producer_id": 1, "transactional": true, "transaction_version": 3}}, "events": []})", &t,
+      &error));
+  EXPECT_NE(error.find("transaction_version"), std::string::npos) << error;
+  EXPECT_FALSE(ParseTimeline(
+      R"({"producers": {"P": {"producer_id": 1, "idempotent": true, "transaction_version": 2}}, "events": []})", &t,
+      &error));
+  EXPECT_FALSE(ParseTimeline(R"({"producers": {"P": {"producer_id": 1, "epoch": 32767, "transactional": true,
+                                 "transaction_version": 2}}, "events": []})",
+                             &t, &error));
+  EXPECT_NE(error.find("32766"), std::string::npos) << error;
+  ASSERT_TRUE(ParseTimeline(
+      R"({"producers": {"P": {"producer_id": 1, "transactional": true, "transaction_version": 2}}, "events": []})", &t,
+      &error))
+      << error;
+  EXPECT_EQ(t.producers.at("P").transaction_version, 2);
+  EXPECT_TRUE(t.WritesCoordinatorLog());
 }
 
 }  // namespace
