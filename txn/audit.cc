@@ -95,6 +95,7 @@ struct ProducerBatch {
   int64_t base_offset = 0, last_offset = 0;
   int16_t epoch = -1;
   bool control = false;
+  bool empty = false;  // the cleaner's remnant of a marker: it shows the copy fetched past that offset
   ControlType type = ControlType::kUnknown;
   std::string file;
   uint64_t position = 0;
@@ -104,7 +105,8 @@ struct Copy {
   std::string dir;
   std::string tp;
   std::optional<std::string> cluster_id;
-  int64_t log_end_offset = 0;
+  int64_t log_start_offset = 0, log_end_offset = 0;
+  std::set<int64_t> open_txn_producers;  // with a transaction open at the log end
   std::map<int64_t, std::vector<ProducerBatch>> batches;  // producer id -> its batches, offset order
   std::vector<std::pair<AbortedTxn, LoadedLog::FilePosition>> txn_index;  // of the audited producers
 };
@@ -120,7 +122,9 @@ bool ReadCopy(const std::string& dir, const std::set<int64_t>& producers, const 
   }
   out->dir = dir;
   out->tp = log.tp->topic + "-" + std::to_string(log.tp->partition);
+  out->log_start_offset = log.log_start_offset;
   out->log_end_offset = log.log_end_offset;
+  for (const auto& [first, txn] : log.producer_state.ongoing_txns()) out->open_txn_producers.insert(txn.producer_id);
   out->cluster_id = log.cluster_id;
   for (size_t i = 0; i < log.aborted_txns.size(); ++i) {
     if (producers.count(log.aborted_txns[i].producer_id))
@@ -138,14 +142,16 @@ bool ReadCopy(const std::string& dir, const std::set<int64_t>& producers, const 
     p.file = log.segments[segment].log_path;
     p.position = h.position;
     if (h.is_control) {
-      if (h.record_count == 0) return true;  // the cleaner's empty remnant: no outcome in it
       ControlRecord c;
       std::string why;
-      if (!decoder.Decode(b, p.file, &quiet) || decoder.records().empty() ||
-          !ParseControlRecord(decoder.records().front(), &c, &why))
-        return true;
-      p.type = c.type;
-      if (p.type != ControlType::kCommit && p.type != ControlType::kAbort) return true;
+      p.empty = h.record_count == 0;
+      if (!p.empty) {
+        if (!decoder.Decode(b, p.file, &quiet) || decoder.records().empty() ||
+            !ParseControlRecord(decoder.records().front(), &c, &why))
+          return true;
+        p.type = c.type;
+        if (p.type != ControlType::kCommit && p.type != ControlType::kAbort) return true;
+      }
     } else if (h.record_count == 0) {
       return true;
     }
@@ -185,7 +191,7 @@ void Judge(const Decision& d, const Copy& c, const std::vector<const Copy*>& sam
   const int16_t e = d.record.producer_epoch;
   bool has_marker = false;
   for (const ProducerBatch& b : batches) {
-    if (!b.control || b.epoch != e) continue;
+    if (!b.control || b.empty || b.epoch != e) continue;
     has_marker = true;
     ++report->markers_checked;
     const bool commit = b.type == ControlType::kCommit;
@@ -198,9 +204,9 @@ void Judge(const Decision& d, const Copy& c, const std::vector<const Copy*>& sam
     f.facts.push_back({b.file, b.position,
                        fmt::format("{} marker of producer {} epoch {} at offset {}", MarkerName(commit),
                                    d.record.producer_id, e, b.base_offset)});
-    f.why = fmt::format("{} holds an {} of producer {} at epoch {} (offset {}), but {} decided {}: under transaction "
+    f.why = fmt::format("{} holds {} of producer {} at epoch {} (offset {}), but {} decided {}: under transaction "
                         "version 2 that epoch belongs to this one transaction",
-                        c.dir, MarkerName(commit), d.record.producer_id, e, b.base_offset, DecisionText(d),
+                        c.dir, commit ? "a COMMIT" : "an ABORT", d.record.producer_id, e, b.base_offset, DecisionText(d),
                         d.committed ? "commit" : "abort");
     report->findings.push_back(std::move(f));
   }
@@ -217,70 +223,73 @@ void Judge(const Decision& d, const Copy& c, const std::vector<const Copy*>& sam
                                  d.data_epoch, data.front()->base_offset, last.last_offset, data.size())};
   };
 
-  // The copy's own .txnindex says ABORT over the data of a transaction the coordinator committed.
-  if (d.committed) {
-    for (const auto& [entry, source] : c.txn_index) {
-      if (entry.producer_id != d.record.producer_id) continue;
-      if (entry.first_offset > last.last_offset || entry.last_offset < data.front()->base_offset) continue;
-      AuditFinding f = NewFinding(AuditKind::kContradicts, d, c);
-      f.certain = true;
-      f.facts.push_back(data_fact());
-      f.facts.push_back({source.file, source.position,
-                         fmt::format(".txnindex entry: producer {} aborted offsets {}..{}", entry.producer_id,
-                                     entry.first_offset, entry.last_offset)});
-      f.why = fmt::format("{}'s .txnindex lists producer {}'s range {}..{} as aborted, over its data at epoch {}, but "
-                          "{} decided commit",
-                          c.dir, d.record.producer_id, entry.first_offset, entry.last_offset, d.data_epoch,
-                          DecisionText(d));
-      report->findings.push_back(std::move(f));
-      return;
-    }
-  }
   if (!d.partitions.empty() && !d.partitions.count(c.tp)) return;  // the coordinator did not list it
 
+  // The copy holds the transaction's data and no marker at the decision's epoch. Whether it lost the
+  // marker or has not fetched it yet is decided by what lies beyond the data (first rule that holds).
   AuditFinding f = NewFinding(AuditKind::kMissingMarker, d, c);
   f.facts.push_back(data_fact());
-  const ProducerBatch* later = nullptr;
-  for (const ProducerBatch& b : batches)
-    if (b.base_offset > last.last_offset) {
-      later = &b;
-      break;
-    }
-  if (later != nullptr) {
-    f.certain = true;
-    f.facts.push_back({later->file, later->position,
-                       fmt::format("a later {} of producer {} at epoch {}, offset {}", later->control ? "marker" : "batch",
-                                   d.record.producer_id, later->epoch, later->base_offset)});
-    f.why = fmt::format("{} holds producer {}'s data at epoch {} and a later batch of the producer (offset {}), but no "
-                        "{} at epoch {}: it fetched past the marker of {} and never got it",
-                        c.dir, d.record.producer_id, d.data_epoch, later->base_offset, MarkerName(d.committed), e,
-                        DecisionText(d));
-    report->findings.push_back(std::move(f));
-    return;
+  std::string proof;
+  // Its own .txnindex closes the data with an ABORT: a marker of the producer after the data was
+  // applied here, and it was not this decision's.
+  for (const auto& [entry, source] : c.txn_index) {
+    if (entry.producer_id != d.record.producer_id || entry.first_offset > last.last_offset ||
+        entry.last_offset < data.front()->base_offset)
+      continue;
+    f.facts.push_back({source.file, source.position,
+                       fmt::format(".txnindex entry: producer {} aborted offsets {}..{}", entry.producer_id,
+                                   entry.first_offset, entry.last_offset)});
+    proof = fmt::format("its .txnindex closes them with the ABORT at offset {}{}", entry.last_offset,
+                        d.committed ? ", so it serves this committed data as aborted" : "");
+    break;
   }
+  // A later batch of the producer: it fetched past where the marker was.
+  for (const ProducerBatch& b : batches) {
+    if (!proof.empty() || b.base_offset <= last.last_offset) continue;
+    f.facts.push_back({b.file, b.position,
+                       fmt::format("a later {} of producer {} at epoch {}, offset {}",
+                                   b.empty     ? "emptied control batch (the cleaner's remnant of a marker)"
+                                   : b.control ? "marker"
+                                               : "batch",
+                                   d.record.producer_id, b.epoch, b.base_offset)});
+    proof = fmt::format("it holds a later batch of the producer (offset {}): it fetched past the marker", b.base_offset);
+  }
+  // Another copy of the partition holds the marker, or has the transaction decided, below an offset
+  // this copy's log reaches.
   for (const Copy* other : same_partition) {
     auto o = other->batches.find(d.record.producer_id);
-    if (other == &c || o == other->batches.end()) continue;
-    for (const ProducerBatch& b : o->second) {
-      if (!b.control || b.epoch != e || b.base_offset >= c.log_end_offset) continue;
-      f.certain = true;
+    if (!proof.empty() || other == &c) continue;
+    for (const ProducerBatch& b : o == other->batches.end() ? std::vector<ProducerBatch>{} : o->second) {
+      if (!b.control || b.empty || b.epoch != e || b.base_offset >= c.log_end_offset) continue;
       f.facts.push_back({b.file, b.position,
-                         fmt::format("{} holds the {} marker at offset {}, below this copy's log end {}", other->dir,
-                                     MarkerName(b.type == ControlType::kCommit), b.base_offset, c.log_end_offset)});
-      f.why = fmt::format("{} holds producer {}'s data at epoch {} and its log reaches offset {}, past offset {} where "
-                          "{} holds the marker, but it has no marker at epoch {} ({})",
-                          c.dir, d.record.producer_id, d.data_epoch, c.log_end_offset, b.base_offset, other->dir, e,
-                          DecisionText(d));
-      report->findings.push_back(std::move(f));
-      return;
+                         fmt::format("{} holds the {} marker at offset {}", other->dir,
+                                     MarkerName(b.type == ControlType::kCommit), b.base_offset)});
+      proof = fmt::format("{} holds the marker at offset {}, below this copy's log end {}", other->dir, b.base_offset,
+                          c.log_end_offset);
+      break;
+    }
+    const bool decided = other->log_start_offset <= data.front()->base_offset &&
+                         other->log_end_offset > last.last_offset + 1 && c.log_end_offset >= other->log_end_offset &&
+                         !other->open_txn_producers.count(d.record.producer_id);
+    if (proof.empty() && decided) {
+      f.facts.push_back({other->dir, 0,
+                         fmt::format("{} covers offsets {}..{} with no open transaction of producer {}", other->dir,
+                                     other->log_start_offset, other->log_end_offset - 1, d.record.producer_id)});
+      proof = fmt::format("{} has the transaction decided below its log end {}, which this copy's log reaches",
+                          other->dir, other->log_end_offset);
     }
   }
-  f.certain = false;
-  f.why = fmt::format("{} holds producer {}'s data at epoch {} (up to offset {}) and no {} at epoch {}, which {} says "
-                      "was written; its log ends at {}: either it lost the marker or it has not fetched it yet (suspected; "
-                      "a copy of the leader's partition holding the marker, or this replica's fetch position, settles it)",
-                      c.dir, d.record.producer_id, d.data_epoch, last.last_offset, MarkerName(d.committed), e,
-                      DecisionText(d), c.log_end_offset);
+  f.certain = !proof.empty();
+  f.why = f.certain ? fmt::format("{} holds producer {}'s data at epoch {} (up to offset {}) and no {} at epoch {}, "
+                                  "which {} says was written; {}",
+                                  c.dir, d.record.producer_id, d.data_epoch, last.last_offset, MarkerName(d.committed),
+                                  e, DecisionText(d), proof)
+                    : fmt::format("{} holds producer {}'s data at epoch {} (up to offset {}) and no {} at epoch {}, "
+                                  "which {} says was written; its log ends at {}: either it lost the marker or it has "
+                                  "not fetched it yet (suspected; a copy of the leader's partition, or this replica's "
+                                  "fetch position, settles it)",
+                                  c.dir, d.record.producer_id, d.data_epoch, last.last_offset, MarkerName(d.committed),
+                                  e, DecisionText(d), c.log_end_offset);
   report->findings.push_back(std::move(f));
 }
 

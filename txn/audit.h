@@ -16,8 +16,10 @@
 //     when the copy also holds a later batch of the producer (it fetched past where the marker was), or
 //     when another copy holds the marker below this copy's log end; otherwise it may simply not have
 //     fetched it yet (suspected).
-//   * A `.txnindex` entry is the copy's own record of an ABORT: one whose range holds that data while
-//     the coordinator committed contradicts it (the marker itself may be cleaned away).
+//     A `.txnindex` entry of the producer over that data also proves it: the copy applied another
+//     ABORT after the data (and serves committed data as aborted, if the coordinator committed). So
+//     does another copy with the transaction decided (no open transaction of the producer, the data's
+//     offsets covered) below a log end this copy's log reaches.
 //   * Producer ids are unique within one cluster (ProducerIdManager): the coordinator's log and the
 //     partitions must come from the same cluster. Where both log dirs have a meta.properties, a copy of
 //     another cluster is refused (problem "cluster-mismatch"), never judged.
@@ -36,7 +38,7 @@
 namespace klf {
 
 enum class AuditKind {
-  kContradicts,    // the copy holds a marker (or .txnindex entry) of the other outcome
+  kContradicts,    // the copy holds a marker of the other outcome at the decision's epoch
   kMissingMarker,  // the copy holds the transaction's data but not its marker
 };
 const char* AuditKindName(AuditKind k);  // "contradicts", "missing-marker"

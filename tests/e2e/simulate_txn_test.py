@@ -70,6 +70,20 @@ def findings(out, *options):
     return json.loads(p.stdout)
 
 
+def audit(name, out, t, broker="broker3"):
+    """`klf txn audit` of the three brokers names exactly one finding: `broker` lacks the marker of the
+    run's transaction `t` (certain: it fetched past it), with the coordinator's outcome."""
+    p = process(["txn", "audit", "--json", *[os.path.join(out, b) for b in BROKERS]])
+    check(p.returncode == 1, f"{name}: audit: exit {p.returncode}: {p.stderr}")
+    j = json.loads(p.stdout)
+    got = [(f["kind"], f["certainty"], f["path"], f["producerId"], f["markerEpoch"], f["coordinatorOutcome"])
+           for f in j["findings"]]
+    expected = [("missing-marker", "certain", os.path.join(out, broker, "foo-0"), t["producerId"], t["markerEpoch"],
+                 t["outcome"])]
+    check(got == expected, f"{name}: audit {got}, expected {expected}")
+    check(j["markersChecked"] == j["markersAgree"], f"{name}: audit: a marker contradicts: {j['findings']}")
+
+
 def test_tv2_hanging_transaction():
     name = "tv2-hanging-transaction"
     with temp_dir() as root:
@@ -112,7 +126,8 @@ def test_tv2_hanging_transaction():
             check(f["recordsAtStake"] == t1["offsets"], f"{name}: at stake {f['recordsAtStake']}")
             check(any(x["replica"] == "coordinator" and "__transaction_state-0" in x["file"] for x in f["facts"]),
                   f"{name}: no fact from the coordinator's log: {f['facts']}")
-        check(snapshot(out) == before, f"{name}: find-hanging or diff changed the brokers")
+        audit(name, out, t1)
+        check(snapshot(out) == before, f"{name}: find-hanging, diff or audit changed the brokers")
 
 
 def test_tv2_committed_to_aborted():
@@ -146,6 +161,7 @@ def test_tv2_committed_to_aborted():
                 check(f["recordsAtStake"] and all(outcome_of(txns, o) == f["outcome"] for o in f["recordsAtStake"]),
                       f"{name} {options}: outcome {f['outcome']} of {f['recordsAtStake']}, the run's {txns}")
                 check(f["recordsAtStake"] == t1["offsets"], f"{name} {options}: at stake {f['recordsAtStake']}")
+        audit(name, out, t1)
 
 
 run_tests(globals())

@@ -107,19 +107,21 @@ TEST(AuditTest, Version1DecisionsAreNotJudged) {
   EXPECT_TRUE(r.findings.empty());
 }
 
-// A .txnindex that says ABORT over data the coordinator committed contradicts it, with the marker
-// itself gone (here: never written on this copy).
-TEST(AuditTest, TxnIndexOverCommittedDataContradicts) {
+// A .txnindex that closes the data with an ABORT the coordinator did not decide: the copy applied
+// another marker after the data, so it lost this decision's COMMIT (certain), and serves the
+// committed data as aborted.
+TEST(AuditTest, TxnIndexOverCommittedDataProvesTheLoss) {
   TempDir tmp("audit-test");
   // The copy's own ABORT at epoch 0 (a version-1 style marker) builds the .txnindex entry 10..11.
   std::string copy = Replica(tmp.path(), "b1").Txn(10, "k", "v").Marker(11, ControlType::kAbort).Write();
   CollectingSink sink;
   AuditReport r = AuditTransactions(Decided("PrepareCommit", 2), {copy}, LoadOptions{}, &sink);
   ASSERT_EQ(r.findings.size(), 1u);
-  EXPECT_EQ(r.findings[0].kind, AuditKind::kContradicts);
+  EXPECT_EQ(r.findings[0].kind, AuditKind::kMissingMarker);
   EXPECT_TRUE(r.findings[0].certain);
   ASSERT_EQ(r.findings[0].facts.size(), 2u);
   EXPECT_NE(r.findings[0].facts[1].fact.find(".txnindex"), std::string::npos);
+  EXPECT_NE(r.findings[0].why.find("serves this committed data as aborted"), std::string::npos) << r.findings[0].why;
 }
 
 }  // namespace
