@@ -56,7 +56,8 @@ struct DumpOptions {
   bool verify_index_only = false;  // index files: the checks, not the entries
   bool index_sanity_check = false; // index files: Kafka's sanityCheck only
   int64_t max_bytes = INT32_MAX;   // only batches lying completely within the first N bytes of a .log
-  bool offsets_decoder = false, transaction_log_decoder = false, cluster_metadata_decoder = false;
+  bool offsets_decoder = false, transaction_log_decoder = false, cluster_metadata_decoder = false,
+       remote_log_metadata_decoder = false;
 };
 
 // "A:B", "A:", ":B" or "A" (= "A:A"); both ends inclusive.
@@ -625,6 +626,8 @@ Command AddDumpCommand(CLI::App* parent) {
                    "= --records --decoder transaction-log");
   compat->add_flag("--cluster-metadata-decoder", options->cluster_metadata_decoder,
                    "= --records --decoder cluster-metadata");
+  compat->add_flag("--remote-log-metadata-decoder", options->remote_log_metadata_decoder,
+                   "= --records --decoder remote-log-metadata");
 
   Command command;
   command.app = app;
@@ -632,7 +635,8 @@ Command AddDumpCommand(CLI::App* parent) {
     DumpOptions& o = *options;
     o.paths.insert(o.paths.end(), o.files.begin(), o.files.end());
     if (o.paths.empty()) return Fail("dump", kExitUsage, "PATH is required (or --files)", o.common.json);
-    const int decoders = int(o.offsets_decoder) + int(o.transaction_log_decoder) + int(o.cluster_metadata_decoder);
+    const int decoders = int(o.offsets_decoder) + int(o.transaction_log_decoder) + int(o.cluster_metadata_decoder) +
+                         int(o.remote_log_metadata_decoder);
     if (decoders > 1 || (decoders == 1 && o.decoder != "auto")) {
       return Fail("dump", kExitUsage, "give one decoder (--decoder or one of kafka-dump-log's decoder flags)",
                   o.common.json);
@@ -640,6 +644,7 @@ Command AddDumpCommand(CLI::App* parent) {
     if (o.offsets_decoder) o.decoder = "offsets";
     if (o.transaction_log_decoder) o.decoder = "transaction-log";
     if (o.cluster_metadata_decoder) o.decoder = "cluster-metadata";
+    if (o.remote_log_metadata_decoder) o.decoder = "remote-log-metadata";
     // kafka-dump-log: print data with --print-data-log or any decoder; deep iteration with either, or
     // --deep-iteration alone (record lines without key and payload).
     const bool print_data = o.records || o.print_data_log || decoders > 0;

@@ -5,6 +5,8 @@
 #include "segment_reader/internal_topics.h"
 
 #include <algorithm>
+#include <map>
+#include <span>
 
 namespace klf {
 
@@ -170,9 +172,14 @@ bool DecodeOffsets(const Record& r, DecodedRecord* out, std::string* error) {
   return true;
 }
 
-bool DecodeClusterMetadata(const Record& r, DecodedRecord* out, std::string* error) {
+// A framed metadata record (AbstractApiMessageSerde): uvarint frame version (1), uvarint record type
+// (the apiKey of one of `schemas`), uvarint version, then the message with nothing left over.
+// `what` names the kind of record in errors ("metadata", "remote log metadata").
+bool DecodeFramed(const Record& r, std::span<const MetadataRecordSchema> schemas, const char* what,
+                  const MetadataRecordSchema** schema_out, uint32_t* version_out, OrderedJson* data,
+                  std::string* error) {
   if (!r.value) {
-    *error = "a metadata record without a value";
+    *error = std::string("a ") + what + " record without a value";
     return false;
   }
   ByteCursor c(*r.value);
@@ -190,11 +197,11 @@ bool DecodeClusterMetadata(const Record& r, DecodedRecord* out, std::string* err
     return false;
   }
   const MetadataRecordSchema* schema = nullptr;
-  for (const MetadataRecordSchema& s : kMetadataRecordSchemas) {
+  for (const MetadataRecordSchema& s : schemas) {
     if (s.message.api_key >= 0 && uint32_t(s.message.api_key) == api_key) schema = &s;
   }
   if (!schema) {
-    *error = "unknown metadata record type " + std::to_string(api_key);
+    *error = std::string("unknown ") + what + " record type " + std::to_string(api_key);
     return false;
   }
   if (version > 0x7fff) {
@@ -202,18 +209,152 @@ bool DecodeClusterMetadata(const Record& r, DecodedRecord* out, std::string* err
     return false;
   }
   const size_t header = c.pos();
-  OrderedJson data;
   size_t at = 0;
-  if (!DecodeMessage(schema->message, int(version), r.value->subspan(header), &data, error, &at)) {
+  if (!DecodeMessage(schema->message, int(version), r.value->subspan(header), data, error, &at)) {
     *error = At(at + header, *error);
     return false;
   }
+  *schema_out = schema;
+  *version_out = version;
+  return true;
+}
+
+bool DecodeClusterMetadata(const Record& r, DecodedRecord* out, std::string* error) {
+  const MetadataRecordSchema* schema = nullptr;
+  uint32_t version = 0;
+  OrderedJson data;
+  if (!DecodeFramed(r, kMetadataRecordSchemas, "metadata", &schema, &version, &data, error)) return false;
   out->json["type"] = schema->type_name;
-  out->json["apiKey"] = api_key;
+  out->json["apiKey"] = schema->message.api_key;
   out->json["version"] = version;
   out->json["value"] = data;
   out->value_text = "{\"type\":\"" + std::string(schema->type_name) + "\",\"version\":" + std::to_string(version) +
                     ",\"data\":" + CompactJson(data) + "}";
+  return true;
+}
+
+// __remote_log_metadata: what RemoteLogMetadataSerde.deserialize builds from the record, printed as its
+// toString (what kafka-dump-log --remote-log-metadata-decoder prints), with the checks of the
+// transforms and constructors it runs (RemoteLogSegmentState.forId, RemotePartitionDeleteState.forId,
+// RemoteLogSegmentMetadata's offsets and leader epochs).
+const char* RemoteLogSegmentStateName(int64_t id) {
+  static constexpr const char* kNames[] = {"COPY_SEGMENT_STARTED", "COPY_SEGMENT_FINISHED", "DELETE_SEGMENT_STARTED",
+                                           "DELETE_SEGMENT_FINISHED"};
+  return id >= 0 && id < int64_t(std::size(kNames)) ? kNames[id] : nullptr;
+}
+
+const char* RemotePartitionDeleteStateName(int64_t id) {
+  static constexpr const char* kNames[] = {"DELETE_PARTITION_MARKED", "DELETE_PARTITION_STARTED",
+                                           "DELETE_PARTITION_FINISHED"};
+  return id >= 0 && id < int64_t(std::size(kNames)) ? kNames[id] : nullptr;
+}
+
+// TopicIdPartition.toString: "<topic id>:<topic>-<partition>".
+std::string TopicIdPartitionText(const OrderedJson& t) {
+  return t.at("id").get<std::string>() + ":" + t.at("name").get<std::string>() + "-" +
+         std::to_string(t.at("partition").get<int32_t>());
+}
+
+std::string SegmentIdText(const OrderedJson& id) {
+  return "RemoteLogSegmentId{topicIdPartition=" + TopicIdPartitionText(id.at("topicIdPartition")) +
+         ", id=" + id.at("id").get<std::string>() + "}";
+}
+
+// Optional<CustomMetadata>.toString; the bytes are in the JSON as padded base64.
+std::string CustomMetadataText(const OrderedJson& bytes) {
+  if (bytes.is_null()) return "Optional.empty";
+  const std::string& b64 = bytes.get_ref<const std::string&>();
+  size_t size = b64.size() / 4 * 3;
+  for (size_t i = b64.size(); i > 0 && b64[i - 1] == '=' && size > 0; --i) --size;
+  return "Optional[CustomMetadata{" + std::to_string(size) + " bytes}]";
+}
+
+// The segment's leader epochs as the TreeMap Kafka builds (the last entry of an epoch wins): "{0=0, 3=120}".
+bool LeaderEpochsText(const OrderedJson& entries, std::string* out, std::string* error) {
+  std::map<int32_t, int64_t> epochs;
+  for (const OrderedJson& e : entries) epochs[e.at("leaderEpoch").get<int32_t>()] = e.at("offset").get<int64_t>();
+  if (epochs.empty()) {
+    *error = "segmentLeaderEpochs can not be null or empty";
+    return false;
+  }
+  *out = "{";
+  for (const auto& [epoch, offset] : epochs)
+    *out += (out->size() > 1 ? ", " : "") + std::to_string(epoch) + "=" + std::to_string(offset);
+  *out += "}";
+  return true;
+}
+
+bool RemoteLogText(const MetadataRecordSchema& schema, const OrderedJson& v, std::string* text, std::string* error) {
+  const std::string type = schema.type_name;
+  if (type == "RemotePartitionDeleteMetadataRecord") {
+    const char* state = RemotePartitionDeleteStateName(v.at("remotePartitionDeleteState").get<int64_t>());
+    if (!state) {
+      *error = "unknown remote partition delete state " + std::to_string(v.at("remotePartitionDeleteState").get<int64_t>());
+      return false;
+    }
+    *text = "RemotePartitionDeleteMetadata{topicPartition=" + TopicIdPartitionText(v.at("topicIdPartition")) +
+            ", state=" + state + ", eventTimestampMs=" + std::to_string(v.at("eventTimestampMs").get<int64_t>()) +
+            ", brokerId=" + std::to_string(v.at("brokerId").get<int32_t>()) + "}";
+    return true;
+  }
+  const char* state = RemoteLogSegmentStateName(v.at("remoteLogSegmentState").get<int64_t>());
+  if (!state) {
+    *error = "unknown remote log segment state " + std::to_string(v.at("remoteLogSegmentState").get<int64_t>());
+    return false;
+  }
+  const std::string custom = CustomMetadataText(v.at("customMetadata"));
+  if (type == "RemoteLogSegmentMetadataUpdateRecord") {
+    *text = "RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=" + SegmentIdText(v.at("remoteLogSegmentId")) +
+            ", customMetadata=" + custom + ", state=" + state +
+            ", eventTimestampMs=" + std::to_string(v.at("eventTimestampMs").get<int64_t>()) +
+            ", brokerId=" + std::to_string(v.at("brokerId").get<int32_t>()) + "}";
+    return true;
+  }
+  std::string epochs;
+  if (!LeaderEpochsText(v.at("segmentLeaderEpochs"), &epochs, error)) return false;
+  const int64_t start = v.at("startOffset").get<int64_t>(), end = v.at("endOffset").get<int64_t>();
+  if (type == "RemoteLogSegmentMetadataSnapshotRecord") {
+    *text = "RemoteLogSegmentMetadataSnapshot{segmentId=" + v.at("segmentId").get<std::string>() +
+            ", startOffset=" + std::to_string(start) + ", endOffset=" + std::to_string(end) +
+            ", maxTimestampMs=" + std::to_string(v.at("maxTimestampMs").get<int64_t>()) +
+            ", segmentLeaderEpochs=" + epochs +
+            ", segmentSizeInBytes=" + std::to_string(v.at("segmentSizeInBytes").get<int32_t>()) +
+            ", customMetadata=" + custom + ", state=" + state + "}";
+    return true;
+  }
+  if (start < 0) {
+    *error = "Unexpected start offset = " + std::to_string(start) + ". StartOffset for a remote segment cannot be negative";
+    return false;
+  }
+  if (end < start) {
+    *error = "Unexpected end offset = " + std::to_string(end) +
+             ". EndOffset for a remote segment cannot be less than startOffset = " + std::to_string(start);
+    return false;
+  }
+  *text = "RemoteLogSegmentMetadata{remoteLogSegmentId=" + SegmentIdText(v.at("remoteLogSegmentId")) +
+          ", startOffset=" + std::to_string(start) + ", endOffset=" + std::to_string(end) +
+          ", brokerId=" + std::to_string(v.at("brokerId").get<int32_t>()) +
+          ", maxTimestampMs=" + std::to_string(v.at("maxTimestampMs").get<int64_t>()) +
+          ", eventTimestampMs=" + std::to_string(v.at("eventTimestampMs").get<int64_t>()) +
+          ", segmentLeaderEpochs=" + epochs +
+          ", segmentSizeInBytes=" + std::to_string(v.at("segmentSizeInBytes").get<int32_t>()) +
+          ", customMetadata=" + custom + ", state=" + state + "}";
+  return true;
+}
+
+bool DecodeRemoteLogMetadata(const Record& r, DecodedRecord* out, std::string* error) {
+  const MetadataRecordSchema* schema = nullptr;
+  uint32_t version = 0;
+  OrderedJson data;
+  if (!DecodeFramed(r, kRemoteLogMetadataRecordSchemas, "remote log metadata", &schema, &version, &data, error))
+    return false;
+  std::string text;
+  if (!RemoteLogText(*schema, data, &text, error)) return false;
+  out->json["type"] = schema->type_name;
+  out->json["apiKey"] = schema->message.api_key;
+  out->json["version"] = version;
+  out->json["value"] = data;
+  out->value_text = text;
   return true;
 }
 
@@ -268,8 +409,7 @@ bool DecodeInternalRecord(TopicDecoder decoder, const Record& record, DecodedRec
     case TopicDecoder::kClusterMetadata:
       return DecodeClusterMetadata(record, out, error);
     case TopicDecoder::kRemoteLogMetadata:
-      *error = "the remote-log-metadata decoder is not implemented yet";
-      return false;
+      return DecodeRemoteLogMetadata(record, out, error);
   }
   return false;
 }

@@ -13,6 +13,10 @@
 //   uvarint record type (apiKey) + uvarint version + the metadata record; keys are null. Control
 //   batches carry the raft's own records (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters),
 //   each a message at version 0 with no version prefix.
+// - `__remote_log_metadata` (tiered storage's TopicBasedRemoteLogMetadataManager): the same framing
+//   (RemoteLogMetadataSerde: RemoteLogSegmentMetadata, its update, RemotePartitionDeleteMetadata and the
+//   snapshot record); the text is the toString of what Kafka builds from it, as kafka-dump-log's
+//   --remote-log-metadata-decoder prints it.
 //
 // Decoding is strict: an unknown record type or version, a short field, or a byte left over after a
 // key or value fails with the reason; the caller reports it (with file and position) and shows the
@@ -49,7 +53,6 @@ struct DecodedRecord {
 };
 
 // Decodes a record of a data batch. Returns false with `error` when the record does not decode.
-// kRemoteLogMetadata is not decoded yet: it fails with a message saying so.
 bool DecodeInternalRecord(TopicDecoder decoder, const Record& record, DecodedRecord* out, std::string* error);
 
 // Decodes a KRaft control record (types 2-6 of a control batch). ABORT/COMMIT markers are not

@@ -198,5 +198,117 @@ def test_real_brokers_decode():
     print(f"  real brokers: {counts} records decoded, none unknown, no leftover byte")
 
 
+# __remote_log_metadata: no Kafka-written partition is among the fixtures, so the records are encoded
+# here by hand from Kafka's JSON message definitions (storage/src/main/resources/message at the
+# fixtures' commit: flexible version 0, compact strings, arrays and bytes, 16-byte uuids, empty tagged
+# field sections), framed as AbstractApiMessageSerde.write frames them, and put in batches built by an
+# independent client library (kafka-python). The expected text is the toString of the objects
+# RemoteLogMetadataSerde.deserialize builds (RemoteLogSegmentMetadata, ...Update,
+# RemotePartitionDeleteMetadata), as kafka-dump-log --remote-log-metadata-decoder prints them.
+def _uvarint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _cstring(s):
+    b = s.encode()
+    return _uvarint(len(b) + 1) + b
+
+
+def _cbytes(b):
+    return _uvarint(0) if b is None else _uvarint(len(b) + 1) + b
+
+
+def _uuid_text(u):
+    import base64
+    return base64.urlsafe_b64encode(u).decode().rstrip("=")
+
+
+def _topic_id_partition(name, uid, partition):
+    import struct
+    return _cstring(name) + uid + struct.pack(">i", partition) + _uvarint(0)
+
+
+def _frame(api_key, body):
+    return _uvarint(1) + _uvarint(api_key) + _uvarint(0) + body + _uvarint(0)
+
+
+def _remote_records():
+    """(value bytes, expected text or None for a record Kafka's deserializer refuses, expected type)."""
+    import struct
+    topic_id, seg_id = bytes(range(1, 17)), bytes(range(100, 116))
+    tip = _topic_id_partition("orders", topic_id, 3)
+    seg = tip + seg_id + _uvarint(0)
+    tip_text = f"{_uuid_text(topic_id)}:orders-3"
+    seg_text = f"RemoteLogSegmentId{{topicIdPartition={tip_text}, id={_uuid_text(seg_id)}}}"
+
+    def segment(state, epochs, start=0, end=99, custom=None):
+        body = seg + struct.pack(">qqiqq", start, end, 1, 1700000001000, 1700000002000)
+        body += _uvarint(len(epochs) + 1) + b"".join(struct.pack(">iq", e, o) + _uvarint(0) for e, o in epochs)
+        return _frame(0, body + struct.pack(">i", 4096) + _cbytes(custom) + struct.pack(">b", state))
+
+    out = [
+        (segment(0, [(2, 50), (0, 0)]),
+         f"RemoteLogSegmentMetadata{{remoteLogSegmentId={seg_text}, startOffset=0, endOffset=99, brokerId=1, "
+         f"maxTimestampMs=1700000001000, eventTimestampMs=1700000002000, segmentLeaderEpochs={{0=0, 2=50}}, "
+         f"segmentSizeInBytes=4096, customMetadata=Optional.empty, state=COPY_SEGMENT_STARTED}}",
+         "RemoteLogSegmentMetadataRecord"),
+        (_frame(1, seg + struct.pack(">iq", 2, 1700000003000) + _cbytes(b"hello") + struct.pack(">b", 1)),
+         f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={seg_text}, customMetadata=Optional[CustomMetadata{{5 "
+         f"bytes}}], state=COPY_SEGMENT_FINISHED, eventTimestampMs=1700000003000, brokerId=2}}",
+         "RemoteLogSegmentMetadataUpdateRecord"),
+        (_frame(2, tip + struct.pack(">iqb", 0, 1700000004000, 0)),
+         f"RemotePartitionDeleteMetadata{{topicPartition={tip_text}, state=DELETE_PARTITION_MARKED, "
+         f"eventTimestampMs=1700000004000, brokerId=0}}",
+         "RemotePartitionDeleteMetadataRecord"),
+        (segment(7, [(0, 0)]), None, None),           # RemoteLogSegmentState.forId(7) throws
+        (segment(0, []), None, None),                 # segmentLeaderEpochs can not be null or empty
+        (segment(0, [(0, 0)], start=10, end=5), None, None),  # EndOffset below StartOffset
+        (segment(0, [(0, 0)]) + b"\x00", None, None),  # a byte left over
+    ]
+    return out
+
+
+def test_remote_log_metadata_decoder():
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+    records = _remote_records()
+    with temp_dir() as tmp:
+        part = os.path.join(tmp, "__remote_log_metadata-0")
+        os.makedirs(part)
+        log = os.path.join(part, "00000000000000000000.log")
+        with open(log, "wb") as f:
+            for i, (value, _, _) in enumerate(records):
+                b = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, batch_size=2**20)
+                b.append(0, 1700000000000 + i, None, value, [])
+                entry = bytearray(b.build())
+                entry[0:8] = i.to_bytes(8, "big")  # base offset i, outside the CRC
+                f.write(bytes(entry))
+        p = klf(["dump", "--records", log], expect_rc=None)
+        payloads = [l.split(" payload: ", 1)[1] if " payload: " in l else None
+                    for l in p.stdout.splitlines() if l.startswith("| offset: ")]
+        check(len(payloads) == len(records), f"{len(payloads)} record lines, {len(records)} records:\n{p.stdout}")
+        for i, ((_, text, _), got) in enumerate(zip(records, payloads)):
+            if text is not None:
+                check(got == text, f"offset {i}: {got!r}\nexpected {text!r}")
+        p = klf(["dump", "--json", "--records", log], expect_rc=None)
+        check(p.returncode == 1, f"dump of refused records: exit {p.returncode}, expected 1")
+        decoded = [r.get("decoded") for b in json_lines(p) if "records" in b for r in b["records"]]
+        problems = [b for b in json_lines(p) if "error" in b or "severity" in b]
+        for i, ((_, text, kind), d) in enumerate(zip(records, decoded)):
+            if kind is None:
+                check(d is None, f"offset {i}: a record Kafka refuses decoded as {d}")
+            else:
+                check(d is not None and d["type"] == kind and d["version"] == 0, f"offset {i}: decoded {d}")
+        check(len(problems) >= 4, f"each refused record is a problem: {problems}")
+        # Forced on the same bytes by name, as kafka-dump-log's flag does.
+        p = klf(["dump", "--records", "--remote-log-metadata-decoder", log], expect_rc=None)
+        check(records[0][1] in p.stdout, "--remote-log-metadata-decoder")
+
+
 if __name__ == "__main__":
     run_tests(globals())
