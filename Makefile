@@ -6,6 +6,8 @@
 #   make test SAN=1 the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz FUZZ_SECONDS=600 [FUZZ_RUNS=10000000]   longer fuzzing runs (see docs/ROBUSTNESS.md)
 #   make bench      build and run the benchmarks (see docs/PERFORMANCE.md)
+#   make package    a .deb (CPack: the binary, a man page from --help, the README) and a statically
+#                   linked klf for bare broker hosts, in build-package/ (tested by tests/package)
 
 JOBS ?= $(shell nproc)
 SAN ?= 0
@@ -25,7 +27,7 @@ FUZZ_DIR ?= build-fuzz
 TSAN_DIR ?= build-tsan
 KLF := $(BUILD_DIR)/klf
 
-.PHONY: all deps test-deps configure build demo test unit-test fuzz-smoke tsan-test fuzz bench clean
+.PHONY: all deps test-deps configure build demo test unit-test fuzz-smoke tsan-test fuzz bench clean package package-test
 
 all: build
 
@@ -72,6 +74,7 @@ test: unit-test
 ifeq ($(SAN),0)
 	$(MAKE) fuzz-smoke
 	$(MAKE) tsan-test
+	$(MAKE) package-test
 endif
 
 FUZZ_SECONDS ?= 600
@@ -83,5 +86,22 @@ fuzz: test-deps $(FUZZ_DIR)/CMakeCache.txt
 bench: test-deps build
 	bash scripts/bench.sh $(BUILD_DIR)
 
+PKG_DIR ?= build-package
+# The static build links every library's archive (KLF_STATIC in CMakeLists.txt); the man page is
+# help2man's rendering of `klf --help`; cpack then packs the binary, the man page and the README.
+package:
+	@bash scripts/install-deps.sh package
+	cmake -S . -B $(PKG_DIR) -DCMAKE_BUILD_TYPE=Release -DKLF_STATIC=ON -DKLF_WERROR=ON \
+	  -DKLF_MAN_PAGE=$(CURDIR)/$(PKG_DIR)/klf.1.gz
+	cmake --build $(PKG_DIR) --target klf -j $(JOBS)
+	help2man --no-info --name="offline forensics and repair for Apache Kafka data" \
+	  --version-string="$$($(PKG_DIR)/klf --version | cut -d' ' -f2)" $(PKG_DIR)/klf | gzip -9n > $(PKG_DIR)/klf.1.gz
+	cd $(PKG_DIR) && cpack -G DEB
+	cp $(PKG_DIR)/klf $(PKG_DIR)/klf-static
+	@ls -l $(PKG_DIR)/*.deb $(PKG_DIR)/klf-static
+
+package-test: package
+	python3 tests/package/package_test.py $(PKG_DIR)
+
 clean:
-	rm -rf build build-san build-fuzz build-tsan
+	rm -rf build build-san build-fuzz build-tsan build-package

@@ -13,7 +13,8 @@ namespace klf::cli {
 void AddTxnLogOptions(CLI::App* sub, TxnLogArgs* args) {
   sub->add_option("--txn-log", args->dirs,
                   "a __transaction_state-N directory, or a log dir holding some: the coordinator's records as "
-                  "evidence (repeatable; default: those of the replicas' own log dirs)");
+                  "evidence (repeatable; default: those of the replicas' own log dirs)")
+      ->allow_extra_args(false);  // one DIR per --txn-log: the PATHs after it stay PATHs
   sub->add_flag("--no-txn-log", args->none, "do not use the coordinator's records");
 }
 

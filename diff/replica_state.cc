@@ -4,7 +4,6 @@
 // (which marker closes which transaction).
 #include "diff/replica_state.h"
 
-#include <isa-l/crc64.h>
 #include <sched.h>
 #include <sys/mman.h>
 
@@ -67,7 +66,7 @@ class ContentHasher {
     used_ = 0;
   }
   void Crc(const void* p, size_t n) {
-    crc64_ = crc64_iso_refl(crc64_, static_cast<const uint8_t*>(p), n);
+    crc64_ = Crc64Extend(crc64_, Bytes(static_cast<const uint8_t*>(p), n));
     crc32c_ = Crc32cExtend(crc32c_, Bytes(static_cast<const uint8_t*>(p), n));
   }
   uint64_t crc64_ = 0;
@@ -432,7 +431,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       BatchSpan span;
       span.size = uint32_t(batch.bytes.size());
       span.crc = batch.header.crc;
-      span.fingerprint = crc64_iso_refl(0, batch.bytes.data(), batch.bytes.size());
+      span.fingerprint = Crc64Extend(0, batch.bytes);
       // The reference's batch with the same bytes, if any: its records' digests are this batch's.
       const BatchSpan* same = nullptr;
       if (ref != nullptr && batch.header.magic >= 2 && !batch.header.is_control) {

@@ -3,7 +3,9 @@
 #   scripts/install-deps.sh build   what building and running klf needs (make, make demo)
 #   scripts/install-deps.sh test    that plus the test tools: clang for libFuzzer and the sanitizers,
 #                                   Python and its Kafka client for the end-to-end tests, Chromium for
-#                                   the HTML report test, hyperfine for benchmarks (make test, make bench)
+#                                   the HTML report test, hyperfine for benchmarks, and what `make package`
+#                                   needs (make test, make bench)
+#   scripts/install-deps.sh package the build set plus help2man (the man page) and dpkg-dev (make package)
 # Safe to run repeatedly: when everything is present it does nothing and touches nothing.
 set -euo pipefail
 
@@ -14,9 +16,12 @@ packages=(
   libisal-dev libssl-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+package_tools=(help2man dpkg-dev binutils file)
 case "$set_name" in
   build) ;;
+  package) packages+=("${package_tools[@]}") ;;
   test)
+    packages+=("${package_tools[@]}")
     packages+=(
       clang-14 libclang-rt-14-dev clang-format-14
       python3 python3-kafka python3-lz4 python3-snappy python3-zstandard python3-xxhash
@@ -24,7 +29,7 @@ case "$set_name" in
       hyperfine time python3-crc32c
     )
     ;;
-  *) echo "install-deps: unknown set '$set_name' (build or test)" >&2; exit 2 ;;
+  *) echo "install-deps: unknown set '$set_name' (build, test or package)" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -1,12 +1,45 @@
 #include "segment_reader/crc.h"
 
-#include <isa-l/crc.h>
 #include <zlib.h>
 
 #include <climits>
 
+#if KLF_CRC32C_BOOST
+#include <boost/crc.hpp>
+#else
+#include <isa-l/crc.h>
+#include <isa-l/crc64.h>
+#endif
+
 namespace klf {
 
+#if KLF_CRC32C_BOOST
+// The static build (KLF_STATIC: Debian ships no static ISA-L): Boost.CRC's table-driven CRC-32C, reflected
+// in and out. Its initial remainder is given unreflected, so continuing from the register `~crc` (as
+// ISA-L's is) takes that register bit-reversed.
+namespace {
+uint32_t BitReverse(uint32_t x) {
+  x = (x >> 1 & 0x55555555u) | (x & 0x55555555u) << 1;
+  x = (x >> 2 & 0x33333333u) | (x & 0x33333333u) << 2;
+  x = (x >> 4 & 0x0F0F0F0Fu) | (x & 0x0F0F0F0Fu) << 4;
+  x = (x >> 8 & 0x00FF00FFu) | (x & 0x00FF00FFu) << 8;
+  return x >> 16 | x << 16;
+}
+uint64_t BitReverse64(uint64_t x) { return uint64_t(BitReverse(uint32_t(x))) << 32 | BitReverse(uint32_t(x >> 32)); }
+}  // namespace
+
+uint32_t Crc32cExtend(uint32_t crc, Bytes data) {
+  boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true> c(BitReverse(~crc));
+  c.process_bytes(data.data(), data.size());
+  return c.checksum();
+}
+
+uint64_t Crc64Extend(uint64_t crc, Bytes data) {
+  boost::crc_optimal<64, 0x1BULL, ~0ULL, ~0ULL, true, true> c(BitReverse64(~crc));
+  c.process_bytes(data.data(), data.size());
+  return c.checksum();
+}
+#else
 // ISA-L's crc32_iscsi takes the running register as `init_crc` and returns the register without the
 // final inversion: the standard CRC-32C is ~crc32_iscsi(buf, len, ~previous) with previous = 0 at the
 // start (so init 0xFFFFFFFF and final xor 0xFFFFFFFF). Its length is an int, so feed it in slices.
@@ -22,6 +55,9 @@ uint32_t Crc32cExtend(uint32_t crc, Bytes data) {
   }
   return ~reg;
 }
+
+uint64_t Crc64Extend(uint64_t crc, Bytes data) { return crc64_iso_refl(crc, data.data(), data.size()); }
+#endif
 
 uint32_t Crc32c(Bytes data) { return Crc32cExtend(0, data); }
 

@@ -9,6 +9,12 @@ namespace {
 
 TEST(CrcTest, Crc32cCheckValue) { EXPECT_EQ(Crc32c(AsBytes("123456789")), 0xE3069283u); }
 TEST(CrcTest, Crc32CheckValue) { EXPECT_EQ(Crc32(AsBytes("123456789")), 0xCBF43926u); }
+// CRC-64/GO-ISO's check value, whole and continued (the static build's Boost.CRC must agree with ISA-L).
+TEST(CrcTest, Crc64CheckValueWholeAndExtended) {
+  EXPECT_EQ(Crc64Extend(0, AsBytes("123456789")), 0xB90956C775A41001ull);
+  EXPECT_EQ(Crc64Extend(Crc64Extend(0, AsBytes("1234")), AsBytes("56789")), 0xB90956C775A41001ull);
+  EXPECT_EQ(Crc64Extend(0, AsBytes("")), 0u);
+}
 TEST(CrcTest, EmptyInput) {
   EXPECT_EQ(Crc32c(Bytes()), 0u);
   EXPECT_EQ(Crc32(Bytes()), 0u);
