@@ -221,4 +221,99 @@ std::string ConfigsText(const std::vector<ConfigFromMetadata>& configs) {
   return s;
 }
 
+namespace {
+
+nlohmann::json RegistrationJson(const PartitionRegistration& r) {
+  return {{"leader", r.leader},
+          {"leaderEpoch", r.leader_epoch},
+          {"partitionEpoch", r.partition_epoch},
+          {"isr", r.isr},
+          {"replicas", r.replicas}};
+}
+
+std::string Brokers(const std::vector<int32_t>& ids) { return fmt::format("[{}]", fmt::join(ids, ",")); }
+
+std::string Leader(int32_t id) { return id < 0 ? std::string("none") : "broker " + std::to_string(id); }
+
+const std::vector<PartitionEvent>* EventsOf(const ClusterMetadata& m, const std::string& topic, int32_t partition,
+                                            const TopicImage** topic_image) {
+  const TopicImage* t = m.TopicByName(topic);
+  if (t == nullptr) return nullptr;
+  auto it = t->history.find(partition);
+  if (it == t->history.end()) return nullptr;
+  *topic_image = t;
+  return &it->second;
+}
+
+}  // namespace
+
+nlohmann::json HistoryJson(const ClusterMetadata& m, const std::string& topic, int32_t partition) {
+  const TopicImage* t = nullptr;
+  const std::vector<PartitionEvent>* events = EventsOf(m, topic, partition, &t);
+  if (events == nullptr) return nullptr;
+  nlohmann::json a = nlohmann::json::array();
+  for (const PartitionEvent& e : *events) {
+    nlohmann::json j = RegistrationJson(e.after);
+    j["offset"] = e.at.offset;
+    j["timestamp"] = e.at.timestamp;
+    j["time"] = IsoUtc(e.at.timestamp);
+    j["kind"] = e.kind;
+    j["leftIsr"] = e.left_isr;
+    j["joinedIsr"] = e.joined_isr;
+    j["leaderChanged"] = e.leader_changed;
+    j["file"] = e.at.file;
+    j["position"] = e.at.position;
+    j["fromSnapshot"] = e.at.from_snapshot;
+    a.push_back(std::move(j));
+  }
+  return {{"topicId", t->topic_id}, {"current", RegistrationJson(t->partitions.at(partition))}, {"events", a}};
+}
+
+std::string HistoryText(const ClusterMetadata& m, const std::string& topic, int32_t partition,
+                        const std::string& indent) {
+  const TopicImage* t = nullptr;
+  const std::vector<PartitionEvent>* events = EventsOf(m, topic, partition, &t);
+  if (events == nullptr) {
+    return fmt::format("{}leader/ISR history: the metadata log has no live topic {} partition {}\n", indent, topic,
+                       partition);
+  }
+  std::string s = fmt::format("{}leader/ISR history (__cluster_metadata, topic id {}):\n", indent, t->topic_id);
+  std::set<int32_t> left_before;
+  const PartitionRegistration* prev = nullptr;
+  const size_t n = events->size();
+  for (size_t i = 0; i < n; ++i) {
+    const PartitionEvent& e = (*events)[i];
+    std::vector<std::string> what;
+    if (e.kind == "snapshot") {
+      what.push_back(fmt::format("as of snapshot {} (when it changed is not in the files)",
+                                 fs::path(e.at.file).filename().string()));
+    } else if (e.kind == "created") {
+      what.push_back(fmt::format("created with replicas {}", Brokers(e.after.replicas)));
+    }
+    for (int32_t b : e.left_isr) {
+      what.push_back(fmt::format("broker {} left the ISR", b));
+      left_before.insert(b);
+    }
+    for (int32_t b : e.joined_isr) {
+      what.push_back(fmt::format("broker {} {} the ISR", b, left_before.count(b) ? "rejoined" : "joined"));
+    }
+    if (e.leader_changed && prev != nullptr) {
+      what.push_back(fmt::format("leader {} -> {}", Leader(prev->leader), Leader(e.after.leader)));
+    }
+    if (what.empty()) what.push_back(e.kind == "changed" ? "changed" : e.kind);
+    // A long history keeps its first and last changes on screen; --json has every one.
+    if (n > 40 && i == 5) {
+      s += fmt::format("{}  ... {} changes (see --json) ...\n", indent, n - 35);
+    }
+    if (n <= 40 || i < 5 || i >= n - 30) {
+      const std::string where = e.at.from_snapshot ? std::string("snapshot") : fmt::format("offset {}", e.at.offset);
+      s += fmt::format("{}  {}  {} ({}): {}; leader {} (epoch {}), ISR {}\n", indent, where, IsoUtc(e.at.timestamp),
+                       e.at.timestamp, fmt::join(what, ", "), Leader(e.after.leader), e.after.leader_epoch,
+                       Brokers(e.after.isr));
+    }
+    prev = &e.after;
+  }
+  return s;
+}
+
 }  // namespace klf::cli

@@ -86,4 +86,13 @@ std::string ConfigsText(const std::vector<ConfigFromMetadata>& configs);
 // "__cluster_metadata DIR (snapshot F, replayed to offset N)"
 std::string MetadataLogText(const ClusterMetadata& m);
 
+// A partition's leader/ISR history from the metadata log: {"topicId", "current": {...}, "events": [{"offset",
+// "timestamp", "time", "kind", "leader", "leaderEpoch", "isr", "replicas", "leftIsr", "joinedIsr",
+// "leaderChanged", "file", "position", "fromSnapshot"}]}; null when the log has no such topic/partition.
+nlohmann::json HistoryJson(const ClusterMetadata& m, const std::string& topic, int32_t partition);
+// The same as lines (times as ISO-8601 UTC beside epoch ms), each starting with `indent`; a line saying
+// so when the log does not know the topic or partition.
+std::string HistoryText(const ClusterMetadata& m, const std::string& topic, int32_t partition,
+                        const std::string& indent);
+
 }  // namespace klf::cli

@@ -141,6 +141,15 @@ std::vector<CommittedOffset> CommittedOffsets::ForPartition(const std::string& t
   return out;
 }
 
+std::vector<GroupExposure> GroupsPast(const CommittedOffsets& offsets, const std::string& topic, int32_t partition,
+                                      int64_t first_affected) {
+  std::vector<GroupExposure> out;
+  for (CommittedOffset& c : offsets.ForPartition(topic, partition)) {
+    if (c.offset > first_affected) out.push_back({std::move(c), first_affected});
+  }
+  return out;
+}
+
 bool LoadCommittedOffsets(const std::vector<std::string>& dirs, CommittedOffsets* out, ProblemSink* sink,
                           std::string* error) {
   *out = CommittedOffsets();

@@ -47,6 +47,16 @@ struct CommittedOffsets {
   std::vector<CommittedOffset> ForPartition(const std::string& topic, int32_t partition) const;
 };
 
+// The groups that consumed records from `first_affected` on: a committed offset is the next offset the
+// group will read, so one above `first_affected` means the group read (at least) that record. Each must
+// rewind to `first_affected` to read the affected records again once they are repaired. By group name.
+struct GroupExposure {
+  CommittedOffset committed;
+  int64_t rewind_to = -1;
+};
+std::vector<GroupExposure> GroupsPast(const CommittedOffsets& offsets, const std::string& topic, int32_t partition,
+                                      int64_t first_affected);
+
 bool LoadCommittedOffsets(const std::vector<std::string>& consumer_offsets_dirs, CommittedOffsets* out,
                           ProblemSink* sink, std::string* error);
 
