@@ -28,7 +28,8 @@ void AddOffsetsLogOptions(CLI::App* sub, MetadataLogArgs* args) {
   sub->add_option("--offsets-log", args->offsets_dirs,
                   "a __consumer_offsets-N directory, or a log dir holding some: which consumer groups committed "
                   "past each divergence (repeatable; default: those of the PATHs' own log dirs)")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->allow_extra_args(false);  // one DIR per --offsets-log: the PATHs that follow are not taken
   sub->add_flag("--no-offsets-log", args->no_offsets, "do not read __consumer_offsets");
 }
 
