@@ -300,6 +300,8 @@ std::string HistoryText(const ClusterMetadata& m, const std::string& topic, int3
     }
     if (e.leader_changed && prev != nullptr) {
       what.push_back(fmt::format("leader {} -> {}", Leader(prev->leader), Leader(e.after.leader)));
+    } else if (prev != nullptr && e.after.leader_epoch != prev->leader_epoch) {
+      what.push_back(fmt::format("leader epoch {} -> {}", prev->leader_epoch, e.after.leader_epoch));
     }
     if (what.empty()) what.push_back(e.kind == "changed" ? "changed" : e.kind);
     // A long history keeps its first and last changes on screen; --json has every one.
