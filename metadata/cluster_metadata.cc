@@ -281,6 +281,7 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
   // The log before the snapshot, when it still holds it, gives the history the snapshot compresses:
   // replayed on the side for the partitions' events only.
   std::map<std::pair<std::string, int32_t>, std::vector<PartitionEvent>> early;
+  std::map<std::string, ConfigMap> early_configs[2];  // topic, broker: where each value was set
   if (out->snapshot_end_offset && out->log_start_offset == 0 && !segments.empty()) {
     ClusterMetadata scratch;
     Replayer side(&scratch);
@@ -293,6 +294,8 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
     }
     for (const auto& [id, t] : scratch.topics)
       for (const auto& [p, events] : t.history) early[{id, p}] = events;
+    early_configs[0] = std::move(scratch.topic_configs);
+    early_configs[1] = std::move(scratch.broker_configs);
   }
 
   for (Item& i : snapshot_items) ApplyChecked(&replayer, std::move(i), sink);
@@ -316,6 +319,17 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
     Report(sink, Severity::kInfo, dir, 0, "cluster-metadata-transaction",
            fmt::format("a metadata transaction is open at the log end: its {} records are not applied",
                        replayer.pending()));
+  }
+  // A config the snapshot holds with the value the log before it set: that record says when it was set.
+  for (int kind = 0; kind < 2; ++kind) {
+    for (auto& [name, configs] : kind == 0 ? out->topic_configs : out->broker_configs) {
+      auto e = early_configs[kind].find(name);
+      if (e == early_configs[kind].end()) continue;
+      for (auto& [key, v] : configs) {
+        auto x = e->second.find(key);
+        if (v.at.from_snapshot && x != e->second.end() && x->second.value == v.value) v.at = x->second.at;
+      }
+    }
   }
   for (auto& [id, t] : out->topics) {
     for (auto& [p, events] : t.history) {

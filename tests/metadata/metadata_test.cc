@@ -170,6 +170,12 @@ TEST(ClusterMetadataTest, HistoryFromTheLogBeforeTheSnapshot) {
   EXPECT_EQ(p0[3].after.leader, 2);
   EXPECT_EQ(p0[3].after.leader_epoch, 1);
   EXPECT_EQ(IsoUtc(p0[1].at.timestamp), "2024-12-31T22:00:04.500Z");
+  // The snapshot's configs carry the log record that set them (dump: offset 14 cleanup.policy, 19 the
+  // broker default; min.insync.replicas was set again at offset 30, after the snapshot).
+  EXPECT_EQ(m.TopicConfigs("tv2-txn").at("cleanup.policy").at.offset, 14);
+  EXPECT_FALSE(m.TopicConfigs("tv2-txn").at("cleanup.policy").at.from_snapshot);
+  EXPECT_EQ(m.broker_configs.at("").at("log.cleaner.threads").at.offset, 19);
+  EXPECT_EQ(m.TopicConfigs("tv2-txn").at("min.insync.replicas").at.offset, 30);
 }
 
 TEST(ClusterMetadataTest, AMissingLogBeforeNoSnapshotIsRefused) {
