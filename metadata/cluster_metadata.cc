@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -204,6 +205,20 @@ void ApplyChecked(Replayer* r, Item item, ProblemSink* sink) {
   }
 }
 
+// Passes each problem on once: the log before the snapshot and the log after it are read in two passes
+// over the same segments.
+class OnceSink : public ProblemSink {
+ public:
+  explicit OnceSink(ProblemSink* next) : next_(next) {}
+  void Report(const Problem& p) override {
+    if (seen_.insert({p.file, p.position, p.check, p.message}).second && next_ != nullptr) next_->Report(p);
+  }
+
+ private:
+  ProblemSink* next_;
+  std::set<std::tuple<std::string, uint64_t, std::string, std::string>> seen_;
+};
+
 }  // namespace
 
 const TopicImage* ClusterMetadata::TopicByName(const std::string& name) const {
@@ -230,7 +245,9 @@ ConfigMap ClusterMetadata::BrokerConfigs(std::optional<int32_t> broker_id) const
   return out;
 }
 
-bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSink* sink, std::string* error) {
+bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSink* caller_sink, std::string* error) {
+  OnceSink once(caller_sink);
+  ProblemSink* sink = &once;
   *out = ClusterMetadata();
   out->dir = dir;
   PartitionDir pd;
@@ -285,12 +302,11 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
   if (out->snapshot_end_offset && out->log_start_offset == 0 && !segments.empty()) {
     ClusterMetadata scratch;
     Replayer side(&scratch);
-    NullSink quiet;  // the same records are read (and reported) below only from `from` on
     for (const SegmentFiles* s : segments) {
       if (s->base_offset >= from) break;
-      std::string ignored;
-      ReadRecords(
-          s->log->path, false, 0, from, [&](Item i) { ApplyChecked(&side, std::move(i), &quiet); }, &quiet, &ignored);
+      std::string ignored;  // a segment that cannot be opened fails the replay below, or is not needed by it
+      ReadRecords(s->log->path, false, 0, from, [&](Item i) { ApplyChecked(&side, std::move(i), sink); }, sink,
+                  &ignored);
     }
     for (const auto& [id, t] : scratch.topics)
       for (const auto& [p, events] : t.history) early[{id, p}] = events;

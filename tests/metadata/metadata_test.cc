@@ -192,6 +192,39 @@ TEST(ClusterMetadataTest, AMissingLogBeforeNoSnapshotIsRefused) {
   EXPECT_NE(error.find("offset 21"), std::string::npos) << error;
 }
 
+TEST(ClusterMetadataTest, ADamagedBatchIsReportedAndTheReplayGoesOn) {
+  // One byte of the batch holding offset 21 (the ISR shrink) flipped: its CRC fails. The problem names
+  // the segment and the batch's position; the rest of the history and the image are still there.
+  const fs::path src = kKafka4 / "cluster-metadata" / "written" / "__cluster_metadata-0";
+  test::TempDir tmp("meta-damaged");
+  const fs::path dir = fs::path(tmp.path()) / "__cluster_metadata-0";
+  test::CopyWritable(src.string(), dir.string());
+  const std::string segment = (dir / "00000000000000000021.log").string();
+  std::string bytes = test::ReadAll(segment);
+  ASSERT_GT(bytes.size(), 70u);
+  bytes[65] = char(bytes[65] ^ 0x40);  // inside the first batch's records
+  test::WriteAll(segment, bytes);
+  CollectingSink sink;
+  ClusterMetadata m;
+  std::string error;
+  ASSERT_TRUE(LoadClusterMetadata(dir.string(), &m, &sink, &error)) << error;
+  ASSERT_GE(sink.ErrorCount(), 1u);
+  size_t crc = 0;
+  for (const Problem& p : sink.problems) {
+    if (p.severity != Severity::kError) continue;
+    EXPECT_EQ(p.file, segment);
+    EXPECT_EQ(p.position, 17u);  // the CRC field of the batch at position 0
+    ++crc;
+  }
+  EXPECT_EQ(crc, 1u) << "reported once, though the segment is read before and after the snapshot";
+  const TopicImage* t = m.TopicByName("tv2-txn");
+  ASSERT_NE(t, nullptr);
+  std::vector<int64_t> offsets;
+  for (const PartitionEvent& e : t->history.at(0)) offsets.push_back(e.at.offset);
+  EXPECT_EQ(offsets, (std::vector<int64_t>{15, 23, 24}));
+  EXPECT_EQ(t->partitions.at(0).leader, 2);
+}
+
 TEST(CommittedOffsetsTest, AsTheGroupCoordinatorReplaysKafkasRecords) {
   const fs::path base = kKafka4 / "consumer-offsets";
   CommittedOffsets c;
