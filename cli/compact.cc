@@ -274,7 +274,10 @@ int RunCompact(const CompactArgs& a) {
     }
     if (!choice.chosen) {
       if (a.common.json)
-        std::printf("%s\n", DumpJson(nlohmann::json({{"candidates", log_dir_json}, {"cleanedRange", nullptr}})).c_str());
+        std::printf("%s\n", DumpJson(nlohmann::json({{"candidates", log_dir_json},
+                                                     {"cleanedRange", nullptr},
+                                                     {"metadataLog", MetadataLogJson(metadata.get())}}))
+                                 .c_str());
       else
         std::printf("no log to clean in %s\n", EscapeInvalidUtf8(a.dir).c_str());
       return kExitOk;
