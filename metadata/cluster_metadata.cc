@@ -46,7 +46,7 @@ struct Item {
 
 class Replayer {
  public:
-  explicit Replayer(ClusterMetadata* image) : m_(image) {}
+  Replayer(ClusterMetadata* image, ProblemSink* sink) : m_(image), sink_(sink) {}
 
   void Apply(Item item) {
     const std::string& type = item.json.at("type").get_ref<const std::string&>();
@@ -57,8 +57,9 @@ class Replayer {
     }
     if (type == "END_TRANSACTION_RECORD") {
       in_txn_ = false;
-      for (Item& p : pending_) Replay(p);
+      std::vector<Item> txn = std::move(pending_);
       pending_.clear();
+      for (const Item& p : txn) Replay(p);
       return;
     }
     if (type == "ABORT_TRANSACTION_RECORD") {
@@ -76,7 +77,18 @@ class Replayer {
   size_t pending() const { return pending_.size(); }
 
  private:
+  // A record whose fields are not what its schema promises (never expected of a record that decoded, but
+  // a hostile one must not end the replay) is reported and skipped.
   void Replay(const Item& item) {
+    try {
+      ReplayRecord(item);
+    } catch (const std::exception& e) {
+      Report(sink_, Severity::kError, item.at.file, item.at.position, "cluster-metadata",
+             fmt::format("record at offset {} could not be replayed: {}", item.at.offset, e.what()));
+    }
+  }
+
+  void ReplayRecord(const Item& item) {
     const std::string& type = item.json.at("type").get_ref<const std::string&>();
     const OrderedJson& v = item.json.at("value");
     m_->records_replayed++;
@@ -157,6 +169,7 @@ class Replayer {
   }
 
   ClusterMetadata* m_;
+  ProblemSink* sink_;
   bool in_txn_ = false;
   std::vector<Item> pending_;
 };
@@ -264,7 +277,7 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
 
   // The snapshot to start from: the latest that reads cleanly and reaches the log's start.
   int64_t from = 0;
-  Replayer replayer(out);
+  Replayer replayer(out, sink);
   std::vector<Item> snapshot_items;
   for (auto it = pd.kraft_snapshots.rbegin(); it != pd.kraft_snapshots.rend(); ++it) {
     if (it->end_offset < out->log_start_offset) break;  // older ones leave a gap before the log
@@ -301,7 +314,7 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
   std::map<std::string, ConfigMap> early_configs[2];  // topic, broker: where each value was set
   if (out->snapshot_end_offset && out->log_start_offset == 0 && !segments.empty()) {
     ClusterMetadata scratch;
-    Replayer side(&scratch);
+    Replayer side(&scratch, sink);
     for (const SegmentFiles* s : segments) {
       if (s->base_offset >= from) break;
       std::string ignored;  // a segment that cannot be opened fails the replay below, or is not needed by it
