@@ -20,7 +20,9 @@
 
 #include "metadata/cluster_metadata.h"
 #include "metadata/committed_offsets.h"
+#include "segment_reader/kafka_message.h"
 #include "segment_reader/layout.h"
+#include "segment_writer/batch_builder.h"
 #include "tests/support/test_files.h"
 
 namespace klf {
@@ -223,6 +225,122 @@ TEST(ClusterMetadataTest, ADamagedBatchIsReportedAndTheReplayGoesOn) {
   for (const PartitionEvent& e : t->history.at(0)) offsets.push_back(e.at.offset);
   EXPECT_EQ(offsets, (std::vector<int64_t>{15, 23, 24}));
   EXPECT_EQ(t->partitions.at(0).leader, 2);
+}
+
+// Metadata records encoded by hand (frame version 1, api key, version 0, the flexible v0 message), for
+// the replay rules the Kafka-written fixture has no example of: an aborted metadata transaction, a config
+// deleted by a null value, a removed topic, and a transaction still open at the log end.
+std::string Uvarint(uint32_t v) {
+  std::string s;
+  while (v >= 0x80) {
+    s += char((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  s += char(v);
+  return s;
+}
+std::string CompactString(const std::optional<std::string>& v) {
+  return v ? Uvarint(uint32_t(v->size() + 1)) + *v : Uvarint(0);
+}
+std::string Frame(int api_key, const std::string& body) { return Uvarint(1) + Uvarint(api_key) + Uvarint(0) + body; }
+std::string TopicRec(const std::string& name, char id) {
+  return Frame(2, CompactString(name) + std::string(16, id) + Uvarint(0));
+}
+std::string ConfigRec(const std::string& topic, const std::string& key, const std::optional<std::string>& value) {
+  return Frame(4, std::string(1, char(2)) + CompactString(topic) + CompactString(key) + CompactString(value) +
+                      Uvarint(0));
+}
+std::string RemoveTopicRec(char id) { return Frame(9, std::string(16, id) + Uvarint(0)); }
+std::string BeginTxn() { return Frame(23, Uvarint(0)); }
+std::string EndTxn() { return Frame(24, Uvarint(0)); }
+std::string AbortTxn() { return Frame(25, Uvarint(0)); }
+
+TEST(ClusterMetadataTest, TransactionsDeletedConfigsAndRemovedTopics) {
+  const std::vector<std::string> values = {
+      TopicRec("a", 'A'), ConfigRec("a", "cleanup.policy", "compact"),                        // 0, 1
+      BeginTxn(), TopicRec("b", 'B'), ConfigRec("b", "segment.bytes", "1000"), AbortTxn(),  // 2..5: dropped
+      ConfigRec("a", "cleanup.policy", std::nullopt), ConfigRec("a", "retention.ms", "5"),  // 6, 7
+      BeginTxn(), TopicRec("d", 'D'), EndTxn(),                                               // 8..10: applied
+      RemoveTopicRec('A'),                                                                    // 11
+      BeginTxn(), TopicRec("c", 'C'),                                                         // 12, 13: open
+  };
+  std::vector<RecordInput> records(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    records[i].offset = int64_t(i);
+    records[i].timestamp = 1735682400000 + int64_t(i);
+    records[i].value = AsBytes(values[i]);
+  }
+  std::string segment, error;
+  BuiltBatch built;
+  ASSERT_TRUE(AppendV2Batch(V2BatchOptions{}, records, &segment, &built, &error)) << error;
+  test::TempDir tmp("meta-txn");
+  const fs::path dir = fs::path(tmp.path()) / "__cluster_metadata-0";
+  fs::create_directories(dir);
+  test::WriteAll((dir / "00000000000000000000.log").string(), segment);
+
+  CollectingSink sink;
+  ClusterMetadata m;
+  ASSERT_TRUE(LoadClusterMetadata(dir.string(), &m, &sink, &error)) << error;
+  EXPECT_EQ(sink.ErrorCount(), 0u) << (sink.problems.empty() ? "" : sink.problems.front().message);
+  EXPECT_EQ(m.next_offset, 14);
+  EXPECT_EQ(m.TopicByName("a"), nullptr);  // removed at offset 11
+  ASSERT_EQ(m.removed_topics.size(), 1u);
+  EXPECT_EQ(m.removed_topics[0].name, "a");
+  EXPECT_EQ(m.removed_topics[0].at.offset, 11);
+  EXPECT_TRUE(m.TopicConfigs("a").empty());  // its configs went with it
+  EXPECT_EQ(m.TopicByName("b"), nullptr);    // aborted transaction
+  EXPECT_TRUE(m.TopicConfigs("b").empty());
+  ASSERT_NE(m.TopicByName("d"), nullptr);    // committed transaction
+  EXPECT_EQ(m.TopicByName("d")->created.offset, 9);
+  EXPECT_EQ(m.TopicByName("d")->topic_id, UuidToString(AsBytes(std::string(16, 'D'))));
+  EXPECT_EQ(m.TopicByName("c"), nullptr);  // still open at the log end: not applied, and said so
+  bool said = false;
+  for (const Problem& p : sink.problems) said |= p.check == "cluster-metadata-transaction";
+  EXPECT_TRUE(said);
+}
+
+TEST(ClusterMetadataTest, ANullValueDeletesAConfig) {
+  const std::vector<std::string> values = {TopicRec("a", 'A'), ConfigRec("a", "cleanup.policy", "compact"),
+                                           ConfigRec("a", "retention.ms", "5"),
+                                           ConfigRec("a", "cleanup.policy", std::nullopt)};
+  std::vector<RecordInput> records(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    records[i].offset = int64_t(i);
+    records[i].timestamp = 1735682400000;
+    records[i].value = AsBytes(values[i]);
+  }
+  std::string segment, error;
+  BuiltBatch built;
+  ASSERT_TRUE(AppendV2Batch(V2BatchOptions{}, records, &segment, &built, &error)) << error;
+  test::TempDir tmp("meta-null");
+  const fs::path dir = fs::path(tmp.path()) / "__cluster_metadata-0";
+  fs::create_directories(dir);
+  test::WriteAll((dir / "00000000000000000000.log").string(), segment);
+  CollectingSink sink;
+  ClusterMetadata m;
+  ASSERT_TRUE(LoadClusterMetadata(dir.string(), &m, &sink, &error)) << error;
+  EXPECT_EQ(m.TopicConfigs("a").count("cleanup.policy"), 0u);
+  ASSERT_EQ(m.TopicConfigs("a").count("retention.ms"), 1u);
+  EXPECT_EQ(m.TopicConfigs("a").at("retention.ms").value, "5");
+  EXPECT_EQ(m.TopicConfigs("a").at("retention.ms").at.offset, 2);
+}
+
+TEST(CommittedOffsetsTest, GroupsPastAnOffset) {
+  CommittedOffsets c;
+  CollectingSink sink;
+  std::string error;
+  ASSERT_TRUE(LoadCommittedOffsets(
+      {(kKafka4 / "consumer-offsets" / "written" / "__consumer_offsets-0").string()}, &c, &sink, &error));
+  // orders-0 per truth/records.json: classic-gmv1 101, classic-gmv3 103, classic-gmv4 104, cg848 42
+  // (classic-gmv0 and classic-gmv2 deleted by tombstones).
+  std::map<std::string, int64_t> got;
+  for (const GroupExposure& g : GroupsPast(c, "orders", 0, 102)) {
+    got[g.committed.group] = g.committed.offset;
+    EXPECT_EQ(g.rewind_to, 102);
+  }
+  EXPECT_EQ(got, (std::map<std::string, int64_t>{{"classic-gmv3", 103}, {"classic-gmv4", 104}}));
+  EXPECT_EQ(GroupsPast(c, "orders", 0, 104).size(), 0u);  // 104 is the next offset it reads: not read yet
+  EXPECT_EQ(GroupsPast(c, "orders", 0, 41).size(), 4u);
 }
 
 TEST(CommittedOffsetsTest, AsTheGroupCoordinatorReplaysKafkasRecords) {
