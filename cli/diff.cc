@@ -65,6 +65,12 @@ int64_t FirstAffected(const Finding& f) {
   return f.first_offset;
 }
 
+// The broker id of a replica's log dir (meta.properties), or null.
+nlohmann::json BrokerIdJson(const std::string& replica_path) {
+  std::optional<int32_t> id = BrokerIdOf(replica_path);
+  return id ? nlohmann::json(*id) : nlohmann::json(nullptr);
+}
+
 bool HasBlastRadius(const Finding& f) {
   return IsDivergence(f.kind) && f.kind != FindingKind::kUnrelatedLogs && f.first_offset >= 0;
 }
@@ -145,7 +151,8 @@ nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format, const Clus
                              {"readUncommittedRecords", r.ReadUncommittedCount()},
                              {"liveKeys", std::count_if(r.key_view.begin(), r.key_view.end(),
                                                         [](const auto& kv) { return !kv.second.tombstone; })},
-                             {"notes", r.notes.size()}});
+                             {"notes", r.notes.size()},
+                             {"brokerId", BrokerIdJson(r.path)}});
   }
   j["findings"] = nlohmann::json::array();
   for (const Finding& f : d.report.findings) {
@@ -217,6 +224,12 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
   }
   if (cluster.metadata != nullptr && tp && tp->topic != "__cluster_metadata") {
     out->Append(HistoryText(*cluster.metadata, tp->topic, tp->partition, "  "));
+    // The history speaks of broker ids; the replicas' own log dirs say which is which.
+    std::vector<std::string> ids;
+    for (const ReplicaState& r : d.replicas) {
+      if (std::optional<int32_t> id = BrokerIdOf(r.path)) ids.push_back(fmt::format("{} is broker {}", r.label, *id));
+    }
+    if (!ids.empty()) out->Append(fmt::format("    ({}: meta.properties)\n", fmt::join(ids, ", ")));
     // A replica of another incarnation of the topic (deleted and created again) is not described by it.
     const TopicImage* t = cluster.metadata->TopicByName(tp->topic);
     for (const ReplicaState& r : d.replicas) {
