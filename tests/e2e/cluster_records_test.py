@@ -24,7 +24,7 @@ import json
 import os
 import re
 
-from klf_e2e import FIX, REPLICAS, check, copy_fixture, run, run_json, run_tests, snapshot, temp_dir
+from klf_e2e import FIX, REAL, REPLICAS, check, copy_fixture, run, run_json, run_tests, snapshot, temp_dir
 
 KAFKA4 = os.path.join(FIX, "kafka4")
 A2C = os.path.join(REPLICAS, "aborted-to-committed")
@@ -225,6 +225,42 @@ def test_compact_takes_the_topic_configs_from_the_metadata_log():
         check("cleanup.policy=compact  [topic tv2-txn;" in out, f"text: {out}")
         check(snapshot(logs) == before, "the log dir was modified")
     check((snapshot(TV2), snapshot(METADATA)) == fixtures_before, "fixtures modified")
+
+
+def test_real_brokers_history_matches_their_own_files():
+    """Real KRaft brokers: every partition's history names the topic id its partition.metadata holds (the
+    broker wrote it from the metadata log), its replicas include each broker (meta.properties node.id)
+    that holds a copy, and the report gives each replica that broker id."""
+    base = os.path.join(REAL, "hiage__kafka-raft", "data")
+    if not os.path.isdir(base):
+        return
+    brokers = [os.path.join(base, b) for b in ("kafka1", "kafka2", "kafka3")]
+    before = snapshot(base)
+    rc, j, err = run_json("diff", "--json", *brokers)
+    check(rc == 0 and j is not None, f"exit {rc} ({err})")
+    node = {}
+    for b in brokers:
+        with open(os.path.join(b, "meta.properties")) as f:
+            node[b] = int(dict(l.strip().split("=", 1) for l in f if "=" in l)["node.id"])
+    checked = 0
+    for p in j["partitions"]:
+        if p["partition"].startswith("__cluster_metadata"):
+            continue
+        h = p["leaderIsrHistory"]
+        check(h is not None, f"{p['partition']}: no history")
+        if h is None:
+            continue
+        for r in p["replicas"]:
+            broker = os.path.dirname(r["path"])
+            check(r["brokerId"] == node[broker], f"{r['path']}: brokerId {r['brokerId']}")
+            with open(os.path.join(r["path"], "partition.metadata")) as f:
+                topic_id = dict(l.strip().split(": ", 1) for l in f if ": " in l)["topic_id"]
+            check(h["topicId"] == topic_id, f"{r['path']}: topic id {h['topicId']} != {topic_id}")
+            check(node[broker] in h["current"]["replicas"], f"{r['path']}: broker {node[broker]} not a replica")
+        check(h["events"] and h["events"][0]["kind"] == "created", f"{p['partition']}: {h['events'][:1]}")
+        checked += 1
+    check(checked > 0, "no partition checked")
+    check(snapshot(base) == before, "inputs modified")
 
 
 run_tests(globals())
