@@ -277,7 +277,7 @@ int RunCompact(const CompactArgs& a) {
         std::printf("%s\n", DumpJson(nlohmann::json({{"candidates", log_dir_json},
                                                      {"cleanedRange", nullptr},
                                                      {"metadataLog", MetadataLogJson(metadata.get())}}))
-                                 .c_str());
+                                .c_str());
       else
         std::printf("no log to clean in %s\n", EscapeInvalidUtf8(a.dir).c_str());
       return kExitOk;

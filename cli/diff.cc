@@ -151,8 +151,8 @@ nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format, const Clus
                              {"readUncommittedRecords", r.ReadUncommittedCount()},
                              {"liveKeys", std::count_if(r.key_view.begin(), r.key_view.end(),
                                                         [](const auto& kv) { return !kv.second.tombstone; })},
-                             {"notes", r.notes.size()},
-                             {"brokerId", BrokerIdJson(r.path)}});
+                             {"notes", r.notes.size()}});
+    j["replicas"].back()["brokerId"] = BrokerIdJson(r.path);
   }
   j["findings"] = nlohmann::json::array();
   for (const Finding& f : d.report.findings) {
@@ -234,9 +234,10 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
     const TopicImage* t = cluster.metadata->TopicByName(tp->topic);
     for (const ReplicaState& r : d.replicas) {
       if (t != nullptr && r.topic_id && *r.topic_id != t->topic_id) {
-        out->Append(fmt::format("    note: {} belongs to topic id {} (partition.metadata), not {}: the history above "
-                                "is of another topic of that name\n",
-                                r.label, *r.topic_id, t->topic_id));
+        out->Append(
+            fmt::format("    note: {} belongs to topic id {} (partition.metadata), not {}: the history above "
+                        "is of another topic of that name\n",
+                        r.label, *r.topic_id, t->topic_id));
       }
     }
   }
@@ -275,8 +276,8 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
       std::vector<GroupExposure> groups = GroupsPast(*cluster.offsets, tp->topic, tp->partition, from);
       if (groups.empty()) {
         out->Append(fmt::format("  consumer groups: none has committed past offset {} ({} with offsets on {})\n", from,
-                                cluster.offsets->ForPartition(tp->topic, tp->partition).size(), tp->topic + "-" +
-                                std::to_string(tp->partition)));
+                                cluster.offsets->ForPartition(tp->topic, tp->partition).size(),
+                                tp->topic + "-" + std::to_string(tp->partition)));
       }
       for (const GroupExposure& g : groups) {
         out->Append(fmt::format(
@@ -665,17 +666,19 @@ int Run(const DiffArgs& args) {
       head += fmt::format("metadata log: {}\n", MetadataLogText(*metadata.get()));
       if (!metadata_configs.empty()) head += "configs from it:\n" + ConfigsText(metadata_configs);
     } else if (!args.metadata.no_metadata) {
-      head += "metadata log: no __cluster_metadata-0 found beside the replicas (give --metadata-log DIR): no leader/ISR "
-              "history\n";
+      head +=
+          "metadata log: no __cluster_metadata-0 found beside the replicas (give --metadata-log DIR): no leader/ISR "
+          "history\n";
     }
     if (offsets.get()) {
       head += fmt::format("consumer offsets: {} __consumer_offsets partition{} ({}{}), {} committed offsets\n",
                           offsets.get()->partition_dirs.size(), offsets.get()->partition_dirs.size() == 1 ? "" : "s",
-                          offsets.get()->partition_dirs.front(), offsets.get()->partition_dirs.size() > 1 ? ", ..." : "",
-                          offsets.get()->offsets.size());
+                          offsets.get()->partition_dirs.front(),
+                          offsets.get()->partition_dirs.size() > 1 ? ", ..." : "", offsets.get()->offsets.size());
     } else if (!args.metadata.no_offsets) {
-      head += "consumer offsets: no __consumer_offsets found beside the replicas (give --offsets-log DIR): the groups "
-              "that read diverged records cannot be named\n";
+      head +=
+          "consumer offsets: no __consumer_offsets found beside the replicas (give --offsets-log DIR): the groups "
+          "that read diverged records cannot be named\n";
     }
     if (!head.empty()) out.Append(EscapeInvalidUtf8(head + "\n"));
     for (size_t i = 0; i < diffs.size(); ++i) {

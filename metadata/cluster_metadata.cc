@@ -318,8 +318,8 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
     for (const SegmentFiles* s : segments) {
       if (s->base_offset >= from) break;
       std::string ignored;  // a segment that cannot be opened fails the replay below, or is not needed by it
-      ReadRecords(s->log->path, false, 0, from, [&](Item i) { ApplyChecked(&side, std::move(i), sink); }, sink,
-                  &ignored);
+      ReadRecords(
+          s->log->path, false, 0, from, [&](Item i) { ApplyChecked(&side, std::move(i), sink); }, sink, &ignored);
     }
     for (const auto& [id, t] : scratch.topics)
       for (const auto& [p, events] : t.history) early[{id, p}] = events;

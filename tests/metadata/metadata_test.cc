@@ -247,8 +247,8 @@ std::string TopicRec(const std::string& name, char id) {
   return Frame(2, CompactString(name) + std::string(16, id) + Uvarint(0));
 }
 std::string ConfigRec(const std::string& topic, const std::string& key, const std::optional<std::string>& value) {
-  return Frame(4, std::string(1, char(2)) + CompactString(topic) + CompactString(key) + CompactString(value) +
-                      Uvarint(0));
+  return Frame(4,
+               std::string(1, char(2)) + CompactString(topic) + CompactString(key) + CompactString(value) + Uvarint(0));
 }
 std::string RemoveTopicRec(char id) { return Frame(9, std::string(16, id) + Uvarint(0)); }
 std::string BeginTxn() { return Frame(23, Uvarint(0)); }
@@ -256,13 +256,23 @@ std::string EndTxn() { return Frame(24, Uvarint(0)); }
 std::string AbortTxn() { return Frame(25, Uvarint(0)); }
 
 TEST(ClusterMetadataTest, TransactionsDeletedConfigsAndRemovedTopics) {
+  // Offsets: 0-1 topic a and a config; 2-5 an aborted transaction (topic b); 6 a null value deletes a's
+  // config, 7 sets another; 8-10 a committed transaction (topic d); 11 removes a; 12-13 open at the end.
   const std::vector<std::string> values = {
-      TopicRec("a", 'A'), ConfigRec("a", "cleanup.policy", "compact"),                        // 0, 1
-      BeginTxn(), TopicRec("b", 'B'), ConfigRec("b", "segment.bytes", "1000"), AbortTxn(),  // 2..5: dropped
-      ConfigRec("a", "cleanup.policy", std::nullopt), ConfigRec("a", "retention.ms", "5"),  // 6, 7
-      BeginTxn(), TopicRec("d", 'D'), EndTxn(),                                               // 8..10: applied
-      RemoveTopicRec('A'),                                                                    // 11
-      BeginTxn(), TopicRec("c", 'C'),                                                         // 12, 13: open
+      TopicRec("a", 'A'),
+      ConfigRec("a", "cleanup.policy", "compact"),
+      BeginTxn(),
+      TopicRec("b", 'B'),
+      ConfigRec("b", "segment.bytes", "1000"),
+      AbortTxn(),
+      ConfigRec("a", "cleanup.policy", std::nullopt),
+      ConfigRec("a", "retention.ms", "5"),
+      BeginTxn(),
+      TopicRec("d", 'D'),
+      EndTxn(),
+      RemoveTopicRec('A'),
+      BeginTxn(),
+      TopicRec("c", 'C'),
   };
   std::vector<RecordInput> records(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
@@ -290,7 +300,7 @@ TEST(ClusterMetadataTest, TransactionsDeletedConfigsAndRemovedTopics) {
   EXPECT_TRUE(m.TopicConfigs("a").empty());  // its configs went with it
   EXPECT_EQ(m.TopicByName("b"), nullptr);    // aborted transaction
   EXPECT_TRUE(m.TopicConfigs("b").empty());
-  ASSERT_NE(m.TopicByName("d"), nullptr);    // committed transaction
+  ASSERT_NE(m.TopicByName("d"), nullptr);  // committed transaction
   EXPECT_EQ(m.TopicByName("d")->created.offset, 9);
   EXPECT_EQ(m.TopicByName("d")->topic_id, UuidToString(AsBytes(std::string(16, 'D'))));
   EXPECT_EQ(m.TopicByName("c"), nullptr);  // still open at the log end: not applied, and said so
@@ -329,8 +339,8 @@ TEST(CommittedOffsetsTest, GroupsPastAnOffset) {
   CommittedOffsets c;
   CollectingSink sink;
   std::string error;
-  ASSERT_TRUE(LoadCommittedOffsets(
-      {(kKafka4 / "consumer-offsets" / "written" / "__consumer_offsets-0").string()}, &c, &sink, &error));
+  ASSERT_TRUE(LoadCommittedOffsets({(kKafka4 / "consumer-offsets" / "written" / "__consumer_offsets-0").string()}, &c,
+                                   &sink, &error));
   // orders-0 per truth/records.json: classic-gmv1 101, classic-gmv3 103, classic-gmv4 104, cg848 42
   // (classic-gmv0 and classic-gmv2 deleted by tombstones).
   std::map<std::string, int64_t> got;
