@@ -15,10 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/metadata_log.h"
 #include "cli/output.h"
 #include "compactor/cleaner.h"
 #include "partition/coordination.h"
 #include "partition/loaded_log.h"
+#include "segment_reader/checkpoints.h"
 #include "segment_reader/problem.h"
 #include "segment_writer/output_guard.h"
 
@@ -39,8 +41,24 @@ struct CompactArgs {
   std::vector<std::string> replicas;
   std::optional<int64_t> high_watermark;
   std::optional<int64_t> first_dirty_offset;
+  MetadataLogArgs metadata;
   CommonOptions common;
 };
+
+// The keys given with --config: they win over the metadata log's.
+std::vector<std::string> ExplicitKeys(const std::vector<std::string>& configs) {
+  std::vector<std::string> keys;
+  for (const std::string& kv : configs) keys.push_back(kv.substr(0, kv.find('=')));
+  return keys;
+}
+
+std::optional<std::string> TopicOf(const std::string& partition_dir) {
+  std::filesystem::path p = std::filesystem::path(partition_dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  std::optional<TopicPartition> tp = ParsePartitionDirName(p.filename().string());
+  if (!tp) return std::nullopt;
+  return tp->topic;
+}
 
 std::string Horizon(const std::optional<int64_t>& h) { return h ? std::to_string(*h) : "none"; }
 
@@ -197,6 +215,24 @@ int RunCompact(const CompactArgs& a) {
   for (const std::string& kv : a.configs) {
     if (!o.config.SetFromArg(kv, &error)) return Fail("compact", kExitUsage, error, json);
   }
+  // The cluster's configs from the KRaft metadata log, under the --config flags (cli/metadata_log.h):
+  // Kafka's defaults, then the metadata log's broker and topic configs, then --config.
+  MetadataLog metadata;
+  if (!LoadMetadataLog(a.metadata, {a.dir}, &metadata, &error)) return Fail("compact", kExitUnreadable, error, json);
+  for (const std::string& w : metadata.warnings) PrintError("compact", w);
+  const std::vector<std::string> explicit_keys = ExplicitKeys(a.configs);
+  const std::optional<int32_t> broker_id = metadata.get() ? BrokerIdOf(a.dir) : std::nullopt;
+  // The configs of a partition's topic: defaults, the metadata log's, then --config (parsed above).
+  auto config_for = [&](const std::string& partition_dir, std::vector<ConfigFromMetadata>* used) {
+    CleanerConfig c;
+    std::vector<ConfigFromMetadata> from =
+        ApplyMetadataConfigs(*metadata.get(), TopicOf(partition_dir), broker_id, explicit_keys, &c);
+    std::string ignored;
+    for (const std::string& kv : a.configs) c.SetFromArg(kv, &ignored);
+    if (used) *used = std::move(from);
+    return c;
+  };
+  if (metadata.get()) o.config_for = [&](const std::string& d) { return config_for(d, nullptr); };
   o.now = a.now >= 0 ? a.now
                      : std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::system_clock::now().time_since_epoch()).count();
@@ -211,6 +247,7 @@ int RunCompact(const CompactArgs& a) {
   // The output guard (segment_writer/output_guard.h) before any work: every replica is an input too.
   std::vector<std::string> inputs{a.dir};
   inputs.insert(inputs.end(), a.replicas.begin(), a.replicas.end());
+  if (!a.metadata.metadata_dir.empty()) inputs.push_back(a.metadata.metadata_dir);
   if (!CheckOutputPath({a.out, OutputKind::kDirectory, inputs, a.force}, nullptr, &error)) {
     return Fail("compact", kExitUsage, error, json);
   }
@@ -237,12 +274,28 @@ int RunCompact(const CompactArgs& a) {
     }
     if (!choice.chosen) {
       if (a.common.json)
-        std::printf("%s\n", DumpJson(nlohmann::json({{"candidates", log_dir_json}, {"cleanedRange", nullptr}})).c_str());
+        std::printf("%s\n", DumpJson(nlohmann::json({{"candidates", log_dir_json},
+                                                     {"cleanedRange", nullptr},
+                                                     {"metadataLog", MetadataLogJson(metadata.get())}}))
+                                .c_str());
       else
         std::printf("no log to clean in %s\n", EscapeInvalidUtf8(a.dir).c_str());
       return kExitOk;
     }
     partition_dir = choice.candidates[*choice.chosen].partition_dir;
+  }
+  std::vector<ConfigFromMetadata> metadata_configs;
+  if (metadata.get()) {
+    o.config = config_for(partition_dir, &metadata_configs);
+    o.config_for = nullptr;
+    if (!json) {
+      std::printf("%s", EscapeInvalidUtf8(fmt::format("configs from {}:\n{}", MetadataLogText(*metadata.get()),
+                                                      metadata_configs.empty() ? "  none for this topic or broker\n"
+                                                                               : ConfigsText(metadata_configs)))
+                            .c_str());
+    }
+  } else if (!json && !a.metadata.no_metadata) {
+    std::printf("configs: no __cluster_metadata-0 in this log dir: Kafka's defaults and --config only\n");
   }
   // Coordinated mode (simulator/replica_view.h, spec redpanda-coordinated-compaction.md §8): every
   // replica's MCCO/MXFO from its directory; tombstones only below MTRO = min MCCO, markers only below
@@ -328,6 +381,8 @@ int RunCompact(const CompactArgs& a) {
     j["passes"] = passes;
     if (!log_dir_json.is_null()) j["candidates"] = log_dir_json;
     j["problems"] = ProblemsJson(sink);
+    j["metadataLog"] = MetadataLogJson(metadata.get());
+    j["configsFromMetadataLog"] = ConfigsJson(metadata_configs);
     std::printf("%s\n", DumpJson(j).c_str());
   } else {
     for (size_t i = 0; i < report.passes.size(); i++) PrintPassText(report.passes[i], a, i, report.passes.size());
@@ -372,6 +427,7 @@ Command AddCompactCommand(CLI::App* parent) {
   app->add_option("--replica", args->replicas, "other replicas' partition directories (--mode coordinated)");
   app->add_flag("--explain", args->explain, "list every batch and record: kept or removed, and the rule");
   app->add_flag("--force", args->force, "replace an existing --out that a previous klf run wrote");
+  AddMetadataLogOptions(app, &args->metadata);
   AddCommonOptions(app, &args->common);
   Command c;
   c.app = app;

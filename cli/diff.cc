@@ -9,6 +9,7 @@
 // cannot be read, 2 on usage errors.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -19,10 +20,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/metadata_log.h"
 #include "cli/output.h"
 #include "cli/partition_paths.h"
 #include "cli/txn_log.h"
 #include "diff/diff.h"
+#include "segment_reader/checkpoints.h"
 #include "segment_reader/layout.h"
 #include "segment_writer/file_writer.h"
 #include "segment_reader/java_long.h"
@@ -41,7 +44,36 @@ struct DiffArgs {
   uint64_t memory_budget_mib = 2048;
   std::vector<std::string> paths;
   TxnLogArgs txn_log;
+  MetadataLogArgs metadata;
+  // Set from the command line when the flag was given: it wins over the metadata log.
+  bool explicit_producer_id_expiration = false, explicit_transaction_max_timeout = false;
 };
+
+// The cluster's own records beside the replicas (cli/metadata_log.h): the metadata log and the groups'
+// committed offsets.
+struct ClusterRecords {
+  const ClusterMetadata* metadata = nullptr;
+  const CommittedOffsets* offsets = nullptr;
+};
+
+std::optional<TopicPartition> TopicPartitionOf(const std::string& name) { return ParsePartitionDirName(name); }
+
+// The groups that read past a divergence: from the first record whose visibility or value is in
+// question (the records at stake, else the finding's first offset).
+int64_t FirstAffected(const Finding& f) {
+  if (!f.records_at_stake.empty()) return *std::min_element(f.records_at_stake.begin(), f.records_at_stake.end());
+  return f.first_offset;
+}
+
+// The broker id of a replica's log dir (meta.properties), or null.
+nlohmann::json BrokerIdJson(const std::string& replica_path) {
+  std::optional<int32_t> id = BrokerIdOf(replica_path);
+  return id ? nlohmann::json(*id) : nlohmann::json(nullptr);
+}
+
+bool HasBlastRadius(const Finding& f) {
+  return IsDivergence(f.kind) && f.kind != FindingKind::kUnrelatedLogs && f.first_offset >= 0;
+}
 
 struct PartitionDiff {
   std::string name;
@@ -94,9 +126,10 @@ bool IsTransactionFinding(const Finding& f) {
          f.kind == FindingKind::kHangingTransaction;
 }
 
-nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format) {
+nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format, const ClusterRecords& cluster) {
   nlohmann::json j;
   j["partition"] = d.report.partition.empty() ? d.name : d.report.partition;
+  const std::optional<TopicPartition> tp = TopicPartitionOf(j["partition"].get<std::string>());
   j["replicas"] = nlohmann::json::array();
   for (const ReplicaState& r : d.replicas) {
     nlohmann::json open = nlohmann::json::array();
@@ -119,6 +152,7 @@ nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format) {
                              {"liveKeys", std::count_if(r.key_view.begin(), r.key_view.end(),
                                                         [](const auto& kv) { return !kv.second.tombstone; })},
                              {"notes", r.notes.size()}});
+    j["replicas"].back()["brokerId"] = BrokerIdJson(r.path);
   }
   j["findings"] = nlohmann::json::array();
   for (const Finding& f : d.report.findings) {
@@ -142,12 +176,32 @@ nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format) {
                          {"facts", FactsJson(d, f)},
                          {"recordsAtStake", f.records_at_stake},
                          {"settleWith", f.settle_with.empty() ? nullptr : nlohmann::json(f.settle_with)}};
+    // The groups that consumed the affected records: null when no __consumer_offsets was read.
+    if (HasBlastRadius(f) && cluster.offsets != nullptr && tp) {
+      nlohmann::json groups = nlohmann::json::array();
+      for (const GroupExposure& g : GroupsPast(*cluster.offsets, tp->topic, tp->partition, FirstAffected(f))) {
+        groups.push_back({{"group", g.committed.group},
+                          {"committedOffset", g.committed.offset},
+                          {"rewindTo", g.rewind_to},
+                          {"commitTimestamp", g.committed.commit_timestamp},
+                          {"file", g.committed.file},
+                          {"position", g.committed.position},
+                          {"recordOffset", g.committed.record_offset}});
+      }
+      fj["consumerGroups"] = groups;
+    } else {
+      fj["consumerGroups"] = nullptr;
+    }
     j["findings"].push_back(fj);
   }
+  j["leaderIsrHistory"] = cluster.metadata != nullptr && tp && tp->topic != "__cluster_metadata"
+                              ? HistoryJson(*cluster.metadata, tp->topic, tp->partition)
+                              : nullptr;
   return j;
 }
 
-void PrintText(const PartitionDiff& d, BytesFormat format, Output* out) {
+void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords& cluster, Output* out) {
+  const std::optional<TopicPartition> tp = TopicPartitionOf(d.report.partition.empty() ? d.name : d.report.partition);
   out->Append(fmt::format("partition {}: {} replicas\n", d.report.partition.empty() ? d.name : d.report.partition,
                           d.replicas.size()));
   for (const ReplicaState& r : d.replicas) {
@@ -166,6 +220,25 @@ void PrintText(const PartitionDiff& d, BytesFormat format, Output* out) {
       out->Append(fmt::format("             {} problem{} while loading (first: {}:{} {}); run klf verify {}\n", errors,
                               errors == 1 ? "" : "s", r.notes.front().file, r.notes.front().position,
                               r.notes.front().message, r.path));
+    }
+  }
+  if (cluster.metadata != nullptr && tp && tp->topic != "__cluster_metadata") {
+    out->Append(HistoryText(*cluster.metadata, tp->topic, tp->partition, "  "));
+    // The history speaks of broker ids; the replicas' own log dirs say which is which.
+    std::vector<std::string> ids;
+    for (const ReplicaState& r : d.replicas) {
+      if (std::optional<int32_t> id = BrokerIdOf(r.path)) ids.push_back(fmt::format("{} is broker {}", r.label, *id));
+    }
+    if (!ids.empty()) out->Append(fmt::format("    ({}: meta.properties)\n", fmt::join(ids, ", ")));
+    // A replica of another incarnation of the topic (deleted and created again) is not described by it.
+    const TopicImage* t = cluster.metadata->TopicByName(tp->topic);
+    for (const ReplicaState& r : d.replicas) {
+      if (t != nullptr && r.topic_id && *r.topic_id != t->topic_id) {
+        out->Append(
+            fmt::format("    note: {} belongs to topic id {} (partition.metadata), not {}: the history above "
+                        "is of another topic of that name\n",
+                        r.label, *r.topic_id, t->topic_id));
+      }
     }
   }
   size_t divergences = 0, lag = 0;
@@ -197,6 +270,23 @@ void PrintText(const PartitionDiff& d, BytesFormat format, Output* out) {
       out->Append(fmt::format("  fact: {}{}\n", x.fact,
                               x.file.empty() ? "" : fmt::format(" [{}{}]", Basename(x.file),
                                                                  x.position >= 0 ? fmt::format(" @{}", x.position) : "")));
+    }
+    if (HasBlastRadius(f) && cluster.offsets != nullptr && tp) {
+      const int64_t from = FirstAffected(f);
+      std::vector<GroupExposure> groups = GroupsPast(*cluster.offsets, tp->topic, tp->partition, from);
+      if (groups.empty()) {
+        out->Append(fmt::format("  consumer groups: none has committed past offset {} ({} with offsets on {})\n", from,
+                                cluster.offsets->ForPartition(tp->topic, tp->partition).size(),
+                                tp->topic + "-" + std::to_string(tp->partition)));
+      }
+      for (const GroupExposure& g : groups) {
+        out->Append(fmt::format(
+            "  consumer group {}: committed offset {} (record {} of {}, committed {} = {}) is past offset {}: rewind "
+            "to {}\n",
+            g.committed.group, g.committed.offset, g.committed.record_offset,
+            std::filesystem::path(g.committed.file).parent_path().filename().string(),
+            IsoUtc(g.committed.commit_timestamp), g.committed.commit_timestamp, from, g.rewind_to));
+      }
     }
   }
   if (d.report.findings.empty()) {
@@ -415,6 +505,8 @@ int Run(const DiffArgs& args) {
   std::string guard_error;
   std::vector<std::string> inputs = args.paths;
   inputs.insert(inputs.end(), args.txn_log.dirs.begin(), args.txn_log.dirs.end());
+  inputs.insert(inputs.end(), args.metadata.offsets_dirs.begin(), args.metadata.offsets_dirs.end());
+  if (!args.metadata.metadata_dir.empty()) inputs.push_back(args.metadata.metadata_dir);
   if (!args.html.empty() &&
       !CheckOutputPath({args.html, OutputKind::kFile, inputs, args.force}, &html, &guard_error)) {
     return Fail("diff", kExitUsage, guard_error, json);
@@ -437,6 +529,49 @@ int Run(const DiffArgs& args) {
     return Fail("diff", kExitUnreadable, txn_log_error, json);
   }
   for (const std::string& w : txn_log.warnings) PrintError("diff", w);
+
+  // The KRaft metadata log and __consumer_offsets beside the replicas (cli/metadata_log.h).
+  MetadataLog metadata;
+  OffsetsLog offsets;
+  std::string cluster_error;
+  if (!LoadMetadataLog(args.metadata, args.paths, &metadata, &cluster_error) ||
+      !LoadOffsetsLog(args.metadata, args.paths, &offsets, &cluster_error)) {
+    return Fail("diff", kExitUnreadable, cluster_error, json);
+  }
+  for (const std::string& w : metadata.warnings) PrintError("diff", w);
+  for (const std::string& w : offsets.warnings) PrintError("diff", w);
+  const ClusterRecords cluster{metadata.get(), offsets.get()};
+  // The brokers' producer.id.expiration.ms and transaction.max.timeout.ms: the cluster-wide dynamic
+  // defaults of the metadata log (the replicas are on several brokers: per-broker values are not used),
+  // under the flags.
+  std::vector<ConfigFromMetadata> metadata_configs;
+  int64_t producer_id_expiration_ms = args.producer_id_expiration_ms;
+  int64_t transaction_max_timeout_ms = args.transaction_max_timeout_ms;
+  if (metadata.get()) {
+    auto defaults = metadata.get()->broker_configs.find("");
+    if (defaults != metadata.get()->broker_configs.end()) {
+      for (const auto& [key, v] : defaults->second) {
+        if (key != "producer.id.expiration.ms" && key != "transaction.max.timeout.ms") continue;
+        ConfigFromMetadata c{key, v.value, "cluster default", v.at, false, ""};
+        int64_t value = 0;
+        try {
+          size_t used = 0;
+          value = std::stoll(v.value, &used);
+          if (used != v.value.size() || value <= 0) throw std::invalid_argument("not a positive number");
+        } catch (const std::exception&) {
+          c.ignored = "expected a positive number of milliseconds";
+        }
+        const bool flag = key == "producer.id.expiration.ms" ? args.explicit_producer_id_expiration
+                                                             : args.explicit_transaction_max_timeout;
+        if (c.ignored.empty() && flag) c.overridden = true;
+        if (c.ignored.empty() && !flag) {
+          (key == "producer.id.expiration.ms" ? producer_id_expiration_ms : transaction_max_timeout_ms) = value;
+        }
+        metadata_configs.push_back(std::move(c));
+      }
+    }
+  }
+  options.producer_id_expiration_ms = producer_id_expiration_ms;
 
   std::vector<PartitionDiff> diffs;
   std::vector<std::string> load_errors;
@@ -461,7 +596,7 @@ int Run(const DiffArgs& args) {
       for (ReplicaState& r : d.replicas) r.label = r.path;
     }
     DiffOptions diff_options;
-    diff_options.transaction_max_timeout_ms = args.transaction_max_timeout_ms;
+    diff_options.transaction_max_timeout_ms = transaction_max_timeout_ms;
     diff_options.coordinator = txn_log.get();
     d.report = DiffReplicas(d.replicas, diff_options);
     if (d.report.HasDivergence()) exit_code = WorseExit(exit_code, kExitProblems);
@@ -487,16 +622,24 @@ int Run(const DiffArgs& args) {
   Output out(1);
   if (args.common.json) {
     nlohmann::json j;
+    nlohmann::json offsets_dirs = nlohmann::json::array();
+    if (offsets.get()) offsets_dirs = offsets.get()->partition_dirs;
     if (!resolved.any_log_dir && diffs.size() == 1) {
-      j = ReportJson(diffs.front(), format);
+      j = ReportJson(diffs.front(), format, cluster);
       j["txnLog"] = txn_log.dirs;
+      j["metadataLog"] = MetadataLogJson(metadata.get());
+      j["configsFromMetadataLog"] = ConfigsJson(metadata_configs);
+      j["offsetsLog"] = offsets_dirs;
     } else {
       j["txnLog"] = txn_log.dirs;
+      j["metadataLog"] = MetadataLogJson(metadata.get());
+      j["configsFromMetadataLog"] = ConfigsJson(metadata_configs);
+      j["offsetsLog"] = offsets_dirs;
       j["logDirs"] = args.paths;
       j["partitions"] = nlohmann::json::array();
       j["findings"] = nlohmann::json::array();
       for (const PartitionDiff& d : diffs) {
-        nlohmann::json pj = ReportJson(d, format);
+        nlohmann::json pj = ReportJson(d, format, cluster);
         for (auto f : pj["findings"]) {
           f["partition"] = pj["partition"];
           j["findings"].push_back(f);
@@ -518,12 +661,32 @@ int Run(const DiffArgs& args) {
                                                txn_log.dirs.size(), txn_log.dirs.front(),
                                                txn_log.dirs.size() > 1 ? ", ..." : "")));
     }
+    std::string head;
+    if (metadata.get()) {
+      head += fmt::format("metadata log: {}\n", MetadataLogText(*metadata.get()));
+      if (!metadata_configs.empty()) head += "configs from it:\n" + ConfigsText(metadata_configs);
+    } else if (!args.metadata.no_metadata) {
+      head +=
+          "metadata log: no __cluster_metadata-0 found beside the replicas (give --metadata-log DIR): no leader/ISR "
+          "history\n";
+    }
+    if (offsets.get()) {
+      head += fmt::format("consumer offsets: {} __consumer_offsets partition{} ({}{}), {} committed offsets\n",
+                          offsets.get()->partition_dirs.size(), offsets.get()->partition_dirs.size() == 1 ? "" : "s",
+                          offsets.get()->partition_dirs.front(),
+                          offsets.get()->partition_dirs.size() > 1 ? ", ..." : "", offsets.get()->offsets.size());
+    } else if (!args.metadata.no_offsets) {
+      head +=
+          "consumer offsets: no __consumer_offsets found beside the replicas (give --offsets-log DIR): the groups "
+          "that read diverged records cannot be named\n";
+    }
+    if (!head.empty()) out.Append(EscapeInvalidUtf8(head + "\n"));
     for (size_t i = 0; i < diffs.size(); ++i) {
       if (i) out.Append("\n");
       std::string text;  // paths are bytes: printed as --bytes text prints them
       {
         Output capture(&text);
-        PrintText(diffs[i], format, &capture);
+        PrintText(diffs[i], format, cluster, &capture);
       }
       out.Append(EscapeInvalidUtf8(text));
     }
@@ -567,13 +730,19 @@ Command AddDiffCommand(CLI::App* parent) {
       ->type_name("MS")
       ->check(CLI::PositiveNumber);
   AddTxnLogOptions(app, &args->txn_log);
+  AddMetadataLogOptions(app, &args->metadata);
+  AddOffsetsLogOptions(app, &args->metadata);
   app->add_option("REPLICA_DIR", args->paths, "Partition directories (one per broker), or broker log directories")
       ->required()
       ->expected(2, -1)
       ->type_name("DIR");
   Command command;
   command.app = app;
-  command.run = [args]() { return Run(*args); };
+  command.run = [args, app]() {
+    args->explicit_producer_id_expiration = app->count("--producer-id-expiration-ms") > 0;
+    args->explicit_transaction_max_timeout = app->count("--transaction-max-timeout-ms") > 0;
+    return Run(*args);
+  };
   return command;
 }
 

@@ -1050,11 +1050,12 @@ bool ChooseFilthiestLog(const std::string& log_dir, const CompactOptions& option
   for (const auto& d : dirs) {
     PartitionLog log;
     std::string e;
-    if (!LoadPartitionLog(d, options.config, options.now, options.high_watermark, &log, sink, &e)) {
+    const CleanerConfig config = options.config_for ? options.config_for(d) : options.config;
+    if (!LoadPartitionLog(d, config, options.now, options.high_watermark, &log, sink, &e)) {
       if (sink) sink->Report(Problem{Severity::kWarning, d, 0, "uncleanable", "skipped: " + e});
       continue;
     }
-    choice->candidates.push_back(LogDirCandidate{d, DecideCleaning(log.summary, options.config, options.now)});
+    choice->candidates.push_back(LogDirCandidate{d, DecideCleaning(log.summary, config, options.now)});
     decisions.push_back(choice->candidates.back().decision);
   }
   choice->chosen = GrabFilthiest(decisions);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,10 @@ struct CompactOptions {
   // looks keys up ahead of the cleaning pass (lookup_ahead.h). Neither changes a decision. Tests set
   // 0 to take both paths on small logs.
   uint64_t parallel_min_bytes = uint64_t(64) << 20;
+  // A broker log directory's partitions each have their topic's configs: when set, ChooseFilthiestLog
+  // judges each partition directory with config_for(dir) instead of `config` (klf compact takes them
+  // from the metadata log).
+  std::function<CleanerConfig(const std::string& partition_dir)> config_for;
 };
 
 // What --explain prints for one record.

@@ -1,0 +1,223 @@
+// Committed offsets (committed_offsets.h). Kafka sources followed: GroupCoordinatorRecordSerde (key =
+// record type + key message, value = version + value message, tombstone = null value),
+// OffsetMetadataManager.replay (OffsetCommit records; pending transactional offsets per producer id,
+// applied by replayEndTransactionMarker on COMMIT and dropped on ABORT).
+#include "metadata/committed_offsets.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "segment_reader/batch.h"
+#include "segment_reader/internal_topics.h"
+#include "segment_reader/layout.h"
+
+namespace klf {
+namespace {
+
+using GroupKey = std::tuple<std::string, std::string, int32_t>;
+
+// One record of a `__consumer_offsets` partition that can change a committed offset.
+struct Event {
+  enum Kind { kCommit, kTombstone, kCommitMarker, kAbortMarker, kOther } kind = kOther;
+  GroupKey key;
+  CommittedOffset value;  // kCommit
+  int64_t producer_id = -1;
+  bool transactional = false;
+};
+
+bool SameEvent(const Event& a, const Event& b) {
+  return a.kind == b.kind && a.key == b.key && a.producer_id == b.producer_id && a.value.offset == b.value.offset;
+}
+
+std::string PartitionName(const std::string& dir) {
+  std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+// One copy of a `__consumer_offsets-N` partition: its events by offset.
+bool ReadCopy(const std::string& dir, std::map<int64_t, Event>* by_offset, ProblemSink* sink, std::string* error) {
+  PartitionDir pd;
+  if (!ScanPartitionDir(dir, &pd, sink)) {
+    *error = dir + ": the directory cannot be listed";
+    return false;
+  }
+  if (!pd.unreadable.empty()) {
+    *error = pd.unreadable.front().error;
+    return false;
+  }
+  std::vector<const SegmentFiles*> segments = pd.LogSegments();
+  int64_t log_start = segments.empty() ? 0 : segments.front()->base_offset;
+  if (pd.tp) {
+    PartitionCheckpoints c = ReadParentCheckpoints(dir, *pd.tp, sink);
+    if (c.log_start_offset) log_start = std::max(log_start, *c.log_start_offset);
+  }
+  RecordDecoder decoder;
+  for (const SegmentFiles* s : segments) {
+    const std::string& file = s->log->path;
+    std::unique_ptr<LogReader> reader = LogReader::Open(file, sink, ReadOptions{}, error);
+    if (!reader) return false;
+    BatchView b;
+    while (reader->Next(&b)) {
+      if (!b.header.crc_valid || b.header.last_offset < log_start) continue;  // damage is reported by the reader
+      if (!decoder.Decode(b, file, sink)) continue;
+      const BatchHeader& h = decoder.header();
+      for (const Record& rec : decoder.records()) {
+        if (rec.offset < log_start) continue;
+        Event e;
+        e.producer_id = h.producer_id;
+        e.transactional = h.is_transactional;
+        if (h.is_control) {
+          ControlRecord c;
+          std::string why;
+          if (!ParseControlRecord(rec, &c, &why)) {
+            Report(sink, Severity::kError, file, h.position, "consumer-offsets",
+                   fmt::format("control record at offset {}: {}", rec.offset, why));
+            continue;
+          }
+          if (c.type == ControlType::kCommit) e.kind = Event::kCommitMarker;
+          if (c.type == ControlType::kAbort) e.kind = Event::kAbortMarker;
+        } else {
+          DecodedRecord d;
+          std::string why;
+          if (!DecodeInternalRecord(TopicDecoder::kOffsets, rec, &d, &why)) {
+            Report(sink, Severity::kError, file, h.position, "consumer-offsets",
+                   fmt::format("record at offset {} is not a __consumer_offsets record: {}", rec.offset, why));
+            continue;
+          }
+          const int type = d.json.value("recordType", -1);
+          if (type == 0 || type == 1) {
+            try {
+              const OrderedJson& k = d.json.at("key");
+              e.key = {k.at("group").get<std::string>(), k.at("topic").get<std::string>(),
+                       k.at("partition").get<int32_t>()};
+              const OrderedJson& v = d.json.at("value");
+              if (v.is_null()) {
+                e.kind = Event::kTombstone;
+              } else {
+                e.kind = Event::kCommit;
+                CommittedOffset& c = e.value;
+                std::tie(c.group, c.topic, c.partition) = e.key;
+                c.offset = v.at("offset").get<int64_t>();
+                if (auto le = v.find("leaderEpoch"); le != v.end() && le->get<int32_t>() >= 0)
+                  c.leader_epoch = le->get<int32_t>();
+                c.commit_timestamp = v.value("commitTimestamp", int64_t(-1));
+                c.file = file;
+                c.position = h.position;
+                c.record_offset = rec.offset;
+                c.transactional = h.is_transactional;
+              }
+            } catch (const std::exception& x) {
+              Report(sink, Severity::kError, file, h.position, "consumer-offsets",
+                     fmt::format("record at offset {}: an OffsetCommit record without its fields: {}", rec.offset,
+                                 x.what()));
+              continue;
+            }
+          }
+        }
+        auto [it, inserted] = by_offset->try_emplace(rec.offset, e);
+        if (!inserted && !SameEvent(it->second, e)) {
+          Report(sink, Severity::kError, file, h.position, "consumer-offsets-copies",
+                 fmt::format("offset {} holds another record than another copy of this partition (the copies "
+                             "diverge); the first copy's record is used",
+                             rec.offset));
+        }
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<CommittedOffset> CommittedOffsets::ForPartition(const std::string& topic, int32_t partition) const {
+  std::vector<CommittedOffset> out;
+  for (const auto& [key, c] : offsets)
+    if (std::get<1>(key) == topic && std::get<2>(key) == partition) out.push_back(c);
+  return out;
+}
+
+std::vector<GroupExposure> GroupsPast(const CommittedOffsets& offsets, const std::string& topic, int32_t partition,
+                                      int64_t first_affected) {
+  std::vector<GroupExposure> out;
+  for (CommittedOffset& c : offsets.ForPartition(topic, partition)) {
+    if (c.offset > first_affected) out.push_back({std::move(c), first_affected});
+  }
+  return out;
+}
+
+bool LoadCommittedOffsets(const std::vector<std::string>& dirs, CommittedOffsets* out, ProblemSink* sink,
+                          std::string* error) {
+  *out = CommittedOffsets();
+  std::map<std::string, std::vector<std::string>> copies;
+  for (const std::string& dir : dirs) copies[PartitionName(dir)].push_back(dir);
+  for (const auto& [name, group] : copies) {
+    std::map<int64_t, Event> by_offset;
+    for (const std::string& dir : group) {
+      if (!ReadCopy(dir, &by_offset, sink, error)) return false;
+      out->partition_dirs.push_back(dir);
+    }
+    // Replay in offset order, as the coordinator loads its partition.
+    std::map<int64_t, std::map<GroupKey, Event>> pending;  // producer id -> its transactional commits
+    for (auto& [offset, e] : by_offset) {
+      switch (e.kind) {
+        case Event::kCommit:
+        case Event::kTombstone:
+          if (e.transactional) {
+            pending[e.producer_id][e.key] = e;
+          } else if (e.kind == Event::kCommit) {
+            out->offsets[e.key] = e.value;
+          } else {
+            out->offsets.erase(e.key);
+            // A tombstone also removes the key's pending transactional offsets (replay of a null value).
+            for (auto& [pid, p] : pending) p.erase(e.key);
+          }
+          break;
+        case Event::kCommitMarker: {
+          auto it = pending.find(e.producer_id);
+          if (it == pending.end()) break;
+          for (auto& [key, p] : it->second) {
+            if (p.kind == Event::kCommit) {
+              out->offsets[key] = p.value;
+            } else {
+              out->offsets.erase(key);
+            }
+          }
+          pending.erase(it);
+          break;
+        }
+        case Event::kAbortMarker: pending.erase(e.producer_id); break;
+        case Event::kOther: break;
+      }
+    }
+    for (const auto& [pid, p] : pending) out->pending_transactional += int64_t(p.size());
+  }
+  return true;
+}
+
+std::vector<std::string> FindConsumerOffsetsDirs(const std::vector<std::string>& paths) {
+  std::set<std::string> found;
+  std::error_code ec;
+  auto is_offsets = [](const std::string& name) {
+    std::optional<TopicPartition> tp = ParsePartitionDirName(name);
+    return tp && tp->topic == "__consumer_offsets";
+  };
+  for (const std::string& path : paths) {
+    if (is_offsets(PartitionName(path))) {
+      if (std::filesystem::is_directory(path, ec)) found.insert(path);
+      continue;
+    }
+    if (!std::filesystem::is_directory(path, ec)) continue;
+    std::filesystem::directory_iterator it(path, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      if (is_offsets(it->path().filename().string()) && it->is_directory(ec)) found.insert(it->path().string());
+    }
+  }
+  return {found.begin(), found.end()};
+}
+
+}  // namespace klf
