@@ -5,7 +5,12 @@
 #include <climits>
 
 #if KLF_CRC32C_BOOST
+#include <cstring>
+
 #include <boost/crc.hpp>
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 #else
 #include <isa-l/crc.h>
 #include <isa-l/crc64.h>
@@ -26,9 +31,30 @@ uint32_t BitReverse(uint32_t x) {
   return x >> 16 | x << 16;
 }
 uint64_t BitReverse64(uint64_t x) { return uint64_t(BitReverse(uint32_t(x))) << 32 | BitReverse(uint32_t(x >> 32)); }
+
+#if defined(__x86_64__)
+// Written by hand because Debian ships no static ISA-L and Boost.CRC's table walk is about 9x slower
+// (docs/PERFORMANCE.md): SSE4.2's crc32 instruction computes CRC-32C's register update, 8 bytes at a time.
+__attribute__((target("sse4.2"))) uint32_t Crc32cRegister(uint32_t reg, const uint8_t* p, size_t n) {
+  uint64_t r = reg;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    r = _mm_crc32_u64(r, v);
+  }
+  uint32_t r32 = uint32_t(r);
+  for (; n > 0; ++p, --n) r32 = _mm_crc32_u8(r32, *p);
+  return r32;
+}
+const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
+#endif
 }  // namespace
 
+
 uint32_t Crc32cExtend(uint32_t crc, Bytes data) {
+#if defined(__x86_64__)
+  if (kHaveSse42) return ~Crc32cRegister(~crc, data.data(), data.size());
+#endif
   boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true> c(BitReverse(~crc));
   c.process_bytes(data.data(), data.size());
   return c.checksum();
