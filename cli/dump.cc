@@ -11,7 +11,6 @@
 //    run exits 1 when any of them is an error or a warning, 3 when an input could not be read at all.
 #include <unistd.h>
 
-#include <charconv>
 #include <climits>
 #include <cstdint>
 #include <filesystem>
@@ -58,28 +57,6 @@ struct DumpOptions {
   int64_t max_bytes = INT32_MAX;   // only batches lying completely within the first N bytes of a .log
   bool offsets_decoder = false, transaction_log_decoder = false, cluster_metadata_decoder = false;
 };
-
-// "A:B", "A:", ":B" or "A" (= "A:A"); both ends inclusive.
-bool ParseOffsetRange(const std::string& s, int64_t* from, int64_t* to) {
-  auto parse = [](std::string_view t, int64_t* v) {
-    auto r = std::from_chars(t.data(), t.data() + t.size(), *v);
-    return r.ec == std::errc() && r.ptr == t.data() + t.size();
-  };
-  std::string_view sv(s);
-  size_t colon = sv.find(':');
-  if (colon == std::string_view::npos) {
-    if (!parse(sv, from)) return false;
-    *to = *from;
-    return true;
-  }
-  std::string_view a = sv.substr(0, colon), b = sv.substr(colon + 1);
-  *from = kMinOffset;
-  *to = kMaxOffset;
-  if (a.empty() && b.empty()) return false;
-  if (!a.empty() && !parse(a, from)) return false;
-  if (!b.empty() && !parse(b, to)) return false;
-  return *from <= *to;
-}
 
 uint64_t InputBytes(const std::vector<std::string>& paths) {
   namespace fs = std::filesystem;

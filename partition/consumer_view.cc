@@ -1,5 +1,9 @@
 #include "partition/consumer_view.h"
 
+#include <algorithm>
+#include <memory>
+#include <string_view>
+
 namespace klf {
 
 bool ReadCommittedFilter::SkipsBatch(const BatchHeader& h, bool abort_marker) {
@@ -59,6 +63,99 @@ bool ConsumeLog(const LoadedLog& log, Isolation isolation, const ConsumeVisitor&
     return true;
   };
   return log.ForEachBatch(each_batch, sink, error) && ok;
+}
+
+}  // namespace klf
+
+namespace klf {
+namespace {
+
+// Passes every problem on and keeps the first that ends what is served (FetchEnd).
+class DamageSink : public ProblemSink {
+ public:
+  explicit DamageSink(ProblemSink* next) : next_(next) {}
+  void Report(const Problem& p) override {
+    if (next_) next_->Report(p);
+    if (damage || p.file != log_path) return;
+    const std::string_view check = p.check;
+    const bool tail = check == "truncated-tail" || check == "zero-tail";
+    if (p.severity == Severity::kError || check == "resync" || (tail && !last_segment)) damage = p;
+  }
+  std::string log_path;  // the segment being read: problems of other files do not end the fetch
+  bool last_segment = false;
+  std::optional<Problem> damage;
+
+ private:
+  ProblemSink* next_;
+};
+
+}  // namespace
+
+bool FetchLog(const LoadedLog& log, Isolation isolation, const FetchOptions& options, const FetchVisitor& visit,
+              ProblemSink* sink, FetchEnd* end, std::string* error) {
+  *end = FetchEnd();
+  const ConsumerBounds bounds = ConsumerBounds::Of(log);
+  const int64_t fetch_offset = std::max(options.fetch_offset, log.log_start_offset);
+  // Nothing at or above the high watermark (read_uncommitted) or the last stable offset
+  // (read_committed) is served: reading stops there.
+  const int64_t bound = isolation == Isolation::kReadUncommitted ? bounds.high_watermark : bounds.last_stable_offset;
+  end->next_offset = fetch_offset;
+  // The aborted transactions a fetch from fetch_offset returns: those ending at or after it.
+  std::vector<AbortedTxn> aborted;
+  for (const AbortedTxn& t : log.aborted_txns)
+    if (t.last_offset >= fetch_offset) aborted.push_back(t);
+  ReadCommittedFilter filter(aborted);
+  RecordDecoder decoder;
+  DamageSink damage(sink);
+  bool done = false;
+  auto each_batch = [&](size_t segment, const BatchView& b) {
+    if (damage.damage) return false;
+    const BatchHeader& h = b.header;
+    if (h.last_offset < fetch_offset) return true;  // before the fetch position: never read
+    const bool has_records = h.magic < 2 || h.record_count != 0;
+    if (has_records && !decoder.Decode(b, log.segments[segment].log_path, &damage)) return false;
+    const BatchHeader& full = has_records ? decoder.header() : h;  // legacy wrappers: completed
+    const int64_t first = full.base_offset_known ? full.base_offset : full.last_offset;
+    if (first > options.last_offset || first >= bound) return !(done = true);
+    end->next_offset = std::max(end->next_offset, full.last_offset + 1);
+    bool abort_marker = false;
+    if (full.is_control && has_records && !decoder.records().empty()) {
+      ControlRecord c;
+      std::string why;
+      abort_marker = ParseControlRecord(decoder.records()[0], &c, &why) && c.type == ControlType::kAbort;
+    }
+    const bool aborted_batch = filter.SkipsBatch(full, abort_marker);
+    if (full.is_control || !has_records) return true;
+    for (const Record& r : decoder.records()) {
+      if (r.offset < fetch_offset || r.offset > options.last_offset) continue;
+      Delivery d = Delivery::kDelivered;
+      if (isolation == Isolation::kReadUncommitted) {
+        if (!bounds.ReadUncommitted(r.offset)) d = Delivery::kBeyond;
+      } else if (!bounds.BelowLastStable(r.offset)) {
+        d = Delivery::kBeyond;
+      } else if (aborted_batch) {
+        d = Delivery::kAborted;
+      }
+      visit(segment, full, r, decoder, d);
+    }
+    return true;
+  };
+  ReadOptions read;
+  read.resync = false;  // nothing after damage is served: no need to look for it
+  for (size_t i = 0; i < log.segments.size() && !done && !damage.damage; ++i) {
+    damage.log_path = log.segments[i].log_path;
+    damage.last_segment = i + 1 == log.segments.size();
+    // A segment wholly before the fetch position is not read (the next one starts at or below it).
+    if (i + 1 < log.segments.size() && log.segments[i + 1].base_offset <= fetch_offset) continue;
+    std::unique_ptr<LogReader> reader = LogReader::Open(log.segments[i].log_path, &damage, read, error);
+    if (!reader) return false;
+    BatchView b;
+    while (reader->Next(&b))
+      if (!each_batch(i, b)) break;
+  }
+  end->damage = damage.damage;
+  end->truncated = end->damage && end->next_offset <= options.last_offset;
+  return true;
 }
 
 }  // namespace klf
