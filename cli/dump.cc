@@ -44,6 +44,7 @@ constexpr int64_t kMaxOffset = std::numeric_limits<int64_t>::max();
 struct DumpOptions {
   CommonOptions common;
   bool records = false;
+  bool per_record = false;  // --per-record: JSON objects per record (kcat -J), not per batch
   std::string offsets;
   std::string decoder = "auto";
   std::vector<std::string> paths;
@@ -163,6 +164,7 @@ class Dumper : public ProblemSink {
         return;
       case PathKind::kFile:
         topic_ = info.tp ? std::optional<std::string>(info.tp->topic) : std::nullopt;
+        printer_->SetPartition(info.tp);
         DumpFile(path, KindFromExtension(path, info.file));
         return;
       case PathKind::kPartitionDir: {
@@ -190,6 +192,7 @@ class Dumper : public ProblemSink {
 
   void DumpLogDir(const LogDir& dir) {
     topic_.reset();
+    printer_->SetPartition(std::nullopt);
     for (const DirEntry& e : dir.files) {
       switch (e.info.kind) {
         case FileKind::kCleanerOffsetCheckpoint:
@@ -213,6 +216,7 @@ class Dumper : public ProblemSink {
 
   void DumpPartitionDir(const PartitionDir& dir) {
     topic_ = dir.tp ? std::optional<std::string>(dir.tp->topic) : std::nullopt;
+    printer_->SetPartition(dir.tp);
     for (auto it = dir.segments.begin(); it != dir.segments.end(); ++it) {
       const SegmentFiles& seg = it->second;
       // A segment holds offsets from its base offset up to the next segment's base offset.
@@ -562,6 +566,10 @@ Command AddDumpCommand(CLI::App* parent) {
       "partition directory or a broker log directory (dumped whole, in order). Problems in the data are\n"
       "printed where found (JSON: {\"file\", \"position\", \"error\"}) and dumping resumes; exit 1 then.");
   app->add_flag("--records", options->records, "Also print every record (key, value, headers, control type)");
+  app->add_flag("--per-record", options->per_record,
+                "With --json: one object per record instead of one per batch (kcat -J style: topic, partition, "
+                "offset, timestamp, key, value, headers, producerId, isTransactional, isControl...); implies "
+                "--records; text output is unchanged");
   AddCommonOptions(app, &options->common);
   app->add_option("--offsets", options->offsets,
                   "Only batches overlapping the inclusive offset range A:B (also A:, :B or a single offset); "
@@ -619,19 +627,18 @@ Command AddDumpCommand(CLI::App* parent) {
     if (o.cluster_metadata_decoder) o.decoder = "cluster-metadata";
     // kafka-dump-log: print data with --print-data-log or any decoder; deep iteration with either, or
     // --deep-iteration alone (record lines without key and payload).
-    const bool print_data = o.records || o.print_data_log || decoders > 0;
-    if (print_data || o.deep_iteration || o.skip_record_metadata) o.records = true;
+    const bool print_data = o.records || o.print_data_log || decoders > 0 || o.per_record;
+    if (print_data || o.deep_iteration || o.skip_record_metadata || o.per_record) o.records = true;
     TextRecordStyle style;
     style.print_data = print_data || o.skip_record_metadata;
     style.skip_record_metadata = o.skip_record_metadata;
     int64_t from = kMinOffset, to = kMaxOffset;
     if (!options->offsets.empty()) ParseOffsetRange(options->offsets, &from, &to);
     Output out(1);
-    std::unique_ptr<DumpPrinter> printer = options->common.json
-                                               ? MakeJsonDumpPrinter(&out, options->common.bytes_format())
-                                               : MakeTextDumpPrinter(&out, options->common.bytes_format(),
-                                                                     /*quiet_empty_files=*/!options->offsets.empty(),
-                                                                     style);
+    std::unique_ptr<DumpPrinter> printer =
+        options->common.json ? MakeJsonDumpPrinter(&out, options->common.bytes_format(), options->per_record)
+                             : MakeTextDumpPrinter(&out, options->common.bytes_format(),
+                                                   /*quiet_empty_files=*/!options->offsets.empty(), style);
     Dumper dumper(*options, from, to, printer.get(), &out);
     return dumper.Run();
   };

@@ -15,7 +15,7 @@ void AppendOptBytes(Output* out, const std::optional<Bytes>& v, BytesFormat form
 }  // namespace
 
 void WriteRecordJson(Output* out, const RecordSource& source, const BatchHeader& h, const Record& r,
-                     const RecordDecoder& decoded, BytesFormat bytes) {
+                     const RecordDecoder& decoded, BytesFormat bytes, const std::string* decoded_json) {
   const bool v2 = h.magic >= 2;
   JsonObject j(out);
   j.String("type", "record");
@@ -63,22 +63,27 @@ void WriteRecordJson(Output* out, const RecordSource& source, const BatchHeader&
       j.Null(k);
     }
   }
+  ControlRecord c;
+  std::string error;
+  const bool control_parsed = h.is_control && ParseControlRecord(r, &c, &error);
+  const bool marker = control_parsed && (c.type == ControlType::kAbort || c.type == ControlType::kCommit);
   if (h.is_control) {
-    ControlRecord c;
-    std::string error;
     Output* co = j.Key("control");
-    if (!ParseControlRecord(r, &c, &error)) {
-      co->Append("null");
+    if (!control_parsed) {
+      co->Append("null");  // dump reports why
     } else {
       JsonObject cj(co);
       cj.String("type", ControlTypeName(c.type));
-      if (c.type == ControlType::kAbort || c.type == ControlType::kCommit)
+      cj.Int("rawType", c.raw_type);
+      if (marker)
         cj.Int("coordinatorEpoch", c.coordinator_epoch);
       else
         cj.Null("coordinatorEpoch");
       cj.Close();
     }
   }
+  // Markers are not a topic decoder's: "control" says it all (as in dump's batch records).
+  if (decoded_json && !marker) j.Raw("decoded", *decoded_json);
   j.CloseLine();
 }
 

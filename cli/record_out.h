@@ -29,8 +29,10 @@ struct RecordSource {
   std::string file;
 };
 
+// `decoded_json`: with a topic decoder (dump --decoder), the record as it decoded, already JSON ("null"
+// when it did not), printed as "decoded" the way dump's batch records print it.
 void WriteRecordJson(Output* out, const RecordSource& source, const BatchHeader& batch, const Record& record,
-                     const RecordDecoder& decoded, BytesFormat bytes);
+                     const RecordDecoder& decoded, BytesFormat bytes, const std::string* decoded_json = nullptr);
 void WriteRecordText(Output* out, const BatchHeader& batch, const Record& record, const RecordDecoder& decoded,
                      BytesFormat bytes);
 
