@@ -23,51 +23,6 @@ bool ReadCommittedFilter::SkipsBatch(const BatchHeader& h, bool abort_marker) {
 }  // namespace klf
 
 namespace klf {
-
-bool ConsumeLog(const LoadedLog& log, Isolation isolation, const ConsumeVisitor& visit, ProblemSink* sink,
-                std::string* error) {
-  const ConsumerBounds bounds = ConsumerBounds::Of(log);
-  ReadCommittedFilter filter(log.aborted_txns);
-  RecordDecoder decoder;
-  bool ok = true;
-  auto each_batch = [&](size_t segment, const BatchView& b) {
-    const BatchHeader& h = b.header;
-    const bool has_records = h.magic < 2 || h.record_count != 0;
-    if (has_records && !decoder.Decode(b, log.segments[segment].log_path, sink)) {
-      *error = log.segments[segment].log_path + ": position " + std::to_string(h.position) +
-               ": the batch's records do not decode";
-      return ok = false;
-    }
-    bool abort_marker = false;
-    if (h.is_control && has_records && !decoder.records().empty()) {
-      ControlRecord c;
-      std::string why;
-      abort_marker = ParseControlRecord(decoder.records()[0], &c, &why) && c.type == ControlType::kAbort;
-    }
-    const bool aborted = filter.SkipsBatch(h, abort_marker);
-    if (h.is_control || !has_records) return true;
-    for (const Record& r : decoder.records()) {
-      // Below the log start offset nothing is served (a fetch there is out of range; the consumer drops
-      // the records of a batch that straddles it), e.g. after DeleteRecords.
-      if (r.offset < log.log_start_offset) continue;
-      Delivery d = Delivery::kDelivered;
-      if (isolation == Isolation::kReadUncommitted) {
-        if (!bounds.ReadUncommitted(r.offset)) d = Delivery::kBeyond;
-      } else if (!bounds.BelowLastStable(r.offset)) {
-        d = Delivery::kBeyond;
-      } else if (aborted) {
-        d = Delivery::kAborted;
-      }
-      visit(h, r, d);
-    }
-    return true;
-  };
-  return log.ForEachBatch(each_batch, sink, error) && ok;
-}
-
-}  // namespace klf
-
-namespace klf {
 namespace {
 
 // Passes every problem on and keeps the first that ends what is served (FetchEnd).
@@ -89,15 +44,21 @@ class DamageSink : public ProblemSink {
   ProblemSink* next_;
 };
 
-}  // namespace
+// The one consumer pass behind ConsumeLog and FetchLog.
+struct Pass {
+  int64_t fetch_offset = 0;         // at or above the log start offset
+  int64_t last_offset = INT64_MAX;  // inclusive
+  bool stop_at_bound = false;       // stop at the high watermark / last stable offset
+  bool stop_at_damage = false;      // FetchEnd's damage; otherwise records that do not decode are an error
+};
 
-bool FetchLog(const LoadedLog& log, Isolation isolation, const FetchOptions& options, const FetchVisitor& visit,
-              ProblemSink* sink, FetchEnd* end, std::string* error) {
+bool Consume(const LoadedLog& log, Isolation isolation, const Pass& pass, const FetchVisitor& visit, ProblemSink* sink,
+             FetchEnd* end, std::string* error) {
   *end = FetchEnd();
   const ConsumerBounds bounds = ConsumerBounds::Of(log);
-  const int64_t fetch_offset = std::max(options.fetch_offset, log.log_start_offset);
+  const int64_t fetch_offset = pass.fetch_offset;
   // Nothing at or above the high watermark (read_uncommitted) or the last stable offset
-  // (read_committed) is served: reading stops there.
+  // (read_committed) is served.
   const int64_t bound = isolation == Isolation::kReadUncommitted ? bounds.high_watermark : bounds.last_stable_offset;
   end->next_offset = fetch_offset;
   // The aborted transactions a fetch from fetch_offset returns: those ending at or after it.
@@ -107,16 +68,23 @@ bool FetchLog(const LoadedLog& log, Isolation isolation, const FetchOptions& opt
   ReadCommittedFilter filter(aborted);
   RecordDecoder decoder;
   DamageSink damage(sink);
-  bool done = false;
+  bool done = false, failed = false;
   auto each_batch = [&](size_t segment, const BatchView& b) {
-    if (damage.damage) return false;
+    if (pass.stop_at_damage && damage.damage) return false;
     const BatchHeader& h = b.header;
     if (h.last_offset < fetch_offset) return true;  // before the fetch position: never read
     const bool has_records = h.magic < 2 || h.record_count != 0;
-    if (has_records && !decoder.Decode(b, log.segments[segment].log_path, &damage)) return false;
+    if (has_records && !decoder.Decode(b, log.segments[segment].log_path, &damage)) {
+      if (!pass.stop_at_damage) {
+        *error = log.segments[segment].log_path + ": position " + std::to_string(h.position) +
+                 ": the batch's records do not decode";
+        failed = true;
+      }
+      return false;
+    }
     const BatchHeader& full = has_records ? decoder.header() : h;  // legacy wrappers: completed
     const int64_t first = full.base_offset_known ? full.base_offset : full.last_offset;
-    if (first > options.last_offset || first >= bound) return !(done = true);
+    if (first > pass.last_offset || (pass.stop_at_bound && first >= bound)) return !(done = true);
     end->next_offset = std::max(end->next_offset, full.last_offset + 1);
     bool abort_marker = false;
     if (full.is_control && has_records && !decoder.records().empty()) {
@@ -127,7 +95,9 @@ bool FetchLog(const LoadedLog& log, Isolation isolation, const FetchOptions& opt
     const bool aborted_batch = filter.SkipsBatch(full, abort_marker);
     if (full.is_control || !has_records) return true;
     for (const Record& r : decoder.records()) {
-      if (r.offset < fetch_offset || r.offset > options.last_offset) continue;
+      // Below the fetch offset (at least the log start offset) nothing is served: the consumer drops the
+      // records of a batch that straddles it (e.g. after DeleteRecords).
+      if (r.offset < fetch_offset || r.offset > pass.last_offset) continue;
       Delivery d = Delivery::kDelivered;
       if (isolation == Isolation::kReadUncommitted) {
         if (!bounds.ReadUncommitted(r.offset)) d = Delivery::kBeyond;
@@ -141,8 +111,8 @@ bool FetchLog(const LoadedLog& log, Isolation isolation, const FetchOptions& opt
     return true;
   };
   ReadOptions read;
-  read.resync = false;  // nothing after damage is served: no need to look for it
-  for (size_t i = 0; i < log.segments.size() && !done && !damage.damage; ++i) {
+  read.resync = !pass.stop_at_damage;  // nothing after damage is served: no need to look for it
+  for (size_t i = 0; i < log.segments.size() && !done && !failed && !(pass.stop_at_damage && damage.damage); ++i) {
     damage.log_path = log.segments[i].log_path;
     damage.last_segment = i + 1 == log.segments.size();
     // A segment wholly before the fetch position is not read (the next one starts at or below it).
@@ -153,9 +123,35 @@ bool FetchLog(const LoadedLog& log, Isolation isolation, const FetchOptions& opt
     while (reader->Next(&b))
       if (!each_batch(i, b)) break;
   }
+  if (failed) return false;
   end->damage = damage.damage;
-  end->truncated = end->damage && end->next_offset <= options.last_offset;
+  end->truncated = end->damage && end->next_offset <= pass.last_offset;
   return true;
+}
+
+}  // namespace
+
+bool ConsumeLog(const LoadedLog& log, Isolation isolation, const ConsumeVisitor& visit, ProblemSink* sink,
+                std::string* error) {
+  Pass pass;
+  pass.fetch_offset = log.log_start_offset;
+  FetchEnd end;
+  return Consume(
+      log, isolation, pass,
+      [&](size_t, const BatchHeader& batch, const Record& record, const RecordDecoder&, Delivery d) {
+        visit(batch, record, d);
+      },
+      sink, &end, error);
+}
+
+bool FetchLog(const LoadedLog& log, Isolation isolation, const FetchOptions& options, const FetchVisitor& visit,
+              ProblemSink* sink, FetchEnd* end, std::string* error) {
+  Pass pass;
+  pass.fetch_offset = std::max(options.fetch_offset, log.log_start_offset);
+  pass.last_offset = options.last_offset;
+  pass.stop_at_bound = true;
+  pass.stop_at_damage = true;
+  return Consume(log, isolation, pass, visit, sink, end, error);
 }
 
 }  // namespace klf
