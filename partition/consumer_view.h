@@ -72,7 +72,8 @@ using ConsumeVisitor = std::function<void(const BatchHeader& batch, const Record
 bool ConsumeLog(const LoadedLog& log, Isolation isolation, const ConsumeVisitor& visit, ProblemSink* sink,
                 std::string* error);
 
-// The same consumer, for a command that shows what it receives (klf consume).
+// The same consumer as a fetch from an offset, for a command that shows what it receives (klf consume):
+// it stops where the broker stops serving instead of visiting the records beyond.
 struct FetchOptions {
   // The consumer's first fetch offset (its position; below the log start offset it fetches from the
   // log start). The broker reads from the batch that holds it, the consumer drops the batch's records
@@ -103,8 +104,8 @@ struct FetchEnd {
 using FetchVisitor = std::function<void(size_t segment, const BatchHeader& batch, const Record& record,
                                         const RecordDecoder& decoded, Delivery delivery)>;
 // FetchLog visits the records from options.fetch_offset up to the bound of `isolation`, the last offset
-// wanted or the first damage, whichever comes first. Returns false with
-// *error when a segment cannot be opened; damage is not an error (see *end).
+// wanted or the first damage, whichever comes first. Returns false with *error when a segment cannot be
+// opened; damage is not an error (see *end).
 bool FetchLog(const LoadedLog& log, Isolation isolation, const FetchOptions& options, const FetchVisitor& visit,
               ProblemSink* sink, FetchEnd* end, std::string* error);
 
