@@ -34,10 +34,14 @@ class DamageSink : public ProblemSink {
     if (damage || p.file != log_path) return;
     const std::string_view check = p.check;
     const bool tail = check == "truncated-tail" || check == "zero-tail";
-    if (p.severity == Severity::kError || check == "resync" || (tail && !last_segment)) damage = p;
+    if (p.severity == Severity::kError || check == "resync" || (tail && (!last_segment || tail_lost_records)))
+      damage = p;
   }
   std::string log_path;  // the segment being read: problems of other files do not end the fetch
   bool last_segment = false;
+  // The last segment's torn tail held records below the high watermark a broker checkpointed: records
+  // that were served (acknowledged) are gone, not only an unfinished write.
+  bool tail_lost_records = false;
   std::optional<Problem> damage;
 
  private:
@@ -68,6 +72,7 @@ bool Consume(const LoadedLog& log, Isolation isolation, const Pass& pass, const 
   ReadCommittedFilter filter(aborted);
   RecordDecoder decoder;
   DamageSink damage(sink);
+  damage.tail_lost_records = log.high_watermark_checkpoint && *log.high_watermark_checkpoint > log.log_end_offset;
   bool done = false, failed = false;
   auto each_batch = [&](size_t segment, const BatchView& b) {
     if (pass.stop_at_damage && damage.damage) return false;

@@ -88,7 +88,8 @@ struct FetchOptions {
 // segment other than the last, a broker's recovery truncates the log there (LogSegment.recover; the
 // segments after it go too), and a consumer that meets the bytes without recovery fails with
 // CorruptRecordException (check.crcs) and cannot move past them. A torn or zero-filled tail of the
-// last segment is routine: recovery drops it and it was never served.
+// last segment is routine (recovery drops it and it was never served) unless the high watermark a
+// broker checkpointed lies beyond the log end: then records that were served are gone with it.
 struct FetchEnd {
   std::optional<Problem> damage;  // the first damage met (file, byte position, what was expected)
   // The offset after the last batch read whole: where the consumer's position stays.

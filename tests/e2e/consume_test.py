@@ -178,6 +178,21 @@ def test_damage():
         records, summary, p = consume_json(["--isolation", "read_uncommitted", os.path.join(copy, "tv2-txn-0")])
         check(p.returncode == 1 and [r["offset"] for r in records] == [o for o in uncommitted if o < 49],
               f"damage below the HW: exit {p.returncode}, {[r['offset'] for r in records]}")
+        # A torn tail of the last segment: Kafka's dump puts its last batch (offset 52) at byte 233 of segment
+        # 49, 77 bytes long; 10 bytes cut. Routine when it was never served (the checkpointed high watermark
+        # is at most what is left), lost served records when the checkpoint says 53.
+        copy = copy_fixture(os.path.join(TV2, "written"), os.path.join(tmp, "c"))
+        last = os.path.join(copy, "tv2-txn-0", "00000000000000000049.log")
+        with open(last, "r+b") as f:
+            f.truncate(233 + 77 - 10)
+        records, summary, p = consume_json(["--isolation", "read_uncommitted", os.path.join(copy, "tv2-txn-0")])
+        check(p.returncode == 1 and [r["offset"] for r in records] == [o for o in uncommitted if o < 52] and
+              f"{last}: position 233" in p.stderr, f"torn tail below the checkpointed HW: exit {p.returncode} {p.stderr!r}")
+        with open(os.path.join(copy, "replication-offset-checkpoint"), "w") as f:
+            f.write("0\n1\ntv2-txn 0 50\n")
+        records, summary, p = consume_json(["--isolation", "read_uncommitted", os.path.join(copy, "tv2-txn-0")])
+        check(p.returncode == 0 and [r["offset"] for r in records] == [o for o in uncommitted if o < 50] and
+              summary.get("highWatermark") == 50, f"torn tail above the HW: exit {p.returncode} {summary}")
 
 
 def test_usage_and_unreadable():
