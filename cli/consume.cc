@@ -54,8 +54,7 @@ int RunConsume(const ConsumeArgs& a) {
 
   LoadedLog log;
   NullSink quiet;  // index, snapshot and checkpoint problems are verify's; they change nothing served
-  bool unreadable = false;
-  if (!LoadedLog::Open(dir, LoadOptions(), &log, &quiet, &error, &unreadable)) {
+  if (!LoadedLog::Open(dir, LoadOptions(), &log, &quiet, &error)) {
     return Fail("consume", kExitUnreadable, error, json);
   }
   const Isolation isolation = a.isolation == "read_committed" ? Isolation::kReadCommitted : Isolation::kReadUncommitted;
