@@ -1,6 +1,9 @@
 #include "cli/command.h"
 
+#include <charconv>
 #include <cstdio>
+#include <limits>
+#include <string_view>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -64,6 +67,27 @@ int Fail(const std::string& command, int exit_code, const std::string& message, 
     std::fflush(stdout);
   }
   return exit_code;
+}
+
+bool ParseOffsetRange(const std::string& s, int64_t* from, int64_t* to) {
+  auto parse = [](std::string_view t, int64_t* v) {
+    auto r = std::from_chars(t.data(), t.data() + t.size(), *v);
+    return r.ec == std::errc() && r.ptr == t.data() + t.size();
+  };
+  std::string_view sv(s);
+  size_t colon = sv.find(':');
+  if (colon == std::string_view::npos) {
+    if (!parse(sv, from)) return false;
+    *to = *from;
+    return true;
+  }
+  std::string_view a = sv.substr(0, colon), b = sv.substr(colon + 1);
+  *from = std::numeric_limits<int64_t>::min();
+  *to = std::numeric_limits<int64_t>::max();
+  if (a.empty() && b.empty()) return false;
+  if (!a.empty() && !parse(a, from)) return false;
+  if (!b.empty() && !parse(b, to)) return false;
+  return *from <= *to;
 }
 
 }  // namespace klf::cli

@@ -6,6 +6,7 @@
 // and print; the work is done by the libraries.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -58,6 +59,10 @@ std::string ErrorJson(const std::string& command, int exit_code, const std::stri
 int Fail(const std::string& command, int exit_code, const std::string& message, bool json,
          const nlohmann::json* fields = nullptr);
 
+// --offsets: "A:B", "A:", ":B" or "A" (= "A:A"); both ends inclusive, A <= B. An open end is
+// INT64_MIN / INT64_MAX.
+bool ParseOffsetRange(const std::string& s, int64_t* from, int64_t* to);
+
 // The subcommands. Each lives in its own file (dump.cc, ...).
 Command AddDumpCommand(CLI::App* parent);
 Command AddReindexCommand(CLI::App* parent);  // reindex.cc (segment_writer helper)
@@ -69,5 +74,6 @@ Command AddLsoCommand(CLI::App* parent);      // lso.cc (repair helper)
 Command AddSimulateCommand(CLI::App* parent); // simulate.cc (simulator helper)
 Command AddTriageCommand(CLI::App* parent);   // triage.cc (triage/)
 Command AddTxnCommand(CLI::App* parent);      // txn.cc (txn/)
+Command AddConsumeCommand(CLI::App* parent);  // consume.cc (partition/consumer_view)
 
 }  // namespace klf::cli

@@ -145,7 +145,7 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
 
 void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size_t count) {
   const CleaningDecision& d = p.decision;
-  if (count > 1) std::printf("pass %zu (now=%lld)\n", index + 1, static_cast<long long>(p.now));
+  if (count > 1) std::printf("pass %zu (now=%s)\n", index + 1, WithWallClock(p.now).c_str());
   std::string producers;
   for (auto pid : p.active_producers) producers += (producers.empty() ? "" : ", ") + std::to_string(pid);
   std::printf("log %s logStartOffset=%lld logEndOffset=%lld highWatermark=%lld lastStableOffset=%lld "
@@ -190,7 +190,7 @@ void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size
                   (unsigned long long)b.position, (long long)b.base_offset, (long long)b.last_offset,
                   b.is_control ? " control" : "", (long long)b.producer_id, BatchRetentionName(b.retention),
                   BatchReasonName(b.reason), b.action.c_str());
-      if (b.delete_horizon_ms) std::printf(" deleteHorizonMs=%lld", (long long)*b.delete_horizon_ms);
+      if (b.delete_horizon_ms) std::printf(" deleteHorizonMs=%s", WithWallClock(*b.delete_horizon_ms).c_str());
       std::printf("\n");
       for (const auto& r : b.records) {
         std::printf("  record offset=%lld key=%s%s %s\n", (long long)r.offset,

@@ -79,6 +79,9 @@ struct PartitionDiff {
   std::string name;
   std::vector<ReplicaState> replicas;
   DiffReport report;
+  // With both --json and --html: the report again with wall-clock times in its sentences, for the page
+  // (JSON keeps the raw numbers).
+  std::optional<DiffReport> html_report;
 };
 
 nlohmann::json BytesJson(const std::optional<std::string>& b, BytesFormat format) {
@@ -382,6 +385,7 @@ std::string HtmlFacts(const PartitionDiff& d, const Finding& f) {
 std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format) {
   std::string body;
   for (const PartitionDiff& d : diffs) {
+    const DiffReport& report = d.html_report ? *d.html_report : d.report;
     int64_t lo = INT64_MAX, hi = 0;
     for (const ReplicaState& r : d.replicas) {
       lo = std::min(lo, r.log_start_offset);
@@ -406,8 +410,8 @@ std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format
       svg += fmt::format(R"(<text x="4" y="{:.1f}" class="label">{}</text>)", y + kBar - 4, Esc(r.label));
       svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f4f4f4"/>)", kLabel, y, kWidth, kBar);
       svg += ReplicaRow(r, lo, hi, kLabel, kWidth, y, kBar);
-      for (size_t fi = 0; fi < d.report.findings.size(); ++fi) {
-        const Finding& f = d.report.findings[fi];
+      for (size_t fi = 0; fi < report.findings.size(); ++fi) {
+        const Finding& f = report.findings[fi];
         if (f.first_offset < 0 || std::find(f.affected.begin(), f.affected.end(), i) == f.affected.end()) continue;
         double x = kLabel + (double(std::clamp(f.first_offset, lo, hi) - lo) / span) * kWidth;
         svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="flabel">&#9650; {}</text>)", x, y + kBar + 11,
@@ -415,8 +419,8 @@ std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format
       }
     }
     // Findings as translucent bands over the affected replicas' rows.
-    for (size_t fi = 0; fi < d.report.findings.size(); ++fi) {
-      const Finding& f = d.report.findings[fi];
+    for (size_t fi = 0; fi < report.findings.size(); ++fi) {
+      const Finding& f = report.findings[fi];
       if (f.first_offset < 0) continue;
       double x1 = kLabel + (double(std::clamp(f.first_offset, lo, hi) - lo) / span) * kWidth;
       double x2 = kLabel + (double(std::clamp(JavaAdd(f.last_offset, 1), lo, hi) - lo) / span) * kWidth;
@@ -442,12 +446,12 @@ std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format
     replicas += "</table>";
 
     std::string findings;
-    if (d.report.findings.empty()) {
+    if (report.findings.empty()) {
       findings = R"(<p class="ok">No findings: every replica serves consumers the same latest value of every key (counts may differ where one replica has compacted further).</p>)";
     } else {
       findings = R"(<table class="findings"><tr><th>kind</th><th>offsets</th><th>key</th><th>producer</th><th>affected</th><th>healthy</th><th>certainty</th><th>outcome</th><th>evidence</th><th>impact</th></tr>)";
-      for (size_t fi = 0; fi < d.report.findings.size(); ++fi) {
-        const Finding& f = d.report.findings[fi];
+      for (size_t fi = 0; fi < report.findings.size(); ++fi) {
+        const Finding& f = report.findings[fi];
         std::vector<std::string> a, h;
         for (size_t i : f.affected) a.push_back(Esc(d.replicas[i].label));
         for (size_t i : f.healthy) h.push_back(Esc(d.replicas[i].label));
@@ -462,11 +466,12 @@ std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format
       }
       findings += "</table>";
     }
-    body += fmt::format("<section><h2>{}</h2>{}<div class=\"legend\"><span style=\"background:#7fb77e\"></span>data "
-                        "<span style=\"background:#f0a04b\"></span>transactional <span style=\"background:#8a7fd1\"></span>control "
-                        "<span style=\"background:#d9534f\"></span>aborted data; bands mark findings on the affected replica; "
-                        "black line: log end, red line: pinned LSO</div>{}<h3>Findings</h3>{}</section>",
-                        Esc(d.report.partition.empty() ? d.name : d.report.partition), svg, replicas, findings);
+    body += fmt::format(
+        "<section><h2>{}</h2>{}<div class=\"legend\"><span style=\"background:#7fb77e\"></span>data "
+        "<span style=\"background:#f0a04b\"></span>transactional <span style=\"background:#8a7fd1\"></span>control "
+        "<span style=\"background:#d9534f\"></span>aborted data; bands mark findings on the affected replica; "
+        "black line: log end, red line: pinned LSO</div>{}<h3>Findings</h3>{}</section>",
+        Esc(report.partition.empty() ? d.name : report.partition), svg, replicas, findings);
   }
   // The marker comment tells a later `klf diff --html FILE --force` that FILE is a report it may
   // replace (segment_writer/output_guard.h); nothing else is ever replaced.
@@ -598,7 +603,12 @@ int Run(const DiffArgs& args) {
     DiffOptions diff_options;
     diff_options.transaction_max_timeout_ms = transaction_max_timeout_ms;
     diff_options.coordinator = txn_log.get();
+    diff_options.wall_clock_times = !json;
     d.report = DiffReplicas(d.replicas, diff_options);
+    if (json && !args.html.empty()) {
+      diff_options.wall_clock_times = true;
+      d.html_report = DiffReplicas(d.replicas, diff_options);
+    }
     if (d.report.HasDivergence()) exit_code = WorseExit(exit_code, kExitProblems);
     // A damaged segment is corruption (cli.md: exit 1), even though its offsets are only "missing".
     for (const ReplicaState& r : d.replicas) {

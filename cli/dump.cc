@@ -11,7 +11,6 @@
 //    run exits 1 when any of them is an error or a warning, 3 when an input could not be read at all.
 #include <unistd.h>
 
-#include <charconv>
 #include <climits>
 #include <cstdint>
 #include <filesystem>
@@ -45,6 +44,7 @@ constexpr int64_t kMaxOffset = std::numeric_limits<int64_t>::max();
 struct DumpOptions {
   CommonOptions common;
   bool records = false;
+  bool per_record = false;  // --per-record: JSON objects per record (kcat -J), not per batch
   std::string offsets;
   std::string decoder = "auto";
   std::vector<std::string> paths;
@@ -59,28 +59,6 @@ struct DumpOptions {
   bool offsets_decoder = false, transaction_log_decoder = false, cluster_metadata_decoder = false,
        remote_log_metadata_decoder = false;
 };
-
-// "A:B", "A:", ":B" or "A" (= "A:A"); both ends inclusive.
-bool ParseOffsetRange(const std::string& s, int64_t* from, int64_t* to) {
-  auto parse = [](std::string_view t, int64_t* v) {
-    auto r = std::from_chars(t.data(), t.data() + t.size(), *v);
-    return r.ec == std::errc() && r.ptr == t.data() + t.size();
-  };
-  std::string_view sv(s);
-  size_t colon = sv.find(':');
-  if (colon == std::string_view::npos) {
-    if (!parse(sv, from)) return false;
-    *to = *from;
-    return true;
-  }
-  std::string_view a = sv.substr(0, colon), b = sv.substr(colon + 1);
-  *from = kMinOffset;
-  *to = kMaxOffset;
-  if (a.empty() && b.empty()) return false;
-  if (!a.empty() && !parse(a, from)) return false;
-  if (!b.empty() && !parse(b, to)) return false;
-  return *from <= *to;
-}
 
 uint64_t InputBytes(const std::vector<std::string>& paths) {
   namespace fs = std::filesystem;
@@ -187,6 +165,7 @@ class Dumper : public ProblemSink {
         return;
       case PathKind::kFile:
         topic_ = info.tp ? std::optional<std::string>(info.tp->topic) : std::nullopt;
+        printer_->SetPartition(info.tp);
         DumpFile(path, KindFromExtension(path, info.file));
         return;
       case PathKind::kPartitionDir: {
@@ -214,6 +193,7 @@ class Dumper : public ProblemSink {
 
   void DumpLogDir(const LogDir& dir) {
     topic_.reset();
+    printer_->SetPartition(std::nullopt);
     for (const DirEntry& e : dir.files) {
       switch (e.info.kind) {
         case FileKind::kCleanerOffsetCheckpoint:
@@ -237,6 +217,7 @@ class Dumper : public ProblemSink {
 
   void DumpPartitionDir(const PartitionDir& dir) {
     topic_ = dir.tp ? std::optional<std::string>(dir.tp->topic) : std::nullopt;
+    printer_->SetPartition(dir.tp);
     for (auto it = dir.segments.begin(); it != dir.segments.end(); ++it) {
       const SegmentFiles& seg = it->second;
       // A segment holds offsets from its base offset up to the next segment's base offset.
@@ -586,6 +567,10 @@ Command AddDumpCommand(CLI::App* parent) {
       "partition directory or a broker log directory (dumped whole, in order). Problems in the data are\n"
       "printed where found (JSON: {\"file\", \"position\", \"error\"}) and dumping resumes; exit 1 then.");
   app->add_flag("--records", options->records, "Also print every record (key, value, headers, control type)");
+  app->add_flag("--per-record", options->per_record,
+                "With --json: one object per record instead of one per batch (kcat -J style: topic, partition, "
+                "offset, timestamp, key, value, headers, producerId, isTransactional, isControl...); implies "
+                "--records; text output is unchanged");
   AddCommonOptions(app, &options->common);
   app->add_option("--offsets", options->offsets,
                   "Only batches overlapping the inclusive offset range A:B (also A:, :B or a single offset); "
@@ -647,19 +632,18 @@ Command AddDumpCommand(CLI::App* parent) {
     if (o.remote_log_metadata_decoder) o.decoder = "remote-log-metadata";
     // kafka-dump-log: print data with --print-data-log or any decoder; deep iteration with either, or
     // --deep-iteration alone (record lines without key and payload).
-    const bool print_data = o.records || o.print_data_log || decoders > 0;
-    if (print_data || o.deep_iteration || o.skip_record_metadata) o.records = true;
+    const bool print_data = o.records || o.print_data_log || decoders > 0 || o.per_record;
+    if (print_data || o.deep_iteration || o.skip_record_metadata || o.per_record) o.records = true;
     TextRecordStyle style;
     style.print_data = print_data || o.skip_record_metadata;
     style.skip_record_metadata = o.skip_record_metadata;
     int64_t from = kMinOffset, to = kMaxOffset;
     if (!options->offsets.empty()) ParseOffsetRange(options->offsets, &from, &to);
     Output out(1);
-    std::unique_ptr<DumpPrinter> printer = options->common.json
-                                               ? MakeJsonDumpPrinter(&out, options->common.bytes_format())
-                                               : MakeTextDumpPrinter(&out, options->common.bytes_format(),
-                                                                     /*quiet_empty_files=*/!options->offsets.empty(),
-                                                                     style);
+    std::unique_ptr<DumpPrinter> printer =
+        options->common.json ? MakeJsonDumpPrinter(&out, options->common.bytes_format(), options->per_record)
+                             : MakeTextDumpPrinter(&out, options->common.bytes_format(),
+                                                   /*quiet_empty_files=*/!options->offsets.empty(), style);
     Dumper dumper(*options, from, to, printer.get(), &out);
     return dumper.Run();
   };

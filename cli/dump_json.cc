@@ -7,15 +7,23 @@
 
 #include "cli/dump_printer.h"
 #include "cli/json_out.h"
+#include "cli/record_out.h"
 
 namespace klf::cli {
 namespace {
 
 class JsonDumpPrinter : public DumpPrinter {
  public:
-  JsonDumpPrinter(Output* out, BytesFormat bytes) : out_(out), bytes_(bytes) {}
+  JsonDumpPrinter(Output* out, BytesFormat bytes, bool per_record)
+      : out_(out), bytes_(bytes), per_record_(per_record) {}
+
+  void SetPartition(const std::optional<TopicPartition>& tp) override {
+    source_.topic = tp ? std::optional<std::string>(tp->topic) : std::nullopt;
+    source_.partition = tp ? std::optional<int32_t>(tp->partition) : std::nullopt;
+  }
 
   void BeginFile(const std::string& path, const FileName&) override {
+    source_.file = path;
     // The file name is escaped once per file, not once per batch.
     std::string escaped;
     Output o(&escaped, path.size() * 6 + 8);
@@ -25,6 +33,17 @@ class JsonDumpPrinter : public DumpPrinter {
   }
 
   void Batch(const BatchHeader& h, const RecordDecoder* decoded, const DecodedRecords* internal) override {
+    if (per_record_ && decoded) {
+      size_t i = 0;
+      for (const Record& r : decoded->records()) {
+        std::string decoded_json;
+        if (internal)
+          decoded_json = i < internal->size() && (*internal)[i] ? CompactJson((*internal)[i]->json) : "null";
+        WriteRecordJson(out_, source_, h, r, *decoded, bytes_, internal ? &decoded_json : nullptr);
+        ++i;
+      }
+      return;
+    }
     const bool v2 = h.magic >= 2;
     JsonObject j(out_);
     j.Raw("file", file_json_);
@@ -342,13 +361,15 @@ class JsonDumpPrinter : public DumpPrinter {
 
   Output* out_;
   BytesFormat bytes_;
+  bool per_record_;
+  RecordSource source_;
   std::string file_json_ = "null";
 };
 
 }  // namespace
 
-std::unique_ptr<DumpPrinter> MakeJsonDumpPrinter(Output* out, BytesFormat bytes) {
-  return std::make_unique<JsonDumpPrinter>(out, bytes);
+std::unique_ptr<DumpPrinter> MakeJsonDumpPrinter(Output* out, BytesFormat bytes, bool per_record) {
+  return std::make_unique<JsonDumpPrinter>(out, bytes, per_record);
 }
 
 }  // namespace klf::cli

@@ -35,6 +35,9 @@ class DumpPrinter {
 
   // Starts the entries of one file. `name` is its classified file name (kind, offset in the name).
   virtual void BeginFile(const std::string& path, const FileName& name) = 0;
+  // The partition of the files that follow (from the partition directory's name; nullopt for a log
+  // dir's own files or a file outside a partition directory).
+  virtual void SetPartition(const std::optional<TopicPartition>&) {}
   // Ends them. With an --offsets filter, the text printer names only files that printed something.
   virtual void EndFile() {}
   // A batch (or legacy entry). `decoded` holds its records when they were decoded and are to be
@@ -64,7 +67,9 @@ class DumpPrinter {
   virtual void PrintProblem(const Problem& p) = 0;
 };
 
-std::unique_ptr<DumpPrinter> MakeJsonDumpPrinter(Output* out, BytesFormat bytes);
+// `per_record`: a `.log`'s records each as their own object (cli/record_out.h) instead of batch objects
+// (`klf dump --json --per-record`); a batch without records prints nothing then.
+std::unique_ptr<DumpPrinter> MakeJsonDumpPrinter(Output* out, BytesFormat bytes, bool per_record = false);
 
 // How the text printer prints records, as kafka-dump-log's flags ask (its aliases in `klf dump`).
 struct TextRecordStyle {

@@ -123,6 +123,7 @@ int RunLso(const LsoArgs& given) {
   lo.now_ms = a.now;
   lo.producer_id_expiration_ms = a.producer_id_expiration_ms;
   lo.bootstrap_server = a.bootstrap;
+  lo.wall_clock_times = !a.json;
   LsoReport rep = ExplainLso(target, others, lo);
   if (a.json) {
     nlohmann::json j;
@@ -153,9 +154,10 @@ int RunLso(const LsoArgs& given) {
     }
     if (rep.open_transactions.empty()) out += "  open transactions  none\n";
     for (const OpenTxn& t : rep.open_transactions) {
-      out += fmt::format("  open transaction   producer {} epoch {} offsets {}..{} last timestamp {}{}\n", t.producer_id,
-                         t.producer_epoch, t.first_offset, t.last_offset, t.last_timestamp,
-                         rep.pinned_by && rep.pinned_by->first_offset == t.first_offset ? "  <- pins the LSO" : "");
+      out +=
+          fmt::format("  open transaction   producer {} epoch {} offsets {}..{} last timestamp {}{}\n", t.producer_id,
+                      t.producer_epoch, t.first_offset, t.last_offset, WithWallClock(t.last_timestamp),
+                      rep.pinned_by && rep.pinned_by->first_offset == t.first_offset ? "  <- pins the LSO" : "");
     }
     size_t n = rep.transactions.size();
     for (size_t i = 0; i < n; ++i) {

@@ -34,11 +34,10 @@ struct SimulateArgs {
 std::string Quote(const std::optional<std::string>& v) { return v ? "\"" + *v + "\"" : "<absent>"; }
 
 void PrintText(const SimulationResult& r, const SimulateArgs& a) {
-  std::printf("timeline %s (%s): %zu steps, clock %lld\n", EscapeInvalidUtf8(r.timeline).c_str(),
-              CoordinationModeName(r.mode),
-              r.steps.size(), static_cast<long long>(r.end_clock_ms));
+  std::printf("timeline %s (%s): %zu steps, clock %s\n", EscapeInvalidUtf8(r.timeline).c_str(),
+              CoordinationModeName(r.mode), r.steps.size(), WithWallClock(r.end_clock_ms).c_str());
   for (const SimStep& s : r.steps)
-    std::printf("  %3d %lld %-7s %s\n", s.step, static_cast<long long>(s.clock_ms), s.op.c_str(), s.text.c_str());
+    std::printf("  %3d %s %-7s %s\n", s.step, WithWallClock(s.clock_ms).c_str(), s.op.c_str(), s.text.c_str());
   std::printf("\n");
   for (const BrokerSummary& b : r.brokers) {
     const ReplicaView& v = b.view;

@@ -161,6 +161,7 @@ int RunTriage(const TriageArgs& a) {
   options.now_ms = a.now;
   options.producer_id_expiration_ms = a.producer_id_expiration_ms;
   options.verify_records = !a.headers_only;
+  options.wall_clock_times = !a.json;
   const bool show_progress = isatty(2) == 1 && isatty(1) == 0;
   if (show_progress) {
     options.progress = [](size_t done, size_t total) {

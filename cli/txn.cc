@@ -75,7 +75,7 @@ std::string RecordText(const CoordinatorRecord& r) {
   std::string parts;
   for (const std::string& p : r.partitions) parts += (parts.empty() ? "" : ",") + p;
   return fmt::format("offset {}: {} producerId {} epoch {} partitions [{}] lastUpdate {}", r.offset, r.state,
-                     r.producer_id, r.producer_epoch, parts, r.last_update_ms);
+                     r.producer_id, r.producer_epoch, parts, WithWallClock(r.last_update_ms));
 }
 
 void PrintProblems(const CollectingSink& sink) {
@@ -177,11 +177,12 @@ int RunFindHanging(const TxnArgs& a) {
       std::printf("no __transaction_state partition in the PATHs: the coordinator's verdicts are unknown "
                   "(give a broker log dir that holds them)\n");
     for (const HangingTransaction& h : hanging) {
-      std::printf("%s: producerId %lld epoch %d open from offset %lld to %lld (last data written at %lld ms)%s\n",
+      std::printf("%s: producerId %lld epoch %d open from offset %lld to %lld (last data written at %s)%s\n",
                   h.topic_partition.c_str(), (long long)h.producer_id, h.producer_epoch, (long long)h.first_offset,
-                  (long long)h.last_offset, (long long)h.last_timestamp,
-                  h.pins_lso ? fmt::format(", pins the LSO at {} (HW {})", h.last_stable_offset, h.high_watermark).c_str()
-                             : "");
+                  (long long)h.last_offset, WithWallClock(h.last_timestamp).c_str(),
+                  h.pins_lso
+                      ? fmt::format(", pins the LSO at {} (HW {})", h.last_stable_offset, h.high_watermark).c_str()
+                      : "");
       const CoordinatorView& c = h.coordinator;
       std::string verdict = CoordinatorVerdictName(c.verdict);
       if (c.verdict == CoordinatorVerdict::kCommitted || c.verdict == CoordinatorVerdict::kAborted)

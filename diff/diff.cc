@@ -200,7 +200,7 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
     if (mp.proven) {
       split = mp.split;
     } else {
-      sus = SuspectMerge(rs, a, ti, records, options.transaction_max_timeout_ms);
+      sus = SuspectMerge(rs, a, ti, records, options.transaction_max_timeout_ms, options.wall_clock_times);
       if (!sus.raised) return std::nullopt;
       split = sus.split;
     }

@@ -71,6 +71,9 @@ struct DiffOptions {
   int64_t transaction_max_timeout_ms = 900000;
   // The coordinator's records (`__transaction_state`), when given: rule "coordinator" of txn_verdict.h.
   const CoordinatorLog* coordinator = nullptr;
+  // Times in the sentences (explanation, evidence, facts) as text and HTML print them: the number with its
+  // ISO-8601 UTC time (WithWallClock). Off for JSON, whose sentences keep the raw numbers.
+  bool wall_clock_times = false;
 };
 
 struct DiffReport {

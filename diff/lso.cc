@@ -1,5 +1,6 @@
 // See lso.h for the Kafka rules followed.
 #include "diff/lso.h"
+#include "segment_reader/bytes.h"
 #include "segment_reader/java_long.h"
 
 #include <algorithm>
@@ -331,6 +332,7 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
   const OpenTxn& t = *rep.pinned_by;
   int64_t now = options.now_ms.value_or(r.max_timestamp);
   int64_t idle = JavaSub(now, t.last_timestamp);  // any timestamp the data holds: wrap, as Java does
+  auto time = [&](int64_t ms) { return options.wall_clock_times ? WithWallClock(ms) : std::to_string(ms); };
   bool later_here = r.NextMarker(t.producer_id, t.first_offset) != nullptr;
   std::string others_text;
   for (size_t i = 0; i < others.size() && i < rep.replicas.size(); ++i) {
@@ -344,16 +346,16 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
       "producer {} is appended (its next transaction ends, or an admin abort), or when retention moves the log start "
       "offset (now {}) past offset {}.{}{}",
       r.last_stable_offset, r.high_watermark, t.producer_id, t.producer_epoch, t.first_offset, t.last_offset,
-      t.last_timestamp,
-      t.last_timestamp >= 0 ? fmt::format(" (the producer has been idle {} at {}; expiration is {})", Duration(idle), now,
-                                          Duration(options.producer_id_expiration_ms))
+      time(t.last_timestamp),
+      t.last_timestamp >= 0 ? fmt::format(" (the producer has been idle {} at {}; expiration is {})", Duration(idle),
+                                          time(now), Duration(options.producer_id_expiration_ms))
                             : "",
       t.producer_id, r.log_start_offset, t.first_offset,
-      later_here ? fmt::format(" This log holds only an emptied control batch of producer {} after it, which closes "
-                               "nothing on a follower.",
-                               t.producer_id)
-                 : fmt::format(" This log holds no marker of producer {} after offset {}.", t.producer_id,
-                               t.first_offset),
+      later_here
+          ? fmt::format(" This log holds only an emptied control batch of producer {} after it, which closes "
+                        "nothing on a follower.",
+                        t.producer_id)
+          : fmt::format(" This log holds no marker of producer {} after offset {}.", t.producer_id, t.first_offset),
       others_text);
 
   // The resolution covers every open transaction below the high watermark.

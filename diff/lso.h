@@ -110,6 +110,9 @@ struct LsoOptions {
   int64_t producer_id_expiration_ms = 86400000;
   std::string bootstrap_server = "<broker:9092>";
   const CoordinatorLog* coordinator = nullptr;  // the coordinator's records, when given
+  // Times in the sentences (explanation, evidence, facts) as text and HTML print them: the number with its
+  // ISO-8601 UTC time (WithWallClock). Off for JSON, whose sentences keep the raw numbers.
+  bool wall_clock_times = false;
 };
 
 // `target` and the other replicas must be loaded with the same ReplicaOptions.

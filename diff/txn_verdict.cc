@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "segment_reader/bytes.h"
+
 namespace klf {
 namespace {
 
@@ -540,7 +542,7 @@ DecidedProof ProveDecided(const std::vector<ReplicaState>& rs, size_t a, int32_t
 }
 
 Suspicion SuspectMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t txn, std::span<const int64_t> records,
-                       int64_t transaction_max_timeout_ms) {
+                       int64_t transaction_max_timeout_ms, bool wall_clock_times) {
   Suspicion s;
   const ReplicaState& A = rs[a];
   if (records.empty() || txn < 0 || size_t(txn) >= A.txns.size()) return s;
@@ -581,7 +583,9 @@ Suspicion SuspectMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t tx
       fmt::format("on {} producer {}'s record at offset {} (timestamp {}) and its marker at offset {} (timestamp {}, "
                   "the same epoch {}) are {} ms apart, longer than transaction.max.timeout.ms ({} ms), after which the "
                   "coordinator aborts a transaction with an epoch bump",
-                  A.label, t.producer_id, stale.front(), first.timestamp, *t.marker_offset, marker_ts, epoch,
+                  A.label, t.producer_id, stale.front(),
+                  wall_clock_times ? WithWallClock(first.timestamp) : std::to_string(first.timestamp), *t.marker_offset,
+                  wall_clock_times ? WithWallClock(marker_ts) : std::to_string(marker_ts), epoch,
                   marker_ts - first.timestamp, transaction_max_timeout_ms)));
   s.facts.push_back(LacksFact(rs, a, t.producer_id, *slot));
   return s;

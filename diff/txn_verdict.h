@@ -155,7 +155,9 @@ struct Suspicion {
   std::vector<TxnFact> facts;
 };
 // Rule "weak signal" for a decided transaction `txn` of replica `affected`.
+// `wall_clock_times`: the fact's timestamps as text prints them (DiffOptions::wall_clock_times).
 Suspicion SuspectMerge(const std::vector<ReplicaState>& rs, size_t affected, int32_t txn,
-                       std::span<const int64_t> records, int64_t transaction_max_timeout_ms);
+                       std::span<const int64_t> records, int64_t transaction_max_timeout_ms,
+                       bool wall_clock_times = false);
 
 }  // namespace klf

@@ -11,11 +11,14 @@
 //   * the compacted key view: the latest read_committed record per key (a null value deletes it).
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "partition/loaded_log.h"
 #include "segment_reader/batch.h"
@@ -68,5 +71,43 @@ using ConsumeVisitor = std::function<void(const BatchHeader& batch, const Record
 // *error (file and position) when a segment cannot be read or a batch's records do not decode.
 bool ConsumeLog(const LoadedLog& log, Isolation isolation, const ConsumeVisitor& visit, ProblemSink* sink,
                 std::string* error);
+
+// The same consumer as a fetch from an offset, for a command that shows what it receives (klf consume):
+// it stops where the broker stops serving instead of visiting the records beyond.
+struct FetchOptions {
+  // The consumer's first fetch offset (its position; below the log start offset it fetches from the
+  // log start). The broker reads from the batch that holds it, the consumer drops the batch's records
+  // below it, and the aborted transactions returned with the fetch are those that end at or after it
+  // (LocalLog.collectAbortedTransactions(startOffset, ...)): earlier batches are never read.
+  int64_t fetch_offset = 0;
+  // The last offset wanted (inclusive): reading stops after it.
+  int64_t last_offset = INT64_MAX;
+};
+// Damage ends what is served: at the first error in a `.log` (a batch that fails its CRC, broken
+// framing, records that do not decode, offsets out of order) or a torn or zero-filled tail of a
+// segment other than the last, a broker's recovery truncates the log there (LogSegment.recover; the
+// segments after it go too), and a consumer that meets the bytes without recovery fails with
+// CorruptRecordException (check.crcs) and cannot move past them. A torn or zero-filled tail of the
+// last segment is routine (recovery drops it and it was never served) unless the high watermark a
+// broker checkpointed lies beyond the log end: then records that were served are gone with it.
+struct FetchEnd {
+  std::optional<Problem> damage;  // the first damage met (file, byte position, what was expected)
+  // The offset after the last batch read whole: where the consumer's position stays.
+  int64_t next_offset = 0;
+  // The damage cut what is served short: reading met it before the last offset wanted. Reading stops
+  // at the high watermark (read_uncommitted) or the last stable offset (read_committed), so damage
+  // beyond them is not met; damage that made the load end the log early (the high watermark capped to
+  // that log end, as Kafka's recovery truncates) is met right at the bound, and cut acknowledged records.
+  bool truncated = false;
+};
+// One delivered or skipped data record: the segment it is in (index into LoadedLog::segments), its batch
+// and the decoder that holds its headers (valid during the call only).
+using FetchVisitor = std::function<void(size_t segment, const BatchHeader& batch, const Record& record,
+                                        const RecordDecoder& decoded, Delivery delivery)>;
+// FetchLog visits the records from options.fetch_offset up to the bound of `isolation`, the last offset
+// wanted or the first damage, whichever comes first. Returns false with *error when a segment cannot be
+// opened; damage is not an error (see *end).
+bool FetchLog(const LoadedLog& log, Isolation isolation, const FetchOptions& options, const FetchVisitor& visit,
+              ProblemSink* sink, FetchEnd* end, std::string* error);
 
 }  // namespace klf

@@ -75,6 +75,7 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
     log.cleaner_checkpoint = cp.cleaner_checkpoint;
     if (cp.high_watermark) {
       log.high_watermark = *cp.high_watermark;
+      log.high_watermark_checkpoint = *cp.high_watermark;
       log.high_watermark_from_checkpoint = true;
     }
     if (cp.log_start_offset) log.log_start_offset = *cp.log_start_offset;

@@ -69,6 +69,7 @@ struct LoadedLog {
   // [log start, log end] as UnifiedLog.updateHighWatermarkMetadata clamps it.
   int64_t high_watermark = 0;
   bool high_watermark_from_checkpoint = false;
+  std::optional<int64_t> high_watermark_checkpoint;  // replication-offset-checkpoint's value, before the clamp
   std::optional<int64_t> cleaner_checkpoint;  // cleaner-offset-checkpoint (firstDirtyOffset)
   std::optional<int64_t> snapshot_offset;     // the producer snapshot the load started from
   ProducerStateManager producer_state;        // at the log end

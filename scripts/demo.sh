@@ -88,7 +88,8 @@ if [ "${KEEP:-0}" = 1 ]; then
       "  $KLF verify incident/broker2" \
       "  $KLF diff --html report.html incident/broker1 incident/broker2 incident/broker3" \
       "  $KLF repair --dry-run --target incident/broker2/foo-0 --replica incident/broker1/foo-0 --replica incident/broker3/foo-0" \
-      "  $KLF lso hanging/broker3/foo-0"
+      "  $KLF lso hanging/broker3/foo-0" \
+      "  $KLF consume --isolation read_committed incident/broker2/foo-0 | grep poison"
 else
   say "The output was written to $WORK and is deleted on exit (make demo KEEP=1 keeps it)."
 fi

@@ -1,5 +1,7 @@
 #include "segment_reader/bytes.h"
 
+#include <cstdio>
+
 namespace klf {
 
 void PutBE16(std::string* out, uint16_t v) {
@@ -196,6 +198,32 @@ std::string FormatBytes(Bytes b, BytesFormat f) {
     case BytesFormat::kHex: return HexEncode(b);
   }
   return {};
+}
+
+}  // namespace klf
+
+namespace klf {
+
+std::string FormatEpochMs(int64_t ms) {
+  constexpr int64_t kMsPerDay = 86400000;
+  constexpr int64_t kEndOfYear9999 = 253402300800000;  // 10000-01-01T00:00:00Z
+  if (ms < 0 || ms >= kEndOfYear9999) return {};
+  const int64_t days = ms / kMsPerDay, in_day = ms % kMsPerDay;
+  // Civil date from days since 1970-01-01 (H. Hinnant's days_from_civil inverse), proleptic Gregorian.
+  const int64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+  const int64_t day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  char buf[80];  // room for any int the compiler can imagine (-Wformat-truncation)
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", int(year), int(month), int(day),
+                int(in_day / 3600000), int(in_day / 60000 % 60), int(in_day / 1000 % 60), int(in_day % 1000));
+  return buf;
+}
+
+std::string WithWallClock(int64_t ms) {
+  std::string iso = FormatEpochMs(ms);
+  return iso.empty() ? std::to_string(ms) : std::to_string(ms) + " (" + iso + ")";
 }
 
 }  // namespace klf

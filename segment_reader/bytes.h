@@ -108,6 +108,15 @@ inline size_t Utf8SequenceLength(const uint8_t* p, size_t n) {
 // base64 or hex.
 enum class BytesFormat { kText, kBase64, kHex };
 std::string FormatBytes(Bytes b, BytesFormat f);
+
+// An epoch-millisecond wall-clock time (a record timestamp, a producer's last timestamp, a delete
+// horizon, a clock) as ISO-8601 UTC with milliseconds, "2023-11-14T22:13:20.000Z"; "" when the value
+// is no such time: negative (Kafka's -1 "no timestamp", Long.MIN_VALUE) or past 9999-12-31 (Long.MAX_VALUE).
+std::string FormatEpochMs(int64_t ms);
+// How text and HTML print a wall-clock time: the raw number, then the ISO time in parentheses,
+// "1700000000000 (2023-11-14T22:13:20.000Z)"; the raw number alone when FormatEpochMs gives "". The
+// one rendering of times for humans; JSON keeps the integers.
+std::string WithWallClock(int64_t ms);
 std::string Base64Encode(Bytes b);
 std::string HexEncode(Bytes b);
 

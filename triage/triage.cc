@@ -111,6 +111,7 @@ void TriageOne(const TriageOptions& options, TriagePartition* p) {
   LsoOptions lo;
   lo.now_ms = options.now_ms;
   lo.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  lo.wall_clock_times = options.wall_clock_times;
   const std::vector<ReplicaState> no_others;
 
   if (p->copies.size() == 1) {
@@ -148,7 +149,9 @@ void TriageOne(const TriageOptions& options, TriagePartition* p) {
     for (ReplicaState& r : replicas) r.label = r.path;
   }
   if (replicas.size() >= 2) {
-    p->diff = DiffReplicas(replicas);
+    DiffOptions diff_options;
+    diff_options.wall_clock_times = options.wall_clock_times;
+    p->diff = DiffReplicas(replicas, diff_options);
     for (const ReplicaState& r : replicas) p->diff_labels.push_back(r.label);
   }
   int64_t max_end = 0;

@@ -26,6 +26,8 @@ struct TriageOptions {
   std::optional<int64_t> now_ms;
   int64_t producer_id_expiration_ms = 86400000;
   bool verify_records = true;  // verify decodes every record (false: framing, CRCs, headers)
+  // The diff's and lso's sentences with wall-clock times (LsoOptions::wall_clock_times): text, not JSON.
+  bool wall_clock_times = false;
   // Called after each partition with (done, total), from the worker threads one at a time.
   std::function<void(size_t, size_t)> progress;
 };

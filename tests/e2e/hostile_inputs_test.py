@@ -108,6 +108,7 @@ def commands(b1, b2, b3, out):
         "repair": ["repair", "--replica", p1, "--replica", p3, "--target", p2, "--out", out + "-repair"],
         "salvage": ["repair", "--salvage", p1, "--out", out + "-salvage"],
         "lso": ["lso", p1],
+        "consume": ["consume", "--isolation", "read_committed", p1],
     }
 
 
@@ -162,7 +163,7 @@ def run_one(label, args, want, odd, wrapper=()):
         check(p.returncode == want, f"{label}: exit {p.returncode}, expected {want}; stderr: {p.stderr[-800:]}")
     if "--json" in args and p.stdout.strip():
         try:
-            if args[0] == "dump":
+            if args[0] in ("dump", "consume"):  # JSON Lines
                 for line in p.stdout.splitlines():
                     json.loads(line)
             else:

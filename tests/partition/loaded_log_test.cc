@@ -127,6 +127,26 @@ TEST(LoadedLogTest, Tv2TxnEveryStateAsKafkasLogLoaderReloadsIt) {
     EXPECT_EQ(ours, kafkas);
     EXPECT_EQ(Consume(log, Isolation::kReadCommitted).offsets, TruthOffsets(truth["fetchTxnCommitted"]["records"]));
     EXPECT_EQ(Consume(log, Isolation::kReadUncommitted).offsets, TruthOffsets(truth["fetchHighWatermark"]["records"]));
+    // FetchLog from a fetch offset: Kafka's list from that offset on, whatever aborted transaction it
+    // starts inside.
+    for (int64_t from : {int64_t(0), int64_t(8), int64_t(17), int64_t(23), int64_t(36), int64_t(60)}) {
+      for (Isolation isolation : {Isolation::kReadCommitted, Isolation::kReadUncommitted}) {
+        std::vector<int64_t> want;
+        for (int64_t o : TruthOffsets(
+                 truth[isolation == Isolation::kReadCommitted ? "fetchTxnCommitted" : "fetchHighWatermark"]["records"]))
+          if (o >= from) want.push_back(o);
+        std::vector<int64_t> got;
+        FetchOptions fo;
+        fo.fetch_offset = from;
+        FetchEnd end;
+        auto visit = [&](size_t, const BatchHeader&, const Record& r, const RecordDecoder&, Delivery d) {
+          if (d == Delivery::kDelivered) got.push_back(r.offset);
+        };
+        ASSERT_TRUE(FetchLog(log, isolation, fo, visit, &sink, &end, &error)) << error;
+        EXPECT_EQ(got, want) << state << " from " << from;
+        EXPECT_FALSE(end.damage.has_value());
+      }
+    }
   }
   EXPECT_EQ(states, 4);
 }

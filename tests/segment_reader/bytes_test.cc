@@ -1,4 +1,6 @@
 // Varint encoding/decoding with Kafka's quirks (spec §5.2).
+#include <climits>
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -92,6 +94,20 @@ TEST(BytesTest, BigEndian) {
   EXPECT_EQ(LoadBE64(b), 0x0102030405060708ull);
   EXPECT_EQ(LoadBE32(b), 0x01020304u);
   EXPECT_EQ(LoadI16(b), 0x0102);
+}
+
+TEST(BytesTest, WallClock) {
+  EXPECT_EQ(FormatEpochMs(1700000000000), "2023-11-14T22:13:20.000Z");
+  EXPECT_EQ(FormatEpochMs(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatEpochMs(1735689601007), "2025-01-01T00:00:01.007Z");
+  EXPECT_EQ(FormatEpochMs(951782400000), "2000-02-29T00:00:00.000Z");  // a leap day of a century year
+  EXPECT_EQ(FormatEpochMs(253402300799999), "9999-12-31T23:59:59.999Z");
+  // Not wall-clock times: the raw number only.
+  for (int64_t v : {int64_t(-1), INT64_MIN, INT64_MAX, int64_t(253402300800000)}) {
+    EXPECT_EQ(FormatEpochMs(v), "") << v;
+    EXPECT_EQ(WithWallClock(v), std::to_string(v));
+  }
+  EXPECT_EQ(WithWallClock(1700000000000), "1700000000000 (2023-11-14T22:13:20.000Z)");
 }
 
 }  // namespace
