@@ -48,7 +48,7 @@ def main():
         d = os.path.join(a.out, "broker%d" % b)
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "meta.properties"), "w") as f:
-            f.write("version=1\nbroker.id=%d\ncluster.id=fleet\n" % b)
+            f.write("version=0\nbroker.id=%d\ncluster.id=fleet\n" % b)  # ZooKeeper-era layout: version 0 has broker.id
         entries = []
         for n in range(a.partitions):
             pd = os.path.join(d, "fleet-%d" % n)
