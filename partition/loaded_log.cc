@@ -134,7 +134,7 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
     CollectingSink ps_sink;
     ProducerStateLoadResult load;
     const int64_t now = options.now_ms.value_or(0);
-    if (!LoadProducerState(partition_dir, now, &log.producer_state, &load, &ps_sink, log.log_start_offset)) {
+    if (!LoadProducerState(dir, now, &log.producer_state, &load, &ps_sink, log.log_start_offset)) {
       for (const Problem& p : ps_sink.problems) {
         if (p.check == std::string_view("file-read")) return Fail(p.file + ": " + p.message, true, error, unreadable_file);
       }

@@ -303,6 +303,11 @@ bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms
                        ProducerStateLoadResult* result, ProblemSink* sink, std::optional<int64_t> log_start_offset) {
   PartitionDir dir;
   if (!ScanPartitionDir(partition_dir, &dir, sink)) return false;
+  return LoadProducerState(dir, current_time_ms, state, result, sink, log_start_offset);
+}
+
+bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, ProducerStateManager* state,
+                       ProducerStateLoadResult* result, ProblemSink* sink, std::optional<int64_t> log_start_offset) {
   // A segment or snapshot that cannot be read is not absent: the state would be built from the rest
   // (already reported by the scan).
   if (!dir.unreadable.empty()) return false;
@@ -351,7 +356,7 @@ bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms
     }
     // A snapshot above the log end offset is out of range (truncateAndReload removes it).
     if (result->snapshot_offset && *result->snapshot_offset > log_end) {
-      Report(sink, Severity::kWarning, dir.producer_snapshots[*result->snapshot_offset].path, 0,
+      Report(sink, Severity::kWarning, dir.producer_snapshots.at(*result->snapshot_offset).path, 0,
              "snapshot-range",
              "producer snapshot offset " + std::to_string(*result->snapshot_offset) +
                  " is above the log end offset " + std::to_string(log_end) + "; Kafka deletes it");

@@ -17,6 +17,7 @@
 
 #include "segment_reader/batch.h"
 #include "segment_reader/index_files.h"
+#include "segment_reader/layout.h"
 #include "segment_reader/problem.h"
 #include "segment_reader/producer_snapshot.h"
 
@@ -171,6 +172,10 @@ struct ProducerStateLoadResult {
 // `log_start_offset` (LoadedLog's: the checkpoint's, never below the first segment): replay never starts
 // below it; unset, the first segment's base offset.
 bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms, ProducerStateManager* state,
+                       ProducerStateLoadResult* result, ProblemSink* sink,
+                       std::optional<int64_t> log_start_offset = std::nullopt);
+// The same on a directory already scanned (LoadedLog::Open scans once for everything it loads).
+bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, ProducerStateManager* state,
                        ProducerStateLoadResult* result, ProblemSink* sink,
                        std::optional<int64_t> log_start_offset = std::nullopt);
 

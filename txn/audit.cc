@@ -37,56 +37,56 @@ bool IsPrepare(const CoordinatorRecord& r) { return r.state == "PrepareCommit" |
 bool IsComplete(const CoordinatorRecord& r) { return r.state == "CompleteCommit" || r.state == "CompleteAbort"; }
 bool Version2(const CoordinatorRecord& r) { return r.client_transaction_version.value_or(0) >= 2; }
 
+// The decision `r` (a Prepare or Complete record of transaction version 2) as the audit judges it.
+Decision MakeDecision(const std::string& id, const CoordinatorRecord& r, const CoordinatorRecord* ongoing) {
+  Decision d;
+  d.id = id;
+  d.record = r;
+  d.committed = r.state == "PrepareCommit" || r.state == "CompleteCommit";
+  // The transaction's Ongoing record, when it survives, gives its data's epoch and partitions.
+  const bool same_txn = ongoing != nullptr && ongoing->producer_id == r.producer_id &&
+                        ongoing->producer_epoch < r.producer_epoch && r.producer_epoch - ongoing->producer_epoch <= 2;
+  d.data_epoch = same_txn ? ongoing->producer_epoch : int16_t(r.producer_epoch - 1);
+  d.partitions.insert(r.partitions.begin(), r.partitions.end());
+  if (same_txn) d.partitions.insert(ongoing->partitions.begin(), ongoing->partitions.end());
+  return d;
+}
+
+// The decisions of one transactional id's records, in log order. A Complete that follows its own
+// Prepare is the same decision (possibly under a rolled-over id) and counts once.
+void DecisionsOf(const TransactionalIdHistory& h, std::set<std::pair<int64_t, int16_t>>* seen,
+                 std::vector<Decision>* out, AuditReport* report) {
+  const CoordinatorRecord* ongoing = nullptr;
+  const CoordinatorRecord* prepare = nullptr;
+  for (const CoordinatorRecord& r : h.records) {
+    const bool decision = !r.tombstone && (IsPrepare(r) || IsComplete(r));
+    const bool commit = r.state == "PrepareCommit" || r.state == "CompleteCommit";
+    const bool repeats = decision && IsComplete(r) && prepare != nullptr && (prepare->state == "PrepareCommit") == commit;
+    if (!r.tombstone && r.state == "Ongoing") {
+      ongoing = &r;
+      continue;
+    }
+    const CoordinatorRecord* last_ongoing = ongoing;
+    ongoing = nullptr;
+    prepare = decision && IsPrepare(r) ? &r : nullptr;
+    if (!decision || repeats) continue;
+    ++report->decisions;
+    // A Complete at epoch 0 may follow a producer-id rollover: its markers carry the old id.
+    if (!Version2(r) || (IsComplete(r) && r.producer_epoch == 0)) {
+      ++report->unjudged_decisions;
+      continue;
+    }
+    if (!seen->insert({r.producer_id, r.producer_epoch}).second) continue;
+    ++report->version2_decisions;
+    out->push_back(MakeDecision(h.id, r, last_ongoing));
+  }
+}
+
 // Every decision of the coordinator's log; those it cannot tie to markers are only counted.
 std::vector<Decision> Decisions(const CoordinatorLog& log, AuditReport* report) {
   std::vector<Decision> out;
   std::set<std::pair<int64_t, int16_t>> seen;  // (producer id, marker epoch)
-  for (const auto& [id, h] : log.ids) {
-    const CoordinatorRecord* ongoing = nullptr;
-    const CoordinatorRecord* prepare = nullptr;
-    for (const CoordinatorRecord& r : h.records) {
-      if (r.tombstone) {
-        ongoing = prepare = nullptr;
-        continue;
-      }
-      if (r.state == "Ongoing") {
-        ongoing = &r;
-        continue;
-      }
-      if (!IsPrepare(r) && !IsComplete(r)) {
-        ongoing = prepare = nullptr;
-        continue;
-      }
-      const bool commit = r.state == "PrepareCommit" || r.state == "CompleteCommit";
-      if (IsComplete(r) && prepare != nullptr && (prepare->state == "PrepareCommit") == commit) {
-        prepare = nullptr;  // the Complete of a decision already taken (possibly under a rolled-over id)
-        ongoing = nullptr;
-        continue;
-      }
-      ++report->decisions;
-      // A Complete at epoch 0 may follow a producer-id rollover: its markers carry the old id.
-      if (!Version2(r) || (IsComplete(r) && r.producer_epoch == 0)) {
-        ++report->unjudged_decisions;
-        prepare = IsPrepare(r) ? &r : nullptr;
-        ongoing = nullptr;
-        continue;
-      }
-      if (!seen.insert({r.producer_id, r.producer_epoch}).second) continue;
-      ++report->version2_decisions;
-      Decision d;
-      d.id = id;
-      d.record = r;
-      d.committed = commit;
-      const bool same_txn = ongoing != nullptr && ongoing->producer_id == r.producer_id &&
-                            ongoing->producer_epoch < r.producer_epoch && r.producer_epoch - ongoing->producer_epoch <= 2;
-      d.data_epoch = same_txn ? ongoing->producer_epoch : int16_t(r.producer_epoch - 1);
-      d.partitions.insert(r.partitions.begin(), r.partitions.end());
-      if (same_txn) d.partitions.insert(ongoing->partitions.begin(), ongoing->partitions.end());
-      out.push_back(std::move(d));
-      prepare = IsPrepare(r) ? &r : nullptr;
-      ongoing = nullptr;
-    }
-  }
+  for (const auto& [id, h] : log.ids) DecisionsOf(h, &seen, &out, report);
   return out;
 }
 
@@ -183,11 +183,9 @@ AuditFinding NewFinding(AuditKind kind, const Decision& d, const Copy& c) {
   return f;
 }
 
-// The copy's markers of the decision, its data, and whether it lacks the marker.
-void Judge(const Decision& d, const Copy& c, const std::vector<const Copy*>& same_partition, AuditReport* report) {
-  auto it = c.batches.find(d.record.producer_id);
-  if (it == c.batches.end()) return;
-  const std::vector<ProducerBatch>& batches = it->second;
+// The copy's markers at the decision's producer id and epoch: counted, and each of the other type
+// named. Returns whether the copy holds one.
+bool JudgeMarkers(const Decision& d, const Copy& c, const std::vector<ProducerBatch>& batches, AuditReport* report) {
   const int16_t e = d.record.producer_epoch;
   bool has_marker = false;
   for (const ProducerBatch& b : batches) {
@@ -210,86 +208,112 @@ void Judge(const Decision& d, const Copy& c, const std::vector<const Copy*>& sam
                         d.committed ? "commit" : "abort");
     report->findings.push_back(std::move(f));
   }
-  if (has_marker) return;
+  return has_marker;
+}
 
-  std::vector<const ProducerBatch*> data;
-  for (const ProducerBatch& b : batches)
-    if (!b.control && b.epoch == d.data_epoch) data.push_back(&b);
-  if (data.empty()) return;  // no trace of the transaction here: cleaned away, or never fetched
-  const ProducerBatch& last = *data.back();
-  auto data_fact = [&]() {
-    return AuditFact{data.front()->file, data.front()->position,
-                     fmt::format("data of producer {} at epoch {}: offsets {}..{} ({} batch(es))", d.record.producer_id,
-                                 d.data_epoch, data.front()->base_offset, last.last_offset, data.size())};
-  };
+// The transaction's data on a copy that lacks its marker: offsets [first, last].
+struct DataRange {
+  const ProducerBatch* first = nullptr;
+  const ProducerBatch* last = nullptr;
+};
 
+// Its own .txnindex closes the data with an ABORT: a marker of the producer after the data was applied
+// here, and it was not this decision's.
+std::string ProofFromTxnIndex(const Decision& d, const Copy& c, const DataRange& data, AuditFinding* f) {
+  for (const auto& [entry, source] : c.txn_index) {
+    if (entry.producer_id != d.record.producer_id || entry.first_offset > data.last->last_offset ||
+        entry.last_offset < data.first->base_offset)
+      continue;
+    f->facts.push_back({source.file, source.position,
+                        fmt::format(".txnindex entry: producer {} aborted offsets {}..{}", entry.producer_id,
+                                    entry.first_offset, entry.last_offset)});
+    return fmt::format("its .txnindex closes them with the ABORT at offset {}{}", entry.last_offset,
+                       d.committed ? ", so it serves this committed data as aborted" : "");
+  }
+  return "";
+}
+
+// A later batch of the producer: the copy fetched past where the marker was.
+std::string ProofFromLaterBatch(const Decision& d, const std::vector<ProducerBatch>& batches, const DataRange& data,
+                                AuditFinding* f) {
+  for (const ProducerBatch& b : batches) {
+    if (b.base_offset <= data.last->last_offset) continue;
+    f->facts.push_back({b.file, b.position,
+                        fmt::format("a later {} of producer {} at epoch {}, offset {}",
+                                    b.empty     ? "emptied control batch (the cleaner's remnant of a marker)"
+                                    : b.control ? "marker"
+                                                : "batch",
+                                    d.record.producer_id, b.epoch, b.base_offset)});
+    return fmt::format("it holds a later batch of the producer (offset {}): it fetched past the marker", b.base_offset);
+  }
+  return "";
+}
+
+// Another copy of the partition holds the marker, or has the transaction decided (no open transaction
+// of the producer, the data's offsets covered), below an offset this copy's log reaches.
+std::string ProofFromOtherCopies(const Decision& d, const Copy& c, const std::vector<const Copy*>& same_partition,
+                                 const DataRange& data, AuditFinding* f) {
+  for (const Copy* other : same_partition) {
+    if (other == &c) continue;
+    auto o = other->batches.find(d.record.producer_id);
+    for (const ProducerBatch& b : o == other->batches.end() ? std::vector<ProducerBatch>{} : o->second) {
+      if (!b.control || b.empty || b.epoch != d.record.producer_epoch || b.base_offset >= c.log_end_offset) continue;
+      f->facts.push_back({b.file, b.position,
+                          fmt::format("{} holds the {} marker at offset {}", other->dir,
+                                      MarkerName(b.type == ControlType::kCommit), b.base_offset)});
+      return fmt::format("{} holds the marker at offset {}, below this copy's log end {}", other->dir, b.base_offset,
+                         c.log_end_offset);
+    }
+    const bool decided = other->log_start_offset <= data.first->base_offset &&
+                         other->log_end_offset > data.last->last_offset + 1 &&
+                         c.log_end_offset >= other->log_end_offset &&
+                         !other->open_txn_producers.count(d.record.producer_id);
+    if (!decided) continue;
+    f->facts.push_back({other->dir, 0,
+                        fmt::format("{} covers offsets {}..{} with no open transaction of producer {}", other->dir,
+                                    other->log_start_offset, other->log_end_offset - 1, d.record.producer_id)});
+    return fmt::format("{} has the transaction decided below its log end {}, which this copy's log reaches",
+                       other->dir, other->log_end_offset);
+  }
+  return "";
+}
+
+// The copy's markers of the decision, its data, and whether it lacks the marker.
+void Judge(const Decision& d, const Copy& c, const std::vector<const Copy*>& same_partition, AuditReport* report) {
+  auto it = c.batches.find(d.record.producer_id);
+  if (it == c.batches.end()) return;
+  const std::vector<ProducerBatch>& batches = it->second;
+  if (JudgeMarkers(d, c, batches, report)) return;
+  DataRange data;
+  size_t count = 0;
+  for (const ProducerBatch& b : batches) {
+    if (b.control || b.epoch != d.data_epoch) continue;
+    if (data.first == nullptr) data.first = &b;
+    data.last = &b;
+    ++count;
+  }
+  if (count == 0) return;  // no trace of the transaction here: cleaned away, or never fetched
   if (!d.partitions.empty() && !d.partitions.count(c.tp)) return;  // the coordinator did not list it
 
   // The copy holds the transaction's data and no marker at the decision's epoch. Whether it lost the
   // marker or has not fetched it yet is decided by what lies beyond the data (first rule that holds).
   AuditFinding f = NewFinding(AuditKind::kMissingMarker, d, c);
-  f.facts.push_back(data_fact());
-  std::string proof;
-  // Its own .txnindex closes the data with an ABORT: a marker of the producer after the data was
-  // applied here, and it was not this decision's.
-  for (const auto& [entry, source] : c.txn_index) {
-    if (entry.producer_id != d.record.producer_id || entry.first_offset > last.last_offset ||
-        entry.last_offset < data.front()->base_offset)
-      continue;
-    f.facts.push_back({source.file, source.position,
-                       fmt::format(".txnindex entry: producer {} aborted offsets {}..{}", entry.producer_id,
-                                   entry.first_offset, entry.last_offset)});
-    proof = fmt::format("its .txnindex closes them with the ABORT at offset {}{}", entry.last_offset,
-                        d.committed ? ", so it serves this committed data as aborted" : "");
-    break;
-  }
-  // A later batch of the producer: it fetched past where the marker was.
-  for (const ProducerBatch& b : batches) {
-    if (!proof.empty() || b.base_offset <= last.last_offset) continue;
-    f.facts.push_back({b.file, b.position,
-                       fmt::format("a later {} of producer {} at epoch {}, offset {}",
-                                   b.empty     ? "emptied control batch (the cleaner's remnant of a marker)"
-                                   : b.control ? "marker"
-                                               : "batch",
-                                   d.record.producer_id, b.epoch, b.base_offset)});
-    proof = fmt::format("it holds a later batch of the producer (offset {}): it fetched past the marker", b.base_offset);
-  }
-  // Another copy of the partition holds the marker, or has the transaction decided, below an offset
-  // this copy's log reaches.
-  for (const Copy* other : same_partition) {
-    auto o = other->batches.find(d.record.producer_id);
-    if (!proof.empty() || other == &c) continue;
-    for (const ProducerBatch& b : o == other->batches.end() ? std::vector<ProducerBatch>{} : o->second) {
-      if (!b.control || b.empty || b.epoch != e || b.base_offset >= c.log_end_offset) continue;
-      f.facts.push_back({b.file, b.position,
-                         fmt::format("{} holds the {} marker at offset {}", other->dir,
-                                     MarkerName(b.type == ControlType::kCommit), b.base_offset)});
-      proof = fmt::format("{} holds the marker at offset {}, below this copy's log end {}", other->dir, b.base_offset,
-                          c.log_end_offset);
-      break;
-    }
-    const bool decided = other->log_start_offset <= data.front()->base_offset &&
-                         other->log_end_offset > last.last_offset + 1 && c.log_end_offset >= other->log_end_offset &&
-                         !other->open_txn_producers.count(d.record.producer_id);
-    if (proof.empty() && decided) {
-      f.facts.push_back({other->dir, 0,
-                         fmt::format("{} covers offsets {}..{} with no open transaction of producer {}", other->dir,
-                                     other->log_start_offset, other->log_end_offset - 1, d.record.producer_id)});
-      proof = fmt::format("{} has the transaction decided below its log end {}, which this copy's log reaches",
-                          other->dir, other->log_end_offset);
-    }
-  }
+  f.facts.push_back({data.first->file, data.first->position,
+                     fmt::format("data of producer {} at epoch {}: offsets {}..{} ({} batch(es))", d.record.producer_id,
+                                 d.data_epoch, data.first->base_offset, data.last->last_offset, count)});
+  std::string proof = ProofFromTxnIndex(d, c, data, &f);
+  if (proof.empty()) proof = ProofFromLaterBatch(d, batches, data, &f);
+  if (proof.empty()) proof = ProofFromOtherCopies(d, c, same_partition, data, &f);
   f.certain = !proof.empty();
-  f.why = f.certain ? fmt::format("{} holds producer {}'s data at epoch {} (up to offset {}) and no {} at epoch {}, "
-                                  "which {} says was written; {}",
-                                  c.dir, d.record.producer_id, d.data_epoch, last.last_offset, MarkerName(d.committed),
-                                  e, DecisionText(d), proof)
-                    : fmt::format("{} holds producer {}'s data at epoch {} (up to offset {}) and no {} at epoch {}, "
-                                  "which {} says was written; its log ends at {}: either it lost the marker or it has "
-                                  "not fetched it yet (suspected; a copy of the leader's partition, or this replica's "
-                                  "fetch position, settles it)",
-                                  c.dir, d.record.producer_id, d.data_epoch, last.last_offset, MarkerName(d.committed),
-                                  e, DecisionText(d), c.log_end_offset);
+  const std::string what = fmt::format("{} holds producer {}'s data at epoch {} (up to offset {}) and no {} at epoch {}, "
+                                       "which {} says was written",
+                                       c.dir, d.record.producer_id, d.data_epoch, data.last->last_offset,
+                                       MarkerName(d.committed), d.record.producer_epoch, DecisionText(d));
+  f.why = f.certain ? what + "; " + proof
+                    : fmt::format("{}; its log ends at {}: either it lost the marker or it has not fetched it yet "
+                                  "(suspected; a copy of the leader's partition, or this replica's fetch position, "
+                                  "settles it)",
+                                  what, c.log_end_offset);
   report->findings.push_back(std::move(f));
 }
 
