@@ -6,6 +6,7 @@
 #   make test SAN=1 the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz FUZZ_SECONDS=600 [FUZZ_RUNS=10000000]   longer fuzzing runs (see docs/ROBUSTNESS.md)
 #   make bench      build and run the benchmarks (see docs/PERFORMANCE.md)
+#   make tidy [BASE=REV]  clang-tidy's function-complexity check on the .cc files changed since REV
 #   make package    a .deb (CPack: the binary, a man page from --help, the README) and a statically
 #                   linked klf for bare broker hosts, in build-package/ (tested by tests/package)
 
@@ -27,7 +28,7 @@ FUZZ_DIR ?= build-fuzz
 TSAN_DIR ?= build-tsan
 KLF := $(BUILD_DIR)/klf
 
-.PHONY: all deps test-deps configure build demo test unit-test fuzz-smoke tsan-test fuzz bench clean package package-test
+.PHONY: all deps test-deps configure build demo test unit-test fuzz-smoke tsan-test fuzz bench clean package package-test tidy
 
 all: build
 
@@ -85,6 +86,10 @@ fuzz: test-deps $(FUZZ_DIR)/CMakeCache.txt
 
 bench: test-deps build
 	bash scripts/bench.sh $(BUILD_DIR)
+
+BASE ?= HEAD~1
+tidy: configure
+	bash scripts/tidy.sh $(BASE) $(BUILD_DIR)
 
 PKG_DIR ?= build-package
 # The static build links every library's archive (KLF_STATIC in CMakeLists.txt); the man page is
