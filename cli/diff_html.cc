@@ -226,6 +226,11 @@ std::optional<std::pair<int64_t, int64_t>> TimestampNear(const std::vector<Repli
   return best;
 }
 
+// A last stable offset held below the high watermark (or the log end) by an open transaction.
+bool LsoPinned(const ReplicaState& r) {
+  return r.last_stable_offset < r.high_watermark || (!r.open_txns.empty() && r.last_stable_offset < r.log_end_offset);
+}
+
 // One replica's bar: batches bucketed into pixel columns so the page stays small for any log size.
 std::string ReplicaBar(const ReplicaState& r, const Scale& sc, double y) {
   std::string s;
@@ -268,19 +273,6 @@ std::string ReplicaBar(const ReplicaState& r, const Scale& sc, double y) {
       c = e;
     }
   }
-  // Log end, high watermark and a pinned last stable offset.
-  auto mark = [&](int64_t o, const char* color, const char* dash, const std::string& what) {
-    const double x = sc.X(o);
-    s += fmt::format(
-        R"(<line class="mark" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" y2="{2:.1f}" stroke="{3}" stroke-width="2"{4}><title>{5}: {6} {7}</title></line>)",
-        x, y - 3, y + kBar + 3, color, *dash ? fmt::format(R"( stroke-dasharray="{}")", dash) : "", Esc(r.label), what,
-        o);
-  };
-  if (r.high_watermark < r.log_end_offset) mark(r.high_watermark, kHighWatermarkColor, "3 2", "high watermark");
-  const bool pinned =
-      r.last_stable_offset < r.high_watermark || (!r.open_txns.empty() && r.last_stable_offset < r.log_end_offset);
-  if (pinned) mark(r.last_stable_offset, kPinnedLsoColor, "4 2", "last stable offset (pinned by an open transaction)");
-  mark(r.log_end_offset, kLogEndColor, "", "log end offset");
   if (r.log_start_offset == r.log_end_offset) {
     const std::string note = fmt::format("empty: log start = log end = {}", r.log_end_offset);
     const double w = TextWidth(note, kSmallFont);
@@ -290,8 +282,25 @@ std::string ReplicaBar(const ReplicaState& r, const Scale& sc, double y) {
   return s;
 }
 
+// Log end, high watermark and a pinned last stable offset: drawn over the finding bands.
+std::string ReplicaMarks(const ReplicaState& r, const Scale& sc, double y) {
+  std::string s;
+  auto mark = [&](int64_t o, const char* color, const char* dash, const std::string& what) {
+    const double x = sc.X(o);
+    s += fmt::format(
+        R"(<line class="mark" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" y2="{2:.1f}" stroke="{3}" stroke-width="2"{4}><title>{5}: {6} {7}</title></line>)",
+        x, y - 3, y + kBar + 3, color, *dash ? fmt::format(R"( stroke-dasharray="{}")", dash) : "", Esc(r.label), what,
+        o);
+  };
+  if (r.high_watermark < r.log_end_offset) mark(r.high_watermark, kHighWatermarkColor, "3 2", "high watermark");
+  if (LsoPinned(r))
+    mark(r.last_stable_offset, kPinnedLsoColor, "4 2", "last stable offset (pinned by an open transaction)");
+  mark(r.log_end_offset, kLogEndColor, "", "log end offset");
+  return s;
+}
+
 struct PlacedLabel {
-  size_t finding = 0;
+  std::optional<size_t> finding;  // else the pinned last stable offset
   double x = 0, width = 0;
   size_t lane = 0;
   std::string text;
@@ -299,8 +308,8 @@ struct PlacedLabel {
 
 // The finding labels under one replica's bar: each starts under its band, in the first lane where it
 // does not touch a label already placed (lanes stack downwards), shifted left at the plot's end.
-std::vector<PlacedLabel> PlaceLabels(const DiffReport& report, size_t replica, const Scale& sc, BytesFormat format,
-                                     size_t* lanes) {
+std::vector<PlacedLabel> PlaceLabels(const std::vector<ReplicaState>& replicas, const DiffReport& report,
+                                     size_t replica, const Scale& sc, BytesFormat format, size_t* lanes) {
   std::vector<PlacedLabel> labels;
   for (size_t fi = 0; fi < report.findings.size(); ++fi) {
     const Finding& f = report.findings[fi];
@@ -311,6 +320,14 @@ std::vector<PlacedLabel> PlaceLabels(const DiffReport& report, size_t replica, c
     if (f.has_key) l.text += " " + Shorten(KeyText(f, format), 24, false);
     l.width = TextWidth(l.text, kSmallFont);
     l.x = std::min(sc.X(f.first_offset), kX0 + kPlotWidth - l.width);
+    labels.push_back(std::move(l));
+  }
+  const ReplicaState& r = replicas[replica];
+  if (LsoPinned(r)) {
+    PlacedLabel l;
+    l.text = fmt::format("LSO {} pinned", r.last_stable_offset);
+    l.width = TextWidth(l.text, kSmallFont);
+    l.x = std::min(sc.X(r.last_stable_offset), kX0 + kPlotWidth - l.width);
     labels.push_back(std::move(l));
   }
   std::stable_sort(labels.begin(), labels.end(), [](const PlacedLabel& a, const PlacedLabel& b) { return a.x < b.x; });
@@ -332,7 +349,7 @@ std::vector<PlacedLabel> PlaceLabels(const DiffReport& report, size_t replica, c
 
 std::string Timeline(const std::vector<ReplicaState>& replicas, const DiffReport& report, size_t pi, const Scale& sc,
                      BytesFormat format) {
-  std::string rows, bands, labels;
+  std::string rows, bands, marks, labels;
   double y = kTop;
   std::vector<double> row_y(replicas.size());
   for (size_t i = 0; i < replicas.size(); ++i) {
@@ -343,13 +360,21 @@ std::string Timeline(const std::vector<ReplicaState>& replicas, const DiffReport
                         Esc(name), Esc(r.path));
     rows += ReplicaBar(r, sc, y);
     size_t lanes = 0;
-    for (const PlacedLabel& l : PlaceLabels(report, i, sc, format, &lanes)) {
-      const Finding& f = report.findings[l.finding];
-      const std::string id = FindingId(pi, l.finding);
+    marks += ReplicaMarks(r, sc, y);
+    for (const PlacedLabel& l : PlaceLabels(replicas, report, i, sc, format, &lanes)) {
+      const double baseline = y + kBar + 4 + kLane * double(l.lane + 1) - 3;
+      if (!l.finding) {
+        labels += fmt::format(
+            R"(<text class="mlabel lso" x="{:.1f}" y="{:.1f}">{}<title>{}: last stable offset {} below the high watermark {}: read_committed consumers stop there</title></text>)",
+            l.x, baseline, l.text, Esc(r.label), r.last_stable_offset, r.high_watermark);
+        continue;
+      }
+      const Finding& f = report.findings[*l.finding];
+      const std::string id = FindingId(pi, *l.finding);
       labels += fmt::format(
           R"(<a href="#finding-{0}"><text class="flabel {1}" data-finding="{0}" x="{2:.1f}" y="{3:.1f}">{4}<title>{5} offsets {6} on {7}: {8}</title></text></a>)",
-          id, IsDivergence(f.kind) ? "divergence" : "lag", l.x, y + kBar + 4 + kLane * double(l.lane + 1) - 3,
-          Esc(l.text), FindingKindName(f.kind), OffsetsOf(f), Esc(r.label), Esc(f.evidence));
+          id, IsDivergence(f.kind) ? "divergence" : "lag", l.x, baseline, Esc(l.text), FindingKindName(f.kind),
+          OffsetsOf(f), Esc(r.label), Esc(f.evidence));
     }
     y += kBar + (lanes ? 4 + kLane * double(lanes) : 0) + kRowGap;
   }
@@ -407,7 +432,7 @@ std::string Timeline(const std::vector<ReplicaState>& replicas, const DiffReport
   return fmt::format(
              R"(<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" role="img">)",
              kSvgWidth, height, kSvgWidth, height) +
-         axes + rows + bands + labels + "</svg>";
+         axes + rows + bands + marks + labels + "</svg>";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -536,8 +561,7 @@ std::string PartitionSection(const HtmlPartition& p, size_t pi, BytesFormat form
     }
     last_ts = std::max(last_ts, r.max_timestamp);
     any_hw |= r.high_watermark < r.log_end_offset;
-    any_lso |=
-        r.last_stable_offset < r.high_watermark || (!r.open_txns.empty() && r.last_stable_offset < r.log_end_offset);
+    any_lso |= LsoPinned(r);
   }
   std::string summary = fmt::format("{} replicas · offsets {}", replicas.size(),
                                     sc.empty ? fmt::format("none (log start = log end = {})", range.lo)
@@ -698,7 +722,7 @@ svg.timeline{display:block;margin:6px 0}
 svg.timeline text{font-family:"DejaVu Sans Mono",monospace;font-size:10px;fill:#444}
 svg.timeline text.rlabel{font-size:12px;font-weight:bold;fill:#222}
 svg.timeline text.tick{text-anchor:middle}
-svg.timeline text.flabel.divergence{fill:#1d4ed8}svg.timeline text.flabel.lag{fill:#6b7280}
+svg.timeline text.flabel.divergence{fill:#1d4ed8}svg.timeline text.lso{fill:#c026d3}svg.timeline text.flabel.lag{fill:#6b7280}
 .legend{font-size:12px;color:#333}.legend .key{display:inline-block;margin-right:14px;white-space:nowrap}
 .legend svg{vertical-align:middle;margin-right:4px}
 details.partition{margin:6px 0}details.partition>summary{cursor:pointer;font-weight:bold}
