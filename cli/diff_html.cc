@@ -313,13 +313,14 @@ std::vector<PlacedLabel> PlaceLabels(const std::vector<ReplicaState>& replicas, 
   std::vector<PlacedLabel> labels;
   for (size_t fi = 0; fi < report.findings.size(); ++fi) {
     const Finding& f = report.findings[fi];
-    if (f.first_offset < 0 || std::find(f.affected.begin(), f.affected.end(), replica) == f.affected.end()) continue;
+    if (std::find(f.affected.begin(), f.affected.end(), replica) == f.affected.end()) continue;
     PlacedLabel l;
     l.finding = fi;
     l.text = fmt::format("#{} {}", fi + 1, FindingKindName(f.kind));
     if (f.has_key) l.text += " " + Shorten(KeyText(f, format), 24, false);
+    if (f.first_offset < 0) l.text += " (the whole log)";  // unrelated_logs: no band, the label alone
     l.width = TextWidth(l.text, kSmallFont);
-    l.x = std::min(sc.X(f.first_offset), kX0 + kPlotWidth - l.width);
+    l.x = std::min(f.first_offset < 0 ? kX0 : sc.X(f.first_offset), kX0 + kPlotWidth - l.width);
     labels.push_back(std::move(l));
   }
   const ReplicaState& r = replicas[replica];
@@ -667,9 +668,14 @@ std::string Overview(const std::vector<HtmlPartition>& partitions, const std::ve
         R"(<table class="by-kind"><tr><th>kind</th><th>divergence</th><th>certain</th><th>suspected</th><th>total</th><th>partitions</th></tr>)";
     size_t certain = 0, suspected = 0;
     for (const auto& [kind, c] : by_kind) {
-      std::vector<std::string> links;
+      std::vector<std::string> links, more;
       for (size_t pi : c.partitions) {
-        links.push_back(fmt::format(R"(<a href="#partition-{}">{}</a>)", pi, Esc(partitions[pi].name)));
+        (links.size() < 8 ? links : more)
+            .push_back(fmt::format(R"(<a href="#partition-{}">{}</a>)", pi, Esc(partitions[pi].name)));
+      }
+      if (!more.empty()) {
+        links.push_back(
+            fmt::format("<details><summary>and {} more</summary>{}</details>", more.size(), fmt::join(more, ", ")));
       }
       const bool divergence = kind != "missing_range";
       s += fmt::format(
