@@ -5,7 +5,9 @@ findings (random-replicas timeline-11) and a log-dir diff of a real cluster (sev
 ones, lag). From the element boxes of the rendered page: no two texts of a timeline overlap and every text
 stays inside its timeline; the offset ticks are round (1-2-5 steps); the time axis is ISO-8601 UTC; every
 finding of `klf diff --json` on the same input has its row in the findings table and a label on each
-affected replica's bar. The page is self-contained (nothing fetched) and opens with the overview.
+affected replica's bar. Also: two hanging transactions with a pinned LSO (timeline-05) and two unrelated
+clusters' log dirs (52 unrelated_logs findings, which have no offsets). KLF_DIFF_HTML_ALL=1 adds three
+more sets (a Kafka 4 timeline, two more real clusters' log dirs). The page is self-contained (nothing fetched) and opens with the overview.
 
 Boxes come without a browser driver: the page is copied, this test's own <script> is appended (it opens
 every <details>, then writes getBoundingClientRect() of every timeline text into <pre id="test-boxes">),
@@ -34,7 +36,23 @@ CASES = {
                     1, 3, True),
     "real-hiage": ([os.path.join(REAL, "hiage__kafka-raft", "data", b) for b in ("kafka1", "kafka2", "kafka3")],
                    0, 2, True),
+    # two hanging transactions and a pinned LSO on one replica
+    "timeline-05": ([os.path.join(ORACLE, "random-replicas", "timeline-05", b) for b in ("broker1", "broker2", "broker3")],
+                    1, 2, True),
+    # 52 partitions of two different clusters: unrelated_logs, a finding without offsets, in each
+    "real-unrelated": ([os.path.join(REAL, "greenlemonT__kafka-temp", "data", b) for b in ("kafka", "kafka1")],
+                       1, None, False),
 }
+EXTRA = {
+    "tv2-timeline-04": ([os.path.join(FIX, "kafka4", "tv2-replicas", "timeline-04", b)
+                         for b in ("broker1", "broker2", "broker3")], 0, 0, True),
+    "real-greenlemonT": ([os.path.join(REAL, "greenlemonT__kafka-temp", "data", b) for b in ("kafka1", "kafka2", "kafka3")],
+                         0, None, True),
+    "real-cesaralcancio": ([os.path.join(REAL, "cesaralcancio__study-kafka", "data", b)
+                            for b in ("kafka1", "kafka2", "kafka3", "kafka4", "kafka5")], 0, None, True),
+}
+if os.environ.get("KLF_DIFF_HTML_ALL"):
+    CASES.update(EXTRA)
 
 PROBE = """
 <script>
@@ -140,6 +158,10 @@ def check_boxes(name, boxes, j, want_time):
             check(len(times) >= 2, f"{where}: no time axis ({times})")
     print(f"{name}: {len(boxes['svgs'])} timelines, {sum(len(s['texts']) for s in boxes['svgs'])} texts, "
           f"{len(boxes['rows'])} finding rows checked")
+    # A pinned last stable offset is labelled on its replica's bar.
+    pinned = sum(1 for p in partitions for r in p["replicas"] if r["lastStableOffset"] < r["highWatermark"])
+    lso = sum(1 for svg in boxes["svgs"] for t in svg["texts"] if "lso" in t["cls"].split() and t["w"] > 0)
+    check(lso == pinned, f"{name}: {lso} pinned-LSO labels, {pinned} replicas with LSO below HW in the JSON")
     # Every finding of the JSON: its row and a label per affected replica.
     rows = {r["id"]: r for r in boxes["rows"]}
     total = sum(len(p["findings"]) for p in partitions)
@@ -156,7 +178,7 @@ def check_boxes(name, boxes, j, want_time):
             check(row and row["kind"] == f["kind"] and row["offsets"] == offsets_text(f) and
                   row["partition"] == p["partition"],
                   f"{name}: finding {fi} of {p['partition']} ({f['kind']} {f['offsets']}) not in the table: {row}")
-            if f["offsets"]:
+            if f["affectedReplicas"]:  # a band and a label; a label alone for a finding without offsets
                 got = labels.get(fid, [])
                 check(len(got) == len(f["affectedReplicas"]) and all(f["kind"] in t["text"] for t in got),
                       f"{name}: finding {fid} ({f['kind']}) has {len(got)} labels on the timeline, "
@@ -178,7 +200,8 @@ with temp_dir("klf-diff-html-") as tmp:
             continue
         j = json.loads(out)
         partitions = j["partitions"] if "partitions" in j else [j]
-        check(sum(len(p["findings"]) for p in partitions) == want_findings, f"{name}: findings in the JSON")
+        check(want_findings is None or sum(len(p["findings"]) for p in partitions) == want_findings,
+              f"{name}: findings in the JSON")
         page = open(page_path, encoding="utf-8").read()
         check_page(name, page, inputs, j)
         check(all(snapshot(r) == before[r] for r in roots), f"{name}: inputs modified")
