@@ -299,15 +299,21 @@ std::string ReplicaMarks(const ReplicaState& r, const Scale& sc, double y) {
   return s;
 }
 
+// At most this many lanes of labels under a bar; the findings beyond are counted in the last one.
+constexpr size_t kMaxLanes = 8;
+
 struct PlacedLabel {
-  std::optional<size_t> finding;  // else the pinned last stable offset
+  enum Kind { kFinding, kLso, kMore } kind = kFinding;
+  size_t finding = 0;  // kFinding: index into the report's findings
   double x = 0, width = 0;
   size_t lane = 0;
   std::string text;
 };
 
-// The finding labels under one replica's bar: each starts under its band, in the first lane where it
-// does not touch a label already placed (lanes stack downwards), shifted left at the plot's end.
+// The labels under one replica's bar: a pinned LSO's first, then each finding's under the start of its
+// band, in the first lane where it does not touch a label already placed (lanes stack downwards),
+// shifted left at the plot's end. Past kMaxLanes, one last label counts the findings left out (the
+// findings table lists them all).
 std::vector<PlacedLabel> PlaceLabels(const std::vector<ReplicaState>& replicas, const DiffReport& report,
                                      size_t replica, const Scale& sc, BytesFormat format, size_t* lanes) {
   std::vector<PlacedLabel> labels;
@@ -326,13 +332,19 @@ std::vector<PlacedLabel> PlaceLabels(const std::vector<ReplicaState>& replicas, 
   const ReplicaState& r = replicas[replica];
   if (LsoPinned(r)) {
     PlacedLabel l;
+    l.kind = PlacedLabel::kLso;
     l.text = fmt::format("LSO {} pinned", r.last_stable_offset);
     l.width = TextWidth(l.text, kSmallFont);
     l.x = std::min(sc.X(r.last_stable_offset), kX0 + kPlotWidth - l.width);
     labels.push_back(std::move(l));
   }
-  std::stable_sort(labels.begin(), labels.end(), [](const PlacedLabel& a, const PlacedLabel& b) { return a.x < b.x; });
+  std::stable_sort(labels.begin(), labels.end(), [](const PlacedLabel& a, const PlacedLabel& b) {
+    if ((a.kind == PlacedLabel::kLso) != (b.kind == PlacedLabel::kLso)) return a.kind == PlacedLabel::kLso;
+    return a.x < b.x;
+  });
   std::vector<double> lane_right;
+  std::vector<PlacedLabel> placed;
+  size_t left_out = 0;
   for (PlacedLabel& l : labels) {
     l.lane = lane_right.size();
     for (size_t k = 0; k < lane_right.size(); ++k) {
@@ -341,11 +353,27 @@ std::vector<PlacedLabel> PlaceLabels(const std::vector<ReplicaState>& replicas, 
         break;
       }
     }
+    if (l.lane + 1 >= kMaxLanes) {
+      ++left_out;
+      continue;
+    }
     if (l.lane == lane_right.size()) lane_right.push_back(0);
     lane_right[l.lane] = l.x + l.width;
+    placed.push_back(std::move(l));
+  }
+  if (left_out > 0) {
+    PlacedLabel l;
+    l.kind = PlacedLabel::kMore;
+    l.text =
+        fmt::format("+{} more finding{} on this replica: see the findings table", left_out, left_out == 1 ? "" : "s");
+    l.width = TextWidth(l.text, kSmallFont);
+    l.x = kX0;
+    l.lane = lane_right.size();
+    lane_right.push_back(l.x + l.width);
+    placed.push_back(std::move(l));
   }
   *lanes = lane_right.size();
-  return labels;
+  return placed;
 }
 
 std::string Timeline(const std::vector<ReplicaState>& replicas, const DiffReport& report, size_t pi, const Scale& sc,
@@ -364,14 +392,20 @@ std::string Timeline(const std::vector<ReplicaState>& replicas, const DiffReport
     marks += ReplicaMarks(r, sc, y);
     for (const PlacedLabel& l : PlaceLabels(replicas, report, i, sc, format, &lanes)) {
       const double baseline = y + kBar + 4 + kLane * double(l.lane + 1) - 3;
-      if (!l.finding) {
+      if (l.kind == PlacedLabel::kLso) {
         labels += fmt::format(
-            R"(<text class="mlabel lso" x="{:.1f}" y="{:.1f}">{}<title>{}: last stable offset {} below the high watermark {}: read_committed consumers stop there</title></text>)",
-            l.x, baseline, l.text, Esc(r.label), r.last_stable_offset, r.high_watermark);
+            R"(<text class="mlabel lso" x="{:.1f}" y="{:.1f}">{}<title>{}: last stable offset {} (high watermark {}, log end {}) held by an open transaction: read_committed consumers stop there</title></text>)",
+            l.x, baseline, l.text, Esc(r.label), r.last_stable_offset, r.high_watermark, r.log_end_offset);
         continue;
       }
-      const Finding& f = report.findings[*l.finding];
-      const std::string id = FindingId(pi, *l.finding);
+      if (l.kind == PlacedLabel::kMore) {
+        labels +=
+            fmt::format(R"(<a href="#findings-p{}"><text class="mlabel more" x="{:.1f}" y="{:.1f}">{}</text></a>)", pi,
+                        l.x, baseline, l.text);
+        continue;
+      }
+      const Finding& f = report.findings[l.finding];
+      const std::string id = FindingId(pi, l.finding);
       labels += fmt::format(
           R"(<a href="#finding-{0}"><text class="flabel {1}" data-finding="{0}" x="{2:.1f}" y="{3:.1f}">{4}<title>{5} offsets {6} on {7}: {8}</title></text></a>)",
           id, IsDivergence(f.kind) ? "divergence" : "lag", l.x, baseline, Esc(l.text), FindingKindName(f.kind),
@@ -503,7 +537,8 @@ std::string FindingsTable(const HtmlPartition& p, size_t pi, BytesFormat format)
     return R"(<p class="ok">No findings: every replica serves consumers the same latest value of every key (counts may differ where one replica has compacted further).</p>)";
   }
   std::string s =
-      "<table class=\"findings\"><tr><th>#</th><th>kind</th><th>certainty</th><th>offsets</th><th>key</th>"
+      fmt::format("<table class=\"findings\" id=\"findings-p{}\">", pi) +
+      "<tr><th>#</th><th>kind</th><th>certainty</th><th>offsets</th><th>key</th>"
       "<th>producer</th><th>affected</th><th>healthy</th><th>outcome</th><th>evidence</th><th>impact</th></tr>";
   for (size_t fi = 0; fi < report.findings.size(); ++fi) {
     const Finding& f = report.findings[fi];
