@@ -166,24 +166,30 @@ def check_boxes(name, boxes, j, want_time):
     rows = {r["id"]: r for r in boxes["rows"]}
     total = sum(len(p["findings"]) for p in partitions)
     check(len(rows) == total, f"{name}: {len(rows)} finding rows on the page, {total} in the JSON")
-    labels = {}
+    labels, more = {}, {}
     for svg in boxes["svgs"]:
         for t in svg["texts"]:
             if t["finding"] and t["w"] > 0:
                 labels.setdefault(t["finding"], []).append(t)
+            m = re.match(r"\+(\d+) more finding", t["text"] or "")
+            if m and "more" in t["cls"].split():  # past the lanes the bar has room for: counted, not drawn
+                more[svg["partition"]] = more.get(svg["partition"], 0) + int(m.group(1))
     for pi, p in enumerate(partitions):
+        unlabelled = 0
         for fi, f in enumerate(p["findings"]):
             fid = f"p{pi}-f{fi}"
             row = rows.get("finding-" + fid)
             check(row and row["kind"] == f["kind"] and row["offsets"] == offsets_text(f) and
                   row["partition"] == p["partition"],
                   f"{name}: finding {fi} of {p['partition']} ({f['kind']} {f['offsets']}) not in the table: {row}")
-            if f["affectedReplicas"]:  # a band and a label; a label alone for a finding without offsets
-                got = labels.get(fid, [])
-                check(len(got) == len(f["affectedReplicas"]) and all(f["kind"] in t["text"] for t in got),
-                      f"{name}: finding {fid} ({f['kind']}) has {len(got)} labels on the timeline, "
-                      f"want one per affected replica ({len(f['affectedReplicas'])})")
-
+            # A band and a label on each affected replica (a label alone for a finding without offsets).
+            got = labels.get(fid, [])
+            check(all(f["kind"] in t["text"] for t in got), f"{name}: finding {fid}'s labels do not name {f['kind']}")
+            check(len(got) <= len(f["affectedReplicas"]), f"{name}: finding {fid} labelled twice on a replica")
+            unlabelled += len(f["affectedReplicas"]) - len(got)
+        check(unlabelled == more.get(f"partition-{pi}", 0),
+              f"{name} {p['partition']}: {unlabelled} finding labels missing from the timeline, "
+              f"{more.get(f'partition-{pi}', 0)} counted in '+N more' labels")
 
 with temp_dir("klf-diff-html-") as tmp:
     if CHROMIUM is None:
