@@ -2,9 +2,9 @@
 //
 // Each REPLICA_DIR is a copy of one partition from a different broker; given broker log directories
 // instead, every partition present in at least two of them is diffed. The work is diff/diff.h's; this
-// file prints it: readable text, the JSON of cli.md, and a self-contained HTML page (inline CSS, SVG and
-// a few lines of JS, nothing fetched from the network) with the replicas side by side on an offset
-// timeline and the findings marked.
+// file prints it: readable text, the JSON of cli.md, and a self-contained HTML report (cli/diff_html.h:
+// inline CSS, SVG and a few lines of JS, nothing fetched from the network) with an overview and the
+// replicas side by side on an offset timeline, the findings marked.
 // Exit: 1 when any finding is a divergence (missing_range alone is lag, exit 0), 3 when a replica
 // cannot be read, 2 on usage errors.
 #include <algorithm>
