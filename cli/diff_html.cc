@@ -56,7 +56,7 @@ std::string EscPath(std::string_view raw) {
     const std::string part = s.substr(from, slash == std::string::npos ? std::string::npos : slash - from);
     if (!part.empty()) o += "<span class=\"nw\">" + part + "</span>";
     if (slash == std::string::npos) break;
-    o += "/<wbr>";
+    o += part.empty() ? "/" : "/<wbr>";  // never a lone leading '/' at a line's end
     from = slash + 1;
   }
   return o;
