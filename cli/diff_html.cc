@@ -810,9 +810,19 @@ std::string DiffHtmlPage(const std::vector<HtmlPartition>& partitions, const Htm
             healthy) +
         healthy_sections;
   }
+  // The tab (and a saved file's) title: what was compared and the verdict.
+  size_t divergences = 0;
+  for (const HtmlPartition& p : partitions) {
+    divergences += std::count_if(p.report->findings.begin(), p.report->findings.end(),
+                                 [](const Finding& f) { return IsDivergence(f.kind); });
+  }
+  const std::string title = fmt::format(
+      "klf diff: {}, {}",
+      partitions.size() == 1 ? partitions.front().name : fmt::format("{} partitions", partitions.size()),
+      divergences ? fmt::format("{} divergence{}", divergences, divergences == 1 ? "" : "s") : "no divergence");
   return "<!DOCTYPE html>\n" + marker +
          R"(<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="klf )" + Esc(info.version) +
-         R"("><title>klf diff report</title>)" + kStyle + "</head><body>\n" + kPatternDefs + body + kScript +
+         R"("><title>)" + Esc(title) + "</title>" + kStyle + "</head><body>\n" + kPatternDefs + body + kScript +
          "</body></html>\n";
 }
 
