@@ -5,12 +5,22 @@
 #include <limits>
 #include <string_view>
 #include <filesystem>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/output.h"
 
 namespace klf::cli {
+namespace {
+Invocation& TheInvocation() {
+  static Invocation invocation;
+  return invocation;
+}
+}  // namespace
+
+void SetInvocation(Invocation invocation) { TheInvocation() = std::move(invocation); }
+const Invocation& CurrentInvocation() { return TheInvocation(); }
 
 BytesFormat CommonOptions::bytes_format() const {
   if (bytes == "hex") return BytesFormat::kHex;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json_fwd.hpp>
@@ -62,6 +63,14 @@ int Fail(const std::string& command, int exit_code, const std::string& message, 
 // --offsets: "A:B", "A:", ":B" or "A" (= "A:A"); both ends inclusive, A <= B. An open end is
 // INT64_MIN / INT64_MAX.
 bool ParseOffsetRange(const std::string& s, int64_t* from, int64_t* to);
+
+// How klf was run, as main.cc received it: its version and command line (reports name both).
+struct Invocation {
+  std::string version;
+  std::vector<std::string> argv;
+};
+void SetInvocation(Invocation invocation);
+const Invocation& CurrentInvocation();
 
 // The subcommands. Each lives in its own file (dump.cc, ...).
 Command AddDumpCommand(CLI::App* parent);

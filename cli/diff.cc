@@ -2,12 +2,13 @@
 //
 // Each REPLICA_DIR is a copy of one partition from a different broker; given broker log directories
 // instead, every partition present in at least two of them is diffed. The work is diff/diff.h's; this
-// file prints it: readable text, the JSON of cli.md, and a self-contained HTML page (inline CSS, SVG and
-// a few lines of JS, nothing fetched from the network) with the replicas side by side on an offset
-// timeline and the findings marked.
+// file prints it: readable text, the JSON of cli.md, and a self-contained HTML report (cli/diff_html.h:
+// inline CSS, SVG and a few lines of JS, nothing fetched from the network) with an overview and the
+// replicas side by side on an offset timeline, the findings marked.
 // Exit: 1 when any finding is a divergence (missing_range alone is lag, exit 0), 3 when a replica
 // cannot be read, 2 on usage errors.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/diff_html.h"
 #include "cli/metadata_log.h"
 #include "cli/output.h"
 #include "cli/partition_paths.h"
@@ -301,202 +303,37 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
 }
 
 // ---------------------------------------------------------------------------------------------
-// HTML
+// HTML: the page is cli/diff_html.h's; this gathers what it shows.
 
-std::string Esc(std::string_view s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
-
-// One replica's row: batches bucketed into pixel columns so the page stays small for any log size.
-std::string ReplicaRow(const ReplicaState& r, int64_t lo, int64_t hi, double x0, double width, double y, double h) {
-  const int kColumns = int(width);
-  // Column class, by priority: 4 aborted data, 3 control, 2 transactional, 1 data, 0 nothing.
-  std::vector<int> col(kColumns, 0);
-  double span = double(std::max<int64_t>(1, hi - lo));
-  auto column = [&](int64_t o) { return std::clamp(int((double(o - lo) / span) * kColumns), 0, kColumns - 1); };
-  for (const BatchSpan& b : r.batches) {
-    int cls = b.control ? 3 : b.transactional ? 2 : 1;
-    // Each offset covers its whole share of the width (a one-offset batch is more than a pixel).
-    int end = std::max(column(b.base_offset), column(JavaAdd(b.last_offset, 1)) - (JavaAdd(b.last_offset, 1) < hi ? 1 : 0));
-    for (int c = column(b.base_offset); c <= end; ++c) col[c] = std::max(col[c], cls);
-  }
-  for (const RecordDigest& d : r.records) {
-    if (d.control || !d.transactional || d.fate != TxnFate::kAborted) continue;
-    int end = std::max(column(d.offset), column(d.offset + 1) - (d.offset + 1 < hi ? 1 : 0));
-    for (int c = column(d.offset); c <= end; ++c) col[c] = 4;
-  }
-  static const char* kFill[] = {"", "#7fb77e", "#f0a04b", "#8a7fd1", "#d9534f"};
-  static const char* kName[] = {"", "data", "transactional data", "control batch", "aborted data"};
-  std::string s;
-  for (int c = 0; c < kColumns;) {
-    int e = c;
-    while (e < kColumns && col[e] == col[c]) ++e;
-    if (col[c] != 0) {
-      int64_t from = lo + int64_t(double(c) / kColumns * span), to = lo + int64_t(double(e) / kColumns * span) - 1;
-      s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"><title>{} {}: offsets ~{}..{}</title></rect>)",
-                       x0 + c, y, double(e - c), h, kFill[col[c]], Esc(r.label), kName[col[c]], from, std::max(from, to));
-    }
-    c = e;
-  }
-  // Log end, high watermark and last stable offset marks.
-  auto mark = [&](int64_t o, const char* color, const char* what) {
-    double x = x0 + (double(o - lo) / span) * width;
-    s += fmt::format(R"(<line x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2"><title>{} {} {}</title></line>)",
-                     x, x, y - 3, y + h + 3, color, Esc(r.label), what, o);
-  };
-  mark(r.log_end_offset, "#333", "log end offset");
-  if (r.last_stable_offset < r.log_end_offset) mark(r.last_stable_offset, "#d9534f", "last stable offset (pinned)");
-  return s;
-}
-
-// The facts, records at stake and what would settle an unknown outcome, below a finding's evidence.
-std::string HtmlFacts(const PartitionDiff& d, const Finding& f) {
-  std::string s;
-  if (!f.facts.empty()) {
-    s += "<ul class=\"facts\">";
-    for (const TxnFact& x : f.facts) {
-      s += fmt::format("<li>{}: {}{}</li>",
-                       Esc(x.replica == kCoordinatorWitness  ? "coordinator"
-                           : x.replica < d.replicas.size() ? d.replicas[x.replica].label
-                                                           : "?"),
-                       Esc(x.fact),
-                       x.file.empty() ? "" : fmt::format(" <code>{}{}</code>", Esc(Basename(x.file)),
-                                                         x.position >= 0 ? fmt::format(" @{}", x.position) : ""));
-    }
-    s += "</ul>";
-  }
-  if (!f.records_at_stake.empty()) {
-    s += fmt::format("<div class=\"at-stake\">records at stake: {}</div>", Esc(OffsetsText(f.records_at_stake)));
-  }
-  if (!f.settle_with.empty()) s += fmt::format("<div class=\"settle\">settle with: {}</div>", Esc(f.settle_with));
-  return s;
-}
-
-std::string HtmlPage(const std::vector<PartitionDiff>& diffs, BytesFormat format) {
-  std::string body;
+std::string HtmlReport(const DiffArgs& args, const std::vector<PartitionDiff>& diffs, const TxnLog& txn_log,
+                       const MetadataLog& metadata, const OffsetsLog& offsets,
+                       const std::vector<std::string>& load_errors, int exit_code) {
+  std::vector<HtmlPartition> partitions;
   for (const PartitionDiff& d : diffs) {
+    // With --json the page's sentences still carry wall-clock times (html_report).
     const DiffReport& report = d.html_report ? *d.html_report : d.report;
-    int64_t lo = INT64_MAX, hi = 0;
-    for (const ReplicaState& r : d.replicas) {
-      lo = std::min(lo, r.log_start_offset);
-      hi = std::max(hi, r.log_end_offset);
-    }
-    if (lo == INT64_MAX || hi <= lo) lo = 0, hi = std::max<int64_t>(hi, 1);
-    const double kLabel = 140, kWidth = 900, kRow = 34, kBar = 18, kTop = 30;
-    double height = kTop + kRow * double(d.replicas.size()) + 30;
-    std::string svg = fmt::format(R"(<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img">)",
-                                  kLabel + kWidth + 20, height);
-    double span = double(hi - lo);
-    // Offset axis.
-    for (int t = 0; t <= 10; ++t) {
-      double x = kLabel + kWidth * t / 10.0;
-      int64_t o = lo + int64_t(double(hi - lo) * t / 10.0);
-      svg += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}" stroke="#ddd"/><text x="{0:.1f}" y="{3:.0f}" class="tick">{4}</text>)",
-                         x, kTop - 8, height - 22, height - 8, o);
-    }
-    for (size_t i = 0; i < d.replicas.size(); ++i) {
-      const ReplicaState& r = d.replicas[i];
-      double y = kTop + kRow * double(i);
-      svg += fmt::format(R"(<text x="4" y="{:.1f}" class="label">{}</text>)", y + kBar - 4, Esc(r.label));
-      svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#f4f4f4"/>)", kLabel, y, kWidth, kBar);
-      svg += ReplicaRow(r, lo, hi, kLabel, kWidth, y, kBar);
-      for (size_t fi = 0; fi < report.findings.size(); ++fi) {
-        const Finding& f = report.findings[fi];
-        if (f.first_offset < 0 || std::find(f.affected.begin(), f.affected.end(), i) == f.affected.end()) continue;
-        double x = kLabel + (double(std::clamp(f.first_offset, lo, hi) - lo) / span) * kWidth;
-        svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="flabel">&#9650; {}</text>)", x, y + kBar + 11,
-                           FindingKindName(f.kind));
-      }
-    }
-    // Findings as translucent bands over the affected replicas' rows.
-    for (size_t fi = 0; fi < report.findings.size(); ++fi) {
-      const Finding& f = report.findings[fi];
-      if (f.first_offset < 0) continue;
-      double x1 = kLabel + (double(std::clamp(f.first_offset, lo, hi) - lo) / span) * kWidth;
-      double x2 = kLabel + (double(std::clamp(JavaAdd(f.last_offset, 1), lo, hi) - lo) / span) * kWidth;
-      for (size_t a : f.affected) {
-        double y = kTop + kRow * double(a) - 4;
-        svg += fmt::format(R"(<rect class="finding-band f{}" data-finding="{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="0.25" stroke="{}"><title>{}: {}</title></rect>)",
-                           fi, fi, x1 - 2, y, std::max(4.0, x2 - x1 + 4), kBar + 8,
-                           IsDivergence(f.kind) ? "#d9534f" : "#999", IsDivergence(f.kind) ? "#b52b27" : "#777",
-                           FindingKindName(f.kind), Esc(f.evidence));
-      }
-    }
-    svg += "</svg>";
-
-    std::string replicas = "<table><tr><th>replica</th><th>path</th><th>log start</th><th>log end</th><th>HW</th><th>LSO</th><th>cleaner checkpoint</th><th>read_committed records</th><th>open transactions</th></tr>";
-    for (const ReplicaState& r : d.replicas) {
-      std::string open;
-      for (const OpenTxn& t : r.open_txns) open += fmt::format("producer {} from {} ", t.producer_id, t.first_offset);
-      replicas += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                              Esc(r.label), Esc(r.path), r.log_start_offset, r.log_end_offset, r.high_watermark,
-                              r.last_stable_offset, r.cleaner_checkpoint ? std::to_string(*r.cleaner_checkpoint) : "none",
-                              r.ReadCommittedCount(), open.empty() ? "none" : Esc(open));
-    }
-    replicas += "</table>";
-
-    std::string findings;
-    if (report.findings.empty()) {
-      findings = R"(<p class="ok">No findings: every replica serves consumers the same latest value of every key (counts may differ where one replica has compacted further).</p>)";
-    } else {
-      findings = R"(<table class="findings"><tr><th>kind</th><th>offsets</th><th>key</th><th>producer</th><th>affected</th><th>healthy</th><th>certainty</th><th>outcome</th><th>evidence</th><th>impact</th></tr>)";
-      for (size_t fi = 0; fi < report.findings.size(); ++fi) {
-        const Finding& f = report.findings[fi];
-        std::vector<std::string> a, h;
-        for (size_t i : f.affected) a.push_back(Esc(d.replicas[i].label));
-        for (size_t i : f.healthy) h.push_back(Esc(d.replicas[i].label));
-        findings += fmt::format(
-            R"(<tr class="finding {}" data-finding="{}" id="finding-{}"><td class="kind">{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td class="certainty">{}</td><td class="outcome">{}</td><td>{}{}</td><td>{}</td></tr>)",
-            IsDivergence(f.kind) ? "divergence" : "lag", fi, fi, FindingKindName(f.kind),
-            f.first_offset < 0 ? "" : fmt::format("{}..{}", f.first_offset, f.last_offset),
-            f.has_key ? Esc(TextBytes(f.key, format)) : "",
-            f.producer_id ? fmt::format("{} (epoch {})", *f.producer_id, f.producer_epoch.value_or(-1)) : "",
-            fmt::join(a, ", "), fmt::join(h, ", "), FindingCertaintyName(f.certainty),
-            f.outcome ? TxnOutcomeName(*f.outcome) : "", Esc(f.evidence), HtmlFacts(d, f), Esc(f.impact));
-      }
-      findings += "</table>";
-    }
-    body += fmt::format(
-        "<section><h2>{}</h2>{}<div class=\"legend\"><span style=\"background:#7fb77e\"></span>data "
-        "<span style=\"background:#f0a04b\"></span>transactional <span style=\"background:#8a7fd1\"></span>control "
-        "<span style=\"background:#d9534f\"></span>aborted data; bands mark findings on the affected replica; "
-        "black line: log end, red line: pinned LSO</div>{}<h3>Findings</h3>{}</section>",
-        Esc(report.partition.empty() ? d.name : report.partition), svg, replicas, findings);
+    partitions.push_back({report.partition.empty() ? d.name : report.partition, &d.replicas, &report});
   }
+  HtmlReportInfo info;
+  info.version = CurrentInvocation().version;
+  info.argv = CurrentInvocation().argv;
+  info.generated_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  info.inputs = args.paths;
+  if (!txn_log.dirs.empty()) info.other_inputs.emplace_back("coordinator's records", txn_log.dirs);
+  if (metadata.get()) {
+    info.other_inputs.push_back({"metadata log", {MetadataLogText(*metadata.get())}});
+  }
+  if (offsets.get()) info.other_inputs.emplace_back("consumer offsets", offsets.get()->partition_dirs);
+  info.unreadable = load_errors;
+  info.exit_code = exit_code;
+  info.format = args.common.bytes_format();
   // The marker comment tells a later `klf diff --html FILE --force` that FILE is a report it may
   // replace (segment_writer/output_guard.h); nothing else is ever replaced.
   const std::string marker =
       std::string(kHtmlOutputMarker) + ": written by klf diff; klf diff --html --force may replace this file -->\n";
-  return "<!DOCTYPE html>\n" + marker +
-         std::string(R"(<html lang="en"><head><meta charset="utf-8"><title>klf diff</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:20px;color:#222}
-h1{font-size:20px}h2{font-size:17px;margin-top:28px}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top;text-align:left}
-tr.divergence td.kind{color:#b52b27;font-weight:bold}tr.lag td.kind{color:#777}
-tr.finding.hl{background:#fff3cd}.finding-band.hl{fill-opacity:.6}
-.tick{font-size:10px;fill:#666;text-anchor:middle}.label{font-size:12px;font-weight:bold}.flabel{font-size:10px;fill:#b52b27}
-.legend span{display:inline-block;width:12px;height:12px;margin:0 3px 0 8px;vertical-align:middle}
-.ok{color:#2d7a2d;font-weight:bold}
-</style></head><body><h1>klf diff</h1>
-)") + body + R"(
-<script>
-document.querySelectorAll('[data-finding]').forEach(function(el){
-  function set(on){document.querySelectorAll('[data-finding="'+el.dataset.finding+'"]').forEach(function(x){x.classList.toggle('hl',on);});}
-  el.addEventListener('mouseenter',function(){set(true);});el.addEventListener('mouseleave',function(){set(false);});
-});
-</script></body></html>
-)";
+  return DiffHtmlPage(partitions, info, marker);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -625,7 +462,8 @@ int Run(const DiffArgs& args) {
   // The report is written before stdout: when it fails, stdout holds only the error object.
   if (!args.html.empty()) {
     std::string error;
-    if (!WriteUserFileAtomically(Env::Default(), html.path, HtmlPage(diffs, format), &error)) {
+    if (!WriteUserFileAtomically(Env::Default(), html.path,
+                                 HtmlReport(args, diffs, txn_log, metadata, offsets, load_errors, exit_code), &error)) {
       return Fail("diff", kExitUnreadable, error, json);
     }
   }

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
       "Exit codes: 0 nothing wrong, 1 problems found, 2 usage error, 3 input could not be read.",
       "klf"};
   app.set_version_flag("--version", std::string("klf ") + KLF_VERSION);
+  SetInvocation({KLF_VERSION, std::vector<std::string>(argv, argv + argc)});
   app.require_subcommand(1);
   app.fallthrough(false);
 

@@ -1,0 +1,44 @@
+// The HTML report of `klf diff --html FILE` (spec cli.md "diff"): one self-contained page (inline CSS,
+// SVG and a few lines of JS, nothing fetched from the network) meant to be attached to a postmortem.
+//
+// It opens with an overview (partitions compared, findings by kind and certainty, replicas, klf's
+// version, the command line, the inputs and the generation time), then one section per partition: the
+// replicas side by side on an offset timeline (with a time axis from the batches' timestamps), the
+// findings marked on the affected replicas, the replicas' offsets and the findings' evidence. The
+// findings are diff/diff.h's; this file only lays them out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "diff/diff.h"
+#include "segment_reader/bytes.h"
+
+namespace klf::cli {
+
+// One compared partition: its replicas, as loaded, and what diff found.
+struct HtmlPartition {
+  std::string name;  // the partition as the JSON names it ("foo-0")
+  const std::vector<ReplicaState>* replicas = nullptr;
+  const DiffReport* report = nullptr;
+};
+
+struct HtmlReportInfo {
+  std::string version;              // klf's
+  std::vector<std::string> argv;    // the command line
+  int64_t generated_ms = 0;         // wall clock, ms since the epoch
+  std::vector<std::string> inputs;  // REPLICA_DIRs as given
+  // Other inputs read beside them: {"coordinator's records", {DIR...}}, ...
+  std::vector<std::pair<std::string, std::vector<std::string>>> other_inputs;
+  std::vector<std::string> unreadable;  // partitions that could not be read: the error of each
+  int exit_code = 0;
+  BytesFormat format = BytesFormat::kText;
+};
+
+// The page. Starts with "<!DOCTYPE html>\n" and then `marker` (the output guard's comment line).
+std::string DiffHtmlPage(const std::vector<HtmlPartition>& partitions, const HtmlReportInfo& info,
+                         const std::string& marker);
+
+}  // namespace klf::cli
