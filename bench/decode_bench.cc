@@ -61,32 +61,48 @@ int main(int argc, char** argv) {
     std::filesystem::path p(file);
     std::string name = p.parent_path().parent_path().filename().string();
     if (name.empty()) name = p.filename().string();
-    benchmark::RegisterBenchmark(("Floor/stream/" + name).c_str(), [file](benchmark::State& state) {
-      WalkResult r;
-      for (auto _ : state) r = klf::bench::FloorStream(file);
-      Account(state, r);
-      Finish(state, r.bytes, 0);
-    })->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
-    benchmark::RegisterBenchmark(("Floor/mapped/" + name).c_str(), [m](benchmark::State& state) {
-      WalkResult r;
-      for (auto _ : state) r = klf::bench::FloorMapped(m->data());
-      Account(state, r);
-      Finish(state, r.bytes, 0);
-    })->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
-    benchmark::RegisterBenchmark(("Decode/stream/" + name).c_str(), [file](benchmark::State& state) {
-      WalkResult r;
-      for (auto _ : state) r = klf::bench::DecodeStream(file);
-      Account(state, r);
-      state.counters["file_bytes"] = double(r.bytes);
-      Finish(state, r.bytes, r.records);
-    })->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
-    benchmark::RegisterBenchmark(("Decode/mapped/" + name).c_str(), [m, file](benchmark::State& state) {
-      WalkResult r;
-      for (auto _ : state) r = klf::bench::DecodeAll(file, m->data());
-      Account(state, r);
-      state.counters["file_bytes"] = double(r.bytes);
-      Finish(state, r.bytes, r.records);
-    })->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+    benchmark::RegisterBenchmark(("Floor/stream/" + name).c_str(),
+                                 [file](benchmark::State& state) {
+                                   WalkResult r;
+                                   for (auto _ : state) r = klf::bench::FloorStream(file);
+                                   Account(state, r);
+                                   Finish(state, r.bytes, 0);
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(2.0)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("Floor/mapped/" + name).c_str(),
+                                 [m](benchmark::State& state) {
+                                   WalkResult r;
+                                   for (auto _ : state) r = klf::bench::FloorMapped(m->data());
+                                   Account(state, r);
+                                   Finish(state, r.bytes, 0);
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(2.0)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("Decode/stream/" + name).c_str(),
+                                 [file](benchmark::State& state) {
+                                   WalkResult r;
+                                   for (auto _ : state) r = klf::bench::DecodeStream(file);
+                                   Account(state, r);
+                                   state.counters["file_bytes"] = double(r.bytes);
+                                   Finish(state, r.bytes, r.records);
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(2.0)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("Decode/mapped/" + name).c_str(),
+                                 [m, file](benchmark::State& state) {
+                                   WalkResult r;
+                                   for (auto _ : state) r = klf::bench::DecodeAll(file, m->data());
+                                   Account(state, r);
+                                   state.counters["file_bytes"] = double(r.bytes);
+                                   Finish(state, r.bytes, r.records);
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(2.0)
+        ->UseRealTime();
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

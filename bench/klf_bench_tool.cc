@@ -43,9 +43,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double SecondsSince(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "klf-bench: %s\n", what.c_str());
@@ -70,11 +68,12 @@ class Rng {
 };
 
 const char* const kWords[] = {
-    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
-    "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango", "uniform", "victor",
-    "whiskey", "xray", "yankee", "zulu", "checkout", "cart", "payment", "shipping", "refund", "login",
-    "logout", "search", "click", "view", "mobile", "desktop", "tablet", "eu-west-1", "us-east-1",
-    "ap-south-1", "premium", "basic", "trial", "visa", "mastercard", "paypal", "EUR", "USD", "GBP"};
+    "alpha",  "bravo",      "charlie",  "delta",     "echo",      "foxtrot",    "golf",    "hotel",  "india",
+    "juliet", "kilo",       "lima",     "mike",      "november",  "oscar",      "papa",    "quebec", "romeo",
+    "sierra", "tango",      "uniform",  "victor",    "whiskey",   "xray",       "yankee",  "zulu",   "checkout",
+    "cart",   "payment",    "shipping", "refund",    "login",     "logout",     "search",  "click",  "view",
+    "mobile", "desktop",    "tablet",   "eu-west-1", "us-east-1", "ap-south-1", "premium", "basic",  "trial",
+    "visa",   "mastercard", "paypal",   "EUR",       "USD",       "GBP"};
 constexpr size_t kNumWords = sizeof(kWords) / sizeof(kWords[0]);
 
 // One record's bytes, reused across records.
@@ -249,8 +248,8 @@ void PrintWalk(const char* command, const std::string& file, const WalkResult& r
       "{\"command\": \"%s\", \"file\": \"%s\", \"bytes\": %llu, \"batches\": %llu, \"records\": %llu, "
       "\"badCrc\": %llu, \"ok\": %s, \"seconds\": %.4f, \"MBps\": %.1f, \"checksum\": %llu}\n",
       command, file.c_str(), static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.batches),
-      static_cast<unsigned long long>(r.records), static_cast<unsigned long long>(r.bad_crc),
-      r.ok ? "true" : "false", seconds, double(r.bytes) / 1e6 / seconds, static_cast<unsigned long long>(r.checksum));
+      static_cast<unsigned long long>(r.records), static_cast<unsigned long long>(r.bad_crc), r.ok ? "true" : "false",
+      seconds, double(r.bytes) / 1e6 / seconds, static_cast<unsigned long long>(r.checksum));
 }
 
 int Floor(const std::string& file, bool mapped) {
@@ -314,7 +313,9 @@ class NoSyncEnv : public Env {
     if (!f) return nullptr;
     return std::make_unique<NoSyncFile>(std::move(f));
   }
-  bool RenameFile(const std::string& a, const std::string& b, std::string* e) override { return base_->RenameFile(a, b, e); }
+  bool RenameFile(const std::string& a, const std::string& b, std::string* e) override {
+    return base_->RenameFile(a, b, e);
+  }
   bool RemoveFile(const std::string& p, std::string* e) override { return base_->RemoveFile(p, e); }
   bool CreateDir(const std::string& p, std::string* e) override { return base_->CreateDir(p, e); }
   bool CreateUniqueDir(const std::string& prefix, std::string* p, std::string* e) override {
@@ -426,13 +427,20 @@ int main(int argc, char** argv) {
   if (cmd == "gen") {
     GenOptions o;
     for (size_t i = 0; i < args.size(); i++) {
-      if (args[i] == "--out") o.out = value(&i);
-      else if (args[i] == "--bytes") o.bytes = ParseSize(value(&i));
-      else if (args[i] == "--codec") o.codec = ParseCodec(value(&i));
-      else if (args[i] == "--live") o.live = std::atof(value(&i).c_str());
-      else if (args[i] == "--segment-bytes") o.segment_bytes = int64_t(ParseSize(value(&i)));
-      else if (args[i] == "--seed") o.seed = std::strtoull(value(&i).c_str(), nullptr, 10);
-      else return Usage();
+      if (args[i] == "--out")
+        o.out = value(&i);
+      else if (args[i] == "--bytes")
+        o.bytes = ParseSize(value(&i));
+      else if (args[i] == "--codec")
+        o.codec = ParseCodec(value(&i));
+      else if (args[i] == "--live")
+        o.live = std::atof(value(&i).c_str());
+      else if (args[i] == "--segment-bytes")
+        o.segment_bytes = int64_t(ParseSize(value(&i)));
+      else if (args[i] == "--seed")
+        o.seed = std::strtoull(value(&i).c_str(), nullptr, 10);
+      else
+        return Usage();
     }
     if (o.out.empty()) return Usage();
     return Gen(o);
@@ -442,11 +450,16 @@ int main(int argc, char** argv) {
     bool no_sync = false;
     uint64_t chunk = 0;  // 0: one Append per batch
     for (size_t i = 0; i < args.size(); i++) {
-      if (args[i] == "--in") in = value(&i);
-      else if (args[i] == "--out") out = value(&i);
-      else if (args[i] == "--no-sync") no_sync = true;
-      else if (args[i] == "--chunk-bytes") chunk = ParseSize(value(&i));
-      else return Usage();
+      if (args[i] == "--in")
+        in = value(&i);
+      else if (args[i] == "--out")
+        out = value(&i);
+      else if (args[i] == "--no-sync")
+        no_sync = true;
+      else if (args[i] == "--chunk-bytes")
+        chunk = ParseSize(value(&i));
+      else
+        return Usage();
     }
     if (in.empty() || out.empty()) return Usage();
     return Write(in, out, no_sync, chunk);

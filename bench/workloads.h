@@ -26,7 +26,7 @@
 namespace klf::bench {
 
 struct WalkResult {
-  uint64_t bytes = 0;    // bytes of whole entries walked
+  uint64_t bytes = 0;  // bytes of whole entries walked
   uint64_t batches = 0;
   uint64_t records = 0;  // DecodeAll only
   uint64_t bad_crc = 0;

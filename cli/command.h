@@ -74,15 +74,15 @@ const Invocation& CurrentInvocation();
 
 // The subcommands. Each lives in its own file (dump.cc, ...).
 Command AddDumpCommand(CLI::App* parent);
-Command AddReindexCommand(CLI::App* parent);  // reindex.cc (segment_writer helper)
-Command AddCompactCommand(CLI::App* parent);  // compact.cc (compactor helper)
-Command AddVerifyCommand(CLI::App* parent);   // verify.cc (verify helper)
-Command AddDiffCommand(CLI::App* parent);     // diff.cc (diff helper)
-Command AddRepairCommand(CLI::App* parent);   // repair.cc (repair helper)
-Command AddLsoCommand(CLI::App* parent);      // lso.cc (repair helper)
-Command AddSimulateCommand(CLI::App* parent); // simulate.cc (simulator helper)
-Command AddTriageCommand(CLI::App* parent);   // triage.cc (triage/)
-Command AddTxnCommand(CLI::App* parent);      // txn.cc (txn/)
-Command AddConsumeCommand(CLI::App* parent);  // consume.cc (partition/consumer_view)
+Command AddReindexCommand(CLI::App* parent);   // reindex.cc (segment_writer helper)
+Command AddCompactCommand(CLI::App* parent);   // compact.cc (compactor helper)
+Command AddVerifyCommand(CLI::App* parent);    // verify.cc (verify helper)
+Command AddDiffCommand(CLI::App* parent);      // diff.cc (diff helper)
+Command AddRepairCommand(CLI::App* parent);    // repair.cc (repair helper)
+Command AddLsoCommand(CLI::App* parent);       // lso.cc (repair helper)
+Command AddSimulateCommand(CLI::App* parent);  // simulate.cc (simulator helper)
+Command AddTriageCommand(CLI::App* parent);    // triage.cc (triage/)
+Command AddTxnCommand(CLI::App* parent);       // txn.cc (txn/)
+Command AddConsumeCommand(CLI::App* parent);   // consume.cc (partition/consumer_view)
 
 }  // namespace klf::cli

@@ -101,7 +101,7 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
   j["endOffset"] = p.cleaned ? nlohmann::json(p.end_offset) : nullptr;
   j["checkpointWritten"] = p.checkpoint_written ? nlohmann::json(*p.checkpoint_written) : nullptr;
   j["splitSegment"] = p.split_segment ? nlohmann::json(*p.split_segment) : nullptr;
-  j["offsetMap"] = {{"slots", p.map_slots}, {"entries", p.map_entries}, {"maxDesiredSize", p.max_desired_map_size},
+  j["offsetMap"] = {{"slots", p.map_slots},   {"entries", p.map_entries}, {"maxDesiredSize", p.max_desired_map_size},
                     {"filled", p.map_filled}, {"threads", p.map_threads}, {"lookupsAhead", p.lookups_ahead}};
   j["recordsRead"] = p.stats.messages_read;
   j["recordsRetained"] = p.stats.messages_written;
@@ -118,8 +118,8 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
   }
   nlohmann::json segs = nlohmann::json::array();
   for (const auto& s : p.segments)
-    segs.push_back({{"baseOffset", s.base_offset}, {"size", s.size}, {"cleaned", s.cleaned},
-                    {"mergedFrom", s.merged_from}});
+    segs.push_back(
+        {{"baseOffset", s.base_offset}, {"size", s.size}, {"cleaned", s.cleaned}, {"mergedFrom", s.merged_from}});
   j["segments"] = segs;
   if (a.explain) {
     nlohmann::json ex = nlohmann::json::array();
@@ -131,9 +131,14 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
                            {"key", r.key ? nlohmann::json(FormatBytes(AsBytes(*r.key), bf)) : nullptr},
                            {"tombstone", r.tombstone},
                            {"decision", RecordDecisionName(r.decision)}});
-      ex.push_back({{"file", b.file}, {"position", b.position}, {"baseOffset", b.base_offset},
-                    {"lastOffset", b.last_offset}, {"isControl", b.is_control}, {"producerId", b.producer_id},
-                    {"retention", BatchRetentionName(b.retention)}, {"rule", BatchReasonName(b.reason)},
+      ex.push_back({{"file", b.file},
+                    {"position", b.position},
+                    {"baseOffset", b.base_offset},
+                    {"lastOffset", b.last_offset},
+                    {"isControl", b.is_control},
+                    {"producerId", b.producer_id},
+                    {"retention", BatchRetentionName(b.retention)},
+                    {"rule", BatchReasonName(b.reason)},
                     {"action", b.action},
                     {"deleteHorizonMs", b.delete_horizon_ms ? nlohmann::json(*b.delete_horizon_ms) : nullptr},
                     {"records", records}});
@@ -148,31 +153,34 @@ void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size
   if (count > 1) std::printf("pass %zu (now=%s)\n", index + 1, WithWallClock(p.now).c_str());
   std::string producers;
   for (auto pid : p.active_producers) producers += (producers.empty() ? "" : ", ") + std::to_string(pid);
-  std::printf("log %s logStartOffset=%lld logEndOffset=%lld highWatermark=%lld lastStableOffset=%lld "
-              "activeSegmentBase=%lld activeProducers=[%s] cleanerCheckpoint=%s\n",
-              EscapeInvalidUtf8(p.partition).c_str(), (long long)p.log_start_offset, (long long)p.log_end_offset,
-              (long long)p.high_watermark, (long long)p.last_stable_offset, (long long)p.active_segment_base,
-              producers.c_str(), Horizon(p.cleaner_checkpoint_before).c_str());
-  std::printf("cleanable firstDirtyOffset=%lld uncleanableOffset=%lld firstUncleanableOffset=%lld cleanBytes=%lld "
-              "cleanableBytes=%lld cleanableRatio=%.4f maxCompactionDelayMs=%lld needCompactionNow=%s "
-              "wouldClean=%s (%s)\n",
-              (long long)d.offsets.first_dirty_offset, (long long)d.offsets.first_uncleanable_dirty_offset,
-              (long long)d.range.first_uncleanable_offset, (long long)d.range.clean_bytes,
-              (long long)d.range.cleanable_bytes, d.range.cleanable_ratio, (long long)d.max_compaction_delay_ms,
-              d.need_compaction_now ? "true" : "false", d.selected ? "true" : "false", d.reason.c_str());
+  std::printf(
+      "log %s logStartOffset=%lld logEndOffset=%lld highWatermark=%lld lastStableOffset=%lld "
+      "activeSegmentBase=%lld activeProducers=[%s] cleanerCheckpoint=%s\n",
+      EscapeInvalidUtf8(p.partition).c_str(), (long long)p.log_start_offset, (long long)p.log_end_offset,
+      (long long)p.high_watermark, (long long)p.last_stable_offset, (long long)p.active_segment_base, producers.c_str(),
+      Horizon(p.cleaner_checkpoint_before).c_str());
+  std::printf(
+      "cleanable firstDirtyOffset=%lld uncleanableOffset=%lld firstUncleanableOffset=%lld cleanBytes=%lld "
+      "cleanableBytes=%lld cleanableRatio=%.4f maxCompactionDelayMs=%lld needCompactionNow=%s "
+      "wouldClean=%s (%s)\n",
+      (long long)d.offsets.first_dirty_offset, (long long)d.offsets.first_uncleanable_dirty_offset,
+      (long long)d.range.first_uncleanable_offset, (long long)d.range.clean_bytes, (long long)d.range.cleanable_bytes,
+      d.range.cleanable_ratio, (long long)d.max_compaction_delay_ms, d.need_compaction_now ? "true" : "false",
+      d.selected ? "true" : "false", d.reason.c_str());
   if (p.cleaned) {
-    std::printf("result cleaned endOffset=%lld messagesRead=%lld bytesRead=%lld messagesWritten=%lld "
-                "bytesWritten=%lld invalidMessagesRead=%lld mapMessagesRead=%lld tombstonesRemoved=%lld "
-                "markersRemoved=%lld offsetMap=%d/%d%s\n",
-                (long long)p.end_offset, (long long)p.stats.messages_read, (long long)p.stats.bytes_read,
-                (long long)p.stats.messages_written, (long long)p.stats.bytes_written,
-                (long long)p.stats.invalid_messages_read, (long long)p.stats.map_messages_read,
-                (long long)p.stats.tombstones_removed, (long long)p.stats.markers_removed, p.map_entries,
-                p.max_desired_map_size, p.map_filled ? " (full: the round stopped early)" : "");
+    std::printf(
+        "result cleaned endOffset=%lld messagesRead=%lld bytesRead=%lld messagesWritten=%lld "
+        "bytesWritten=%lld invalidMessagesRead=%lld mapMessagesRead=%lld tombstonesRemoved=%lld "
+        "markersRemoved=%lld offsetMap=%d/%d%s\n",
+        (long long)p.end_offset, (long long)p.stats.messages_read, (long long)p.stats.bytes_read,
+        (long long)p.stats.messages_written, (long long)p.stats.bytes_written, (long long)p.stats.invalid_messages_read,
+        (long long)p.stats.map_messages_read, (long long)p.stats.tombstones_removed, (long long)p.stats.markers_removed,
+        p.map_entries, p.max_desired_map_size, p.map_filled ? " (full: the round stopped early)" : "");
   } else if (p.split_segment) {
-    std::printf("result not cleaned: segment %lld overflowed its cleaned segment's 32-bit relative offsets; it "
-                "was split into segments that fit and the round aborted, as Kafka does (run compact again)\n",
-                (long long)*p.split_segment);
+    std::printf(
+        "result not cleaned: segment %lld overflowed its cleaned segment's 32-bit relative offsets; it "
+        "was split into segments that fit and the round aborted, as Kafka does (run compact again)\n",
+        (long long)*p.split_segment);
   } else {
     std::printf("result not cleaned%s\n",
                 a.only_if_eligible ? " (--only-if-eligible: a broker would not pick this log now)" : "");
@@ -233,9 +241,11 @@ int RunCompact(const CompactArgs& a) {
     return c;
   };
   if (metadata.get()) o.config_for = [&](const std::string& d) { return config_for(d, nullptr); };
-  o.now = a.now >= 0 ? a.now
-                     : std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::system_clock::now().time_since_epoch()).count();
+  o.now =
+      a.now >= 0
+          ? a.now
+          : std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
   o.only_if_eligible = a.only_if_eligible;
   o.passes = a.passes;
   o.pass_interval_ms = a.pass_interval_ms;
@@ -262,9 +272,11 @@ int RunCompact(const CompactArgs& a) {
     log_dir_json = nlohmann::json::array();
     for (size_t i = 0; i < choice.candidates.size(); i++) {
       const auto& c = choice.candidates[i];
-      log_dir_json.push_back({{"partitionDir", c.partition_dir}, {"cleanableRatio", c.decision.range.cleanable_ratio},
+      log_dir_json.push_back({{"partitionDir", c.partition_dir},
+                              {"cleanableRatio", c.decision.range.cleanable_ratio},
                               {"cleanableBytes", c.decision.range.cleanable_bytes},
-                              {"wouldClean", c.decision.selected}, {"reason", c.decision.reason},
+                              {"wouldClean", c.decision.selected},
+                              {"reason", c.decision.reason},
                               {"chosen", choice.chosen == i}});
       if (!a.common.json)
         std::printf("candidate %s cleanableRatio=%.4f cleanableBytes=%lld wouldClean=%s (%s)%s\n",
@@ -326,13 +338,16 @@ int RunCompact(const CompactArgs& a) {
           CoordinationOffsetsOf(v.log_start_offset, v.log_end_offset, v.cleaner_checkpoint, v.first_unstable_offset);
       o.max_tombstone_remove_offset = std::min(o.max_tombstone_remove_offset.value_or(c.mcco), c.mcco);
       o.max_tx_end_remove_offset = std::min(o.max_tx_end_remove_offset.value_or(c.mxfo), c.mxfo);
-      coordination["replicas"].push_back({{"path", d}, {"logEndOffset", v.log_end_offset},
-                                          {"cleanerCheckpoint", v.cleaner_checkpoint ? nlohmann::json(*v.cleaner_checkpoint)
-                                                                                     : nlohmann::json(nullptr)},
-                                          {"mcco", c.mcco}, {"mxfo", c.mxfo}});
+      coordination["replicas"].push_back(
+          {{"path", d},
+           {"logEndOffset", v.log_end_offset},
+           {"cleanerCheckpoint",
+            v.cleaner_checkpoint ? nlohmann::json(*v.cleaner_checkpoint) : nlohmann::json(nullptr)},
+           {"mcco", c.mcco},
+           {"mxfo", c.mxfo}});
       if (!a.common.json)
-        std::printf("replica %s logEndOffset=%lld cleanerCheckpoint=%s MCCO=%lld MXFO=%lld\n", EscapeInvalidUtf8(d).c_str(),
-                    (long long)v.log_end_offset,
+        std::printf("replica %s logEndOffset=%lld cleanerCheckpoint=%s MCCO=%lld MXFO=%lld\n",
+                    EscapeInvalidUtf8(d).c_str(), (long long)v.log_end_offset,
                     v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint).c_str() : "none", (long long)c.mcco,
                     (long long)c.mxfo);
     }
@@ -345,8 +360,8 @@ int RunCompact(const CompactArgs& a) {
   bool ok = CompactPartition(partition_dir, a.out, o, &report, &sink, &error);
   for (const Problem& p : sink.problems) {
     if (p.severity == Severity::kInfo && !a.explain) continue;
-    std::fprintf(stderr, "klf compact: %s: %s at position %llu: %s\n", SeverityName(p.severity), EscapeInvalidUtf8(p.file).c_str(),
-                 static_cast<unsigned long long>(p.position), p.message.c_str());
+    std::fprintf(stderr, "klf compact: %s: %s at position %llu: %s\n", SeverityName(p.severity),
+                 EscapeInvalidUtf8(p.file).c_str(), static_cast<unsigned long long>(p.position), p.message.c_str());
   }
   if (!ok) return FailOnLog(error, sink, json);
   if (a.common.json) {
@@ -403,7 +418,8 @@ Command AddCompactCommand(CLI::App* parent) {
       "log-dir checkpoint files. The input is never modified.");
   app->add_option("PARTITION_DIR", args->dir,
                   "partition directory <topic>-<partition>, or a broker log directory (the log a cleaner thread "
-                  "would pick is cleaned); never modified")->required();
+                  "would pick is cleaned); never modified")
+      ->required();
   app->add_option("--out", args->out, "output log directory (complete or absent)")->required();
   app->add_option("--now", args->now, "the clock in ms since the epoch (default: the current time)");
   app->add_option("--config", args->configs,

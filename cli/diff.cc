@@ -98,9 +98,9 @@ std::string TextBytes(const std::optional<std::string>& b, BytesFormat format) {
 nlohmann::json FactsJson(const PartitionDiff& d, const Finding& f) {
   nlohmann::json facts = nlohmann::json::array();
   for (const TxnFact& x : f.facts) {
-    facts.push_back({{"replica", x.replica == kCoordinatorWitness  ? "coordinator"
-                                 : x.replica < d.replicas.size() ? d.replicas[x.replica].path
-                                                                 : ""},
+    facts.push_back({{"replica", x.replica == kCoordinatorWitness ? "coordinator"
+                                 : x.replica < d.replicas.size()  ? d.replicas[x.replica].path
+                                                                  : ""},
                      {"file", x.file.empty() ? nullptr : nlohmann::json(x.file)},
                      {"position", x.position >= 0 ? nlohmann::json(x.position) : nullptr},
                      {"fact", x.fact}});
@@ -139,24 +139,27 @@ nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format, const Clus
   for (const ReplicaState& r : d.replicas) {
     nlohmann::json open = nlohmann::json::array();
     for (const OpenTxn& t : r.open_txns) {
-      open.push_back({{"producerId", t.producer_id}, {"producerEpoch", t.producer_epoch},
-                      {"firstOffset", t.first_offset}, {"lastOffset", t.last_offset},
+      open.push_back({{"producerId", t.producer_id},
+                      {"producerEpoch", t.producer_epoch},
+                      {"firstOffset", t.first_offset},
+                      {"lastOffset", t.last_offset},
                       {"lastTimestamp", t.last_timestamp}});
     }
-    j["replicas"].push_back({{"path", r.path},
-                             {"name", r.label},
-                             {"logStartOffset", r.log_start_offset},
-                             {"logEndOffset", r.log_end_offset},
-                             {"highWatermark", r.high_watermark},
-                             {"highWatermarkFromCheckpoint", r.high_watermark_from_checkpoint},
-                             {"lastStableOffset", r.last_stable_offset},
-                             {"cleanerCheckpoint", r.cleaner_checkpoint ? nlohmann::json(*r.cleaner_checkpoint) : nullptr},
-                             {"openTransactions", open},
-                             {"readCommittedRecords", r.ReadCommittedCount()},
-                             {"readUncommittedRecords", r.ReadUncommittedCount()},
-                             {"liveKeys", std::count_if(r.key_view.begin(), r.key_view.end(),
-                                                        [](const auto& kv) { return !kv.second.tombstone; })},
-                             {"notes", r.notes.size()}});
+    j["replicas"].push_back(
+        {{"path", r.path},
+         {"name", r.label},
+         {"logStartOffset", r.log_start_offset},
+         {"logEndOffset", r.log_end_offset},
+         {"highWatermark", r.high_watermark},
+         {"highWatermarkFromCheckpoint", r.high_watermark_from_checkpoint},
+         {"lastStableOffset", r.last_stable_offset},
+         {"cleanerCheckpoint", r.cleaner_checkpoint ? nlohmann::json(*r.cleaner_checkpoint) : nullptr},
+         {"openTransactions", open},
+         {"readCommittedRecords", r.ReadCommittedCount()},
+         {"readUncommittedRecords", r.ReadUncommittedCount()},
+         {"liveKeys",
+          std::count_if(r.key_view.begin(), r.key_view.end(), [](const auto& kv) { return !kv.second.tombstone; })},
+         {"notes", r.notes.size()}});
     j["replicas"].back()["brokerId"] = BrokerIdJson(r.path);
   }
   j["findings"] = nlohmann::json::array();
@@ -212,15 +215,15 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
   for (const ReplicaState& r : d.replicas) {
     out->Append(fmt::format(
         "  {:<10} log {}..{}  HW {}{}  LSO {}  cleaner checkpoint {}  read_committed {} records  {}\n", r.label,
-        r.log_start_offset, r.log_end_offset, r.high_watermark, r.high_watermark_from_checkpoint ? "" : " (no checkpoint)",
-        r.last_stable_offset, r.cleaner_checkpoint ? std::to_string(*r.cleaner_checkpoint) : "none",
-        r.ReadCommittedCount(), r.path));
+        r.log_start_offset, r.log_end_offset, r.high_watermark,
+        r.high_watermark_from_checkpoint ? "" : " (no checkpoint)", r.last_stable_offset,
+        r.cleaner_checkpoint ? std::to_string(*r.cleaner_checkpoint) : "none", r.ReadCommittedCount(), r.path));
     for (const OpenTxn& t : r.open_txns) {
       out->Append(fmt::format("             open transaction: producer {} epoch {} from offset {}\n", t.producer_id,
                               t.producer_epoch, t.first_offset));
     }
-    size_t errors = std::count_if(r.notes.begin(), r.notes.end(),
-                                  [](const Problem& p) { return p.severity == Severity::kError; });
+    size_t errors =
+        std::count_if(r.notes.begin(), r.notes.end(), [](const Problem& p) { return p.severity == Severity::kError; });
     if (errors > 0) {
       out->Append(fmt::format("             {} problem{} while loading (first: {}:{} {}); run klf verify {}\n", errors,
                               errors == 1 ? "" : "s", r.notes.front().file, r.notes.front().position,
@@ -252,7 +255,8 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
     std::string head = FindingKindName(f.kind);
     std::transform(head.begin(), head.end(), head.begin(), ::toupper);
     std::vector<std::string> parts;
-    if (f.producer_id) parts.push_back(fmt::format("producer {} epoch {}", *f.producer_id, f.producer_epoch.value_or(-1)));
+    if (f.producer_id)
+      parts.push_back(fmt::format("producer {} epoch {}", *f.producer_id, f.producer_epoch.value_or(-1)));
     if (f.first_offset >= 0) {
       parts.push_back(f.first_offset == f.last_offset ? fmt::format("offset {}", f.first_offset)
                                                       : fmt::format("offsets {}..{}", f.first_offset, f.last_offset));
@@ -268,13 +272,15 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
     if (IsTransactionFinding(f)) {
       out->Append(fmt::format("  certainty: {}   outcome: {}\n", FindingCertaintyName(f.certainty),
                               f.outcome ? TxnOutcomeName(*f.outcome) : "unknown"));
-      if (!f.records_at_stake.empty()) out->Append(fmt::format("  records at stake: {}\n", OffsetsText(f.records_at_stake)));
+      if (!f.records_at_stake.empty())
+        out->Append(fmt::format("  records at stake: {}\n", OffsetsText(f.records_at_stake)));
       if (!f.settle_with.empty()) out->Append(fmt::format("  settle with: {}\n", f.settle_with));
     }
     for (const TxnFact& x : f.facts) {
       out->Append(fmt::format("  fact: {}{}\n", x.fact,
-                              x.file.empty() ? "" : fmt::format(" [{}{}]", Basename(x.file),
-                                                                 x.position >= 0 ? fmt::format(" @{}", x.position) : "")));
+                              x.file.empty() ? ""
+                                             : fmt::format(" [{}{}]", Basename(x.file),
+                                                           x.position >= 0 ? fmt::format(" @{}", x.position) : "")));
     }
     if (HasBlastRadius(f) && cluster.offsets != nullptr && tp) {
       const int64_t from = FirstAffected(f);
@@ -295,7 +301,9 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
     }
   }
   if (d.report.findings.empty()) {
-    out->Append("\nno findings: every replica serves consumers the same latest value of every key (counts may differ where one replica has compacted further)\n");
+    out->Append(
+        "\nno findings: every replica serves consumers the same latest value of every key (counts may differ where one "
+        "replica has compacted further)\n");
   } else {
     out->Append(fmt::format("\n{} divergence{}, {} lag/retention finding{}\n", divergences, divergences == 1 ? "" : "s",
                             lag, lag == 1 ? "" : "s"));
@@ -349,8 +357,7 @@ int Run(const DiffArgs& args) {
   inputs.insert(inputs.end(), args.txn_log.dirs.begin(), args.txn_log.dirs.end());
   inputs.insert(inputs.end(), args.metadata.offsets_dirs.begin(), args.metadata.offsets_dirs.end());
   if (!args.metadata.metadata_dir.empty()) inputs.push_back(args.metadata.metadata_dir);
-  if (!args.html.empty() &&
-      !CheckOutputPath({args.html, OutputKind::kFile, inputs, args.force}, &html, &guard_error)) {
+  if (!args.html.empty() && !CheckOutputPath({args.html, OutputKind::kFile, inputs, args.force}, &html, &guard_error)) {
     return Fail("diff", kExitUsage, guard_error, json);
   }
   ReplicaOptions options;

@@ -53,9 +53,9 @@ struct DumpOptions {
   bool deep_iteration = false;     // records, without key and payload
   bool print_data_log = false;     // records with key and payload (= --records)
   bool skip_record_metadata = false;
-  bool verify_index_only = false;  // index files: the checks, not the entries
-  bool index_sanity_check = false; // index files: Kafka's sanityCheck only
-  int64_t max_bytes = INT32_MAX;   // only batches lying completely within the first N bytes of a .log
+  bool verify_index_only = false;   // index files: the checks, not the entries
+  bool index_sanity_check = false;  // index files: Kafka's sanityCheck only
+  int64_t max_bytes = INT32_MAX;    // only batches lying completely within the first N bytes of a .log
   bool offsets_decoder = false, transaction_log_decoder = false, cluster_metadata_decoder = false,
        remote_log_metadata_decoder = false;
 };
@@ -82,12 +82,19 @@ uint64_t InputBytes(const std::vector<std::string>& paths) {
 FileName KindFromExtension(const std::string& path, FileName name) {
   if (name.kind != FileKind::kUnknown) return name;
   std::string_view p(path);
-  auto ends = [&](std::string_view suffix) { return p.size() >= suffix.size() && p.substr(p.size() - suffix.size()) == suffix; };
-  if (ends(".log")) name.kind = FileKind::kLog;
-  else if (ends(".index")) name.kind = FileKind::kOffsetIndex;
-  else if (ends(".timeindex")) name.kind = FileKind::kTimeIndex;
-  else if (ends(".txnindex")) name.kind = FileKind::kTxnIndex;
-  else if (ends(".snapshot")) name.kind = FileKind::kProducerSnapshot;
+  auto ends = [&](std::string_view suffix) {
+    return p.size() >= suffix.size() && p.substr(p.size() - suffix.size()) == suffix;
+  };
+  if (ends(".log"))
+    name.kind = FileKind::kLog;
+  else if (ends(".index"))
+    name.kind = FileKind::kOffsetIndex;
+  else if (ends(".timeindex"))
+    name.kind = FileKind::kTimeIndex;
+  else if (ends(".txnindex"))
+    name.kind = FileKind::kTxnIndex;
+  else if (ends(".snapshot"))
+    name.kind = FileKind::kProducerSnapshot;
   name.canonical_name = false;
   return name;
 }
@@ -95,7 +102,11 @@ FileName KindFromExtension(const std::string& path, FileName name) {
 class Dumper : public ProblemSink {
  public:
   Dumper(const DumpOptions& options, int64_t from, int64_t to, DumpPrinter* printer, Output* out)
-      : options_(options), from_(from), to_(to), printer_(printer), out_(out),
+      : options_(options),
+        from_(from),
+        to_(to),
+        printer_(printer),
+        out_(out),
         progress_("klf dump", isatty(2) == 1 && isatty(1) == 0 ? InputBytes(options.paths) : 0) {}
 
   int Run() {
@@ -147,8 +158,10 @@ class Dumper : public ProblemSink {
     if (pending_.problems.empty()) return;
     std::vector<Problem> later;
     for (Problem& p : pending_.problems) {
-      if (p.position < position) Report(p);
-      else later.push_back(std::move(p));
+      if (p.position < position)
+        Report(p);
+      else
+        later.push_back(std::move(p));
     }
     pending_.problems = std::move(later);
   }
@@ -160,9 +173,7 @@ class Dumper : public ProblemSink {
     path_ = path;
     PathInfo info = ClassifyPath(path);
     switch (info.kind) {
-      case PathKind::kMissing:
-        Unreadable(path + ": no such file or directory");
-        return;
+      case PathKind::kMissing: Unreadable(path + ": no such file or directory"); return;
       case PathKind::kFile:
         topic_ = info.tp ? std::optional<std::string>(info.tp->topic) : std::nullopt;
         printer_->SetPartition(info.tp);
@@ -185,8 +196,9 @@ class Dumper : public ProblemSink {
         return;
       }
       case PathKind::kOtherDir:
-        Unreadable(path + ": a directory that is neither a partition directory (<topic>-<partition> with "
-                          "segments) nor a broker log directory (partition directories, checkpoint files)");
+        Unreadable(path +
+                   ": a directory that is neither a partition directory (<topic>-<partition> with "
+                   "segments) nor a broker log directory (partition directories, checkpoint files)");
         return;
     }
   }
@@ -205,8 +217,7 @@ class Dumper : public ProblemSink {
         case FileKind::kBootstrapCheckpoint:
           if (e.info.suffix == FileSuffix::kNone) DumpFile(e.path, e.info);
           break;
-        default:
-          break;
+        default: break;
       }
     }
     for (const PartitionDir& p : dir.partitions) {
@@ -239,11 +250,13 @@ class Dumper : public ProblemSink {
       if (!has_range() || (offset >= from_ && (to_ == kMaxOffset || offset <= to_ + 1))) DumpFile(e.path, e.info);
     }
     for (const KraftSnapshotFile& s : dir.kraft_snapshots) DumpFile(s.file.path, s.file.info);
-    if (dir.leader_epoch_checkpoint_file) DumpFile(dir.leader_epoch_checkpoint_file->path, dir.leader_epoch_checkpoint_file->info);
+    if (dir.leader_epoch_checkpoint_file)
+      DumpFile(dir.leader_epoch_checkpoint_file->path, dir.leader_epoch_checkpoint_file->info);
     if (dir.partition_metadata_file) DumpFile(dir.partition_metadata_file->path, dir.partition_metadata_file->info);
     if (dir.quorum_state && !has_range()) DumpFile(dir.quorum_state->path, dir.quorum_state->info);
     for (const DirEntry& e : dir.leftovers) {
-      printer_->Note("Not dumped: " + EscapeInvalidUtf8(e.path) + " (leftover of an interrupted cleaner, swap or delete; give "
+      printer_->Note("Not dumped: " + EscapeInvalidUtf8(e.path) +
+                     " (leftover of an interrupted cleaner, swap or delete; give "
                      "its path to dump it)");
     }
   }
@@ -253,13 +266,11 @@ class Dumper : public ProblemSink {
       case FileKind::kLog:
       case FileKind::kKraftSnapshot:
       case FileKind::kKraftSnapshotPart:
-      case FileKind::kBootstrapCheckpoint:
-        return DumpLog(path, name);
+      case FileKind::kBootstrapCheckpoint: return DumpLog(path, name);
       case FileKind::kOffsetIndex:
       case FileKind::kTimeIndex:
       case FileKind::kTxnIndex:
-      case FileKind::kProducerSnapshot:
-        return DumpBinaryFile(path, name);
+      case FileKind::kProducerSnapshot: return DumpBinaryFile(path, name);
       case FileKind::kLeaderEpochCheckpoint:
       case FileKind::kPartitionMetadata:
       case FileKind::kMetaProperties:
@@ -268,11 +279,9 @@ class Dumper : public ProblemSink {
       case FileKind::kRecoveryPointCheckpoint:
       case FileKind::kReplicationOffsetCheckpoint:
       case FileKind::kLogStartOffsetCheckpoint:
-      case FileKind::kQuorumState:
-        return DumpTextFile(path, name);
+      case FileKind::kQuorumState: return DumpTextFile(path, name);
       case FileKind::kLock:
-      case FileKind::kUnknown:
-        break;
+      case FileKind::kUnknown: break;
     }
     Unreadable(path + ": not a file klf dumps (" + FileKindName(name.kind) +
                "); expected .log, .index, .timeindex, .txnindex, .snapshot, leader-epoch-checkpoint, "
@@ -341,7 +350,8 @@ class Dumper : public ProblemSink {
   // problem at the batch's position (a record inside a compressed batch has no position of its own
   // in the file), named by its offset; it is printed raw. Commit and abort markers are not the
   // decoder's; the KRaft control records of a metadata log are.
-  void DecodeInternal(const std::string& path, TopicDecoder d, const BatchHeader& header, const RecordDecoder& decoded) {
+  void DecodeInternal(const std::string& path, TopicDecoder d, const BatchHeader& header,
+                      const RecordDecoder& decoded) {
     internal_.clear();
     internal_.reserve(decoded.records().size());
     for (const Record& r : decoded.records()) {
@@ -396,14 +406,17 @@ class Dumper : public ProblemSink {
     capped.Finish();
     if (!ok) return Unreadable(error);
     printer_->BeginFile(EscapeInvalidUtf8(path), name);
-    if (offsets.file_size + times.file_size == 0 && !has_range()) printer_->Note(EscapeInvalidUtf8(path) + " is empty.");
+    if (offsets.file_size + times.file_size == 0 && !has_range())
+      printer_->Note(EscapeInvalidUtf8(path) + " is empty.");
     if (options_.index_sanity_check) {
       SanityCheck(path, base, name.kind == FileKind::kOffsetIndex, offsets, times);
     } else if (!options_.verify_index_only) {
       PrintIndexEntries(offsets, times);
     }
-    if (name.kind == FileKind::kOffsetIndex) NoteUnusedSlots(offsets.unused_slots, kOffsetIndexEntrySize);
-    else NoteUnusedSlots(times.unused_slots, kTimeIndexEntrySize);
+    if (name.kind == FileKind::kOffsetIndex)
+      NoteUnusedSlots(offsets.unused_slots, kOffsetIndexEntrySize);
+    else
+      NoteUnusedSlots(times.unused_slots, kTimeIndexEntrySize);
     FlushPending();
     printer_->EndFile();
     done_bytes_ += offsets.file_size + times.file_size;
@@ -411,7 +424,8 @@ class Dumper : public ProblemSink {
 
   void PrintIndexEntries(const OffsetIndex& offsets, const TimeIndex& times) {
     for (size_t i = 0; i < offsets.entries.size(); ++i) {
-      if (Overlaps(offsets.entries[i].offset, offsets.entries[i].offset)) printer_->OffsetIndexEntry(i, offsets.entries[i]);
+      if (Overlaps(offsets.entries[i].offset, offsets.entries[i].offset))
+        printer_->OffsetIndexEntry(i, offsets.entries[i]);
     }
     for (size_t i = 0; i < times.entries.size(); ++i) {
       if (Overlaps(times.entries[i].offset, times.entries[i].offset)) printer_->TimeIndexEntry(i, times.entries[i]);
@@ -471,8 +485,7 @@ class Dumper : public ProblemSink {
         }
         break;
       }
-      default:
-        break;
+      default: break;
     }
     capped.Finish();
     FlushPending();
@@ -516,8 +529,10 @@ class Dumper : public ProblemSink {
       case FileKind::kQuorumState: {
         OrderedJson state;
         std::string why;
-        if (ParseQuorumState(text, &state, &why)) printer_->QuorumStateEntry(state);
-        else Report({Severity::kError, path, 0, "quorum-state", "quorum-state: " + why});
+        if (ParseQuorumState(text, &state, &why))
+          printer_->QuorumStateEntry(state);
+        else
+          Report({Severity::kError, path, 0, "quorum-state", "quorum-state: " + why});
         break;
       }
       case FileKind::kCleanShutdown: {
@@ -599,12 +614,12 @@ Command AddDumpCommand(CLI::App* parent) {
   compat->add_flag("--print-data-log", options->print_data_log, "Print record lines with key and payload (--records)");
   compat->add_flag("--skip-record-metadata", options->skip_record_metadata,
                    "Record lines hold only key and payload (text output)");
-  compat->add_flag("--verify-index-only", options->verify_index_only,
-                   "Index files: run the checks, print no entries");
+  compat->add_flag("--verify-index-only", options->verify_index_only, "Index files: run the checks, print no entries");
   compat->add_flag("--index-sanity-check", options->index_sanity_check,
                    "Index files: run only Kafka's index sanity check");
-  compat->add_option("--max-bytes", options->max_bytes,
-                     "Only batches lying completely within the first N bytes of a .log")
+  compat
+      ->add_option("--max-bytes", options->max_bytes,
+                   "Only batches lying completely within the first N bytes of a .log")
       ->check(CLI::NonNegativeNumber);
   compat->add_flag("--offsets-decoder", options->offsets_decoder, "= --records --decoder offsets");
   compat->add_flag("--transaction-log-decoder", options->transaction_log_decoder,

@@ -49,20 +49,28 @@ class JsonDumpPrinter : public DumpPrinter {
     j.Raw("file", file_json_);
     j.String("type", "batch");
     j.Uint("position", h.position);
-    if (h.base_offset_known) j.Int("baseOffset", h.base_offset);
-    else j.Null("baseOffset");
+    if (h.base_offset_known)
+      j.Int("baseOffset", h.base_offset);
+    else
+      j.Null("baseOffset");
     j.Int("lastOffset", h.last_offset);
     j.Int("magic", h.magic);
     j.String("compression", CompressionName(h.compression));
     j.Uint("sizeInBytes", h.size_in_bytes);
     j.Uint("crc", h.crc);
     j.Bool("crcValid", h.crc_valid);
-    if (h.magic == 0) j.Null("timestampType");
-    else j.String("timestampType", TimestampTypeName(h.timestamp_type));
-    if (v2) j.Int("baseTimestamp", h.base_timestamp);
-    else j.Null("baseTimestamp");
-    if (h.magic == 0) j.Null("maxTimestamp");
-    else j.Int("maxTimestamp", h.max_timestamp);
+    if (h.magic == 0)
+      j.Null("timestampType");
+    else
+      j.String("timestampType", TimestampTypeName(h.timestamp_type));
+    if (v2)
+      j.Int("baseTimestamp", h.base_timestamp);
+    else
+      j.Null("baseTimestamp");
+    if (h.magic == 0)
+      j.Null("maxTimestamp");
+    else
+      j.Int("maxTimestamp", h.max_timestamp);
     if (v2) {
       j.OptInt("deleteHorizonMs", h.delete_horizon_ms);
       j.Int("partitionLeaderEpoch", h.partition_leader_epoch);
@@ -74,8 +82,8 @@ class JsonDumpPrinter : public DumpPrinter {
       j.Bool("isControl", h.is_control);
       j.Int("recordCount", h.record_count);
     } else {
-      for (const char* k : {"deleteHorizonMs", "partitionLeaderEpoch", "producerId", "producerEpoch",
-                            "baseSequence", "lastSequence", "isTransactional", "isControl", "recordCount"}) {
+      for (const char* k : {"deleteHorizonMs", "partitionLeaderEpoch", "producerId", "producerEpoch", "baseSequence",
+                            "lastSequence", "isTransactional", "isControl", "recordCount"}) {
         j.Null(k);
       }
     }
@@ -244,9 +252,7 @@ class JsonDumpPrinter : public DumpPrinter {
     out_->AppendBytes(*v, bytes_, /*json=*/true);
     out_->Append('"');
   }
-  size_t MaxOptBytes(const std::optional<Bytes>& v) const {
-    return v ? MaxRenderedBytes(v->size(), bytes_) + 2 : 4;
-  }
+  size_t MaxOptBytes(const std::optional<Bytes>& v) const { return v ? MaxRenderedBytes(v->size(), bytes_) + 2 : 4; }
 
   // The characters of a record object besides its key, value and headers: the literals below plus
   // three integers (offset, timestamp, sequence; legacy: timestamp, magic, crc), whichever the magic.
@@ -309,8 +315,10 @@ class JsonDumpPrinter : public DumpPrinter {
                           (c.type == ControlType::kAbort || c.type == ControlType::kCommit);
       if (!marker) {
         out_->Append(",\"decoded\":");
-        if (internal && *internal) out_->Append(CompactJson((*internal)->json));
-        else out_->Append("null");
+        if (internal && *internal)
+          out_->Append(CompactJson((*internal)->json));
+        else
+          out_->Append("null");
       }
     }
     out_->Append('}');
@@ -354,8 +362,10 @@ class JsonDumpPrinter : public DumpPrinter {
     JsonObject cj(out_);
     cj.String("type", ControlTypeName(c.type));
     cj.Int("rawType", c.raw_type);
-    if (c.type == ControlType::kAbort || c.type == ControlType::kCommit) cj.Int("coordinatorEpoch", c.coordinator_epoch);
-    else cj.Null("coordinatorEpoch");
+    if (c.type == ControlType::kAbort || c.type == ControlType::kCommit)
+      cj.Int("coordinatorEpoch", c.coordinator_epoch);
+    else
+      cj.Null("coordinatorEpoch");
     cj.Close();
   }
 

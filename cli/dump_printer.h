@@ -49,8 +49,7 @@ class DumpPrinter {
   virtual void OffsetIndexEntry(size_t slot, const klf::OffsetIndexEntry& e) = 0;
   virtual void TimeIndexEntry(size_t slot, const klf::TimeIndexEntry& e) = 0;
   virtual void TxnIndexEntry(size_t slot, const AbortedTxn& e) = 0;
-  virtual void ProducerSnapshotEntry(size_t slot, int64_t snapshot_offset,
-                                     const klf::ProducerSnapshotEntry& e) = 0;
+  virtual void ProducerSnapshotEntry(size_t slot, int64_t snapshot_offset, const klf::ProducerSnapshotEntry& e) = 0;
   virtual void LeaderEpochEntry(const klf::LeaderEpochEntry& e) = 0;
   virtual void PartitionMetadataEntry(const PartitionMetadata& m) = 0;
   // An entry of a log-dir offset checkpoint; `checkpoint` is the file kind's name

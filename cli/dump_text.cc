@@ -29,13 +29,13 @@ class TextDumpPrinter : public DumpPrinter {
     switch (name.kind) {
       case FileKind::kLog:
         o.Append("Log starting offset: ");
-        if (name.offset) o.AppendInt(*name.offset);
-        else o.Append("unknown (file name is not <offset>.log)");
+        if (name.offset)
+          o.AppendInt(*name.offset);
+        else
+          o.Append("unknown (file name is not <offset>.log)");
         o.Append('\n');
         break;
-      case FileKind::kBootstrapCheckpoint:
-        o.Append("KRaft bootstrap snapshot\n");
-        break;
+      case FileKind::kBootstrapCheckpoint: o.Append("KRaft bootstrap snapshot\n"); break;
       case FileKind::kKraftSnapshot:
       case FileKind::kKraftSnapshotPart:
         o.Append("Snapshot end offset: ");
@@ -44,8 +44,7 @@ class TextDumpPrinter : public DumpPrinter {
         o.AppendInt(name.epoch);
         o.Append('\n');
         break;
-      default:
-        break;
+      default: break;
     }
     o.Flush();
     header_pending_ = true;
@@ -346,11 +345,15 @@ class TextDumpPrinter : public DumpPrinter {
     } else if (style_.print_data) {
       // cli.md: a null key or value prints `null` in text mode (kafka-dump-log omits it).
       o.Append(" key: ");
-      if (r.key) o.AppendBytes(*r.key, bytes_, false);
-      else o.Append("null");
+      if (r.key)
+        o.AppendBytes(*r.key, bytes_, false);
+      else
+        o.Append("null");
       o.Append(" payload: ");
-      if (r.value) o.AppendBytes(*r.value, bytes_, false);
-      else o.Append("null");
+      if (r.value)
+        o.AppendBytes(*r.value, bytes_, false);
+      else
+        o.Append("null");
     }
     o.Append('\n');
   }

@@ -55,9 +55,7 @@ class JsonObject {
     Key(key)->Append("null");
     return *this;
   }
-  JsonObject& OptInt(std::string_view key, std::optional<int64_t> v) {
-    return v ? Int(key, *v) : Null(key);
-  }
+  JsonObject& OptInt(std::string_view key, std::optional<int64_t> v) { return v ? Int(key, *v) : Null(key); }
   JsonObject& String(std::string_view key, std::string_view v) {
     Key(key)->AppendJsonString(v);
     return *this;

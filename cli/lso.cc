@@ -35,20 +35,27 @@ struct LsoArgs {
 nlohmann::json CoordinatorJson(const CoordinatorView& v, const std::string& advice) {
   nlohmann::json evidence = nlohmann::json::array();
   for (const CoordinatorRecord& r : v.evidence) {
-    evidence.push_back({{"file", r.file}, {"position", r.position}, {"offset", r.offset}, {"state", r.state},
+    evidence.push_back({{"file", r.file},
+                        {"position", r.position},
+                        {"offset", r.offset},
+                        {"state", r.state},
                         {"producerEpoch", r.producer_epoch}});
   }
-  return {{"verdict", CoordinatorVerdictName(v.verdict)},
-          {"certain", v.certain},
-          {"transactionalId", v.transactional_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.transactional_id)},
-          {"why", v.why},
-          {"advice", advice},
-          {"evidence", evidence}};
+  return {
+      {"verdict", CoordinatorVerdictName(v.verdict)},
+      {"certain", v.certain},
+      {"transactionalId", v.transactional_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.transactional_id)},
+      {"why", v.why},
+      {"advice", advice},
+      {"evidence", evidence}};
 }
 
 nlohmann::json TxnJson(const OpenTxn& t) {
-  return {{"producerId", t.producer_id},  {"producerEpoch", t.producer_epoch}, {"firstOffset", t.first_offset},
-          {"lastOffset", t.last_offset}, {"lastTimestamp", t.last_timestamp}};
+  return {{"producerId", t.producer_id},
+          {"producerEpoch", t.producer_epoch},
+          {"firstOffset", t.first_offset},
+          {"lastOffset", t.last_offset},
+          {"lastTimestamp", t.last_timestamp}};
 }
 
 nlohmann::json ReplicaJson(const LsoReplicaMarker& m) {
@@ -97,7 +104,8 @@ int RunLso(const LsoArgs& given) {
   paths.insert(paths.end(), a.replicas.begin(), a.replicas.end());
   std::string error;
   int exit_code = kExitUsage;
-  if (!ResolveOnePartition(paths, a.partition, &paths, &error, &exit_code)) return Fail("lso", exit_code, error, a.json);
+  if (!ResolveOnePartition(paths, a.partition, &paths, &error, &exit_code))
+    return Fail("lso", exit_code, error, a.json);
   a.dir = paths.front();
   a.replicas.assign(paths.begin() + 1, paths.end());
   ReplicaOptions ro;
@@ -144,10 +152,11 @@ int RunLso(const LsoArgs& given) {
     j["abortCommand"] = rep.abort_command.empty() ? nlohmann::json(nullptr) : nlohmann::json(rep.abort_command);
     std::printf("%s\n", DumpJson(j, 2).c_str());
   } else {
-    std::string out = fmt::format("partition {} ({})\n  log start offset   {}\n  high watermark     {}\n"
-                                  "  last stable offset {}{}\n  log end offset     {}\n",
-                                  rep.partition, a.dir, rep.log_start_offset, rep.high_watermark, rep.last_stable_offset,
-                                  rep.pinned() ? "  (PINNED)" : "", rep.log_end_offset);
+    std::string out = fmt::format(
+        "partition {} ({})\n  log start offset   {}\n  high watermark     {}\n"
+        "  last stable offset {}{}\n  log end offset     {}\n",
+        rep.partition, a.dir, rep.log_start_offset, rep.high_watermark, rep.last_stable_offset,
+        rep.pinned() ? "  (PINNED)" : "", rep.log_end_offset);
     if (!txn_log.dirs.empty()) {
       out += fmt::format("  coordinator's log  {} __transaction_state partitions ({}{})\n", txn_log.dirs.size(),
                          txn_log.dirs.front(), txn_log.dirs.size() > 1 ? ", ..." : "");
@@ -163,8 +172,7 @@ int RunLso(const LsoArgs& given) {
     for (size_t i = 0; i < n; ++i) {
       const LsoTxn& x = rep.transactions[i];
       out += fmt::format("\nopen transaction {} of {}: producer {} epoch {} from offset {}{}\n", i + 1, n,
-                         x.txn.producer_id, x.txn.producer_epoch, x.txn.first_offset,
-                         x.pins ? " (pins the LSO)" : "");
+                         x.txn.producer_id, x.txn.producer_epoch, x.txn.first_offset, x.pins ? " (pins the LSO)" : "");
       out += "  abort: " + x.abort_command + "\n";
       out += "  epochs: " + x.epochs_note + "\n";
       out += "  warning: " + x.warning + "\n";
@@ -196,7 +204,8 @@ Command AddLsoCommand(CLI::App* parent) {
   app->add_option("--partition", args->partition,
                   "with broker log directories holding several partitions: the one to work on")
       ->type_name("T-P");
-  app->add_option("--replica", args->replicas, "another replica of the partition: whether it decided the transactions, and its epochs")
+  app->add_option("--replica", args->replicas,
+                  "another replica of the partition: whether it decided the transactions, and its epochs")
       ->type_name("DIR");
   app->add_flag("--json", args->json, "print the cli.md JSON object");
   AddTxnLogOptions(app, &args->txn_log);

@@ -202,9 +202,9 @@ char* WriteText(char* o, Bytes b, bool json) {
     // per input byte, and the bytes past the special one are overwritten next.
     while (i + 16 <= n) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-      __m128i special = _mm_or_si128(
-          _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(v, _mm_set1_epi8('"'))),
-          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f))));
+      __m128i special =
+          _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(v, _mm_set1_epi8('"'))),
+                       _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f))));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
       unsigned mask = unsigned(_mm_movemask_epi8(special));
       if (mask != 0) {
@@ -363,7 +363,10 @@ std::string DumpJson(const nlohmann::json& j, int indent) {
 nlohmann::json ProblemsJson(const CollectingSink& sink) {
   nlohmann::json problems = nlohmann::json::array();
   for (const Problem& p : sink.problems)
-    problems.push_back({{"file", p.file}, {"position", p.position}, {"check", p.check}, {"message", p.message},
+    problems.push_back({{"file", p.file},
+                        {"position", p.position},
+                        {"check", p.check},
+                        {"message", p.message},
                         {"severity", SeverityName(p.severity)}});
   return problems;
 }

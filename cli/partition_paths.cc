@@ -87,7 +87,8 @@ bool ResolveOnePartition(const std::vector<std::string>& paths, const std::strin
   if (!partition.empty()) {
     *exit_code = kExitUsage;
     if (!r.any_log_dir) {
-      *error = "--partition " + partition + " picks a partition of broker log directories; the PATHs given are "
+      *error = "--partition " + partition +
+               " picks a partition of broker log directories; the PATHs given are "
                "partition directories";
       return false;
     }
@@ -103,8 +104,8 @@ bool ResolveOnePartition(const std::vector<std::string>& paths, const std::strin
   if (r.partitions.size() != 1) {
     std::vector<std::string> names;
     for (const PartitionCopies& p : r.partitions) names.push_back(p.name);
-    *error = fmt::format("the directories given share {} partitions ({}); pick one with --partition T-P",
-                         names.size(), fmt::join(names, ", "));
+    *error = fmt::format("the directories given share {} partitions ({}); pick one with --partition T-P", names.size(),
+                         fmt::join(names, ", "));
     *exit_code = kExitUsage;
     return false;
   }

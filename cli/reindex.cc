@@ -100,7 +100,10 @@ int RunReindex(const ReindexArgs& a) {
     j["filesWritten"] = result.files_written;
     nlohmann::json problems = nlohmann::json::array();
     for (const Problem& p : sink.problems) {
-      problems.push_back({{"file", p.file}, {"position", p.position}, {"check", p.check}, {"message", p.message},
+      problems.push_back({{"file", p.file},
+                          {"position", p.position},
+                          {"check", p.check},
+                          {"message", p.message},
                           {"severity", SeverityName(p.severity)}});
     }
     j["problems"] = problems;
@@ -108,13 +111,11 @@ int RunReindex(const ReindexArgs& a) {
   } else {
     for (const Problem& p : sink.problems) {
       std::fprintf(stderr, "klf reindex: %s: %s at position %llu: %s\n", SeverityName(p.severity),
-                   EscapeInvalidUtf8(p.file).c_str(),
-                   static_cast<unsigned long long>(p.position), p.message.c_str());
+                   EscapeInvalidUtf8(p.file).c_str(), static_cast<unsigned long long>(p.position), p.message.c_str());
     }
     std::printf("wrote %s: %d segments, %d batches, log end offset %lld, %zu files\n",
-                EscapeInvalidUtf8(result.out_partition_dir).c_str(),
-                result.segments, result.batches, static_cast<long long>(result.log_end_offset),
-                result.files_written.size());
+                EscapeInvalidUtf8(result.out_partition_dir).c_str(), result.segments, result.batches,
+                static_cast<long long>(result.log_end_offset), result.files_written.size());
   }
   // Exit codes mean the same in every command: errors make it 1, warnings do not.
   for (const Problem& p : sink.problems) {

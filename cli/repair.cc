@@ -1,10 +1,10 @@
 // `klf repair --replica DIR... --target DIR --out DIR [--dry-run] [--json] [--force] [--now MS]
 // [--assume PID@FIRST=commit|abort]... [--txn-log DIR]... [--no-txn-log] [--rebuild-from DIR]` and
-// `klf repair --salvage DIR --out DIR` (spec cli.md "repair"). The work is repair/repair.h's and salvage/salvage.h's; this file
-// parses, prints the plan and the result.
-// Exit: 0 the copy was written and diff finds no divergence left (salvage: the input had no damage);
-// 1 problems (findings to repair in a dry run, an unrepairable or undecided ("left") finding or a divergence left, salvage
-// dropped something); 2 usage; 3 an input cannot be read or the copy cannot be written.
+// `klf repair --salvage DIR --out DIR` (spec cli.md "repair"). The work is repair/repair.h's and salvage/salvage.h's;
+// this file parses, prints the plan and the result. Exit: 0 the copy was written and diff finds no divergence left
+// (salvage: the input had no damage); 1 problems (findings to repair in a dry run, an unrepairable or undecided
+// ("left") finding or a divergence left, salvage dropped something); 2 usage; 3 an input cannot be read or the copy
+// cannot be written.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -66,7 +66,8 @@ bool ApplyConfig(const std::string& kv, LogConfig* config, int64_t* expiration, 
   } else if (key == "producer.id.expiration.ms" && v >= 0) {
     *expiration = v;
   } else {
-    *error = "--config " + kv + ": unknown or out of range (repair takes index.interval.bytes, segment.index.bytes, "
+    *error = "--config " + kv +
+             ": unknown or out of range (repair takes index.interval.bytes, segment.index.bytes, "
              "producer.id.expiration.ms)";
     return false;
   }
@@ -84,8 +85,8 @@ nlohmann::json FindingJson(const Finding& f, const std::vector<std::string>& lab
   for (size_t i : f.healthy) healthy.push_back(i < labels.size() ? labels[i] : std::to_string(i));
   return {{"kind", FindingKindName(f.kind)},
           {"key", f.has_key && f.key ? nlohmann::json(KeyText(f)) : nlohmann::json(nullptr)},
-          {"offsets", f.first_offset >= 0 ? nlohmann::json::array({f.first_offset, f.last_offset})
-                                          : nlohmann::json::array()},
+          {"offsets",
+           f.first_offset >= 0 ? nlohmann::json::array({f.first_offset, f.last_offset}) : nlohmann::json::array()},
           {"producerId", f.producer_id ? nlohmann::json(*f.producer_id) : nlohmann::json(nullptr)},
           {"producerEpoch", f.producer_epoch ? nlohmann::json(*f.producer_epoch) : nlohmann::json(nullptr)},
           {"affectedReplicas", affected},
@@ -108,10 +109,14 @@ nlohmann::json ActionJson(const RepairAction& a) {
     j["assume"] = {a.assume_key + "=commit", a.assume_key + "=abort"};
   }
   if (a.kind == RepairActionKind::kInsertMarker) {
-    j["marker"] = {{"type", ControlTypeName(a.marker_type)},     {"producerId", a.producer_id},
-                   {"producerEpoch", a.producer_epoch},          {"coordinatorEpoch", a.coordinator_epoch},
-                   {"timestamp", a.timestamp},                   {"partitionLeaderEpoch", a.partition_leader_epoch},
-                   {"replacesEmptyBatch", a.replaces_empty_batch}, {"window", {a.window_after, a.window_before}}};
+    j["marker"] = {{"type", ControlTypeName(a.marker_type)},
+                   {"producerId", a.producer_id},
+                   {"producerEpoch", a.producer_epoch},
+                   {"coordinatorEpoch", a.coordinator_epoch},
+                   {"timestamp", a.timestamp},
+                   {"partitionLeaderEpoch", a.partition_leader_epoch},
+                   {"replacesEmptyBatch", a.replaces_empty_batch},
+                   {"window", {a.window_after, a.window_before}}};
   }
   if (a.kind == RepairActionKind::kRemoveRecords) j["removedOffsets"] = a.removed_offsets;
   if (a.kind == RepairActionKind::kCopyBatch) {
@@ -141,15 +146,16 @@ int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration)
     j["logEndOffset"] = r.log_end_offset;
     j["dropped"] = nlohmann::json::array();
     for (const SalvageDrop& d : r.dropped) {
-      j["dropped"].push_back({{"file", d.file},
-                              {"position", d.position},
-                              {"bytes", d.bytes},
-                              {"batches", d.batches},
-                              {"firstOffset", d.first_offset ? nlohmann::json(*d.first_offset) : nlohmann::json(nullptr)},
-                              {"lastOffset", d.last_offset ? nlohmann::json(*d.last_offset) : nlohmann::json(nullptr)},
-                              {"wholeSegment", d.whole_segment},
-                              {"unreadable", d.unreadable},
-                              {"reason", d.reason}});
+      j["dropped"].push_back(
+          {{"file", d.file},
+           {"position", d.position},
+           {"bytes", d.bytes},
+           {"batches", d.batches},
+           {"firstOffset", d.first_offset ? nlohmann::json(*d.first_offset) : nlohmann::json(nullptr)},
+           {"lastOffset", d.last_offset ? nlohmann::json(*d.last_offset) : nlohmann::json(nullptr)},
+           {"wholeSegment", d.whole_segment},
+           {"unreadable", d.unreadable},
+           {"reason", d.reason}});
     }
     j["unreadable"] = r.unreadable;
     std::printf("%s\n", DumpJson(j, 2).c_str());
@@ -165,8 +171,8 @@ int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration)
         continue;
       }
       out += fmt::format("dropped {} bytes of {} from position {}{}: {}\n", d.bytes, d.file, d.position,
-                         d.first_offset ? fmt::format(" ({} framed batches, offsets {}..{})", d.batches, *d.first_offset,
-                                                      *d.last_offset)
+                         d.first_offset ? fmt::format(" ({} framed batches, offsets {}..{})", d.batches,
+                                                      *d.first_offset, *d.last_offset)
                                         : " (no batch could be framed there)",
                          d.reason);
     }
@@ -184,9 +190,12 @@ nlohmann::json ChangesJson(const RepairResult& r) {
     keys.push_back({{"latestBefore", from < 0 ? nlohmann::json(nullptr) : nlohmann::json(from)},
                     {"latestAfter", to < 0 ? nlohmann::json(nullptr) : nlohmann::json(to)}});
   }
-  return {{"becameVisible", r.became_visible}, {"becameVisibleCount", r.became_visible_count},
-          {"becameHidden", r.became_hidden},   {"becameHiddenCount", r.became_hidden_count},
-          {"keysChanged", keys},               {"keysChangedCount", r.keys_changed_count}};
+  return {{"becameVisible", r.became_visible},
+          {"becameVisibleCount", r.became_visible_count},
+          {"becameHidden", r.became_hidden},
+          {"becameHiddenCount", r.became_hidden_count},
+          {"keysChanged", keys},
+          {"keysChangedCount", r.keys_changed_count}};
 }
 
 std::string OffsetsText(const std::vector<int64_t>& v, size_t count) {
@@ -199,12 +208,12 @@ std::string OffsetsText(const std::vector<int64_t>& v, size_t count) {
 std::string ChangesText(const RepairResult& r) {
   std::string out = "for read_committed consumers of the copy (against the target): ";
   if (!r.became_visible_count && !r.became_hidden_count && !r.keys_changed_count) return out + "nothing changed\n";
-  out += fmt::format("{} record(s) became visible{}, {} became hidden{}, {} key(s) changed their latest value",
-                     r.became_visible_count,
-                     r.became_visible_count ? " (offsets " + OffsetsText(r.became_visible, r.became_visible_count) + ")" : "",
-                     r.became_hidden_count,
-                     r.became_hidden_count ? " (offsets " + OffsetsText(r.became_hidden, r.became_hidden_count) + ")" : "",
-                     r.keys_changed_count);
+  out += fmt::format(
+      "{} record(s) became visible{}, {} became hidden{}, {} key(s) changed their latest value", r.became_visible_count,
+      r.became_visible_count ? " (offsets " + OffsetsText(r.became_visible, r.became_visible_count) + ")" : "",
+      r.became_hidden_count,
+      r.became_hidden_count ? " (offsets " + OffsetsText(r.became_hidden, r.became_hidden_count) + ")" : "",
+      r.keys_changed_count);
   for (size_t i = 0; i < r.keys_changed.size() && i < 20; ++i) {
     auto [from, to] = r.keys_changed[i];
     out += fmt::format("{} {}->{}", i ? "," : ":", from < 0 ? "none" : std::to_string(from),
@@ -278,7 +287,8 @@ int RunRepair(const RepairArgs& a) {
   std::vector<std::string> paths = {resolved.target};
   paths.insert(paths.end(), resolved.replicas.begin(), resolved.replicas.end());
   int exit_code = kExitUsage;
-  if (!ResolveOnePartition(paths, a.partition, &paths, &error, &exit_code)) return Fail("repair", exit_code, error, a.json);
+  if (!ResolveOnePartition(paths, a.partition, &paths, &error, &exit_code))
+    return Fail("repair", exit_code, error, a.json);
   resolved.target = paths.front();
   resolved.replicas.assign(paths.begin() + 1, paths.end());
   if (!resolved.rebuild_from.empty()) {
@@ -345,23 +355,28 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
     if (wrote) {
       nlohmann::json rem = nlohmann::json::array();
       for (const Finding& f : result.remaining) rem.push_back(FindingJson(f, result.remaining_labels));
-      j["result"] = {{"out", result.out_partition_dir},       {"segments", result.segments},
-                     {"batchesWritten", result.batches_written}, {"markersInserted", result.markers_inserted},
-                     {"batchesCopied", result.batches_copied},   {"recordsRemoved", result.records_removed},
-                     {"logEndOffset", result.log_end_offset},    {"lastStableOffset", result.last_stable_offset},
+      j["result"] = {{"out", result.out_partition_dir},
+                     {"segments", result.segments},
+                     {"batchesWritten", result.batches_written},
+                     {"markersInserted", result.markers_inserted},
+                     {"batchesCopied", result.batches_copied},
+                     {"recordsRemoved", result.records_removed},
+                     {"logEndOffset", result.log_end_offset},
+                     {"lastStableOffset", result.last_stable_offset},
                      {"remainingDivergences", rem}};
       j["result"]["consumerChanges"] = ChangesJson(result);
     }
     std::printf("%s\n", DumpJson(j, 2).c_str());
     return exit;
   }
-  std::string out = fmt::format("partition {}: target {}, healthy {}\n", plan.partition, plan.target,
-                                fmt::join(plan.healthy, ", "));
+  std::string out =
+      fmt::format("partition {}: target {}, healthy {}\n", plan.partition, plan.target, fmt::join(plan.healthy, ", "));
   if (!txn_log.dirs.empty()) {
     out += fmt::format("coordinator's records: {} __transaction_state partitions ({}{})\n", txn_log.dirs.size(),
                        txn_log.dirs.front(), txn_log.dirs.size() > 1 ? ", ..." : "");
   }
-  if (plan.findings.empty()) out += "no divergence of the target: nothing to repair (the copy is the target, reindexed)\n";
+  if (plan.findings.empty())
+    out += "no divergence of the target: nothing to repair (the copy is the target, reindexed)\n";
   for (size_t i = 0; i < plan.findings.size(); ++i) {
     const Finding& f = plan.findings[i];
     std::string head = FindingKindName(f.kind);
@@ -372,24 +387,26 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
   if (!plan.actions.empty()) out += "plan:\n";
   int n = 0;
   for (const RepairAction& x : plan.actions) {
-    out += fmt::format("  {}. {}{}: {}\n", ++n, RepairActionKindName(x.kind),
-                       x.certainty == Certainty::kNone ? "" : fmt::format(" ({})", CertaintyName(x.certainty)),
-                       x.reason);
+    out +=
+        fmt::format("  {}. {}{}: {}\n", ++n, RepairActionKindName(x.kind),
+                    x.certainty == Certainty::kNone ? "" : fmt::format(" ({})", CertaintyName(x.certainty)), x.reason);
   }
   size_t left = std::count_if(plan.actions.begin(), plan.actions.end(),
                               [](const RepairAction& x) { return x.kind == RepairActionKind::kLeft; });
   if (left) {
-    out += fmt::format("{} transaction(s) left undecided: their outcome is not proven by the files; decide each with "
-                       "--assume PID@FIRST_OFFSET=commit|abort, or use --rebuild-from DIR (exit 1)\n",
-                       left);
+    out += fmt::format(
+        "{} transaction(s) left undecided: their outcome is not proven by the files; decide each with "
+        "--assume PID@FIRST_OFFSET=commit|abort, or use --rebuild-from DIR (exit 1)\n",
+        left);
   }
   if (a.dry_run) {
     out += "dry run: nothing written\n";
   } else {
-    out += fmt::format("wrote {}: {} segments, {} batches ({} markers inserted, {} batches copied, {} records removed), "
-                       "log end offset {}, last stable offset {}\n",
-                       result.out_partition_dir, result.segments, result.batches_written, result.markers_inserted,
-                       result.batches_copied, result.records_removed, result.log_end_offset, result.last_stable_offset);
+    out += fmt::format(
+        "wrote {}: {} segments, {} batches ({} markers inserted, {} batches copied, {} records removed), "
+        "log end offset {}, last stable offset {}\n",
+        result.out_partition_dir, result.segments, result.batches_written, result.markers_inserted,
+        result.batches_copied, result.records_removed, result.log_end_offset, result.last_stable_offset);
     out += ChangesText(result);
     if (result.remaining.empty()) {
       out += "diff of the copy against the healthy replicas: no divergence\n";
@@ -410,14 +427,14 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
     return Fail("repair", kExitUnreadable, a.rebuild_from + ": not a partition directory", a.json);
   }
   if (a.dry_run) {
-    std::string msg = fmt::format("dry run: would rebuild {} from {} (every batch of {} from its log start, byte for "
-                                  "byte); nothing written",
-                                  a.target, a.rebuild_from, a.rebuild_from);
+    std::string msg = fmt::format(
+        "dry run: would rebuild {} from {} (every batch of {} from its log start, byte for "
+        "byte); nothing written",
+        a.target, a.rebuild_from, a.rebuild_from);
     if (a.json) {
-      std::printf("%s\n", DumpJson(nlohmann::json{{"target", a.target}, {"rebuildFrom", a.rebuild_from},
-                                                   {"dryRun", true}},
-                                  2)
-                              .c_str());
+      std::printf(
+          "%s\n",
+          DumpJson(nlohmann::json{{"target", a.target}, {"rebuildFrom", a.rebuild_from}, {"dryRun", true}}, 2).c_str());
     } else {
       std::printf("%s\n", msg.c_str());
     }
@@ -438,11 +455,16 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
     j["dryRun"] = false;
     j["plan"] = nlohmann::json::array({{{"action", "rebuild"},
                                         {"certainty", "certain"},
-                                        {"reason", "the target is written as a follower holds the partition after "
-                                                   "re-fetching the whole log from " + a.rebuild_from}}});
-    j["result"] = {{"out", result.out_partition_dir},       {"segments", result.segments},
-                   {"batchesWritten", result.batches_written}, {"batchesCopied", result.batches_copied},
-                   {"logEndOffset", result.log_end_offset},    {"lastStableOffset", result.last_stable_offset},
+                                        {"reason",
+                                         "the target is written as a follower holds the partition after "
+                                         "re-fetching the whole log from " +
+                                             a.rebuild_from}}});
+    j["result"] = {{"out", result.out_partition_dir},
+                   {"segments", result.segments},
+                   {"batchesWritten", result.batches_written},
+                   {"batchesCopied", result.batches_copied},
+                   {"logEndOffset", result.log_end_offset},
+                   {"lastStableOffset", result.last_stable_offset},
                    {"remainingDivergences", rem}};
     j["result"]["consumerChanges"] = ChangesJson(result);
     std::printf("%s\n", DumpJson(j, 2).c_str());
@@ -451,8 +473,8 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
   std::string out = fmt::format(
       "rebuilt {} from {} -> {}: {} segments, {} batches copied byte for byte, log end offset {}, last stable offset "
       "{} (certain: no transaction outcome is judged, the copy is what a follower re-fetching from {} holds)\n",
-      a.target, a.rebuild_from, result.out_partition_dir, result.segments, result.batches_copied,
-      result.log_end_offset, result.last_stable_offset, a.rebuild_from);
+      a.target, a.rebuild_from, result.out_partition_dir, result.segments, result.batches_copied, result.log_end_offset,
+      result.last_stable_offset, a.rebuild_from);
   out += ChangesText(result);
   if (result.remaining.empty()) {
     out += fmt::format("diff of the copy against {}{}: no divergence\n", a.rebuild_from,

@@ -43,14 +43,15 @@ void PrintText(const SimulationResult& r, const SimulateArgs& a) {
     const ReplicaView& v = b.view;
     std::printf("broker%d%s%s %s\n", b.broker, b.leader ? " (leader)" : "", b.up ? "" : " (down)",
                 EscapeInvalidUtf8(v.path).c_str());
-    std::printf("  logEndOffset=%lld highWatermark=%lld lastStableOffset=%lld cleanerCheckpoint=%s MCCO=%lld "
-                "MXFO=%lld\n",
-                (long long)v.log_end_offset, (long long)v.high_watermark, (long long)v.last_stable_offset,
-                v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint).c_str() : "none", (long long)v.mcco,
-                (long long)v.mxfo);
+    std::printf(
+        "  logEndOffset=%lld highWatermark=%lld lastStableOffset=%lld cleanerCheckpoint=%s MCCO=%lld "
+        "MXFO=%lld\n",
+        (long long)v.log_end_offset, (long long)v.high_watermark, (long long)v.last_stable_offset,
+        v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint).c_str() : "none", (long long)v.mcco,
+        (long long)v.mxfo);
     std::string open;
-    for (const auto& t : v.open_txns) open += fmt::format("{}producerId {} from offset {}", open.empty() ? "" : ", ",
-                                                          t.producer_id, t.first_offset);
+    for (const auto& t : v.open_txns)
+      open += fmt::format("{}producerId {} from offset {}", open.empty() ? "" : ", ", t.producer_id, t.first_offset);
     std::printf("  open transactions: %s\n", open.empty() ? "none" : open.c_str());
     std::printf("  read_committed: %zu records (of %lld in the log), %zu keys, %zu offsets hidden as aborted\n",
                 v.read_committed.size(), (long long)v.records_in_log, v.key_values.size(), v.hidden_offsets.size());
@@ -86,8 +87,8 @@ void PrintText(const SimulationResult& r, const SimulateArgs& a) {
     std::string served, hidden;
     for (int b : v.served_by) served += fmt::format(" broker{}", b);
     for (int b : v.hidden_by) hidden += fmt::format(" broker{}", b);
-    std::printf("divergence: offset %lld served to read_committed by%s, hidden as aborted by%s\n",
-                (long long)v.offset, served.c_str(), hidden.c_str());
+    std::printf("divergence: offset %lld served to read_committed by%s, hidden as aborted by%s\n", (long long)v.offset,
+                served.c_str(), hidden.c_str());
   }
   std::printf("verdict: %s\n", d.diverged() ? "DIVERGED" : "replicas agree");
   std::printf("wrote %s\n", EscapeInvalidUtf8(r.out_dir).c_str());

@@ -110,11 +110,10 @@ void PrintText(const TriageReport& r, Output* out) {
         if (!IsDivergence(f.kind)) continue;
         std::string affected;
         for (size_t i : f.affected) affected += (affected.empty() ? "" : ",") + p.diff_labels[i];
-        out->Append(fmt::format("DIVERGED  {}  {}{} on {}{}: {}\n", name, FindingKindName(f.kind),
-                                f.certainty == FindingCertainty::kSuspected ? " (suspected)" : "", affected,
-                                f.first_offset >= 0 ? fmt::format(" (offsets {}..{})", f.first_offset, f.last_offset)
-                                                    : "",
-                                f.impact));
+        out->Append(fmt::format(
+            "DIVERGED  {}  {}{} on {}{}: {}\n", name, FindingKindName(f.kind),
+            f.certainty == FindingCertainty::kSuspected ? " (suspected)" : "", affected,
+            f.first_offset >= 0 ? fmt::format(" (offsets {}..{})", f.first_offset, f.last_offset) : "", f.impact));
       }
       out->Append(fmt::format("          details: klf diff{}\n", CopyPaths(p)));
     }
@@ -145,8 +144,8 @@ void PrintText(const TriageReport& r, Output* out) {
     if (p.copies.size() == 1) single.push_back(name + " (" + p.copies.front().broker + ")");
   }
   if (!single.empty()) {
-    out->Append(fmt::format("SINGLE    {} partition{} held by one broker only:", single.size(),
-                            single.size() == 1 ? "" : "s"));
+    out->Append(
+        fmt::format("SINGLE    {} partition{} held by one broker only:", single.size(), single.size() == 1 ? "" : "s"));
     for (const std::string& s : single) out->Append(" " + s);
     out->Append("\n");
   }

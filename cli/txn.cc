@@ -51,8 +51,8 @@ bool Resolve(const char* command, const TxnArgs& a, std::vector<std::string>* tx
 }
 
 nlohmann::json RecordJson(const CoordinatorRecord& r) {
-  nlohmann::json j = {{"file", EscapeInvalidUtf8(r.file)}, {"position", r.position}, {"offset", r.offset},
-                      {"timestamp", r.timestamp}};
+  nlohmann::json j = {
+      {"file", EscapeInvalidUtf8(r.file)}, {"position", r.position}, {"offset", r.offset}, {"timestamp", r.timestamp}};
   if (r.tombstone) {
     j["tombstone"] = true;
     return j;
@@ -89,13 +89,14 @@ void PrintProblems(const CollectingSink& sink) {
 std::string Advice(const HangingTransaction& h) {
   const CoordinatorView& c = h.coordinator;
   const size_t dash = h.topic_partition.rfind('-');
-  std::string abort_cmd = fmt::format("kafka-transactions.sh --bootstrap-server BROKER abort --topic {} --partition {} "
-                                      "--start-offset {}",
-                                      h.topic_partition.substr(0, dash), h.topic_partition.substr(dash + 1),
-                                      h.first_offset);
-  std::string settle = fmt::format("a replica holding a marker of producer {} after offset {} (klf diff), or an older "
-                                   "copy of __transaction_state, settles it",
-                                   h.producer_id, h.last_offset);
+  std::string abort_cmd = fmt::format(
+      "kafka-transactions.sh --bootstrap-server BROKER abort --topic {} --partition {} "
+      "--start-offset {}",
+      h.topic_partition.substr(0, dash), h.topic_partition.substr(dash + 1), h.first_offset);
+  std::string settle = fmt::format(
+      "a replica holding a marker of producer {} after offset {} (klf diff), or an older "
+      "copy of __transaction_state, settles it",
+      h.producer_id, h.last_offset);
   return CoordinatorAdvice(c, abort_cmd, settle);
 }
 
@@ -114,7 +115,8 @@ int RunDescribe(const TxnArgs& a) {
     for (const auto& [id, h] : log.ids) {
       nlohmann::json records = nlohmann::json::array();
       for (const CoordinatorRecord& r : h.records) records.push_back(RecordJson(r));
-      ids.push_back({{"transactionalId", EscapeInvalidUtf8(id)}, {"latest", RecordJson(h.latest())}, {"records", records}});
+      ids.push_back(
+          {{"transactionalId", EscapeInvalidUtf8(id)}, {"latest", RecordJson(h.latest())}, {"records", records}});
     }
     nlohmann::json j = {{"partitions", txn_dirs}, {"transactionalIds", ids}, {"problems", ProblemsJson(sink)}};
     std::printf("%s\n", DumpJson(j).c_str());
@@ -168,14 +170,18 @@ int RunFindHanging(const TxnArgs& a) {
                         {"why", h.coordinator.why},
                         {"evidence", evidence}}}});
     }
-    nlohmann::json j = {{"coordinatorPartitions", txn_dirs}, {"partitionsExamined", data_dirs.size()},
-                        {"hanging", list}, {"unreadable", unreadable}, {"problems", ProblemsJson(sink)}};
+    nlohmann::json j = {{"coordinatorPartitions", txn_dirs},
+                        {"partitionsExamined", data_dirs.size()},
+                        {"hanging", list},
+                        {"unreadable", unreadable},
+                        {"problems", ProblemsJson(sink)}};
     std::printf("%s\n", DumpJson(j).c_str());
   } else {
     PrintProblems(sink);
     if (txn_dirs.empty())
-      std::printf("no __transaction_state partition in the PATHs: the coordinator's verdicts are unknown "
-                  "(give a broker log dir that holds them)\n");
+      std::printf(
+          "no __transaction_state partition in the PATHs: the coordinator's verdicts are unknown "
+          "(give a broker log dir that holds them)\n");
     for (const HangingTransaction& h : hanging) {
       std::printf("%s: producerId %lld epoch %d open from offset %lld to %lld (last data written at %s)%s\n",
                   h.topic_partition.c_str(), (long long)h.producer_id, h.producer_epoch, (long long)h.first_offset,
@@ -188,7 +194,9 @@ int RunFindHanging(const TxnArgs& a) {
       if (c.verdict == CoordinatorVerdict::kCommitted || c.verdict == CoordinatorVerdict::kAborted)
         verdict += c.certain ? " (certain)" : " (suspected)";
       std::printf("  coordinator: %s%s\n", verdict.c_str(),
-                  c.transactional_id.empty() ? "" : fmt::format(" (transactionalId {})", EscapeInvalidUtf8(c.transactional_id)).c_str());
+                  c.transactional_id.empty()
+                      ? ""
+                      : fmt::format(" (transactionalId {})", EscapeInvalidUtf8(c.transactional_id)).c_str());
       if (!c.why.empty()) std::printf("  why: %s\n", c.why.c_str());
       for (const CoordinatorRecord& r : c.evidence)
         std::printf("  evidence: %s: %s\n", EscapeInvalidUtf8(r.file).c_str(), RecordText(r).c_str());
@@ -257,16 +265,18 @@ int RunAudit(const TxnArgs& a) {
                   AuditKindName(f.kind), f.certain ? "certain" : "suspected", (long long)f.producer_id,
                   EscapeInvalidUtf8(f.transactional_id).c_str(), f.committed ? "COMMIT" : "ABORT");
       std::printf("  why: %s\n", f.why.c_str());
-      std::printf("  coordinator: %s: %s\n", EscapeInvalidUtf8(f.decision.file).c_str(), RecordText(f.decision).c_str());
+      std::printf("  coordinator: %s: %s\n", EscapeInvalidUtf8(f.decision.file).c_str(),
+                  RecordText(f.decision).c_str());
       for (const AuditFact& x : f.facts)
         std::printf("  replica: %s: position %llu: %s\n", EscapeInvalidUtf8(x.file).c_str(),
                     (unsigned long long)x.position, x.fact.c_str());
     }
-    std::printf("%d decisions of the coordinator (%d judged under transaction version 2, %d not judged: version 0/1 "
-                "records cannot be tied to one marker); %d partition copies; %d markers checked, %d agree; %zu "
-                "findings\n",
-                r.decisions, r.version2_decisions, r.unjudged_decisions, r.partition_copies, r.markers_checked,
-                r.markers_agree, r.findings.size());
+    std::printf(
+        "%d decisions of the coordinator (%d judged under transaction version 2, %d not judged: version 0/1 "
+        "records cannot be tied to one marker); %d partition copies; %d markers checked, %d agree; %zu "
+        "findings\n",
+        r.decisions, r.version2_decisions, r.unjudged_decisions, r.partition_copies, r.markers_checked, r.markers_agree,
+        r.findings.size());
   }
   int code = r.findings.empty() && r.foreign.empty() ? kExitOk : kExitProblems;
   if (!r.unreadable.empty()) code = WorseExit(code, kExitUnreadable);
@@ -277,14 +287,18 @@ int RunAudit(const TxnArgs& a) {
 
 Command AddTxnCommand(CLI::App* parent) {
   auto args = std::make_shared<TxnArgs>();
-  CLI::App* app = parent->add_subcommand("txn", "The transaction coordinator offline: __transaction_state and open transactions");
+  CLI::App* app =
+      parent->add_subcommand("txn", "The transaction coordinator offline: __transaction_state and open transactions");
   app->require_subcommand(1);
-  CLI::App* describe = app->add_subcommand("describe", "Every transactional id of the __transaction_state partitions, with its history");
-  CLI::App* hanging = app->add_subcommand("find-hanging", "Every open transaction of the partitions, with the coordinator's verdict");
+  CLI::App* describe =
+      app->add_subcommand("describe", "Every transactional id of the __transaction_state partitions, with its history");
+  CLI::App* hanging =
+      app->add_subcommand("find-hanging", "Every open transaction of the partitions, with the coordinator's verdict");
   CLI::App* audit = app->add_subcommand(
       "audit", "The coordinator's decisions held against every partition copy's markers and .txnindex");
   for (CLI::App* sub : {describe, hanging, audit}) {
-    sub->add_option("PATH", args->paths, "broker log directories or partition directories (never modified)")->required();
+    sub->add_option("PATH", args->paths, "broker log directories or partition directories (never modified)")
+        ->required();
     sub->add_flag("--json", args->json, "print one JSON object");
   }
   for (CLI::App* sub : {hanging, audit}) {

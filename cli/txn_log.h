@@ -35,7 +35,6 @@ struct TxnLog {
 
 // `replica_paths`: the PATHs as given. False with *error (which names the directory) only when an
 // explicit --txn-log cannot be used.
-bool LoadTxnLog(const TxnLogArgs& args, const std::vector<std::string>& replica_paths, TxnLog* out,
-                std::string* error);
+bool LoadTxnLog(const TxnLogArgs& args, const std::vector<std::string>& replica_paths, TxnLog* out, std::string* error);
 
 }  // namespace klf::cli

@@ -77,8 +77,8 @@ class PrintingSink : public ProblemSink {
       out_->Append(SeverityName(key.first));
       out_->Append(fmt::format(" {} x {} in {} director{} ({} more not shown; first: {}:{} {}); --all lists each\n",
                                r.count, key.second, r.dirs.size(), r.dirs.size() == 1 ? "y" : "ies",
-                               r.count - kShownPerCheck, EscapeInvalidUtf8(r.first_hidden.file), r.first_hidden.position,
-                               EscapeInvalidUtf8(r.first_hidden.message)));
+                               r.count - kShownPerCheck, EscapeInvalidUtf8(r.first_hidden.file),
+                               r.first_hidden.position, EscapeInvalidUtf8(r.first_hidden.message)));
     }
   }
 
@@ -126,10 +126,11 @@ int Run(const VerifyArgs& args) {
   if (!args.common.json) sink.PrintRollups();
   if (args.common.json) {
     out.Append(sink.count() == 0 ? "],\n" : "\n],\n");
-    out.Append(fmt::format(" \"filesChecked\": {}, \"bytesChecked\": {}, \"batches\": {}, \"records\": {},\n"
-                           " \"errors\": {}, \"warnings\": {}, \"infos\": {}, \"unreadable\": [",
-                           total.files_checked, total.bytes_checked, total.batches, total.records, total.errors,
-                           total.warnings, total.infos));
+    out.Append(
+        fmt::format(" \"filesChecked\": {}, \"bytesChecked\": {}, \"batches\": {}, \"records\": {},\n"
+                    " \"errors\": {}, \"warnings\": {}, \"infos\": {}, \"unreadable\": [",
+                    total.files_checked, total.bytes_checked, total.batches, total.records, total.errors,
+                    total.warnings, total.infos));
     for (size_t i = 0; i < unreadable.size(); ++i) {
       if (i) out.Append(", ");
       out.AppendJsonString(unreadable[i]);
@@ -176,8 +177,7 @@ Command AddVerifyCommand(CLI::App* parent) {
   AddCommonOptions(app, &args->common, /*with_bytes=*/false);
   app->add_option("--threads", args->threads, "Partitions verified at once (default: one per core)")
       ->check(CLI::Range(0, 256));
-  app->add_flag("--headers-only", args->headers_only,
-                "Only framing, CRCs and batch headers (do not decode records)");
+  app->add_flag("--headers-only", args->headers_only, "Only framing, CRCs and batch headers (do not decode records)");
   app->add_flag("--all", args->all,
                 "Print every problem (text); by default a check's problems after its first 3 are summed up");
   app->add_option("PATH", args->paths, "Files, partition directories or broker log directories")

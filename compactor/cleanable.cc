@@ -12,8 +12,10 @@ SegmentRange SegmentsInRange(const LogSummary& log, int64_t from, int64_t to) {
   // Greatest base <= from (floorKey); if none, start at the first segment.
   size_t first = 0;
   for (size_t i = 0; i < segs.size(); i++) {
-    if (segs[i].base_offset <= from) first = i;
-    else break;
+    if (segs[i].base_offset <= from)
+      first = i;
+    else
+      break;
   }
   size_t last = first;
   while (last < segs.size() && segs[last].base_offset < to) last++;
@@ -71,15 +73,14 @@ LogToClean ComputeLogToClean(const LogSummary& log, int64_t first_dirty_offset, 
   r.first_dirty_offset = first_dirty_offset;
   r.uncleanable_offset = uncleanable_offset;
   SegmentRange rest = NonActiveSegmentsFrom(log, uncleanable_offset);
-  r.first_uncleanable_offset =
-      rest.empty() ? log.active().base_offset : log.segments[rest.first].base_offset;
+  r.first_uncleanable_offset = rest.empty() ? log.active().base_offset : log.segments[rest.first].base_offset;
   auto sum = [&](SegmentRange range) {
     int64_t s = 0;
     for (size_t i = range.first; i < range.last; i++) s += log.segments[i].size;
     return s;
   };
-  r.cleanable_bytes = sum(SegmentsInRange(log, std::min(first_dirty_offset, r.first_uncleanable_offset),
-                                          r.first_uncleanable_offset));
+  r.cleanable_bytes =
+      sum(SegmentsInRange(log, std::min(first_dirty_offset, r.first_uncleanable_offset), r.first_uncleanable_offset));
   r.clean_bytes = sum(SegmentsInRange(log, -1, first_dirty_offset));
   r.total_bytes = r.clean_bytes + r.cleanable_bytes;
   r.cleanable_ratio = r.total_bytes == 0 ? 0 : double(r.cleanable_bytes) / double(r.total_bytes);

@@ -15,14 +15,14 @@ namespace klf {
 // What the choosing rules need to know about one segment (spec §0).
 struct SegmentSummary {
   int64_t base_offset = 0;
-  int64_t size = 0;                 // bytes of the .log
-  int64_t last_modified_ms = 0;     // mtime of the .log
+  int64_t size = 0;                   // bytes of the .log
+  int64_t last_modified_ms = 0;       // mtime of the .log
   int64_t max_timestamp_so_far = -1;  // last .timeindex entry's timestamp, -1 if none
   // maxTimestamp of the first batch (LogSegment.getFirstBatchTimestamp); nullopt for an empty segment.
   std::optional<int64_t> first_batch_timestamp;
-  int64_t next_offset = 0;          // readNextOffset: last offset of its last batch + 1, or base if empty
-  int64_t offset_index_bytes = 0;   // entries × 8
-  int64_t time_index_bytes = 0;     // entries × 12
+  int64_t next_offset = 0;         // readNextOffset: last offset of its last batch + 1, or base if empty
+  int64_t offset_index_bytes = 0;  // entries × 8
+  int64_t time_index_bytes = 0;    // entries × 12
 
   // segment.largestTimestamp: maxTimestampSoFar if >= 0, else the file's mtime.
   int64_t largest_timestamp() const { return max_timestamp_so_far >= 0 ? max_timestamp_so_far : last_modified_ms; }
@@ -33,7 +33,7 @@ struct LogSummary {
   std::vector<SegmentSummary> segments;  // ascending base offset, at least one
   int64_t log_start_offset = 0;
   int64_t log_end_offset = 0;
-  int64_t last_stable_offset = 0;        // min(HW, first unstable offset)
+  int64_t last_stable_offset = 0;             // min(HW, first unstable offset)
   std::optional<int64_t> cleaner_checkpoint;  // cleaner-offset-checkpoint entry, if any
 
   const SegmentSummary& active() const { return segments.back(); }
@@ -60,8 +60,7 @@ struct CleanableOffsets {
 CleanableOffsets ComputeCleanableOffsets(const LogSummary& log, const CleanerConfig& config, int64_t now);
 
 // §2.3: how long the dirty data is overdue for max.compaction.lag.ms (0 = not overdue).
-int64_t MaxCompactionDelay(const LogSummary& log, int64_t first_dirty_offset, const CleanerConfig& config,
-                           int64_t now);
+int64_t MaxCompactionDelay(const LogSummary& log, int64_t first_dirty_offset, const CleanerConfig& config, int64_t now);
 
 // §2.4 (LogToClean): the segment-aligned upper bound and the byte sums behind the dirty ratio.
 struct LogToClean {

@@ -105,14 +105,20 @@ bool FitsRelative(int64_t base_offset, int64_t offset) {
   return relative >= 0 && relative <= INT32_MAX;
 }
 
-
 // One cleaning round over a loaded log (Cleaner.doClean, spec §3-§10).
 class Round {
  public:
   Round(const PartitionLog& log, const CleanerConfig& config, int64_t now, OffsetMap* map, PassReport* report,
         ProblemSink* sink, bool explain)
-      : log_(log), config_(config), now_(now), map_(map), report_(report), sink_(sink), explain_(explain),
-        io_buffer_size_(config.IoBufferSizePerBuffer()), capacity_(io_buffer_size_) {}
+      : log_(log),
+        config_(config),
+        now_(now),
+        map_(map),
+        report_(report),
+        sink_(sink),
+        explain_(explain),
+        io_buffer_size_(config.IoBufferSizePerBuffer()),
+        capacity_(io_buffer_size_) {}
 
   // When a source segment's offsets overflow its cleaned segment (§6.2 step 4e), the round ends
   // early: `groups` then holds the groups cleaned before it followed by the overflowed segment's split
@@ -140,9 +146,9 @@ class Round {
                  std::string* error);
   bool SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std::string* error);
   bool FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_position, CleanedTransactionMetadata* t,
-                   const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound,
-                   std::string* out, int64_t* max_offset, int64_t* max_timestamp, int64_t* shallow_offset,
-                   size_t* bytes_read, std::string* error);
+                   const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound, std::string* out,
+                   int64_t* max_offset, int64_t* max_timestamp, int64_t* shallow_offset, size_t* bytes_read,
+                   std::string* error);
   // `keys_only`: RecordDecoder::DecodeKeys (the offset map needs offsets and keys alone; a record
   // damaged elsewhere fails the cleaning pass, which decodes everything it maps).
   bool Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error, bool keys_only = false);
@@ -155,7 +161,7 @@ class Round {
   PassReport* report_;
   ProblemSink* sink_;
   bool explain_;
-  std::optional<int64_t> mtro_, mxro_;  // exclusive removal limits; nullopt = Kafka's rules only
+  std::optional<int64_t> mtro_, mxro_;        // exclusive removal limits; nullopt = Kafka's rules only
   uint64_t parallel_min_bytes_ = UINT64_MAX;  // CompactOptions::parallel_min_bytes
   int32_t io_buffer_size_;
   int32_t capacity_;  // current read (and write) buffer capacity
@@ -163,15 +169,15 @@ class Round {
   std::vector<Bytes> keys_;  // one batch's keys for OffsetMap::Prefetch
   std::vector<OffsetMap::KeyDigest> digests_;
   std::vector<std::optional<int64_t>> found_;  // one batch's answers from lookahead_
-  std::unique_ptr<LookupAhead> lookahead_;      // the cleaning pass's look-ahead, if any
-
+  std::unique_ptr<LookupAhead> lookahead_;     // the cleaning pass's look-ahead, if any
 };
 
 bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error, bool keys_only) {
   CollectingSink local;
   if (keys_only ? decoder_.DecodeKeys(batch, seg.log_path, &local) : decoder_.Decode(batch, seg.log_path, &local))
     return true;
-  for (const auto& p : local.problems) if (sink_) sink_->Report(p);
+  for (const auto& p : local.problems)
+    if (sink_) sink_->Report(p);
   *error = local.problems.empty()
                ? fmt::format("{}: position {}: records do not decode", seg.log_path, batch.header.position)
                : fmt::format("{}: position {}: {}", local.problems[0].file, local.problems[0].position,
@@ -202,8 +208,9 @@ bool Round::GrowBuffersOrFail(const LoadedSegment& seg, Bytes chunk, size_t posi
       return false;
     }
     if (n > int64_t(seg.size - position)) {
-      *error = fmt::format("{}: position {}: batch size {} is larger than the {} bytes left: log segment may be corrupt",
-                           seg.log_path, position, n, seg.size - position);
+      *error =
+          fmt::format("{}: position {}: batch size {} is larger than the {} bytes left: log segment may be corrupt",
+                      seg.log_path, position, n, seg.size - position);
       if (sink_) sink_->Report(Problem{Severity::kError, seg.log_path, position, "batch-size", *error});
       return false;
     }
@@ -388,8 +395,8 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
     // Control records are read to learn the marker type; data records only if the batch is not
     // deleted outright (Kafka does not iterate a DELETEd batch).
     if (need_records && h.is_control && !Decode(seg, b, error)) return false;
-    bool can_discard = h.is_control ? t->OnControlBatchRead(h, need_records ? FirstControlType(b) : std::nullopt)
-                                    : t->OnBatchRead(h);
+    bool can_discard =
+        h.is_control ? t->OnControlBatchRead(h, need_records ? FirstControlType(b) : std::nullopt) : t->OnBatchRead(h);
     BatchDecision d = CheckBatchRetention(h, can_discard, last_records, upper_bound, now_);
     // Coordinated mode: a COMMIT/ABORT at or above MXRO keeps its record, whatever Kafka's rules say
     // (neither deleted nor emptied: an empty control batch closes nothing on a follower).
@@ -403,8 +410,8 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
     }
     stats.bytes_read += int64_t(b.bytes.size());
     if (need_records && !h.is_control && d.retention != BatchRetention::kDelete && !Decode(seg, b, error)) return false;
-    const BatchHeader& full_header = need_records && (h.is_control || d.retention != BatchRetention::kDelete)
-                                         ? decoder_.header() : h;
+    const BatchHeader& full_header =
+        need_records && (h.is_control || d.retention != BatchRetention::kDelete) ? decoder_.header() : h;
 
     BatchExplain ex;
     if (explain_) {
@@ -459,8 +466,8 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
       for (size_t j = 0; j < decoder_.records().size(); j++) {
         const Record& r = decoder_.records()[j];
         stats.messages_read++;
-        RecordDecision rd = ShouldRetainRecord(h, d, r, *map_, now_, retain_legacy_deletes,
-                                               found_.empty() ? std::nullopt : found_[j]);
+        RecordDecision rd =
+            ShouldRetainRecord(h, d, r, *map_, now_, retain_legacy_deletes, found_.empty() ? std::nullopt : found_[j]);
         // Coordinated mode: a tombstone whose horizon passed stays unless it is below MTRO.
         if ((rd == RecordDecision::kRemovedPastHorizon || rd == RecordDecision::kRemovedLegacyTombstone) && mtro_ &&
             r.offset >= *mtro_) {
@@ -474,8 +481,10 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
           retained.push_back(RecordInputFrom(r, decoder_.headers(r)));
         } else {
           write_original = false;
-          if (h.is_control) stats.markers_removed++;
-          else if (!r.value && rd != RecordDecision::kRemovedNoKey) stats.tombstones_removed++;
+          if (h.is_control)
+            stats.markers_removed++;
+          else if (!r.value && rd != RecordDecision::kRemovedNoKey)
+            stats.tombstones_removed++;
         }
         if (explain_) {
           RecordExplain re{r.offset, rd, !r.value.has_value(), std::nullopt};
@@ -488,8 +497,8 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
     size_t before = out->size();
     BuiltBatch built;
     if (!retained.empty()) {
-      bool need_horizon = h.magic >= 2 && (contains_tombstones || d.contains_marker_for_empty_txn) &&
-                          !h.delete_horizon_ms.has_value();
+      bool need_horizon =
+          h.magic >= 2 && (contains_tombstones || d.contains_marker_for_empty_txn) && !h.delete_horizon_ms.has_value();
       if (write_original && !need_horizon) {
         AppendOriginalBatch(b, out, &built);
         if (explain_) ex.action = "copied";
@@ -513,8 +522,10 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
     } else if (d.retention == BatchRetention::kRetainEmpty) {
       if (h.magic < 2) {
         // Kafka throws IllegalStateException and marks the partition uncleanable (§9 step 4, §15.6).
-        *error = fmt::format("{}: position {}: Empty batches are only supported for magic v2 and above "
-                             "(Kafka would mark the partition uncleanable)", seg.log_path, h.position);
+        *error = fmt::format(
+            "{}: position {}: Empty batches are only supported for magic v2 and above "
+            "(Kafka would mark the partition uncleanable)",
+            seg.log_path, h.position);
         return false;
       }
       if (!AppendEmptyBatch(h, out, &built, error)) return false;
@@ -573,9 +584,10 @@ bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std
   const LoadedSegment& seg = log_.segments[si];
   const SegmentSummary& summary = log_.summary.segments[si];
   if (!(summary.next_offset > seg.base_offset && !FitsRelative(seg.base_offset, JavaSub(summary.next_offset, 1)))) {
-    *error = fmt::format("{}: an offset overflows the cleaned segment but this segment has no overflow of its own, "
-                         "so Kafka cannot split it (IllegalArgumentException: the partition would be uncleanable)",
-                         seg.log_path);
+    *error = fmt::format(
+        "{}: an offset overflows the cleaned segment but this segment has no overflow of its own, "
+        "so Kafka cannot split it (IllegalArgumentException: the partition would be uncleanable)",
+        seg.log_path);
     return false;
   }
   ChunkReader reader;
@@ -707,8 +719,8 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
       size_t si = go.sources[j];
       const LoadedSegment& cur = log_.segments[si];
       int64_t from = cur.base_offset;
-      int64_t to = j + 1 < go.sources.size() ? log_.segments[go.sources[j + 1]].base_offset
-                                             : summary.segments[si].next_offset;
+      int64_t to =
+          j + 1 < go.sources.size() ? log_.segments[go.sources[j + 1]].base_offset : summary.segments[si].next_offset;
       t.AddAbortedTransactions(log_.CollectAbortedTransactions(from, to));
       bool retain_legacy_deletes = summary.segments[si].last_modified_ms > legacy_delete_horizon_ms;
       bool overflow = false;
@@ -849,7 +861,8 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
     // copied unchanged, so the values loaded from the input's log dir are the staging ones.
     log.dir = partition_dir;
     log.log_dir = fs::path(partition_dir).parent_path().string();
-    for (auto& [offset, path] : log.snapshot_files) path = (fs::path(partition_dir) / fs::path(path).filename()).string();
+    for (auto& [offset, path] : log.snapshot_files)
+      path = (fs::path(partition_dir) / fs::path(path).filename()).string();
   }
   report->partition = log.tp.ToString();
   report->log_start_offset = log.summary.log_start_offset;
@@ -877,8 +890,9 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
     // A large dirty range touches most of the table: back it with huge pages (fewer TLB misses).
     if (d.range.cleanable_bytes >= (int64_t(64) << 20)) map->AdviseHugePages();
     if (!(double(map->slots()) * config.dedupe_buffer_load_factor > 1)) {
-      *error = "offset map is too small to fit in even a single message, so log cleaning will never make progress "
-               "(increase log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads)";
+      *error =
+          "offset map is too small to fit in even a single message, so log cleaning will never make progress "
+          "(increase log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads)";
       return false;
     }
     Round round(log, config, options.now, map.get(), report, sink, options.explain);
@@ -946,8 +960,9 @@ bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* 
   ::close(fd);
   std::error_code ec;
   fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-  if (!ec) fs::permissions(to, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                                   fs::perms::others_read, ec);
+  if (!ec)
+    fs::permissions(to, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read,
+                    ec);
   if (!ec) fs::last_write_time(to, fs::last_write_time(from, ec), ec);
   if (ec) {
     *error = from.string() + " -> " + to.string() + ": " + ec.message();

@@ -39,7 +39,7 @@ struct CompactOptions {
   bool only_if_eligible = false;  // exactly one broker pass: clean only when a broker would
   int passes = 1;
   bool explain = false;
-  bool force = false;             // replace a non-empty --out
+  bool force = false;  // replace a non-empty --out
   std::optional<int64_t> high_watermark;
   // Replaces the cleaner-offset-checkpoint value for the first pass (a case.json's
   // firstDirtyOffsetOverride; Kafka's tests' LogToClean(firstDirtyOffset)). Still subject to the
@@ -97,7 +97,7 @@ struct CleanerStats {
 struct OutputSegment {
   int64_t base_offset = 0;
   int64_t size = 0;
-  bool cleaned = false;  // written by this pass (else untouched)
+  bool cleaned = false;              // written by this pass (else untouched)
   std::vector<int64_t> merged_from;  // source segment bases
 };
 
@@ -110,9 +110,9 @@ struct PassReport {
   std::vector<int64_t> active_producers, expired_producers;
   std::optional<int64_t> cleaner_checkpoint_before;
   bool cleaned = false;
-  int64_t end_offset = 0;  // new cleaner checkpoint when cleaned
-  bool map_filled = false;  // the offset map reached its fill limit
-  int map_threads = 1;      // 2 when the map was built by two threads (CompactOptions::parallel_min_bytes)
+  int64_t end_offset = 0;     // new cleaner checkpoint when cleaned
+  bool map_filled = false;    // the offset map reached its fill limit
+  int map_threads = 1;        // 2 when the map was built by two threads (CompactOptions::parallel_min_bytes)
   int64_t lookups_ahead = 0;  // map lookups of the cleaning pass answered by the look-ahead thread
   int32_t map_slots = 0, map_entries = 0, max_desired_map_size = 0;
   std::optional<int64_t> checkpoint_written;  // value written to cleaner-offset-checkpoint, if any

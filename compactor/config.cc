@@ -40,8 +40,14 @@ bool ParseDouble(std::string_view v, double* out) {
 
 bool ParseBool(std::string_view v, bool* out) {
   std::string s = Trim(v);
-  if (s == "true") { *out = true; return true; }
-  if (s == "false") { *out = false; return true; }
+  if (s == "true") {
+    *out = true;
+    return true;
+  }
+  if (s == "false") {
+    *out = false;
+    return true;
+  }
   return false;
 }
 
@@ -53,7 +59,8 @@ bool CleanerConfig::Set(std::string_view key, std::string_view value, std::strin
     return false;
   };
   auto is = [&](std::initializer_list<const char*> names) {
-    for (const char* n : names) if (key == n) return true;
+    for (const char* n : names)
+      if (key == n) return true;
     return false;
   };
   if (is({"cleanup.policy", "log.cleanup.policy"})) {
@@ -65,9 +72,12 @@ bool CleanerConfig::Set(std::string_view key, std::string_view value, std::strin
       size_t comma = s.find(',', start);
       if (comma == std::string::npos) comma = s.size();
       std::string item = Trim(std::string_view(s).substr(start, comma - start));
-      if (item == "compact") c = true;
-      else if (item == "delete") d = true;
-      else if (!item.empty()) return bad("a list of compact/delete");
+      if (item == "compact")
+        c = true;
+      else if (item == "delete")
+        d = true;
+      else if (!item.empty())
+        return bad("a list of compact/delete");
       start = comma + 1;
     }
     compact = c;
@@ -95,8 +105,7 @@ bool CleanerConfig::Set(std::string_view key, std::string_view value, std::strin
     return ParseI32(value, &max_message_bytes) && max_message_bytes >= 0 ? true : bad("an int >= 0");
   if (is({"message.max.bytes"}))
     return ParseI32(value, &broker_message_max_bytes) && broker_message_max_bytes >= 0 ? true : bad("an int >= 0");
-  if (is({"preallocate", "log.preallocate"}))
-    return ParseBool(value, &preallocate) ? true : bad("true or false");
+  if (is({"preallocate", "log.preallocate"})) return ParseBool(value, &preallocate) ? true : bad("true or false");
   if (is({"message.timestamp.type", "log.message.timestamp.type"})) {
     std::string s = Trim(value);
     if (s != "CreateTime" && s != "LogAppendTime") return bad("CreateTime or LogAppendTime");
@@ -112,13 +121,12 @@ bool CleanerConfig::Set(std::string_view key, std::string_view value, std::strin
   if (is({"log.cleaner.io.buffer.size"}))
     return ParseI32(value, &io_buffer_size) && io_buffer_size >= 0 ? true : bad("an int >= 0");
   if (is({"producer.id.expiration.ms"}))
-    return ParseI64(value, &producer_id_expiration_ms) && producer_id_expiration_ms >= 1 ? true
-                                                                                         : bad("a long >= 1");
+    return ParseI64(value, &producer_id_expiration_ms) && producer_id_expiration_ms >= 1 ? true : bad("a long >= 1");
   // Settings that do not change the cleaner's output are accepted so a whole effective config can be
   // passed (e.g. a case.json's `config`).
-  if (is({"log.cleaner.enable", "log.cleaner.backoff.ms", "log.cleaner.io.max.bytes.per.second",
-          "file.delete.delay.ms", "log.segment.delete.delay.ms", "retention.ms", "retention.bytes",
-          "producer.id.expiration.check.interval.ms", "compression.type"}))
+  if (is({"log.cleaner.enable", "log.cleaner.backoff.ms", "log.cleaner.io.max.bytes.per.second", "file.delete.delay.ms",
+          "log.segment.delete.delay.ms", "retention.ms", "retention.bytes", "producer.id.expiration.check.interval.ms",
+          "compression.type"}))
     return true;
   *error = "--config " + std::string(key) + ": unknown property (see klf compact --help)";
   return false;
@@ -138,8 +146,6 @@ int32_t CleanerConfig::OffsetMapMemory() const {
   return int32_t(std::min<int64_t>(per_thread, INT32_MAX));
 }
 
-int32_t CleanerConfig::IoBufferSizePerBuffer() const {
-  return io_buffer_size / std::max(cleaner_threads, 1) / 2;
-}
+int32_t CleanerConfig::IoBufferSizePerBuffer() const { return io_buffer_size / std::max(cleaner_threads, 1) / 2; }
 
 }  // namespace klf

@@ -12,7 +12,7 @@ namespace klf {
 struct CleanerConfig {
   // Topic configs (LogConfig.java); the broker default key is accepted as well (e.g.
   // `log.cleaner.delete.retention.ms` for `delete.retention.ms`).
-  bool compact = false;  // cleanup.policy contains "compact"
+  bool compact = false;       // cleanup.policy contains "compact"
   bool delete_policy = true;  // cleanup.policy contains "delete"
   double min_cleanable_ratio = 0.5;
   int64_t min_compaction_lag_ms = 0;

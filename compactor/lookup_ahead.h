@@ -75,10 +75,10 @@ class LookupAhead {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Block>> ready_;
-  std::atomic<size_t> ready_count_{0};  // ready_.size(), read by Find without the lock
+  std::atomic<size_t> ready_count_{0};         // ready_.size(), read by Find without the lock
   std::vector<std::unique_ptr<Block>> spare_;  // blocks the caller is done with
   bool stop_ = false;
-  bool done_ = false;  // the thread has returned
+  bool done_ = false;                       // the thread has returned
   std::atomic<int64_t> caller_offset_{-1};  // the offset the caller last asked about
 
   std::unique_ptr<Block> current_;  // the caller's block

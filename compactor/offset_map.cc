@@ -12,8 +12,8 @@ namespace klf {
 
 std::unique_ptr<SkimpyOffsetMap> SkimpyOffsetMap::Create(int32_t memory, std::string* error) {
   if (memory < kBytesPerEntry) {
-    *error = "offset map memory " + std::to_string(memory) + " bytes holds no " +
-             std::to_string(kBytesPerEntry) + "-byte entry";
+    *error = "offset map memory " + std::to_string(memory) + " bytes holds no " + std::to_string(kBytesPerEntry) +
+             "-byte entry";
     return nullptr;
   }
   return std::unique_ptr<SkimpyOffsetMap>(new SkimpyOffsetMap(memory));
@@ -214,8 +214,6 @@ void SkimpyOffsetMap::Clear() {
   prepared_next_ = 0;
 }
 
-int32_t MaxDesiredMapSize(int32_t slots, double load_factor) {
-  return int32_t(double(slots) * load_factor);
-}
+int32_t MaxDesiredMapSize(int32_t slots, double load_factor) { return int32_t(double(slots) * load_factor); }
 
 }  // namespace klf

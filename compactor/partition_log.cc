@@ -20,7 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 // Walks a mapped file front to back while unmapping the pages already passed (MADV_DONTNEED on a
 // read-only private mapping only drops this process's page-table entries; the page cache keeps the
 // bytes), so a header walk over a 1 GiB segment does not leave 1 GiB resident in this process.
@@ -81,9 +80,7 @@ bool ChunkReader::Read(uint64_t pos, size_t n, Bytes* out, std::string* error) {
   return true;
 }
 
-std::string SegmentFileName(int64_t offset, const char* suffix) {
-  return fmt::format("{:020d}{}", offset, suffix);
-}
+std::string SegmentFileName(int64_t offset, const char* suffix) { return fmt::format("{:020d}{}", offset, suffix); }
 
 EntryStatus NextEntry(Bytes buf, size_t pos, uint64_t file_position, BatchView* batch, std::string* error) {
   size_t remaining = buf.size() - pos;
@@ -101,7 +98,8 @@ EntryStatus NextEntry(Bytes buf, size_t pos, uint64_t file_position, BatchView* 
   }
   if (remaining < size_t(kLogOverhead) + size_t(size)) return EntryStatus::kIncomplete;
   Bytes entry = buf.subspan(pos, size_t(kLogOverhead) + size_t(size));
-  if (!ParseBatchHeader(entry, file_position, /*verify_crc=*/false, &batch->header, error)) return EntryStatus::kCorrupt;
+  if (!ParseBatchHeader(entry, file_position, /*verify_crc=*/false, &batch->header, error))
+    return EntryStatus::kCorrupt;
   batch->bytes = entry;
   return EntryStatus::kOk;
 }
@@ -121,8 +119,10 @@ std::vector<AbortedTxn> PartitionLog::CollectAbortedTransactions(int64_t start, 
   // The segment containing `start` (floor); none → nothing.
   size_t first = segments.size();
   for (size_t i = 0; i < segments.size(); i++) {
-    if (segments[i].base_offset <= start) first = i;
-    else break;
+    if (segments[i].base_offset <= start)
+      first = i;
+    else
+      break;
   }
   if (first == segments.size()) return out;
   // Quirk §15.4: the lower filter is the log start offset, not `start`.
@@ -136,13 +136,10 @@ std::vector<AbortedTxn> PartitionLog::CollectAbortedTransactions(int64_t start, 
   return out;
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& config, int64_t now,
-                      std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink,
-                      std::string* error) {
+                      std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink, std::string* error) {
   out->dir = partition_dir;
   // The partition as a broker loads it (partition/loaded_log.h): segments, checkpoints, producer state.
   LoadOptions lo;

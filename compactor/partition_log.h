@@ -52,8 +52,8 @@ class ChunkReader {
 struct LoadedSegment {
   int64_t base_offset = 0;
   std::string log_path;
-  uint64_t size = 0;       // .log bytes at load
-  int64_t mtime_ms = 0;    // .log modification time
+  uint64_t size = 0;                  // .log bytes at load
+  int64_t mtime_ms = 0;               // .log modification time
   std::vector<AbortedTxn> txn_index;  // .txnindex entries (empty if absent)
   std::vector<OffsetIndexEntry> offset_index;
 };
@@ -62,11 +62,11 @@ struct PartitionLog {
   std::string dir;
   std::string log_dir;  // parent directory (holds the checkpoint files)
   TopicPartition tp;
-  std::vector<LoadedSegment> segments;   // ascending base offset
-  LogSummary summary;                    // parallel to `segments`
+  std::vector<LoadedSegment> segments;            // ascending base offset
+  LogSummary summary;                             // parallel to `segments`
   std::map<int64_t, std::string> snapshot_files;  // offset -> path
   int64_t high_watermark = 0;
-  ProducerStateManager producer_state;  // after expiration at `now`: the active producers
+  ProducerStateManager producer_state;     // after expiration at `now`: the active producers
   std::vector<int64_t> expired_producers;  // removed by that expiration
 
   // lastRecordsOfActiveProducers (§7.3).
@@ -80,8 +80,7 @@ struct PartitionLog {
 // Returns false with *error when the directory or a segment cannot be read, or a segment is corrupt
 // where the cleaner would read it (problems also go to `sink`).
 bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& config, int64_t now,
-                      std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink,
-                      std::string* error);
+                      std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink, std::string* error);
 
 // Kafka's in-memory batch iteration over a read buffer (ByteBufferLogInputStream, FMT §2): the entry
 // at `pos` of `buf`. kIncomplete when the buffer ends inside it; kCorrupt (with *error) for a size

@@ -45,8 +45,7 @@ bool CleanedTransactionMetadata::OnControlBatchRead(const BatchHeader& batch, st
     case ControlType::kCommit:
       // Discardable only if no data batch of this transaction was read in this round.
       return ongoing_committed_.erase(batch.producer_id) == 0;
-    default:
-      return false;
+    default: return false;
   }
 }
 

@@ -139,10 +139,13 @@ std::string SettleWith(int64_t pid, int16_t epoch, const std::vector<int64_t>& a
       "{}the producer's __transaction_state record (transactional id of producer {}, epoch {}: its CompleteCommit or "
       "CompleteAbort), or an older copy of the leader's segments that still holds offsets {}..{} and the marker that "
       "closed them",
-      had_coordinator ? "an older copy of " : "", pid, epoch, at_stake.empty() ? -1 : at_stake.front(), at_stake.empty() ? -1 : at_stake.back());
+      had_coordinator ? "an older copy of " : "", pid, epoch, at_stake.empty() ? -1 : at_stake.front(),
+      at_stake.empty() ? -1 : at_stake.back());
 }
 
-void AddFacts(std::vector<TxnFact>* to, const std::vector<TxnFact>& from) { to->insert(to->end(), from.begin(), from.end()); }
+void AddFacts(std::vector<TxnFact>* to, const std::vector<TxnFact>& from) {
+  to->insert(to->end(), from.begin(), from.end());
+}
 
 // The finding (if any) for transaction `ti` of replica `a`, whose data records are `records`.
 std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, size_t a, int32_t ti,
@@ -241,17 +244,19 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
     f.evidence = fmt::format(
         "on {} the {} of producer {} (epoch {}) at offset {} closes one transaction from offset {}, so {} {} {} there; "
         "{}{}",
-        A.label, held_word, t.producer_id, t.producer_epoch, *t.marker_offset, t.first_offset,
-        named(at_stake), at_stake.size() == 1 ? "is" : "are",
-        held == TxnOutcome::kCommit ? "committed" : "aborted", proof, outcome_proof);
+        A.label, held_word, t.producer_id, t.producer_epoch, *t.marker_offset, t.first_offset, named(at_stake),
+        at_stake.size() == 1 ? "is" : "are", held == TxnOutcome::kCommit ? "committed" : "aborted", proof,
+        outcome_proof);
     bool certain = f.certainty == FindingCertainty::kCertain;
     if (held == TxnOutcome::kCommit) {
-      f.impact = certain ? fmt::format("read_committed consumers of {} receive aborted data ({}) that the healthy "
-                                       "replicas never deliver; {}'s own cleaner will keep it as committed",
-                                       A.label, named(at_stake), A.label)
-                         : fmt::format("suspected: if the records at stake ({}) were aborted, read_committed consumers "
-                                       "of {} receive them although the leader never delivered them",
-                                       named(at_stake), A.label);
+      f.impact = certain ? fmt::format(
+                               "read_committed consumers of {} receive aborted data ({}) that the healthy "
+                               "replicas never deliver; {}'s own cleaner will keep it as committed",
+                               A.label, named(at_stake), A.label)
+                         : fmt::format(
+                               "suspected: if the records at stake ({}) were aborted, read_committed consumers "
+                               "of {} receive them although the leader never delivered them",
+                               named(at_stake), A.label);
     } else {
       // Latent: every record at stake is superseded on the healthy replicas, so the latest values agree.
       bool latent = true;
@@ -266,12 +271,14 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
       std::string prefix = latent ? "latent: every record at stake is superseded on the other replicas, so the latest "
                                     "values agree today, but "
                                   : "";
-      f.impact = certain ? fmt::format("{}read_committed consumers of {} skip committed data ({}) that the healthy "
-                                       "replicas deliver, and {}'s cleaner will delete it as aborted",
-                                       prefix, A.label, named(at_stake), A.label)
-                         : fmt::format("suspected: {}if the records at stake ({}) were committed, read_committed "
-                                       "consumers of {} skip them and {}'s cleaner will delete them as aborted",
-                                       prefix, named(at_stake), A.label, A.label);
+      f.impact = certain ? fmt::format(
+                               "{}read_committed consumers of {} skip committed data ({}) that the healthy "
+                               "replicas deliver, and {}'s cleaner will delete it as aborted",
+                               prefix, A.label, named(at_stake), A.label)
+                         : fmt::format(
+                               "suspected: {}if the records at stake ({}) were committed, read_committed "
+                               "consumers of {} skip them and {}'s cleaner will delete them as aborted",
+                               prefix, named(at_stake), A.label, A.label);
     }
   }
   if (healthy.empty()) {
@@ -328,8 +335,9 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
         why = fmt::format("{} is partition {} but {} is partition {}", rs[i].path, rs[i].tp->ToString(), rs[j].path,
                           rs[j].tp->ToString());
       } else if (rs[i].topic_id && rs[j].topic_id && *rs[i].topic_id != *rs[j].topic_id) {
-        why = fmt::format("partition.metadata names topic id {} in {} but {} in {}: different incarnations of the topic",
-                          *rs[i].topic_id, rs[i].path, *rs[j].topic_id, rs[j].path);
+        why =
+            fmt::format("partition.metadata names topic id {} in {} but {} in {}: different incarnations of the topic",
+                        *rs[i].topic_id, rs[i].path, *rs[j].topic_id, rs[j].path);
       }
       if (!why.empty()) {
         Finding f;
@@ -379,11 +387,13 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
     }
     std::string other;
     if (auto hb = ReadRecordBytes(rs[d.healthy.front()], d.first)) {
-      other = fmt::format(" ({} has key {} value {} there)", rs[d.healthy.front()].label, Text(hb->key), Text(hb->value));
+      other =
+          fmt::format(" ({} has key {} value {} there)", rs[d.healthy.front()].label, Text(hb->key), Text(hb->value));
     }
-    f.evidence = fmt::format("offsets {} hold different records on {} than on {}{}: the logs diverged (truncation or an "
-                             "unclean leader election)",
-                             OffsetRange(d.first, d.last), Names(rs, d.affected), Names(rs, d.healthy), other);
+    f.evidence = fmt::format(
+        "offsets {} hold different records on {} than on {}{}: the logs diverged (truncation or an "
+        "unclean leader election)",
+        OffsetRange(d.first, d.last), Names(rs, d.affected), Names(rs, d.healthy), other);
     f.impact = fmt::format("consumers get different records at offsets {} depending on the replica they read",
                            OffsetRange(d.first, d.last));
     for (size_t a : d.affected) {
@@ -397,7 +407,8 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
     const ReplicaState& A = rs[a];
     std::vector<std::vector<int64_t>> by_txn(A.txns.size());
     for (const RecordDigest& d : A.records) {
-      if (!d.control && d.transactional && d.txn >= 0 && size_t(d.txn) < by_txn.size()) by_txn[d.txn].push_back(d.offset);
+      if (!d.control && d.transactional && d.txn >= 0 && size_t(d.txn) < by_txn.size())
+        by_txn[d.txn].push_back(d.offset);
     }
     for (size_t ti = 0; ti < A.txns.size(); ++ti) {
       std::optional<Finding> f = JudgeTransaction(rs, a, int32_t(ti), by_txn[ti], options);
@@ -499,26 +510,31 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
     if (acc.tombstone) {
       f.evidence =
           acc.proof >= 0
-              ? fmt::format("{} holds {} at offset {} as its latest value; {} hold the tombstone for the key at offset {}, "
-                            "which {} lacks{}",
-                            A.label, kv, acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap)
-              : fmt::format("{} holds {} at offset {} as its latest value; {} removed that record, which the cleaner does "
-                            "only when a later record for the key exists, yet hold no record for the key: a tombstone "
-                            "deleted it and was removed after delete.retention.ms{}",
-                            A.label, kv, acc.offset, Names(rs, f.healthy), gap);
-      f.impact = fmt::format("the deleted key {} comes back for consumers of {} (value {}), and {}'s cleaner will keep it "
-                             "for good",
-                             Text(f.key), A.label, Text(f.value), A.label);
+              ? fmt::format(
+                    "{} holds {} at offset {} as its latest value; {} hold the tombstone for the key at offset {}, "
+                    "which {} lacks{}",
+                    A.label, kv, acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap)
+              : fmt::format(
+                    "{} holds {} at offset {} as its latest value; {} removed that record, which the cleaner does "
+                    "only when a later record for the key exists, yet hold no record for the key: a tombstone "
+                    "deleted it and was removed after delete.retention.ms{}",
+                    A.label, kv, acc.offset, Names(rs, f.healthy), gap);
+      f.impact = fmt::format(
+          "the deleted key {} comes back for consumers of {} (value {}), and {}'s cleaner will keep it "
+          "for good",
+          Text(f.key), A.label, Text(f.value), A.label);
     } else if (acc.resurrected) {
       f.value.reset();
-      f.evidence = fmt::format("{} holds the tombstone of key {} at offset {} as its latest record; {} hold a newer value "
-                               "for the key at offset {}, which {} lacks{}",
-                               A.label, Text(f.key), acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap);
+      f.evidence = fmt::format(
+          "{} holds the tombstone of key {} at offset {} as its latest record; {} hold a newer value "
+          "for the key at offset {}, which {} lacks{}",
+          A.label, Text(f.key), acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap);
       f.impact = fmt::format("consumers of {} see key {} deleted although it was written again", A.label, Text(f.key));
     } else {
-      f.evidence = fmt::format("{} holds {} at offset {} as its latest value; {} hold a newer value for the key at offset "
-                               "{}, which {} lacks{}",
-                               A.label, kv, acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap);
+      f.evidence = fmt::format(
+          "{} holds {} at offset {} as its latest value; {} hold a newer value for the key at offset "
+          "{}, which {} lacks{}",
+          A.label, kv, acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap);
       f.impact = fmt::format("consumers of {} see a stale value for key {}", A.label, Text(f.key));
     }
     report.findings.push_back(f);
@@ -535,9 +551,10 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
       for (size_t j = 0; j < n; ++j) {
         if (j != i) f.healthy.push_back(j);
       }
-      f.evidence = fmt::format("{} is damaged at byte position {} ({}): offsets {} cannot be read there and were not "
-                               "compared (run klf verify)",
-                               d.file, d.position, d.why, OffsetRange(d.from, d.to - 1));
+      f.evidence = fmt::format(
+          "{} is damaged at byte position {} ({}): offsets {} cannot be read there and were not "
+          "compared (run klf verify)",
+          d.file, d.position, d.why, OffsetRange(d.from, d.to - 1));
       f.impact = fmt::format("consumers of {} fail or stop at offset {}; the other replicas still serve these offsets",
                              rs[i].label, d.from);
       report.findings.push_back(f);
@@ -566,8 +583,8 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
       for (size_t j : ahead) ends.push_back(fmt::format("{} ends at {}", rs[j].label, rs[j].log_end_offset));
       f.evidence = fmt::format("{}'s log ends at offset {} (high watermark {}); {}", rs[i].label, rs[i].log_end_offset,
                                rs[i].high_watermark, fmt::join(ends, ", "));
-      f.impact = fmt::format("lag, not divergence: consumers of {} get offsets {} once it has fetched them", rs[i].label,
-                             OffsetRange(f.first_offset, f.last_offset));
+      f.impact = fmt::format("lag, not divergence: consumers of {} get offsets {} once it has fetched them",
+                             rs[i].label, OffsetRange(f.first_offset, f.last_offset));
       report.findings.push_back(f);
     }
     if (!earlier.empty() && rs[i].log_start_offset > min_start) {

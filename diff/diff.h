@@ -46,8 +46,8 @@ inline bool IsDivergence(FindingKind k) { return k != FindingKind::kMissingRange
 
 struct Finding {
   FindingKind kind = FindingKind::kDivergentRecord;
-  bool has_key = false;            // a key is named (key may still be nullopt = null key)
-  std::optional<std::string> key;  // raw key bytes
+  bool has_key = false;              // a key is named (key may still be nullopt = null key)
+  std::optional<std::string> key;    // raw key bytes
   std::optional<std::string> value;  // the value the affected replica serves, when one is named
   int64_t first_offset = -1, last_offset = -1;
   std::optional<int64_t> producer_id;
@@ -59,10 +59,10 @@ struct Finding {
   // hanging transaction, that a healthy replica decided it) and an outcome that differs; suspected when
   // only the merge (or a weak signal) is proven. Other findings are certain.
   FindingCertainty certainty = FindingCertainty::kCertain;
-  std::optional<TxnOutcome> outcome;     // transaction findings: what the records at stake really were
-  std::vector<TxnFact> facts;            // each piece of evidence with its replica, file and position
+  std::optional<TxnOutcome> outcome;      // transaction findings: what the records at stake really were
+  std::vector<TxnFact> facts;             // each piece of evidence with its replica, file and position
   std::vector<int64_t> records_at_stake;  // offsets on the affected replica whose visibility is in question
-  std::string settle_with;               // when the outcome is unknown: what would settle it
+  std::string settle_with;                // when the outcome is unknown: what would settle it
 };
 
 struct DiffOptions {

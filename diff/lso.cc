@@ -220,7 +220,8 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
   for (const OpenTxn& t : rep.open_transactions) {
     LsoTxn x;
     x.txn = t;
-    x.pins = rep.pinned_by && rep.pinned_by->first_offset == t.first_offset && rep.pinned_by->producer_id == t.producer_id;
+    x.pins =
+        rep.pinned_by && rep.pinned_by->first_offset == t.first_offset && rep.pinned_by->producer_id == t.producer_id;
     x.producer_epoch_for_abort = t.producer_epoch;
     int32_t coordinator = -1;
     for (size_t i = 0; i < epochs.size(); ++i) {
@@ -247,9 +248,10 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
         x.coordinator_epoch_seen
             ? fmt::format("coordinator epoch {} (held by {})", x.coordinator_epoch_for_abort,
                           Join(x.coordinator_epoch_from))
-            : fmt::format("coordinator epoch 0 (no loaded replica holds one for producer {}: no marker of it was "
-                          "seen; kafka-transactions.sh uses 0 for -1 too)",
-                          t.producer_id);
+            : fmt::format(
+                  "coordinator epoch 0 (no loaded replica holds one for producer {}: no marker of it was "
+                  "seen; kafka-transactions.sh uses 0 for -1 too)",
+                  t.producer_id);
     if (others.empty()) {
       x.epochs_note = fmt::format(
           "producer epoch {} and {} come from this replica alone (its producer state and log). The leader refuses a "
@@ -286,11 +288,12 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
           "the other replicas were not given (--replica): these files alone do not show whether the transaction was "
           "decided elsewhere.";
     } else if (!x.decided_on.empty()) {
-      x.verdict = views + fmt::format(
-                              " Decided on {}: this replica lost the marker (a hanging transaction). Do not abort it "
-                              "unless you know it aborted; the safe fix is to re-replicate this replica from the leader "
-                              "(resolution).",
-                              Join(x.decided_on));
+      x.verdict =
+          views + fmt::format(
+                      " Decided on {}: this replica lost the marker (a hanging transaction). Do not abort it "
+                      "unless you know it aborted; the safe fix is to re-replicate this replica from the leader "
+                      "(resolution).",
+                      Join(x.decided_on));
     } else {
       bool all_open = std::all_of(x.replicas.begin(), x.replicas.end(),
                                   [](const LsoReplicaMarker& m) { return m.kind == LsoReplicaMarker::Kind::kOpenToo; });
@@ -363,11 +366,10 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
   for (const LsoTxn& x : rep.transactions) {
     if (x.txn.first_offset >= r.high_watermark) continue;
     std::string name = fmt::format("producer {} from offset {}", x.txn.producer_id, x.txn.first_offset);
-    (x.decided_on.empty() ? undecided : decided).push_back(
-        x.decided_on.empty() ? name : fmt::format("{} (on {})", name, Join(x.decided_on)));
+    (x.decided_on.empty() ? undecided : decided)
+        .push_back(x.decided_on.empty() ? name : fmt::format("{} (on {})", name, Join(x.decided_on)));
   }
-  std::string wait =
-      " Waiting for producer.id.expiration.ms does not help: it never expires an open transaction.";
+  std::string wait = " Waiting for producer.id.expiration.ms does not help: it never expires an open transaction.";
   // The coordinator's word on the pinning transaction comes first: it decided the transaction.
   std::string coordinator_first;
   for (const LsoTxn& x : rep.transactions) {
@@ -392,7 +394,8 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
     rep.resolution = fmt::format(
         "decided on another replica: {}. This replica lost {} marker{}. Safe fix: re-replicate this replica from the "
         "leader, so that it takes the leader's records and markers instead of an outcome chosen here. "
-        "(1) Check with `kafka-topics.sh --bootstrap-server {} --describe --topic {}` that this replica's broker is not "
+        "(1) Check with `kafka-topics.sh --bootstrap-server {} --describe --topic {}` that this replica's broker is "
+        "not "
         "the leader of partition {} (if it is, move leadership first) and that the leader is one of the replicas "
         "that decided {}. "
         "(2) Stop the broker that holds {}. "
@@ -404,9 +407,8 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
         "broker and back: the new copy is fetched from the leader. "
         "Do not abort a decided transaction unless you know it aborted: the ABORT would hide its records here if it "
         "committed.{}{}",
-        Join(decided, "; "), decided.size() > 1 ? "their" : "its",
-        decided.size() > 1 ? "s" : "", options.bootstrap_server, topic, rep.partition_number,
-        decided.size() > 1 ? "them" : "it", r.path,
+        Join(decided, "; "), decided.size() > 1 ? "their" : "its", decided.size() > 1 ? "s" : "",
+        options.bootstrap_server, topic, rep.partition_number, decided.size() > 1 ? "them" : "it", r.path,
         undecided.empty()
             ? ""
             : fmt::format(" No replica given shows {} decided, so re-replication leaves {} open: if {} producer{} will "

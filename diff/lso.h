@@ -31,13 +31,13 @@ struct LsoReplicaMarker {
   std::string label, path;
   // What that replica shows for one open transaction of the target (producer P, first offset F).
   enum class Kind {
-    kMarker,         // holds a COMMIT/ABORT of P after F
-    kEmptyBatch,     // holds only the cleaner's emptied control batch of P after F
-    kOpenToo,        // has P's transaction open from F or earlier too
-    kDecided,        // holds offset F, no open transaction of P there and no marker of P after F:
-                     // decided there, the marker no longer in its log
-    kBehind,         // does not reach F yet
-    kNotHeld,        // its log starts after F: it shows nothing about the transaction
+    kMarker,      // holds a COMMIT/ABORT of P after F
+    kEmptyBatch,  // holds only the cleaner's emptied control batch of P after F
+    kOpenToo,     // has P's transaction open from F or earlier too
+    kDecided,     // holds offset F, no open transaction of P there and no marker of P after F:
+                  // decided there, the marker no longer in its log
+    kBehind,      // does not reach F yet
+    kNotHeld,     // its log starts after F: it shows nothing about the transaction
   } kind = Kind::kDecided;
   int64_t offset = -1;  // the first marker of P after F (kMarker, kEmptyBatch)
   std::string type;     // "COMMIT", "ABORT", "empty control batch"
@@ -52,7 +52,7 @@ const char* LsoReplicaMarkerKindName(LsoReplicaMarker::Kind k);
 // the markers and transactional data of the producer in its log, whichever is highest.
 struct LsoEpochSource {
   std::string label, path;
-  bool known = false;             // the replica holds the producer (state, marker or data)
+  bool known = false;              // the replica holds the producer (state, marker or data)
   bool in_producer_state = false;  // its broker-loaded producer state has an entry for the producer
   int16_t producer_epoch = -1;
   int32_t coordinator_epoch = -1;  // -1: no marker of the producer, nor a coordinator epoch in its state
@@ -71,11 +71,11 @@ struct LsoTxn {
   bool pins = false;  // it sets the LSO below the high watermark
   int16_t producer_epoch_for_abort = -1;
   int32_t coordinator_epoch_for_abort = 0;
-  bool coordinator_epoch_seen = false;  // some replica holds a coordinator epoch >= 0 for the producer
+  bool coordinator_epoch_seen = false;        // some replica holds a coordinator epoch >= 0 for the producer
   std::vector<LsoEpochSource> epoch_sources;  // the target first, then the other replicas
   std::vector<std::string> producer_epoch_from, coordinator_epoch_from;  // labels holding E, C
-  std::vector<LsoReplicaMarker> replicas;     // the other replicas' view of it
-  std::vector<std::string> decided_on;        // labels of the replicas that decided it
+  std::vector<LsoReplicaMarker> replicas;                                // the other replicas' view of it
+  std::vector<std::string> decided_on;                                   // labels of the replicas that decided it
   std::string abort_command;
   std::string epochs_note;  // where E and C come from, and what they cannot show
   std::string warning;      // what the ABORT does to this replica's records
@@ -96,7 +96,7 @@ struct LsoReport {
   int64_t last_stable_offset = 0;
   std::vector<OpenTxn> open_transactions;  // by first offset
   std::vector<LsoTxn> transactions;        // one per open transaction, same order
-  std::optional<OpenTxn> pinned_by;  // the open transaction that sets the LSO below the high watermark
+  std::optional<OpenTxn> pinned_by;        // the open transaction that sets the LSO below the high watermark
   std::vector<LsoReplicaMarker> replicas;  // the other replicas' view of the pinning transaction
   bool replicas_given = false;             // --replica: the other replicas were loaded
   std::string explanation;

@@ -217,8 +217,8 @@ bool ReplicaState::HoldsOffset(int64_t offset) const {
 }
 
 const Marker* ReplicaState::NextMarker(int64_t producer_id, int64_t after) const {
-  auto it = std::upper_bound(markers.begin(), markers.end(), after,
-                             [](int64_t o, const Marker& m) { return o < m.offset; });
+  auto it =
+      std::upper_bound(markers.begin(), markers.end(), after, [](int64_t o, const Marker& m) { return o < m.offset; });
   for (; it != markers.end(); ++it) {
     if (it->producer_id == producer_id) return &*it;
   }
@@ -227,8 +227,7 @@ const Marker* ReplicaState::NextMarker(int64_t producer_id, int64_t after) const
 
 const OffsetGap* ReplicaState::GapAtOrAfter(int64_t offset) const {
   // Gaps are found in log order and do not overlap, so their ends ascend.
-  auto it = std::lower_bound(gaps.begin(), gaps.end(), offset,
-                             [](const OffsetGap& g, int64_t o) { return g.to <= o; });
+  auto it = std::lower_bound(gaps.begin(), gaps.end(), offset, [](const OffsetGap& g, int64_t o) { return g.to <= o; });
   return it == gaps.end() ? nullptr : &*it;
 }
 
@@ -279,7 +278,8 @@ namespace {
 bool WithinBudget(const ReplicaState& r, const ReplicaOptions& options, size_t more, const std::string& file,
                   uint64_t position, std::string* error) {
   if (options.max_state_bytes == 0) return true;
-  uint64_t need = ReplicaStateBytes(r) + uint64_t(more) * (sizeof(RecordDigest) + sizeof(decltype(r.key_view)::value_type));
+  uint64_t need =
+      ReplicaStateBytes(r) + uint64_t(more) * (sizeof(RecordDigest) + sizeof(decltype(r.key_view)::value_type));
   if (r.records.size() + more > r.records.capacity()) {
     need += uint64_t(std::max(2 * r.records.capacity(), r.records.size() + more)) * sizeof(RecordDigest);
   }
@@ -364,8 +364,8 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   std::vector<Digest> key_digests;
   const ReplicaState* ref = options.reference;
   size_t ref_batch = 0;  // cursor into ref->batches (both logs ascend by offset)
-  if (ref != nullptr && (options.max_state_bytes == 0 ||
-                         ref->records.size() * sizeof(RecordDigest) <= options.max_state_bytes)) {
+  if (ref != nullptr &&
+      (options.max_state_bytes == 0 || ref->records.size() * sizeof(RecordDigest) <= options.max_state_bytes)) {
     r.records.reserve(ref->records.size());
   }
   // Without a reference, capacity follows the records per byte seen so far (one reallocation instead of
@@ -466,14 +466,15 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       span.transactional = h.is_transactional;
       span.control = h.is_control;
       span.records = same != nullptr ? same->records
-                     : header_only  ? std::max(h.record_count, 0)
-                                    : int32_t(decoder.records().size());
+                     : header_only   ? std::max(h.record_count, 0)
+                                     : int32_t(decoder.records().size());
       span.segment = si;
       span.position = h.position;
       span.first_record = uint32_t(r.records.size());
       span.digested = decoded && sink.problems.size() == problems_before;
       if (prev_end >= 0 && span.base_offset > prev_end) r.gaps.push_back({prev_end, span.base_offset});
-      if (prev_end < 0 && span.base_offset > r.log_start_offset) r.gaps.push_back({r.log_start_offset, span.base_offset});
+      if (prev_end < 0 && span.base_offset > r.log_start_offset)
+        r.gaps.push_back({r.log_start_offset, span.base_offset});
       prev_end = std::max(prev_end, JavaAdd(span.last_offset, 1));
       if (!options.transactions_only) r.batches.push_back(span);
 

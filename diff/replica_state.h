@@ -45,7 +45,7 @@ using Digest = KeyDigest;
 // collisions (replicas are not adversaries).
 using Fingerprint = std::array<uint8_t, 12>;
 Fingerprint ContentDigest(int64_t timestamp, bool control, const std::optional<Bytes>& key,
-                     const std::optional<Bytes>& value, RecordHeaders headers);
+                          const std::optional<Bytes>& value, RecordHeaders headers);
 std::string DigestHex(const Digest& d);
 
 struct DigestHash {
@@ -71,10 +71,10 @@ struct RecordDigest {
   int64_t offset = 0;
   int64_t timestamp = 0;
   int64_t producer_id = -1;
-  Digest key{};                   // MD5(key), zero for a null key
-  Fingerprint content{};          // ContentDigest: record identity across replicas
+  Digest key{};           // MD5(key), zero for a null key
+  Fingerprint content{};  // ContentDigest: record identity across replicas
   int32_t leader_epoch = -1;
-  int32_t txn = -1;               // index into ReplicaState::txns, for transactional data records
+  int32_t txn = -1;  // index into ReplicaState::txns, for transactional data records
   int16_t producer_epoch = -1;
   TxnFate fate = TxnFate::kNone;
   bool transactional : 1 = false;
@@ -175,7 +175,9 @@ struct LargeAllocator {
   T* allocate(size_t n) { return static_cast<T*>(AllocateLarge(n * sizeof(T))); }
   void deallocate(T* p, size_t n) { FreeLarge(p, n * sizeof(T)); }
   template <typename U>
-  bool operator==(const LargeAllocator<U>&) const { return true; }
+  bool operator==(const LargeAllocator<U>&) const {
+    return true;
+  }
 };
 
 // The order of ReplicaState::key_view: the digest's first 8 bytes as a little-endian integer, then
@@ -192,7 +194,7 @@ inline bool KeyLess(const Digest& a, const Digest& b) {
 }
 
 struct KeyState {
-  int64_t offset = 0;  // offset of the latest read_committed record for the key
+  int64_t offset = 0;   // offset of the latest read_committed record for the key
   uint32_t record = 0;  // index into ReplicaState::records
   bool tombstone = false;
 };
@@ -224,7 +226,7 @@ struct ReplicaState {
   std::string path;   // partition directory as given
   std::string label;  // short name for reports (the broker's log dir name, else the path)
   std::optional<TopicPartition> tp;
-  std::optional<std::string> topic_id;  // partition.metadata
+  std::optional<std::string> topic_id;    // partition.metadata
   std::optional<std::string> cluster_id;  // parent's meta.properties
   std::optional<int32_t> node_id;
 
@@ -239,11 +241,11 @@ struct ReplicaState {
   std::vector<std::string> segment_files;
   std::vector<BatchSpan> batches;
   std::vector<RecordDigest, LargeAllocator<RecordDigest>> records;  // ascending offsets, data and control
-  std::vector<Marker> markers;        // ascending offsets
-  std::vector<Txn> txns;              // by first offset
-  std::vector<OpenTxn> open_txns;     // broker-loaded producer state
-  std::vector<LoadedProducer> producers;  // broker-loaded producer state, by producer id
-  std::vector<AbortedTxn> txn_index;  // every .txnindex entry, by first offset
+  std::vector<Marker> markers;                                      // ascending offsets
+  std::vector<Txn> txns;                                            // by first offset
+  std::vector<OpenTxn> open_txns;                                   // broker-loaded producer state
+  std::vector<LoadedProducer> producers;                            // broker-loaded producer state, by producer id
+  std::vector<AbortedTxn> txn_index;                                // every .txnindex entry, by first offset
   // Where txn_index[i] was read: its .txnindex file and the entry's byte position there.
   struct TxnIndexSource {
     std::string file;

@@ -44,9 +44,8 @@ TxnFact LacksFact(const std::vector<ReplicaState>& rs, size_t a, int64_t pid, in
                                  A.label, offset, pid));
   }
   const OffsetGap* g = A.GapAtOrAfter(offset);
-  std::string hole = g != nullptr && g->from <= offset
-                         ? fmt::format("an offset hole {}..{}", g->from, g->to - 1)
-                         : fmt::format("no batch at offset {}", offset);
+  std::string hole = g != nullptr && g->from <= offset ? fmt::format("an offset hole {}..{}", g->from, g->to - 1)
+                                                       : fmt::format("no batch at offset {}", offset);
   TxnFact f = BatchFact(rs, a, offset,
                         fmt::format("{} holds no batch at offset {} ({}; the position is that of the next batch)",
                                     A.label, offset, hole));
@@ -60,7 +59,9 @@ bool OpenOn(const ReplicaState& b, int64_t pid, int64_t offset) {
 
 }  // namespace
 
-const char* FindingCertaintyName(FindingCertainty c) { return c == FindingCertainty::kCertain ? "certain" : "suspected"; }
+const char* FindingCertaintyName(FindingCertainty c) {
+  return c == FindingCertainty::kCertain ? "certain" : "suspected";
+}
 
 const char* TxnOutcomeName(TxnOutcome o) {
   switch (o) {
@@ -120,7 +121,6 @@ std::optional<size_t> AbortedRangeCovering(const ReplicaState& b, int64_t pid, i
   return found;
 }
 
-
 TxnFact TxnIndexFact(const ReplicaState& b, size_t replica, size_t entry, std::string fact) {
   TxnFact f;
   f.replica = replica;
@@ -153,7 +153,7 @@ std::optional<int64_t> FindSlot(const std::vector<ReplicaState>& rs, size_t affe
   std::optional<int64_t> best;
   // Emptied control batches of the producer on A.
   for (auto it = std::upper_bound(A.markers.begin(), A.markers.end(), from,
-                                  [](int64_t o, const Marker& m) { return o < m.offset; });
+                                  [](int64_t o, const Marker&m) { return o < m.offset; });
        it != A.markers.end() && it->offset < to; ++it) {
     if (it->producer_id == pid && it->type == MarkerType::kEmpty && IsSlot(rs, affected, pid, it->offset)) {
       best = it->offset;
@@ -162,8 +162,8 @@ std::optional<int64_t> FindSlot(const std::vector<ReplicaState>& rs, size_t affe
   }
   // Offsets A holds no batch for.
   int64_t checked = 0;
-  auto g = std::lower_bound(A.gaps.begin(), A.gaps.end(), from + 1,
-                            [](const OffsetGap& x, int64_t o) { return x.to <= o; });
+  auto g =
+      std::lower_bound(A.gaps.begin(), A.gaps.end(), from + 1, [](const OffsetGap& x, int64_t o) { return x.to <= o; });
   for (; g != A.gaps.end() && g->from < to; ++g) {
     for (int64_t o = std::max(g->from, from + 1); o < std::min(g->to, to); ++o) {
       if (best && o >= *best) return best;
@@ -205,7 +205,7 @@ MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t txn
     // A marker of the producer inside A's transaction that A lacks (the first three named as facts).
     int named_markers = 0, more_markers = 0;
     for (auto it = std::upper_bound(B.markers.begin(), B.markers.end(), first,
-                                    [](int64_t o, const Marker& m) { return o < m.offset; });
+                                    [](int64_t o, const Marker&m) { return o < m.offset; });
          it != B.markers.end() && it->offset < end; ++it) {
       if (it->producer_id != pid || (it->type != MarkerType::kCommit && it->type != MarkerType::kAbort)) continue;
       if (!IsSlot(rs, a, pid, it->offset)) continue;
@@ -219,16 +219,16 @@ MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t txn
           rs, b, it->offset,
           fmt::format("{} holds the {} of producer {} (epoch {}) at offset {}, inside {}'s {}: the records of that "
                       "producer before it were closed by it or by an earlier marker",
-                      B.label, MarkerWord(it->type), pid, it->producer_epoch, it->offset, A.label,
-                      TxnSpan(t, first))));
+                      B.label, MarkerWord(it->type), pid, it->producer_epoch, it->offset, A.label, TxnSpan(t, first))));
       name_slot(it->offset);
     }
     if (more_markers > 0) {
       TxnFact more;
       more.replica = b;
-      more.fact = fmt::format("{} holds {} more markers of producer {} inside that transaction, up to offset {}, which "
-                              "{} lacks too",
-                              B.label, more_markers, pid, p.split, A.label);
+      more.fact = fmt::format(
+          "{} holds {} more markers of producer {} inside that transaction, up to offset {}, which "
+          "{} lacks too",
+          B.label, more_markers, pid, p.split, A.label);
       p.facts.push_back(std::move(more));
     }
     // B's .txnindex: the same ABORT starting later, or an ABORT inside A's transaction.
@@ -297,10 +297,11 @@ CoordinatorOutcome OutcomeFromCoordinator(const CoordinatorLog& log, int64_t pid
   c.fact.replica = kCoordinatorWitness;
   CoordinatorView v = ViewOfTransaction(log, pid, epoch, topic_partition);
   if (v.verdict == CoordinatorVerdict::kNoRecord) {
-    c.fact.fact = fmt::format("the coordinator's log ({} __transaction_state partitions) holds no record of producer "
-                              "{} (older records of a transactional id are compacted away, or it is another "
-                              "cluster's log): it decides nothing here",
-                              log.partition_dirs.size(), pid);
+    c.fact.fact = fmt::format(
+        "the coordinator's log ({} __transaction_state partitions) holds no record of producer "
+        "{} (older records of a transactional id are compacted away, or it is another "
+        "cluster's log): it decides nothing here",
+        log.partition_dirs.size(), pid);
     return c;
   }
   // The record the verdict rests on: the decision (Prepare*) when there is one, else the latest.
@@ -316,24 +317,24 @@ CoordinatorOutcome OutcomeFromCoordinator(const CoordinatorLog& log, int64_t pid
   const bool decided = v.verdict == CoordinatorVerdict::kCommitted || v.verdict == CoordinatorVerdict::kAborted;
   const std::string where = at != nullptr ? fmt::format("{} at offset {}", at->state, at->offset) : "none";
   if (decided) {
-    c.fact.fact = fmt::format("the coordinator's {} of transactional id '{}' {} producer {}'s transaction at epoch {} "
-                              "on {} ({}): {}",
-                              where, v.transactional_id,
-                              v.verdict == CoordinatorVerdict::kCommitted ? "committed" : "aborted", pid, epoch,
-                              topic_partition, v.certain ? "proven" : "suspected", v.why);
+    c.fact.fact = fmt::format(
+        "the coordinator's {} of transactional id '{}' {} producer {}'s transaction at epoch {} "
+        "on {} ({}): {}",
+        where, v.transactional_id, v.verdict == CoordinatorVerdict::kCommitted ? "committed" : "aborted", pid, epoch,
+        topic_partition, v.certain ? "proven" : "suspected", v.why);
   } else {
-    c.fact.fact = fmt::format("the coordinator's records of transactional id '{}' (the last one considered: {}) say "
-                              "{} for producer {}'s transaction at epoch {} on {}: {}",
-                              v.transactional_id, where, CoordinatorVerdictName(v.verdict), pid, epoch,
-                              topic_partition, v.why);
+    c.fact.fact = fmt::format(
+        "the coordinator's records of transactional id '{}' (the last one considered: {}) say "
+        "{} for producer {}'s transaction at epoch {} on {}: {}",
+        v.transactional_id, where, CoordinatorVerdictName(v.verdict), pid, epoch, topic_partition, v.why);
   }
   if (decided && v.certain)
     c.outcome = v.verdict == CoordinatorVerdict::kCommitted ? TxnOutcome::kCommit : TxnOutcome::kAbort;
   return c;
 }
 
-OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t pid,
-                          std::span<const int64_t> records, const CoordinatorLog* coordinator) {
+OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t pid, std::span<const int64_t> records,
+                          const CoordinatorLog* coordinator) {
   OutcomeProof p;
   const ReplicaState& A = rs[a];
   // A witness's own transaction that is itself proven merged says nothing about the records of it
@@ -402,12 +403,13 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
           }
           if ((k == nullptr || k->offset < o) && !later_anywhere) {
             out = TxnOutcome::kAbort;
-            fact = BatchFact(rs, b, o,
-                             fmt::format("{} removed the value at offset {} and keeps no later record of its key{}, nor "
-                                         "does any replica (the cleaner removes an unsuperseded value only when its "
-                                         "transaction aborted)",
-                                         B.label, o,
-                                         k == nullptr ? "" : fmt::format(" (only an older one, at offset {})", k->offset)));
+            fact = BatchFact(
+                rs, b, o,
+                fmt::format("{} removed the value at offset {} and keeps no later record of its key{}, nor "
+                            "does any replica (the cleaner removes an unsuperseded value only when its "
+                            "transaction aborted)",
+                            B.label, o,
+                            k == nullptr ? "" : fmt::format(" (only an older one, at offset {})", k->offset)));
           }
         }
       }
@@ -418,8 +420,10 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
     if (coordinator != nullptr && A.tp) {
       auto it = by_epoch.find(d.producer_epoch);
       if (it == by_epoch.end())
-        it = by_epoch.emplace(d.producer_epoch, OutcomeFromCoordinator(*coordinator, pid, d.producer_epoch,
-                                                                       A.tp->ToString())).first;
+        it = by_epoch
+                 .emplace(d.producer_epoch,
+                          OutcomeFromCoordinator(*coordinator, pid, d.producer_epoch, A.tp->ToString()))
+                 .first;
       if (it->second.outcome) {
         found.push_back({kCoordinatorWitness, {*it->second.outcome, it->second.fact}});
       } else if (facts_shown.insert(d.producer_epoch).second) {
@@ -495,7 +499,7 @@ DecidedProof ProveDecided(const std::vector<ReplicaState>& rs, size_t a, int32_t
     // A marker of the producer after the first record that A lacks (COMMIT, ABORT, or the cleaner's
     // emptied remnant of one with no open transaction of the producer there).
     for (auto it = std::upper_bound(B.markers.begin(), B.markers.end(), records.front(),
-                                    [](int64_t o, const Marker& m) { return o < m.offset; });
+                                    [](int64_t o, const Marker&m) { return o < m.offset; });
          it != B.markers.end() && it->offset < A.log_end_offset && !fact; ++it) {
       if (it->producer_id != pid || it->type == MarkerType::kOther) continue;
       if (it->type == MarkerType::kEmpty && OpenOn(B, pid, records.front())) continue;

@@ -118,13 +118,13 @@ CoordinatorOutcome OutcomeFromCoordinator(const CoordinatorLog& log, int64_t pid
                                           const std::string& topic_partition);
 
 struct OutcomeProof {
-  TxnOutcome outcome = TxnOutcome::kUnknown;  // when every proven record agrees and none is unproven
-  std::set<TxnOutcome> seen;                  // outcomes single records are proven to have
-  std::vector<int64_t> unproven;              // records no replica decides
+  TxnOutcome outcome = TxnOutcome::kUnknown;           // when every proven record agrees and none is unproven
+  std::set<TxnOutcome> seen;                           // outcomes single records are proven to have
+  std::vector<int64_t> unproven;                       // records no replica decides
   std::vector<std::pair<int64_t, TxnOutcome>> proven;  // records some replica decides, with the first outcome proven
   std::vector<TxnFact> facts;
-  std::set<size_t> witnesses;        // replicas (never kCoordinatorWitness)
-  bool coordinator_proves = false;   // the coordinator's records prove some record's outcome
+  std::set<size_t> witnesses;              // replicas (never kCoordinatorWitness)
+  bool coordinator_proves = false;         // the coordinator's records prove some record's outcome
   std::vector<TxnFact> coordinator_facts;  // what they say where they prove nothing (one per epoch)
 };
 // Rule "outcome": what the replicas other than `affected` prove about the records (offsets on `affected`)

@@ -13,7 +13,6 @@
 namespace klf {
 namespace {
 
-
 // Problems of a step, held so the load can look at them before passing them on.
 void Forward(const CollectingSink& from, ProblemSink* to) {
   if (to)
@@ -33,8 +32,8 @@ std::string ParentDir(const std::string& partition_dir) {
 
 }  // namespace
 
-bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& options, LoadedLog* out,
-                     ProblemSink* sink, std::string* error, bool* unreadable_file) {
+bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& options, LoadedLog* out, ProblemSink* sink,
+                     std::string* error, bool* unreadable_file) {
   LoadedLog& log = *out;
   log = LoadedLog();
   log.dir = partition_dir;
@@ -44,8 +43,8 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
   CollectingSink scan_sink;
   PartitionDir dir;
   if (!ScanPartitionDir(partition_dir, &dir, &scan_sink)) {
-    std::string why = scan_sink.problems.empty() ? partition_dir + ": cannot list the directory"
-                                                 : scan_sink.problems.front().message;
+    std::string why =
+        scan_sink.problems.empty() ? partition_dir + ": cannot list the directory" : scan_sink.problems.front().message;
     return Fail(why, false, error, unreadable_file);
   }
   Forward(scan_sink, sink);
@@ -136,7 +135,8 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
     const int64_t now = options.now_ms.value_or(0);
     if (!LoadProducerState(dir, now, &log.producer_state, &load, &ps_sink, log.log_start_offset)) {
       for (const Problem& p : ps_sink.problems) {
-        if (p.check == std::string_view("file-read")) return Fail(p.file + ": " + p.message, true, error, unreadable_file);
+        if (p.check == std::string_view("file-read"))
+          return Fail(p.file + ": " + p.message, true, error, unreadable_file);
       }
       return Fail(partition_dir + ": cannot load producer state", false, error, unreadable_file);
     }
@@ -161,8 +161,7 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
   return true;
 }
 
-bool LoadedLog::ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::string* error,
-                             ReadOptions read) const {
+bool LoadedLog::ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read) const {
   for (size_t i = 0; i < segments.size(); ++i) {
     std::unique_ptr<LogReader> reader = LogReader::Open(segments[i].log_path, sink, read, error);
     if (!reader) return false;

@@ -54,7 +54,7 @@ struct LoadedLog {
   std::optional<std::string> cluster_id;  // the log dir's meta.properties
   std::optional<int32_t> node_id;
 
-  std::vector<SegmentInfo> segments;  // every segment with a `.log`, ascending base offset
+  std::vector<SegmentInfo> segments;     // every segment with a `.log`, ascending base offset
   std::vector<AbortedTxn> aborted_txns;  // every `.txnindex` entry, by first offset
   struct FilePosition {
     std::string file;
@@ -70,27 +70,26 @@ struct LoadedLog {
   int64_t high_watermark = 0;
   bool high_watermark_from_checkpoint = false;
   std::optional<int64_t> high_watermark_checkpoint;  // replication-offset-checkpoint's value, before the clamp
-  std::optional<int64_t> cleaner_checkpoint;  // cleaner-offset-checkpoint (firstDirtyOffset)
-  std::optional<int64_t> snapshot_offset;     // the producer snapshot the load started from
-  ProducerStateManager producer_state;        // at the log end
-  std::optional<int64_t> first_unstable_offset;  // first offset of the earliest open transaction
-  int64_t last_stable_offset = 0;                // min(first unstable offset, high watermark)
+  std::optional<int64_t> cleaner_checkpoint;         // cleaner-offset-checkpoint (firstDirtyOffset)
+  std::optional<int64_t> snapshot_offset;            // the producer snapshot the load started from
+  ProducerStateManager producer_state;               // at the log end
+  std::optional<int64_t> first_unstable_offset;      // first offset of the earliest open transaction
+  int64_t last_stable_offset = 0;                    // min(first unstable offset, high watermark)
 
   // Loads `partition_dir` (never modified). Problems met on the way (a damaged index or snapshot, a
   // high watermark past the log end) go to `sink`. Returns false with *error naming the file when the
   // directory cannot be listed, is not a partition directory, or holds a file the load needs that
   // exists but cannot be read; then *unreadable_file (when given) is true: the partition's content is
   // unknown, not absent, and it must not be used as if the file were not there.
-  static bool Open(const std::string& partition_dir, const LoadOptions& options, LoadedLog* out,
-                   ProblemSink* sink, std::string* error, bool* unreadable_file = nullptr);
+  static bool Open(const std::string& partition_dir, const LoadOptions& options, LoadedLog* out, ProblemSink* sink,
+                   std::string* error, bool* unreadable_file = nullptr);
 
   // One batch of the log, in offset order: the segment it is in (index into `segments`) and the
   // batch, valid only during the call. Return false to stop.
   using BatchVisitor = std::function<bool(size_t segment, const BatchView& batch)>;
   // Streams every batch of every segment front to back (LogReader::Open with `read`). Problems of the
   // framing go to `sink`. Returns false with *error when a segment cannot be opened.
-  bool ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::string* error,
-                    ReadOptions read = {}) const;
+  bool ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read = {}) const;
 };
 
 }  // namespace klf

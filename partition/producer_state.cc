@@ -21,7 +21,6 @@ int32_t DecrementSequence(int32_t sequence, int32_t decrement) {
   return sequence - decrement;
 }
 
-
 }  // namespace
 
 int32_t ProducerBatchMetadata::first_seq() const { return DecrementSequence(last_seq, offset_delta); }
@@ -137,9 +136,8 @@ BatchUpdate ProducerStateManager::ApplyDataBatch(const BatchHeader& h, const std
   if (h.producer_epoch < entry.producer_epoch) {
     // checkProducerEpoch with origin REPLICATION: a warning, the batch is applied.
     Report(sink, Severity::kWarning, file, h.position, "producer-epoch",
-           "producer " + std::to_string(h.producer_id) + " epoch " + std::to_string(h.producer_epoch) +
-               " at offset " + std::to_string(h.base_offset) + " is below the last seen epoch " +
-               std::to_string(entry.producer_epoch));
+           "producer " + std::to_string(h.producer_id) + " epoch " + std::to_string(h.producer_epoch) + " at offset " +
+               std::to_string(h.base_offset) + " is below the last seen epoch " + std::to_string(entry.producer_epoch));
   }
   if (entry.current_txn_first_offset && !h.is_transactional) {
     // ProducerAppendInfo throws InvalidTxnStateException before the state is updated.
@@ -172,14 +170,13 @@ BatchUpdate ProducerStateManager::ApplyEndTxnMarker(const BatchHeader& h, const 
   if (entry.coordinator_epoch > marker.coordinator_epoch) {
     Report(sink, Severity::kWarning, file, h.position, "coordinator-epoch",
            "transaction marker of producer " + std::to_string(h.producer_id) + " at offset " +
-               std::to_string(h.base_offset) + " has coordinator epoch " +
-               std::to_string(marker.coordinator_epoch) + " below the known " +
-               std::to_string(entry.coordinator_epoch));
+               std::to_string(h.base_offset) + " has coordinator epoch " + std::to_string(marker.coordinator_epoch) +
+               " below the known " + std::to_string(entry.coordinator_epoch));
   }
   // Only a transaction that had data completes (appendEndTxnMarker).
   if (entry.current_txn_first_offset) {
-    update.completed = CompletedTxn{h.producer_id, *entry.current_txn_first_offset, h.base_offset,
-                                    marker.type == ControlType::kAbort};
+    update.completed =
+        CompletedTxn{h.producer_id, *entry.current_txn_first_offset, h.base_offset, marker.type == ControlType::kAbort};
   }
   entry.MaybeUpdateProducerEpoch(h.producer_epoch);
   entry.coordinator_epoch = marker.coordinator_epoch;
@@ -288,7 +285,7 @@ bool ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* 
   LogReader reader(path, file->data(), &quiet);
   BatchView batch;
   while (reader.Next(&batch)) {
-    if (!batch.header.crc_valid) break;  // recovery stops at the first invalid batch (§14)
+    if (!batch.header.crc_valid) break;           // recovery stops at the first invalid batch (§14)
     *end = JavaAdd(batch.header.last_offset, 1);  // the log end offset counts the batches before `from` too
     if (batch.header.last_offset < from) continue;
     BatchUpdate u = state->Apply(batch, path, sink);
@@ -356,10 +353,9 @@ bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, Produce
     }
     // A snapshot above the log end offset is out of range (truncateAndReload removes it).
     if (result->snapshot_offset && *result->snapshot_offset > log_end) {
-      Report(sink, Severity::kWarning, dir.producer_snapshots.at(*result->snapshot_offset).path, 0,
-             "snapshot-range",
-             "producer snapshot offset " + std::to_string(*result->snapshot_offset) +
-                 " is above the log end offset " + std::to_string(log_end) + "; Kafka deletes it");
+      Report(sink, Severity::kWarning, dir.producer_snapshots.at(*result->snapshot_offset).path, 0, "snapshot-range",
+             "producer snapshot offset " + std::to_string(*result->snapshot_offset) + " is above the log end offset " +
+                 std::to_string(log_end) + "; Kafka deletes it");
       continue;
     }
     result->log_end_offset = log_end;

@@ -199,28 +199,33 @@ MarkerProof ProveMarker(const std::vector<ReplicaState>& rs, int64_t pid, const 
   for (const TxnFact& c : d.coordinator_facts) coordinator_says += "; " + c.fact;
   for (TxnOutcome o : d.seen) p.seen.insert(MarkerOf(o));
   if (d.seen.size() > 1) {
-    p.why = "the evidence conflicts (some of these records are proven committed, others aborted: they may belong to "
-            "two transactions)" + coordinator_says;
+    p.why =
+        "the evidence conflicts (some of these records are proven committed, others aborted: they may belong to "
+        "two transactions)" +
+        coordinator_says;
     return p;
   }
   if (d.seen.empty()) {
-    p.why = "no healthy replica holds these records closed by a marker, no .txnindex range covers them, and no "
-            "healthy replica removed one of its values while no replica keeps a later record of the key (records "
-            "that are superseded and gone prove nothing: an ABORT leaves the same files as a COMMIT)";
+    p.why =
+        "no healthy replica holds these records closed by a marker, no .txnindex range covers them, and no "
+        "healthy replica removed one of its values while no replica keeps a later record of the key (records "
+        "that are superseded and gone prove nothing: an ABORT leaves the same files as a COMMIT)";
     p.why += coordinator != nullptr ? coordinator_says : "; no coordinator's log was given (--txn-log)";
     return p;
   }
   if (!d.unproven.empty()) {
     if (std::optional<int64_t> slot = FindSlot(rs, 0, pid, at_stake.front(), at_stake.back())) {
-      p.why = fmt::format("{}, but offset {} inside the transaction is a slot where a lost marker could have been "
-                          "(the target lacks it and no replica holds anything else there), so {} record(s) from offset "
-                          "{} on are unproven",
-                          first_proof, *slot, d.unproven.size(), d.unproven.front());
+      p.why = fmt::format(
+          "{}, but offset {} inside the transaction is a slot where a lost marker could have been "
+          "(the target lacks it and no replica holds anything else there), so {} record(s) from offset "
+          "{} on are unproven",
+          first_proof, *slot, d.unproven.size(), d.unproven.front());
       return p;
     }
-    first_proof += fmt::format("; no offset between {} and {} could have held a lost marker, so all {} records are "
-                               "one transaction",
-                               at_stake.front(), at_stake.back(), at_stake.size());
+    first_proof += fmt::format(
+        "; no offset between {} and {} could have held a lost marker, so all {} records are "
+        "one transaction",
+        at_stake.front(), at_stake.back(), at_stake.size());
   }
   p.type = MarkerOf(*d.seen.begin());
   p.why = first_proof;
@@ -301,9 +306,10 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
   if (split <= f.first_offset) {
     a.kind = RepairActionKind::kUnrepairable;
     a.offset = f.first_offset;
-    a.reason = fmt::format("{} of producer {} at offset {}: the healthy replicas do not show where the lost marker "
-                           "was (no marker and no transaction boundary of that producer after offset {})",
-                           FindingKindName(f.kind), pid, f.first_offset, f.first_offset);
+    a.reason = fmt::format(
+        "{} of producer {} at offset {}: the healthy replicas do not show where the lost marker "
+        "was (no marker and no transaction boundary of that producer after offset {})",
+        FindingKindName(f.kind), pid, f.first_offset, f.first_offset);
     out->push_back(a);
     return;
   }
@@ -368,11 +374,11 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
   if (proof.type && assumed && *assumed != *proof.type) {
     a.kind = RepairActionKind::kUnrepairable;
     a.offset = first;
-    a.reason = fmt::format("{} of producer {} (epoch {}) at offsets {}: --assume {}={} contradicts the files ({} "
-                           "proves {}): nothing written",
-                           FindingKindName(f.kind), pid, t.producer_epoch, records_text(), a.assume_key,
-                           *assumed == ControlType::kCommit ? "commit" : "abort", proof.why,
-                           ControlTypeName(*proof.type));
+    a.reason = fmt::format(
+        "{} of producer {} (epoch {}) at offsets {}: --assume {}={} contradicts the files ({} "
+        "proves {}): nothing written",
+        FindingKindName(f.kind), pid, t.producer_epoch, records_text(), a.assume_key,
+        *assumed == ControlType::kCommit ? "commit" : "abort", proof.why, ControlTypeName(*proof.type));
     out->push_back(a);
     return;
   }
@@ -380,21 +386,23 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
     a.kind = RepairActionKind::kLeft;
     a.offset = first;
     a.producer_epoch = t.producer_epoch;
-    a.reason = fmt::format("outcome unknown: {} of producer {} (epoch {}) claims {} for offsets {}, but {} "
-                           "(which would make it {}); nothing written for it",
-                           FindingKindName(f.kind), pid, t.producer_epoch, ControlTypeName(*claimed), records_text(),
-                           proof.why, ControlTypeName(*proof.type));
+    a.reason = fmt::format(
+        "outcome unknown: {} of producer {} (epoch {}) claims {} for offsets {}, but {} "
+        "(which would make it {}); nothing written for it",
+        FindingKindName(f.kind), pid, t.producer_epoch, ControlTypeName(*claimed), records_text(), proof.why,
+        ControlTypeName(*proof.type));
     out->push_back(a);
     return;
   }
-  if (!proof.type && assumed && proof.seen.count(*assumed == ControlType::kCommit ? ControlType::kAbort
-                                                                                   : ControlType::kCommit)) {
+  if (!proof.type && assumed &&
+      proof.seen.count(*assumed == ControlType::kCommit ? ControlType::kAbort : ControlType::kCommit)) {
     a.kind = RepairActionKind::kUnrepairable;
     a.offset = first;
-    a.reason = fmt::format("{} of producer {} (epoch {}) at offsets {}: --assume {}={} would also decide records the "
-                           "files prove otherwise ({}): they are two transactions; use --rebuild-from or re-replicate",
-                           FindingKindName(f.kind), pid, t.producer_epoch, records_text(), a.assume_key,
-                           *assumed == ControlType::kCommit ? "commit" : "abort", proof.why);
+    a.reason = fmt::format(
+        "{} of producer {} (epoch {}) at offsets {}: --assume {}={} would also decide records the "
+        "files prove otherwise ({}): they are two transactions; use --rebuild-from or re-replicate",
+        FindingKindName(f.kind), pid, t.producer_epoch, records_text(), a.assume_key,
+        *assumed == ControlType::kCommit ? "commit" : "abort", proof.why);
     out->push_back(a);
     return;
   }
@@ -436,9 +444,10 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
   } else if (empty_remnant) {
     chosen = empty_remnant;
     a.replaces_empty_batch = true;
-    why = fmt::format("the target holds producer {}'s emptied control batch at offset {} (the remnant the cleaner "
-                      "left of this marker); it becomes the full marker",
-                      pid, *empty_remnant);
+    why = fmt::format(
+        "the target holds producer {}'s emptied control batch at offset {} (the remnant the cleaner "
+        "left of this marker); it becomes the full marker",
+        pid, *empty_remnant);
   } else {
     // First offset of the window no replica holds. Walk the target's gaps (offsets it does not hold).
     int64_t checked = 0;
@@ -453,10 +462,11 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
       }
     }
     if (chosen) {
-      why = fmt::format("offset {} is the first offset after the transaction's last data offset {} and before "
-                        "producer {}'s next batch ({}) that no replica holds: the compacted-away marker's place",
-                        *chosen, after, pid, before == T.log_end_offset ? "none; log end " + std::to_string(before)
-                                                                        : "offset " + std::to_string(before));
+      why = fmt::format(
+          "offset {} is the first offset after the transaction's last data offset {} and before "
+          "producer {}'s next batch ({}) that no replica holds: the compacted-away marker's place",
+          *chosen, after, pid,
+          before == T.log_end_offset ? "none; log end " + std::to_string(before) : "offset " + std::to_string(before));
     }
   }
 
@@ -484,10 +494,11 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
         }
       }
     }
-    a.reason = fmt::format("{}: write the {} of producer {} (epoch {}, coordinator epoch {}) at offset {}, closing the "
-                           "transaction from offset {} before the producer's next batch; {}",
-                           FindingKindName(f.kind), ControlTypeName(a.marker_type), pid, a.producer_epoch,
-                           a.coordinator_epoch, *chosen, t.first_offset, why);
+    a.reason = fmt::format(
+        "{}: write the {} of producer {} (epoch {}, coordinator epoch {}) at offset {}, closing the "
+        "transaction from offset {} before the producer's next batch; {}",
+        FindingKindName(f.kind), ControlTypeName(a.marker_type), pid, a.producer_epoch, a.coordinator_epoch, *chosen,
+        t.first_offset, why);
     a.reason += fmt::format(" [{}: {}]", CertaintyName(a.certainty), a.proof);
     out->push_back(a);
     return;
@@ -506,20 +517,22 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
     a.records_at_stake = at_stake;
     a.removed_offsets = records;
     a.offset = records.empty() ? f.first_offset : records.front();
-    a.reason = fmt::format("{}: no free offset between offset {} and offset {} for producer {}'s {}; its {} records "
-                           "are removed instead ({})",
-                           FindingKindName(f.kind), after, before, pid, ControlTypeName(a.marker_type), records.size(),
-                           a.marker_type == ControlType::kAbort ? "aborted data is never delivered"
-                                                                : "the healthy replicas removed them too and hold "
-                                                                  "later values for their keys");
+    a.reason = fmt::format(
+        "{}: no free offset between offset {} and offset {} for producer {}'s {}; its {} records "
+        "are removed instead ({})",
+        FindingKindName(f.kind), after, before, pid, ControlTypeName(a.marker_type), records.size(),
+        a.marker_type == ControlType::kAbort ? "aborted data is never delivered"
+                                             : "the healthy replicas removed them too and hold "
+                                               "later values for their keys");
     a.reason += fmt::format(" [{}: {}]", CertaintyName(a.certainty), a.proof);
   } else {
     a.kind = RepairActionKind::kUnrepairable;
     a.offset = f.first_offset;
     a.certainty = Certainty::kNone;
-    a.reason = fmt::format("{}: no free offset between offset {} and offset {} for producer {}'s COMMIT, and its "
-                           "records are live on the healthy replicas",
-                           FindingKindName(f.kind), after, before, pid);
+    a.reason = fmt::format(
+        "{}: no free offset between offset {} and offset {} for producer {}'s COMMIT, and its "
+        "records are live on the healthy replicas",
+        FindingKindName(f.kind), after, before, pid);
   }
   out->push_back(a);
 }
@@ -561,10 +574,10 @@ void PlanTombstone(const std::vector<ReplicaState>& rs, const Finding& f, std::v
       a.source_file = rs[i].segment_files[b->segment];
       a.source_position = b->position;
       a.source_last_offset = b->last_offset;
-      a.reason = fmt::format("lost_tombstone for key {}: copy {}'s batch {}..{} holding the tombstone at offset {} "
-                             "(offsets the target does not use), as a fetch would have delivered it",
-                             FormatBytes(AsBytes(*f.key), BytesFormat::kText), rs[i].label, b->base_offset,
-                             b->last_offset, f.last_offset);
+      a.reason = fmt::format(
+          "lost_tombstone for key {}: copy {}'s batch {}..{} holding the tombstone at offset {} "
+          "(offsets the target does not use), as a fetch would have delivered it",
+          FormatBytes(AsBytes(*f.key), BytesFormat::kText), rs[i].label, b->base_offset, b->last_offset, f.last_offset);
       out->push_back(a);
       return;
     }
@@ -577,12 +590,12 @@ void PlanTombstone(const std::vector<ReplicaState>& rs, const Finding& f, std::v
     a.removed_offsets.push_back(d.offset);
   }
   a.offset = a.removed_offsets.empty() ? f.first_offset : a.removed_offsets.front();
-  a.reason = fmt::format("lost_tombstone for key {}: remove the stale value at offset {}{} (the healthy replicas "
-                         "removed the value and its tombstone)",
-                         FormatBytes(AsBytes(*f.key), BytesFormat::kText), f.first_offset,
-                         a.removed_offsets.size() > 1
-                             ? fmt::format(" and {} older records of the key", a.removed_offsets.size() - 1)
-                             : "");
+  a.reason = fmt::format(
+      "lost_tombstone for key {}: remove the stale value at offset {}{} (the healthy replicas "
+      "removed the value and its tombstone)",
+      FormatBytes(AsBytes(*f.key), BytesFormat::kText), f.first_offset,
+      a.removed_offsets.size() > 1 ? fmt::format(" and {} older records of the key", a.removed_offsets.size() - 1)
+                                   : "");
   out->push_back(a);
 }
 
@@ -655,18 +668,21 @@ void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, const Coordin
       plan->findings.push_back(f);
       size_t before = plan->actions.size();
       PlanTransaction(rs, coordinator, f, assume, &plan->actions, /*split_at_data_end=*/true);
-      for (size_t k = before; k < plan->actions.size(); ++k) plan->actions[k].finding_index = int(plan->findings.size()) - 1;
+      for (size_t k = before; k < plan->actions.size(); ++k)
+        plan->actions[k].finding_index = int(plan->findings.size()) - 1;
       continue;
     }
     if (p.type) {
       why = fmt::format("the target closes them with its {} at offset {}, but {} (they are {})", ControlTypeName(held),
-                        *t.marker_offset, p.why, ControlTypeName(*p.type) == std::string("COMMIT") ? "committed" : "aborted");
+                        *t.marker_offset, p.why,
+                        ControlTypeName(*p.type) == std::string("COMMIT") ? "committed" : "aborted");
     } else {
       std::optional<int64_t> slot = FindSlot(rs, 0, t.producer_id, R.front(), *t.marker_offset);
       if (!slot) continue;  // one transaction up to the target's own marker: the leader's verdict
-      why = fmt::format("the target closes them with its {} at offset {}, but offset {} before it is a slot where a "
-                        "lost marker of another outcome could have been, and {}",
-                        ControlTypeName(held), *t.marker_offset, *slot, p.why);
+      why = fmt::format(
+          "the target closes them with its {} at offset {}, but offset {} before it is a slot where a "
+          "lost marker of another outcome could have been, and {}",
+          ControlTypeName(held), *t.marker_offset, *slot, p.why);
     }
     Finding f;
     f.kind = held == ControlType::kCommit ? FindingKind::kLostAbort : FindingKind::kLostCommit;
@@ -692,7 +708,8 @@ void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, const Coordin
         "outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}..{}: {}. Nothing is "
         "written for it. Options: --txn-log with a copy of the coordinator's __transaction_state partitions taken "
         "before they were compacted (a transaction version 2 decision proves it); --assume {}=commit or --assume "
-        "{}=abort once the outcome is known (the application's own records may tell it); --rebuild-from a healthy replica's partition directory; or re-replicate this replica from the leader",
+        "{}=abort once the outcome is known (the application's own records may tell it); --rebuild-from a healthy "
+        "replica's partition directory; or re-replicate this replica from the leader",
         t.producer_id, t.producer_epoch, R.size(), R.front(), R.back(), why, a.assume_key, a.assume_key);
     plan->actions.push_back(a);
   }
@@ -754,10 +771,9 @@ bool ParseRepairAssumption(const std::string& text, RepairAssumption* out, std::
 }
 
 bool RepairPlan::HasUnrepairable() const {
-  return std::any_of(actions.begin(), actions.end(),
-                     [](const RepairAction& a) {
-                       return a.kind == RepairActionKind::kUnrepairable || a.kind == RepairActionKind::kLeft;
-                     });
+  return std::any_of(actions.begin(), actions.end(), [](const RepairAction& a) {
+    return a.kind == RepairActionKind::kUnrepairable || a.kind == RepairActionKind::kLeft;
+  });
 }
 
 RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaState& target,
@@ -785,12 +801,8 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
     switch (IsTarget(f) ? f.kind : FindingKind::kDivergentRecord) {
       case FindingKind::kLostAbort:
       case FindingKind::kLostCommit:
-      case FindingKind::kHangingTransaction:
-        PlanTransaction(rs, coordinator, f, &assume, &plan.actions);
-        break;
-      case FindingKind::kLostTombstone:
-        PlanTombstone(rs, f, &plan.actions);
-        break;
+      case FindingKind::kHangingTransaction: PlanTransaction(rs, coordinator, f, &assume, &plan.actions); break;
+      case FindingKind::kLostTombstone: PlanTombstone(rs, f, &plan.actions); break;
       default:
         plan.actions.push_back(Unrepairable(
             f, fmt::format("{} at offsets {}..{}: the replicas hold different records at the same offsets and the "
@@ -823,9 +835,10 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
     f.last_offset = t.last_offset;
     f.affected = {0};
     for (size_t i = 1; i < rs.size(); ++i) f.healthy.push_back(i);
-    f.evidence = fmt::format("{} has producer {}'s transaction open from offset {} (LSO {}); every healthy replica "
-                             "holds that offset range with no open transaction of the producer (LSO past it)",
-                             target.label, t.producer_id, t.first_offset, target.last_stable_offset);
+    f.evidence = fmt::format(
+        "{} has producer {}'s transaction open from offset {} (LSO {}); every healthy replica "
+        "holds that offset range with no open transaction of the producer (LSO past it)",
+        target.label, t.producer_id, t.first_offset, target.last_stable_offset);
     plan.findings.push_back(f);
     size_t before = plan.actions.size();
     PlanTransaction(rs, coordinator, f, &assume, &plan.actions);
@@ -854,8 +867,8 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
   for (size_t k = 0; k < assumptions.size(); ++k) {
     if (assume.used[k]) continue;
     const RepairAssumption& x = assumptions[k];
-    plan.unmatched_assumptions.push_back(fmt::format("{}@{}={}", x.producer_id, x.first_offset,
-                                                     x.outcome == ControlType::kCommit ? "commit" : "abort"));
+    plan.unmatched_assumptions.push_back(
+        fmt::format("{}@{}={}", x.producer_id, x.first_offset, x.outcome == ControlType::kCommit ? "commit" : "abort"));
   }
   return plan;
 }
@@ -903,8 +916,8 @@ bool CopySegmentBatches(const std::string& path, const std::function<bool(const 
     }
   }
   if (expected < file->size()) {
-    *error = fmt::format("{}: position {}: {} bytes are not valid batches; {}", path, expected,
-                         file->size() - expected, remedy);
+    *error = fmt::format("{}: position {}: {} bytes are not valid batches; {}", path, expected, file->size() - expected,
+                         remedy);
     return false;
   }
   return true;
@@ -920,7 +933,8 @@ class StreamWriter {
   StreamWriter(PartitionWriter* w, const RepairPlan& plan, RepairResult* result) : w_(w), result_(result) {
     for (const RepairAction& a : plan.actions) {
       if (a.kind == RepairActionKind::kInsertMarker || a.kind == RepairActionKind::kCopyBatch) inserts_.push_back(&a);
-      if (a.kind == RepairActionKind::kRemoveRecords) removed_.insert(a.removed_offsets.begin(), a.removed_offsets.end());
+      if (a.kind == RepairActionKind::kRemoveRecords)
+        removed_.insert(a.removed_offsets.begin(), a.removed_offsets.end());
     }
     std::sort(inserts_.begin(), inserts_.end(),
               [](const RepairAction* x, const RepairAction* y) { return x->offset < y->offset; });
@@ -1044,7 +1058,8 @@ static void ConsumerChanges(const ReplicaState& before, const ReplicaState& afte
       if (a[i].read_committed && !a[i].control) note(&result->became_hidden, &result->became_hidden_count, a[i].offset);
       ++i;
     } else if (i >= a.size() || b[j].offset < a[i].offset) {
-      if (b[j].read_committed && !b[j].control) note(&result->became_visible, &result->became_visible_count, b[j].offset);
+      if (b[j].read_committed && !b[j].control)
+        note(&result->became_visible, &result->became_visible_count, b[j].offset);
       ++j;
     } else {
       if (!a[i].control && a[i].read_committed != b[j].read_committed) {
@@ -1187,7 +1202,8 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
     return false;
   }
   if (!src.unreadable.empty()) {
-    *error = src.unreadable.front().error + " (a file of the --rebuild-from replica that cannot be read: nothing is written)";
+    *error = src.unreadable.front().error +
+             " (a file of the --rebuild-from replica that cannot be read: nothing is written)";
     return false;
   }
   if (!ScanPartitionDir(target_dir, &tgt, &scan)) {
@@ -1260,8 +1276,8 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
     auto one = [&](const char* file_name, std::optional<int64_t> v) {
       const std::string path = staged->path() + "/" + file_name;
       if (!v) return WriteOffsetCheckpointFile(env, path, {}, error);
-      return WriteOffsetCheckpointFile(env, path, {OffsetCheckpointEntry{*tgt.tp, std::min(*v, result->log_end_offset)}},
-                                       error);
+      return WriteOffsetCheckpointFile(env, path,
+                                       {OffsetCheckpointEntry{*tgt.tp, std::min(*v, result->log_end_offset)}}, error);
     };
     // A follower takes the leader's high watermark and log start; its own cleaner has not run yet.
     if (!one("replication-offset-checkpoint", cp.high_watermark) ||

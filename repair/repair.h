@@ -24,11 +24,11 @@
 namespace klf {
 
 enum class RepairActionKind {
-  kInsertMarker,    // write an end-transaction marker at a free offset (or over an empty control batch)
-  kCopyBatch,       // copy a healthy replica's batch the target lacks (byte for byte)
-  kRemoveRecords,   // rewrite batches without some records (as the cleaner's filterTo would)
-  kUnrepairable,    // nothing safe to do: reported, exit 1
-  kLeft,            // a transaction whose outcome the files do not prove: left alone, reported, exit 1
+  kInsertMarker,   // write an end-transaction marker at a free offset (or over an empty control batch)
+  kCopyBatch,      // copy a healthy replica's batch the target lacks (byte for byte)
+  kRemoveRecords,  // rewrite batches without some records (as the cleaner's filterTo would)
+  kUnrepairable,   // nothing safe to do: reported, exit 1
+  kLeft,           // a transaction whose outcome the files do not prove: left alone, reported, exit 1
 };
 const char* RepairActionKindName(RepairActionKind k);  // "insert_marker", "copy_batch", ..., "left"
 
@@ -60,7 +60,7 @@ struct RepairAction {
   int64_t source_last_offset = -1;
   std::string reason;  // why this edit, why this offset (one sentence, for the printed plan)
   Certainty certainty = Certainty::kNone;
-  std::string proof;   // kInsertMarker / kRemoveRecords of a transaction: what proves (or assumes) the outcome
+  std::string proof;  // kInsertMarker / kRemoveRecords of a transaction: what proves (or assumes) the outcome
   // kLeft: the records at stake (the target's records of the undecided transaction) and the --assume
   // spelling that decides it (PID@FIRST_OFFSET).
   std::vector<int64_t> records_at_stake;
@@ -70,11 +70,11 @@ struct RepairAction {
 
 struct RepairPlan {
   std::string partition;
-  std::string target;                 // target partition dir
-  std::vector<std::string> healthy;   // healthy partition dirs
-  std::vector<Finding> findings;      // divergences of the target found by diff (indices: 0 = target)
+  std::string target;                       // target partition dir
+  std::vector<std::string> healthy;         // healthy partition dirs
+  std::vector<Finding> findings;            // divergences of the target found by diff (indices: 0 = target)
   std::vector<std::string> replica_labels;  // labels for the findings' indices
-  std::vector<RepairAction> actions;  // in offset order
+  std::vector<RepairAction> actions;        // in offset order
   // --assume entries that matched no undecided transaction (a usage error: nothing is written).
   std::vector<std::string> unmatched_assumptions;
   bool HasUnrepairable() const;  // an kUnrepairable or kLeft step
@@ -93,9 +93,9 @@ bool ParseRepairAssumption(const std::string& text, RepairAssumption* out, std::
 struct RepairOptions {
   std::optional<int64_t> now_ms;  // clock for producer-state loading (expiration)
   int64_t producer_id_expiration_ms = 86400000;
-  LogConfig config;               // index.interval.bytes etc. for the rebuilt indexes
-  bool force = false;             // replace a non-empty --out
-  std::vector<RepairAssumption> assumptions;  // --assume
+  LogConfig config;                             // index.interval.bytes etc. for the rebuilt indexes
+  bool force = false;                           // replace a non-empty --out
+  std::vector<RepairAssumption> assumptions;    // --assume
   const CoordinatorLog* coordinator = nullptr;  // --txn-log: the coordinator's records as evidence
 };
 
@@ -115,8 +115,8 @@ struct RepairResult {
   int batches_copied = 0;
   int records_removed = 0;
   int64_t log_end_offset = 0;
-  int64_t last_stable_offset = 0;   // of the repaired copy, as a broker loads it
-  std::vector<Finding> remaining;   // divergences diff still finds between the copy and the healthy replicas
+  int64_t last_stable_offset = 0;  // of the repaired copy, as a broker loads it
+  std::vector<Finding> remaining;  // divergences diff still finds between the copy and the healthy replicas
   std::vector<std::string> remaining_labels;
   // What changed for consumers, the target against the copy (both as a broker loads them): offsets that
   // read_committed consumers now receive and did not (became_visible) or no longer receive

@@ -87,9 +87,10 @@ SalvageDrop UnreadableLogDrop(const UnreadableFile& u, const std::vector<const S
   if (!later.empty()) d.last_offset = later.front()->base_offset - 1;
   std::string_view why = u.error;
   if (why.substr(0, u.file.path.size() + 2) == u.file.path + ": ") why.remove_prefix(u.file.path.size() + 2);
-  d.reason = fmt::format("the segment cannot be read ({}); its offsets are not in the copy, and every later "
-                         "segment is deleted as after a truncation",
-                         why);
+  d.reason = fmt::format(
+      "the segment cannot be read ({}); its offsets are not in the copy, and every later "
+      "segment is deleted as after a truncation",
+      why);
   return d;
 }
 
@@ -132,7 +133,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   uint64_t stop_position = 0;
   std::string stop_reason;
   bool stop_offsets_lie = false;  // the batch stopped at was blamed for its offsets (not to be reported)
-  bool stop_whole = false;  // the stopped segment goes entirely (its name conflicts with the log before it)
+  bool stop_whole = false;        // the stopped segment goes entirely (its name conflicts with the log before it)
   // The last two batches kept so far: when a batch conflicts with the one before it but not with the
   // one before that, the one before it is the liar (a flipped baseOffset or partitionLeaderEpoch,
   // neither covered by the CRC, or a lastOffsetDelta rewritten under a recomputed CRC): recovery stops
@@ -165,8 +166,8 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
     // (LogSegment.baseOffset, spec §1.3). A base offset at or below the last offset kept is a name that
     // lies (or the batch before lies, when the name fits the batch before that).
     if (prev && base <= prev->last_offset) {
-      std::string why = fmt::format("a segment named {} although the segment before it already holds offset {}",
-                                    base, prev->last_offset);
+      std::string why = fmt::format("a segment named {} although the segment before it already holds offset {}", base,
+                                    prev->last_offset);
       if (base > last_of(prev2)) {
         blame_prev(fmt::format("a batch whose last offset {} reaches past the next segment's base offset {}",
                                prev->last_offset, base),
@@ -222,8 +223,8 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
         // A replica's leader epochs never go back (LeaderEpochFileCache keeps them ascending).
         conflict = fmt::format("partition leader epoch {} is below the previous batch's {}", epoch, epoch_of(prev));
         if (prev && epoch >= epoch_of(prev2)) {
-          blame_prev(fmt::format("a batch whose partition leader epoch {} is above the next batch's {}",
-                                 epoch_of(prev), epoch),
+          blame_prev(fmt::format("a batch whose partition leader epoch {} is above the next batch's {}", epoch_of(prev),
+                                 epoch),
                      first);
           break;
         }
@@ -290,9 +291,10 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
       DescribeDropped(path, data, 0, segments[si]->base_offset, segments[si]->base_offset, &d);
       d.reason = si == stop_segment
                      ? "segment deleted: " + stop_reason
-                     : fmt::format("segment deleted: an earlier segment ({}) was truncated, and recovery deletes every "
-                                   "later segment",
-                                   segments[stop_segment]->log->path);
+                     : fmt::format(
+                           "segment deleted: an earlier segment ({}) was truncated, and recovery deletes every "
+                           "later segment",
+                           segments[stop_segment]->log->path);
       result->dropped.push_back(d);
       continue;
     }
@@ -331,9 +333,10 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
       d.file = s->log->path;
       d.whole_segment = true;
       DescribeDropped(d.file, file->data(), 0, s->base_offset, s->base_offset, &d);
-      d.reason = fmt::format("segment deleted: an earlier segment ({}) cannot be read, and recovery deletes every "
-                             "later segment after a truncation",
-                             unreadable_log->file.path);
+      d.reason = fmt::format(
+          "segment deleted: an earlier segment ({}) cannot be read, and recovery deletes every "
+          "later segment after a truncation",
+          unreadable_log->file.path);
       result->dropped.push_back(d);
     }
   }

@@ -13,14 +13,13 @@
 
 namespace klf {
 
-
 struct SalvageDrop {
   std::string file;
   uint64_t position = 0;  // first byte dropped
   uint64_t bytes = 0;     // bytes dropped from there to the end of the file
   // Offsets of the entries dropped that could still be framed (nullopt when none could be read).
   std::optional<int64_t> first_offset, last_offset;
-  int batches = 0;        // framed entries among the dropped bytes
+  int batches = 0;             // framed entries among the dropped bytes
   bool whole_segment = false;  // a later segment deleted because an earlier one was truncated
   // The .log exists but cannot be read (a FIFO, a directory, a symlink loop, no permission): nothing
   // of it is known, so first_offset..last_offset are the offsets its name and the next segment's name

@@ -82,8 +82,8 @@ bool ParseBatchHeader(Bytes entry, uint64_t position, bool verify_crc, BatchHead
     return false;
   }
   if (entry.size() < size_t(kLogOverhead) + uint32_t(length)) {
-    *error = "entry of " + Num(int64_t(kLogOverhead) + length) + " bytes but only " + Num(entry.size()) +
-             " bytes available";
+    *error =
+        "entry of " + Num(int64_t(kLogOverhead) + length) + " bytes but only " + Num(entry.size()) + " bytes available";
     return false;
   }
   *h = BatchHeader();
@@ -338,7 +338,10 @@ static bool FindNextEntry(Bytes data, uint64_t from, uint32_t max_batch_bytes, u
       if (attr_hi != 0 || (attr & kAttrCompressionMask) > 4 || (attr & 0x80)) continue;
       if (LoadI32(d + q + 23) < 0 || LoadI32(d + q + 57) < 0) continue;
       uint64_t covered = total - kV2AttributesOffset;
-      if (covered > budget) { *exhausted = true; return false; }
+      if (covered > budget) {
+        *exhausted = true;
+        return false;
+      }
       budget -= covered;
       ok = Crc32c(Bytes(d + q + kV2AttributesOffset, covered)) == LoadBE32(d + q + kV2CrcOffset);
     } else if (magic == 0 || magic == 1) {
@@ -346,7 +349,10 @@ static bool FindNextEntry(Bytes data, uint64_t from, uint32_t max_batch_bytes, u
       uint8_t attr = d[q + kLegacyAttributesOffset];
       if ((attr & 0xF0) != 0 || (magic == 0 && (attr & 0x08)) || (attr & kAttrCompressionMask) > 3) continue;
       uint64_t covered = total - kLegacyMagicOffset;
-      if (covered > budget) { *exhausted = true; return false; }
+      if (covered > budget) {
+        *exhausted = true;
+        return false;
+      }
       budget -= covered;
       ok = Crc32(Bytes(d + q + kLegacyMagicOffset, covered)) == LoadBE32(d + q + kLegacyCrcOffset);
     }
@@ -374,8 +380,9 @@ bool LogReader::Resync(uint64_t from) {
   if (FindNextEntry(data_, scan_from, options_.max_batch_bytes, &q, &exhausted, NextDataFn())) {
     if (q < from) {
       Report(Severity::kWarning, from, "resync",
-             "framing corruption at " + Num(from) + "; the next entry with a plausible header and a valid CRC starts at " +
-                 Num(q) + ", inside the previous entry at " + Num(scan_from) +
+             "framing corruption at " + Num(from) +
+                 "; the next entry with a plausible header and a valid CRC starts at " + Num(q) +
+                 ", inside the previous entry at " + Num(scan_from) +
                  " whose CRC failed (its length field is probably corrupt); resumed there");
     } else {
       Report(Severity::kWarning, from, "resync",
@@ -397,8 +404,7 @@ bool LogReader::Next(BatchView* batch) {
   if (done_) return false;
   if (stream_) {
     switch (NextStreamed(batch)) {
-      case Streamed::kEntry:
-        return true;
+      case Streamed::kEntry: return true;
       case Streamed::kEnd:
         done_ = true;
         end_ = LogEnd::kEndOfData;
@@ -425,13 +431,17 @@ bool LogReader::Next(BatchView* batch) {
       } else if (ZeroFrom(pos)) {
         end_ = LogEnd::kZeroTail;
         Report(Severity::kWarning, pos, "zero-tail",
-               "the last " + Num(remaining) + " bytes are zeros (a preallocated segment after an unclean shutdown); "
-               "Kafka's recovery truncates the file at " + Num(pos));
+               "the last " + Num(remaining) +
+                   " bytes are zeros (a preallocated segment after an unclean shutdown); "
+                   "Kafka's recovery truncates the file at " +
+                   Num(pos));
       } else {
         end_ = LogEnd::kTruncatedTail;
         Report(Severity::kWarning, pos, "truncated-tail",
-               "the last " + Num(remaining) + " bytes are too short for an entry header (needs 18); "
-               "Kafka ignores them and its recovery truncates the file at " + Num(pos));
+               "the last " + Num(remaining) +
+                   " bytes are too short for an entry header (needs 18); "
+                   "Kafka ignores them and its recovery truncates the file at " +
+                   Num(pos));
       }
       return false;
     }
@@ -443,8 +453,10 @@ bool LogReader::Next(BatchView* batch) {
         done_ = true;
         end_ = LogEnd::kZeroTail;
         Report(Severity::kWarning, pos, "zero-tail",
-               "the last " + Num(remaining) + " bytes are zeros (a preallocated segment after an unclean shutdown); "
-               "Kafka's recovery truncates the file at " + Num(pos));
+               "the last " + Num(remaining) +
+                   " bytes are zeros (a preallocated segment after an unclean shutdown); "
+                   "Kafka's recovery truncates the file at " +
+                   Num(pos));
         return false;
       }
       Report(Severity::kError, pos + 8, "batch-size",
@@ -456,8 +468,8 @@ bool LogReader::Next(BatchView* batch) {
     }
     if (uint32_t(size) > options_.max_batch_bytes) {
       Report(Severity::kError, pos + 8, "batch-size",
-             "entry at " + Num(pos) + " has size field " + Num(size) + ", above the " +
-                 Num(options_.max_batch_bytes) + "-byte limit for one entry (a lying length?)");
+             "entry at " + Num(pos) + " has size field " + Num(size) + ", above the " + Num(options_.max_batch_bytes) +
+                 "-byte limit for one entry (a lying length?)");
       if (Resync(pos)) continue;
       done_ = true;
       return false;
@@ -469,7 +481,8 @@ bool LogReader::Next(BatchView* batch) {
       uint64_t next = 0;
       bool exhausted = false;
       uint64_t scan_from = suspect_start_ && *suspect_start_ < pos ? *suspect_start_ : pos;
-      if (options_.resync && FindNextEntry(data_, scan_from, options_.max_batch_bytes, &next, &exhausted, NextDataFn())) {
+      if (options_.resync &&
+          FindNextEntry(data_, scan_from, options_.max_batch_bytes, &next, &exhausted, NextDataFn())) {
         Report(Severity::kError, pos + 8, "batch-size",
                "entry at " + Num(pos) + " declares " + Num(total) + " bytes, past the end of the file (" +
                    Num(remaining) + " bytes left), but a valid entry starts at " + Num(next) +
@@ -524,8 +537,9 @@ void LogReader::Accept(Bytes entry, BatchView* batch) {
     Report(Severity::kError, pos + (magic == 2 ? kV2CrcOffset : kLegacyCrcOffset), "batch-crc",
            std::string("entry at ") + Num(pos) + ": stored " + (magic == 2 ? "CRC-32C" : "CRC-32") + " " +
                HexEncode(batch->bytes.subspan(magic == 2 ? kV2CrcOffset : kLegacyCrcOffset, 4)) +
-               " but the covered bytes give " + HexEncode(Bytes(std::array<uint8_t, 4>{
-                   uint8_t(computed >> 24), uint8_t(computed >> 16), uint8_t(computed >> 8), uint8_t(computed)})));
+               " but the covered bytes give " +
+               HexEncode(Bytes(std::array<uint8_t, 4>{uint8_t(computed >> 24), uint8_t(computed >> 16),
+                                                      uint8_t(computed >> 8), uint8_t(computed)})));
   }
   if (magic == 2 && h.last_offset_delta < 0) {
     Report(Severity::kError, pos + 23, "offset-order",
@@ -534,13 +548,15 @@ void LogReader::Accept(Bytes entry, BatchView* batch) {
   int64_t first = magic == 2 ? h.base_offset : h.last_offset;
   if (have_last_offset_ && first <= last_offset_seen_) {
     Report(Severity::kError, pos, "offset-order",
-           "entry at " + Num(pos) + " starts at offset " + Num(first) + ", not above the previous entry's last offset " +
-               Num(last_offset_seen_));
+           "entry at " + Num(pos) + " starts at offset " + Num(first) +
+               ", not above the previous entry's last offset " + Num(last_offset_seen_));
   }
   if (!have_last_offset_ || h.last_offset > last_offset_seen_) last_offset_seen_ = h.last_offset;
   have_last_offset_ = true;
-  if (options_.verify_crc && !h.crc_valid) suspect_start_ = pos;
-  else suspect_start_.reset();
+  if (options_.verify_crc && !h.crc_valid)
+    suspect_start_ = pos;
+  else
+    suspect_start_.reset();
   pos_ = pos + total;
   valid_bytes_ = pos_;
 }
@@ -594,8 +610,7 @@ inline const uint8_t* ReadVarint64(const uint8_t* p, const uint8_t* end, int64_t
   return p;
 }
 
-void ReportTo(ProblemSink* sink, const std::string& file, uint64_t position, const char* check,
-              std::string message) {
+void ReportTo(ProblemSink* sink, const std::string& file, uint64_t position, const char* check, std::string message) {
   if (sink == nullptr) return;
   Problem p;
   p.severity = Severity::kError;
@@ -744,16 +759,31 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
     int64_t ts_delta = 0;
     int32_t offset_delta = 0, key_len = 0, value_len = 0, header_count = 0;
     do {
-      if (p >= rend) { why = "missing attributes"; break; }
+      if (p >= rend) {
+        why = "missing attributes";
+        break;
+      }
       r.attributes = int8_t(*p++);
       fail_at = p;
-      if (!(p = ReadVarint64(p, rend, &ts_delta))) { why = "malformed timestampDelta varlong"; break; }
+      if (!(p = ReadVarint64(p, rend, &ts_delta))) {
+        why = "malformed timestampDelta varlong";
+        break;
+      }
       fail_at = p;
-      if (!(p = ReadVarint32(p, rend, &offset_delta))) { why = "malformed offsetDelta varint"; break; }
+      if (!(p = ReadVarint32(p, rend, &offset_delta))) {
+        why = "malformed offsetDelta varint";
+        break;
+      }
       fail_at = p;
-      if (!(p = ReadVarint32(p, rend, &key_len))) { why = "malformed key length varint"; break; }
+      if (!(p = ReadVarint32(p, rend, &key_len))) {
+        why = "malformed key length varint";
+        break;
+      }
       if (key_len >= 0) {
-        if (int64_t(key_len) > rend - p) { why = "key length past the end of the record"; break; }
+        if (int64_t(key_len) > rend - p) {
+          why = "key length past the end of the record";
+          break;
+        }
         r.key = Bytes(p, size_t(key_len));
         p += key_len;
       }
@@ -762,38 +792,71 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
         break;
       }
       fail_at = p;
-      if (!(p = ReadVarint32(p, rend, &value_len))) { why = "malformed value length varint"; break; }
+      if (!(p = ReadVarint32(p, rend, &value_len))) {
+        why = "malformed value length varint";
+        break;
+      }
       if (value_len >= 0) {
-        if (int64_t(value_len) > rend - p) { why = "value length past the end of the record"; break; }
+        if (int64_t(value_len) > rend - p) {
+          why = "value length past the end of the record";
+          break;
+        }
         r.value = Bytes(p, size_t(value_len));
         p += value_len;
       }
       fail_at = p;
-      if (!(p = ReadVarint32(p, rend, &header_count))) { why = "malformed header count varint"; break; }
-      if (header_count < 0) { why = "negative number of record headers"; break; }
+      if (!(p = ReadVarint32(p, rend, &header_count))) {
+        why = "malformed header count varint";
+        break;
+      }
+      if (header_count < 0) {
+        why = "negative number of record headers";
+        break;
+      }
       // Each header takes at least two bytes (its key and value length varints): a count the record
       // cannot hold is refused here, before any work proportional to it.
-      if (int64_t(header_count) > (rend - p) / 2) { why = "more record headers than the bytes left in the record can hold (2 bytes each at least)"; break; }
+      if (int64_t(header_count) > (rend - p) / 2) {
+        why = "more record headers than the bytes left in the record can hold (2 bytes each at least)";
+        break;
+      }
       r.headers_at = uint32_t(p - data.data());
       r.header_count = uint32_t(header_count);
       // Checked here, not stored: RecordHeaders parses them again when a reader asks.
       for (int32_t k = 0; k < header_count; ++k) {
         fail_at = p;
         int32_t hk_len, hv_len;
-        if (!(p = ReadVarint32(p, rend, &hk_len))) { why = "malformed header key length varint"; break; }
-        if (hk_len < 0) { why = "negative header key length"; break; }
-        if (int64_t(hk_len) > rend - p) { why = "header key past the end of the record"; break; }
+        if (!(p = ReadVarint32(p, rend, &hk_len))) {
+          why = "malformed header key length varint";
+          break;
+        }
+        if (hk_len < 0) {
+          why = "negative header key length";
+          break;
+        }
+        if (int64_t(hk_len) > rend - p) {
+          why = "header key past the end of the record";
+          break;
+        }
         p += hk_len;
         fail_at = p;
-        if (!(p = ReadVarint32(p, rend, &hv_len))) { why = "malformed header value length varint"; break; }
+        if (!(p = ReadVarint32(p, rend, &hv_len))) {
+          why = "malformed header value length varint";
+          break;
+        }
         if (hv_len >= 0) {
-          if (int64_t(hv_len) > rend - p) { why = "header value past the end of the record"; break; }
+          if (int64_t(hv_len) > rend - p) {
+            why = "header value past the end of the record";
+            break;
+          }
           p += hv_len;
         }
       }
       if (why != nullptr) break;
       fail_at = p;
-      if (p != rend) { why = "record body longer than its fields (Kafka: invalid record size)"; break; }
+      if (p != rend) {
+        why = "record body longer than its fields (Kafka: invalid record size)";
+        break;
+      }
     } while (false);
     if (why != nullptr) {
       records_.pop_back();
@@ -877,8 +940,7 @@ bool RecordDecoder::DecodeLegacy(const BatchView& batch, const std::string& file
   size_t fail_at = 0;
   Bytes body = batch.bytes.subspan(kLogOverhead, h.size_in_bytes - kLogOverhead);
   if (const char* why = ParseLegacyMessage(body, &w, &fail_at)) {
-    ReportTo(sink, file, pos + kLogOverhead + fail_at, "record-parse",
-             "message at " + Num(pos) + ": " + why);
+    ReportTo(sink, file, pos + kLogOverhead + fail_at, "record-parse", "message at " + Num(pos) + ": " + why);
     return false;
   }
   if (h.compression_id >= 4) {
@@ -946,8 +1008,10 @@ bool RecordDecoder::DecodeLegacy(const BatchView& batch, const std::string& file
     r.offset = inner_offset;  // made absolute below
     // KAFKA-4298: an inner magic different from the wrapper's is accepted; a v0 inner message has
     // no timestamp. A LogAppendTime wrapper stamps its own timestamp on every v1 inner record.
-    if (m.magic == 0) r.timestamp = kNoTimestamp;
-    else r.timestamp = log_append ? w.timestamp : m.timestamp;
+    if (m.magic == 0)
+      r.timestamp = kNoTimestamp;
+    else
+      r.timestamp = log_append ? w.timestamp : m.timestamp;
     r.key = m.key;
     r.value = m.value;
     r.magic = m.magic;
@@ -1013,12 +1077,14 @@ bool ParseControlRecord(const Record& record, ControlRecord* control, std::strin
     return false;
   }
   control->raw_type = LoadI16(k + 2);
-  control->type = control->raw_type >= 0 && control->raw_type <= 6 ? ControlType(control->raw_type) : ControlType::kUnknown;
+  control->type =
+      control->raw_type >= 0 && control->raw_type <= 6 ? ControlType(control->raw_type) : ControlType::kUnknown;
   if (control->type == ControlType::kAbort || control->type == ControlType::kCommit) {
     // EndTransactionMarker.deserializeValue
     if (!record.value || record.value->size() < 6) {
-      *error = record.value ? "end transaction marker value of " + Num(record.value->size()) + " bytes, needs at least 6"
-                            : "end transaction marker has a null value";
+      *error = record.value
+                   ? "end transaction marker value of " + Num(record.value->size()) + " bytes, needs at least 6"
+                   : "end transaction marker has a null value";
       return false;
     }
     control->value_version = LoadI16(record.value->data());
@@ -1035,8 +1101,9 @@ void SegmentTailSink::Report(const Problem& p) {
   if (!last_segment_ && (p.check == "zero-tail" || p.check == "truncated-tail")) {
     Problem q = p;
     q.severity = Severity::kError;
-    q.message += " (this is not the last segment: a rolled segment is never torn, and recovery would also "
-                 "delete every later segment)";
+    q.message +=
+        " (this is not the last segment: a rolled segment is never torn, and recovery would also "
+        "delete every later segment)";
     inner_->Report(q);
     return;
   }

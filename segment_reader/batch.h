@@ -59,14 +59,14 @@ int32_t IncrementSequence(int32_t sequence, int32_t increment);
 
 // The header fields of one entry, decoded without touching its records.
 struct BatchHeader {
-  uint64_t position = 0;          // byte position of the entry in its file
-  int64_t base_offset = 0;        // see `base_offset_known`
+  uint64_t position = 0;    // byte position of the entry in its file
+  int64_t base_offset = 0;  // see `base_offset_known`
   int64_t last_offset = 0;
-  uint32_t size_in_bytes = 0;     // whole entry: 12 + the length field
+  uint32_t size_in_bytes = 0;  // whole entry: 12 + the length field
   int8_t magic = 2;
-  uint32_t crc = 0;               // as stored
-  bool crc_valid = false;         // computed over the covered bytes (v2: CRC-32C; v0/v1: CRC-32)
-  uint16_t attributes = 0;        // v2: the int16 field; v0/v1: the attributes byte
+  uint32_t crc = 0;         // as stored
+  bool crc_valid = false;   // computed over the covered bytes (v2: CRC-32C; v0/v1: CRC-32)
+  uint16_t attributes = 0;  // v2: the int16 field; v0/v1: the attributes byte
   Compression compression = Compression::kNone;
   // Attribute bits 0-2 as stored. Ids 5-7 name no codec (then `compression` is kNone) and zstd (4) is
   // illegal for v0/v1: RecordDecoder reports both as "unknown-codec".
@@ -102,8 +102,7 @@ struct BatchView {
 // Parses the header of the entry at the start of `entry` (which must hold the whole entry) and
 // computes its CRC when `verify_crc`. Returns false with *error when the header is malformed (size
 // below the minimum for its magic). Used by LogReader; exposed for tests, fuzzers and the writer.
-bool ParseBatchHeader(Bytes entry, uint64_t position, bool verify_crc, BatchHeader* header,
-                      std::string* error);
+bool ParseBatchHeader(Bytes entry, uint64_t position, bool verify_crc, BatchHeader* header, std::string* error);
 
 struct ReadOptions {
   bool verify_crc = true;
@@ -296,31 +295,37 @@ struct Record {
   int64_t offset = 0;
   int64_t timestamp = kNoTimestamp;
   int8_t attributes = 0;
-  int32_t sequence = kNoSequence;   // v2: incrementSequence(baseSequence, offsetDelta) or -1
-  std::optional<Bytes> key;         // nullopt = null key
-  std::optional<Bytes> value;       // nullopt = null value (tombstone)
-  uint32_t headers_at = 0;          // where the first header starts in the decoded records section
+  int32_t sequence = kNoSequence;  // v2: incrementSequence(baseSequence, offsetDelta) or -1
+  std::optional<Bytes> key;        // nullopt = null key
+  std::optional<Bytes> value;      // nullopt = null value (tombstone)
+  uint32_t headers_at = 0;         // where the first header starts in the decoded records section
   uint32_t header_count = 0;
   // v0/v1 only: the message's own magic, stored CRC and its validity (inner messages of a wrapper
   // have their own CRCs).
   int8_t magic = 2;
   uint32_t legacy_crc = 0;
   bool legacy_crc_valid = true;
-  uint32_t size_in_bytes = 0;       // encoded size of the record (v2: incl. its length varint)
+  uint32_t size_in_bytes = 0;  // encoded size of the record (v2: incl. its length varint)
 };
 
 enum class ControlType : int16_t {
-  kAbort = 0, kCommit = 1, kLeaderChange = 2, kSnapshotHeader = 3, kSnapshotFooter = 4,
-  kKRaftVersion = 5, kKRaftVoters = 6, kUnknown = -1
+  kAbort = 0,
+  kCommit = 1,
+  kLeaderChange = 2,
+  kSnapshotHeader = 3,
+  kSnapshotFooter = 4,
+  kKRaftVersion = 5,
+  kKRaftVoters = 6,
+  kUnknown = -1
 };
 // "ABORT", "COMMIT", "LEADER_CHANGE", ..., "UNKNOWN".
 const char* ControlTypeName(ControlType t);
 
 struct ControlRecord {
   ControlType type = ControlType::kUnknown;
-  int16_t raw_type = -1;         // the type as stored
+  int16_t raw_type = -1;  // the type as stored
   int16_t key_version = 0;
-  int16_t value_version = 0;     // ABORT/COMMIT only
+  int16_t value_version = 0;       // ABORT/COMMIT only
   int32_t coordinator_epoch = -1;  // ABORT/COMMIT only
 };
 

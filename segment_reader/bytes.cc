@@ -29,12 +29,8 @@ static void PutUvarint64(std::string* out, uint64_t u) {
 }
 
 void PutUvarint(std::string* out, uint32_t v) { PutUvarint64(out, v); }
-void PutVarint(std::string* out, int32_t v) {
-  PutUvarint64(out, uint32_t((uint32_t(v) << 1) ^ uint32_t(v >> 31)));
-}
-void PutVarlong(std::string* out, int64_t v) {
-  PutUvarint64(out, (uint64_t(v) << 1) ^ uint64_t(v >> 63));
-}
+void PutVarint(std::string* out, int32_t v) { PutUvarint64(out, uint32_t((uint32_t(v) << 1) ^ uint32_t(v >> 31))); }
+void PutVarlong(std::string* out, int64_t v) { PutUvarint64(out, (uint64_t(v) << 1) ^ uint64_t(v >> 63)); }
 
 static int Uvarint64Size(uint64_t u) {
   int n = 1;

@@ -14,12 +14,8 @@ namespace klf {
 
 using Bytes = std::span<const uint8_t>;
 
-inline std::string_view AsStringView(Bytes b) {
-  return {reinterpret_cast<const char*>(b.data()), b.size()};
-}
-inline Bytes AsBytes(std::string_view s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
+inline std::string_view AsStringView(Bytes b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+inline Bytes AsBytes(std::string_view s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
 
 inline uint16_t LoadBE16(const uint8_t* p) { return uint16_t(p[0]) << 8 | p[1]; }
 inline uint32_t LoadBE32(const uint8_t* p) {
@@ -30,19 +26,28 @@ inline int16_t LoadI16(const uint8_t* p) { return int16_t(LoadBE16(p)); }
 inline int32_t LoadI32(const uint8_t* p) { return int32_t(LoadBE32(p)); }
 inline int64_t LoadI64(const uint8_t* p) { return int64_t(LoadBE64(p)); }
 
-inline void StoreBE16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v >> 8); p[1] = uint8_t(v); }
-inline void StoreBE32(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v >> 24); p[1] = uint8_t(v >> 16); p[2] = uint8_t(v >> 8); p[3] = uint8_t(v);
+inline void StoreBE16(uint8_t* p, uint16_t v) {
+  p[0] = uint8_t(v >> 8);
+  p[1] = uint8_t(v);
 }
-inline void StoreBE64(uint8_t* p, uint64_t v) { StoreBE32(p, uint32_t(v >> 32)); StoreBE32(p + 4, uint32_t(v)); }
+inline void StoreBE32(uint8_t* p, uint32_t v) {
+  p[0] = uint8_t(v >> 24);
+  p[1] = uint8_t(v >> 16);
+  p[2] = uint8_t(v >> 8);
+  p[3] = uint8_t(v);
+}
+inline void StoreBE64(uint8_t* p, uint64_t v) {
+  StoreBE32(p, uint32_t(v >> 32));
+  StoreBE32(p + 4, uint32_t(v));
+}
 
 // Append helpers for writers.
 void PutBE16(std::string* out, uint16_t v);
 void PutBE32(std::string* out, uint32_t v);
 void PutBE64(std::string* out, uint64_t v);
-void PutVarint(std::string* out, int32_t v);   // zig-zag
-void PutVarlong(std::string* out, int64_t v);  // zig-zag
-void PutUvarint(std::string* out, uint32_t v); // no zig-zag
+void PutVarint(std::string* out, int32_t v);    // zig-zag
+void PutVarlong(std::string* out, int64_t v);   // zig-zag
+void PutUvarint(std::string* out, uint32_t v);  // no zig-zag
 int VarintSize(int32_t v);
 int VarlongSize(int64_t v);
 
@@ -70,7 +75,11 @@ class ByteCursor {
   bool Skip(size_t n);
 
  private:
-  bool Fail(const char* why) { ok_ = false; error_ = why; return false; }
+  bool Fail(const char* why) {
+    ok_ = false;
+    error_ = why;
+    return false;
+  }
   Bytes data_;
   size_t pos_ = 0;
   bool ok_ = true;

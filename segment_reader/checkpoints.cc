@@ -68,9 +68,7 @@ bool ParseJavaInteger(std::string_view s, T* out) {
 }
 
 // java.util.regex "\s": [ \t\n\x0B\f\r].
-bool IsJavaSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\x0B' || c == '\f' || c == '\r';
-}
+bool IsJavaSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\x0B' || c == '\f' || c == '\r'; }
 
 // Pattern.compile("\\s+").split(line): a leading separator yields an empty first token; trailing
 // empty tokens are dropped.
@@ -109,12 +107,10 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
-
 // CheckpointFile.CheckpointReadBuffer.read (§11.1). `parse_line` returns false for a malformed line.
 template <typename Entry, typename ParseLine>
-bool ParseCheckpoint(const std::string& file, std::string_view text, int expected_version,
-                     const char* entry_format, std::vector<Entry>* out, ProblemSink* sink,
-                     ParseLine parse_line) {
+bool ParseCheckpoint(const std::string& file, std::string_view text, int expected_version, const char* entry_format,
+                     std::vector<Entry>* out, ProblemSink* sink, ParseLine parse_line) {
   out->clear();
   std::vector<Line> lines = SplitLines(text);
   if (lines.empty()) return true;  // empty file: no entries
@@ -141,16 +137,14 @@ bool ParseCheckpoint(const std::string& file, std::string_view text, int expecte
     Entry e;
     if (!parse_line(lines[i].text, &e)) {
       Report(sink, Severity::kError, file, lines[i].position, "checkpoint-line",
-             fmt::format("malformed line {} \"{}\"; expected \"{}\"", i + 1, Printable(lines[i].text),
-                         entry_format));
+             fmt::format("malformed line {} \"{}\"; expected \"{}\"", i + 1, Printable(lines[i].text), entry_format));
       return false;
     }
     out->push_back(std::move(e));
   }
   if (int64_t(out->size()) != int64_t(expected_size)) {
     Report(sink, Severity::kError, file, lines[1].position, "checkpoint-count",
-           fmt::format("Expected [{}] entries in the checkpoint file, but found [{}]", expected_size,
-                       out->size()));
+           fmt::format("Expected [{}] entries in the checkpoint file, but found [{}]", expected_size, out->size()));
     return false;
   }
   return true;
@@ -197,29 +191,27 @@ std::optional<TopicPartition> ParsePartitionDirName(const std::string& dir_name)
   return TopicPartition{std::string(topic), p};
 }
 
-bool ParseOffsetCheckpoint(const std::string& file, std::string_view text,
-                           std::vector<OffsetCheckpointEntry>* out, ProblemSink* sink) {
+bool ParseOffsetCheckpoint(const std::string& file, std::string_view text, std::vector<OffsetCheckpointEntry>* out,
+                           ProblemSink* sink) {
   // OffsetCheckpointFile.Formatter.fromString: exactly 3 whitespace-separated tokens.
-  return ParseCheckpoint(file, text, 0, "<topic> <partition> <offset>", out, sink,
-                         [](std::string_view line, OffsetCheckpointEntry* e) {
-                           auto parts = SplitWhitespace(line);
-                           if (parts.size() != 3) return false;
-                           e->tp.topic = std::string(parts[0]);
-                           return ParseJavaInteger(parts[1], &e->tp.partition) &&
-                                  ParseJavaInteger(parts[2], &e->offset);
-                         });
+  return ParseCheckpoint(
+      file, text, 0, "<topic> <partition> <offset>", out, sink, [](std::string_view line, OffsetCheckpointEntry* e) {
+        auto parts = SplitWhitespace(line);
+        if (parts.size() != 3) return false;
+        e->tp.topic = std::string(parts[0]);
+        return ParseJavaInteger(parts[1], &e->tp.partition) && ParseJavaInteger(parts[2], &e->offset);
+      });
 }
 
-bool ParseLeaderEpochCheckpoint(const std::string& file, std::string_view text,
-                                std::vector<LeaderEpochEntry>* out, ProblemSink* sink) {
+bool ParseLeaderEpochCheckpoint(const std::string& file, std::string_view text, std::vector<LeaderEpochEntry>* out,
+                                ProblemSink* sink) {
   // LeaderEpochCheckpointFile.Formatter.fromString: exactly 2 tokens.
-  bool ok = ParseCheckpoint(file, text, 0, "<leaderEpoch> <startOffset>", out, sink,
-                            [](std::string_view line, LeaderEpochEntry* e) {
-                              auto parts = SplitWhitespace(line);
-                              if (parts.size() != 2) return false;
-                              return ParseJavaInteger(parts[0], &e->epoch) &&
-                                     ParseJavaInteger(parts[1], &e->start_offset);
-                            });
+  bool ok = ParseCheckpoint(
+      file, text, 0, "<leaderEpoch> <startOffset>", out, sink, [](std::string_view line, LeaderEpochEntry* e) {
+        auto parts = SplitWhitespace(line);
+        if (parts.size() != 2) return false;
+        return ParseJavaInteger(parts[0], &e->epoch) && ParseJavaInteger(parts[1], &e->start_offset);
+      });
   if (!ok) return false;
   // LeaderEpochFileCache keeps epochs and start offsets strictly ascending; a file that is not would
   // be "fixed" by Kafka on load by dropping entries, which is worth knowing about.
@@ -260,8 +252,7 @@ bool DecodeKafkaUuid(std::string_view s, uint8_t out[16]) {
   return n == 16;
 }
 
-bool ParsePartitionMetadata(const std::string& file, std::string_view text, PartitionMetadata* out,
-                            ProblemSink* sink) {
+bool ParsePartitionMetadata(const std::string& file, std::string_view text, PartitionMetadata* out, ProblemSink* sink) {
   // PartitionMetadataReadBuffer.read: line 1 "version: <int>" (>= 0 for downgrade compatibility),
   // line 2 "topic_id: <Uuid>", each split once on ":\s+"; the zero Uuid is invalid.
   *out = PartitionMetadata{};
@@ -322,8 +313,7 @@ bool ParsePartitionMetadata(const std::string& file, std::string_view text, Part
   return true;
 }
 
-bool ParseMetaProperties(const std::string& file, std::string_view text, MetaProperties* out,
-                         ProblemSink* sink) {
+bool ParseMetaProperties(const std::string& file, std::string_view text, MetaProperties* out, ProblemSink* sink) {
   // java.util.Properties.load: natural lines joined by a trailing odd backslash; '#' or '!' starts
   // a comment; the key ends at the first unescaped '=', ':' or whitespace; escapes \t \n \r \f \uXXXX.
   out->properties.clear();
@@ -346,8 +336,10 @@ bool ParseMetaProperties(const std::string& file, std::string_view text, MetaPro
           size_t d = 0;
           for (; d < 4 && k + 1 < s.size(); ++d) {
             char h = s[k + 1];
-            int v = (h >= '0' && h <= '9') ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10
-                    : (h >= 'A' && h <= 'F') ? h - 'A' + 10 : -1;
+            int v = (h >= '0' && h <= '9')   ? h - '0'
+                    : (h >= 'a' && h <= 'f') ? h - 'a' + 10
+                    : (h >= 'A' && h <= 'F') ? h - 'A' + 10
+                                             : -1;
             if (v < 0) break;
             cp = cp * 16 + uint32_t(v);
             ++k;
@@ -424,7 +416,8 @@ bool ParseMetaProperties(const std::string& file, std::string_view text, MetaPro
   auto it = out->properties.find("version");
   if (it == out->properties.end()) {
     // Kafka's RawMetaProperties reads a missing version as 0.
-    Report(sink, Severity::kWarning, file, 0, "meta-properties", "no version property; read as version 0 as Kafka does");
+    Report(sink, Severity::kWarning, file, 0, "meta-properties",
+           "no version property; read as version 0 as Kafka does");
     version = 0;
   } else if (!version || (*version != 0 && *version != 1)) {
     Report(sink, Severity::kError, file, 0, "meta-properties",
@@ -478,8 +471,7 @@ std::optional<std::string> MetaProperties::directory_id() const {
   return it->second;
 }
 
-bool ParseCleanShutdown(const std::string& file, std::string_view text, CleanShutdown* out,
-                        ProblemSink* sink) {
+bool ParseCleanShutdown(const std::string& file, std::string_view text, CleanShutdown* out, ProblemSink* sink) {
   // CleanShutdownFileHandler: older brokers wrote an empty file; newer ones JSON with "version" and
   // "brokerEpoch" (unknown fields ignored). An unreadable content still means "clean shutdown".
   *out = CleanShutdown{};

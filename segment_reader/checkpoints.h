@@ -59,16 +59,13 @@ struct CleanShutdown {
 
 // Each parser reports problems (file, byte position of the offending line, what was expected) and
 // returns false when the file does not parse; what parsed before the problem is kept.
-bool ParseOffsetCheckpoint(const std::string& file, std::string_view text,
-                           std::vector<OffsetCheckpointEntry>* out, ProblemSink* sink);
-bool ParseLeaderEpochCheckpoint(const std::string& file, std::string_view text,
-                                std::vector<LeaderEpochEntry>* out, ProblemSink* sink);
-bool ParsePartitionMetadata(const std::string& file, std::string_view text, PartitionMetadata* out,
-                            ProblemSink* sink);
-bool ParseMetaProperties(const std::string& file, std::string_view text, MetaProperties* out,
-                         ProblemSink* sink);
-bool ParseCleanShutdown(const std::string& file, std::string_view text, CleanShutdown* out,
-                        ProblemSink* sink);
+bool ParseOffsetCheckpoint(const std::string& file, std::string_view text, std::vector<OffsetCheckpointEntry>* out,
+                           ProblemSink* sink);
+bool ParseLeaderEpochCheckpoint(const std::string& file, std::string_view text, std::vector<LeaderEpochEntry>* out,
+                                ProblemSink* sink);
+bool ParsePartitionMetadata(const std::string& file, std::string_view text, PartitionMetadata* out, ProblemSink* sink);
+bool ParseMetaProperties(const std::string& file, std::string_view text, MetaProperties* out, ProblemSink* sink);
+bool ParseCleanShutdown(const std::string& file, std::string_view text, CleanShutdown* out, ProblemSink* sink);
 
 // Exact text Kafka writes.
 std::string EncodeOffsetCheckpoint(const std::vector<OffsetCheckpointEntry>& entries);

@@ -146,14 +146,13 @@ bool GzipDecompress(Bytes input, size_t max_output, std::string* out, std::strin
     }
     if (ret == Z_OK) continue;
     if (ret == Z_BUF_ERROR && left == 0) {
-      *error = "gzip: unexpected end of stream (truncated at compressed byte " +
-               std::to_string(input.size()) + ")";
+      *error = "gzip: unexpected end of stream (truncated at compressed byte " + std::to_string(input.size()) + ")";
       ok = false;
       break;
     }
     if (ret == Z_BUF_ERROR) continue;  // output full; loop makes more room
-    *error = std::string("gzip: corrupt data at compressed byte ") + std::to_string(next - input.data()) +
-             ": " + (zs.msg ? zs.msg : "inflate error " + std::to_string(ret));
+    *error = std::string("gzip: corrupt data at compressed byte ") + std::to_string(next - input.data()) + ": " +
+             (zs.msg ? zs.msg : "inflate error " + std::to_string(ret));
     ok = false;
     break;
   }
@@ -189,8 +188,7 @@ constexpr uint8_t kSnappyMagic[8] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
 constexpr uint32_t kSnappyMagicHead = 0x82534E41;
 constexpr uint32_t kSnappyMaxChunk = 512u << 20;
 
-bool SnappyRawBlock(const uint8_t* p, size_t n, size_t max_output, std::string* out, std::string* error,
-                    size_t at) {
+bool SnappyRawBlock(const uint8_t* p, size_t n, size_t max_output, std::string* out, std::string* error, size_t at) {
   size_t len = 0;
   if (!snappy::GetUncompressedLength(reinterpret_cast<const char*>(p), n, &len)) {
     *error = "snappy: corrupt block at compressed byte " + std::to_string(at) + " (bad length prefix)";
@@ -238,8 +236,8 @@ bool SnappyDecompress(Bytes input, size_t max_output, std::string* out, std::str
     }
     pos += 4;
     if (n - pos < len) {
-      *error = "snappy: failed to read chunk at byte " + std::to_string(pos - 4) + ": needs " +
-               std::to_string(len) + " bytes, " + std::to_string(n - pos) + " remain";
+      *error = "snappy: failed to read chunk at byte " + std::to_string(pos - 4) + ": needs " + std::to_string(len) +
+               " bytes, " + std::to_string(n - pos) + " remain";
       return false;
     }
     if (!SnappyRawBlock(p + pos, len, max_output, out, error, pos)) return false;
@@ -271,8 +269,7 @@ void SnappyCompress(Bytes input, std::string* out) {
 // static/namespaced inside the library) and there is no separate libxxhash dependency; it is used
 // only for the one-byte frame header checksum and the optional block checksums.
 
-constexpr uint32_t kP1 = 2654435761u, kP2 = 2246822519u, kP3 = 3266489917u, kP4 = 668265263u,
-                   kP5 = 374761393u;
+constexpr uint32_t kP1 = 2654435761u, kP2 = 2246822519u, kP3 = 3266489917u, kP4 = 668265263u, kP5 = 374761393u;
 inline uint32_t Rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 inline uint32_t LoadLE32(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
@@ -435,8 +432,7 @@ bool Lz4Decompress(Bytes input, int magic, size_t max_output, std::string* out, 
     }
     // A block decompresses to at most block_max bytes (Kafka's buffer is that size).
     out->resize(old + block_max);
-    int got = LZ4_decompress_safe(reinterpret_cast<const char*>(block), out->data() + old, int(size),
-                                  int(block_max));
+    int got = LZ4_decompress_safe(reinterpret_cast<const char*>(block), out->data() + old, int(size), int(block_max));
     if (got < 0) {
       out->resize(old);
       *error = "lz4: corrupt block at byte " + std::to_string(word_pos);
@@ -456,15 +452,16 @@ void Lz4Compress(Bytes input, int magic, std::string* out) {
   static const uint8_t kHeader[6] = {0x04, 0x22, 0x4d, 0x18, 0x60, 0x40};
   out->assign(reinterpret_cast<const char*>(kHeader), 6);
   // KAFKA-3160: for magic 0 Kafka hashes the magic bytes too.
-  uint8_t hc = magic == 0 ? uint8_t((Xxh32(kHeader, 6, 0) >> 8) & 0xff) : uint8_t((Xxh32(kHeader + 4, 2, 0) >> 8) & 0xff);
+  uint8_t hc =
+      magic == 0 ? uint8_t((Xxh32(kHeader, 6, 0) >> 8) & 0xff) : uint8_t((Xxh32(kHeader + 4, 2, 0) >> 8) & 0xff);
   out->push_back(char(hc));
   constexpr size_t kBlock = 65536;
   thread_local std::string buf(size_t(LZ4_compressBound(int(kBlock))), '\0');  // reused: no 64 KiB zero-fill per batch
   for (size_t pos = 0; pos < input.size(); pos += kBlock) {
     size_t len = std::min(kBlock, input.size() - pos);
     // lz4-java's fast compressor for the default level 9: LZ4_compress_default.
-    int c = LZ4_compress_default(reinterpret_cast<const char*>(input.data() + pos), buf.data(), int(len),
-                                 int(buf.size()));
+    int c =
+        LZ4_compress_default(reinterpret_cast<const char*>(input.data() + pos), buf.data(), int(len), int(buf.size()));
     if (c <= 0 || size_t(c) >= len) {  // incompressible: stored with bit 31 set
       PutLE32(out, uint32_t(len) | 0x80000000u);
       out->append(reinterpret_cast<const char*>(input.data() + pos), len);
@@ -513,7 +510,7 @@ bool ZstdDecompress(Bytes input, size_t max_output, std::string* out, std::strin
       ok = false;
       break;
     }
-    if (last == 0 && in.pos == in.size) break;  // a frame ended exactly at the end of the input
+    if (last == 0 && in.pos == in.size) break;         // a frame ended exactly at the end of the input
     if (in.pos == in.size && ob.pos < ob.size) break;  // input used up mid-frame: truncated
   }
   if (ok && last != 0) {
@@ -550,8 +547,7 @@ void ZstdCompress(Bytes input, std::string* out) {
 
 }  // namespace
 
-bool Decompress(Compression codec, Bytes input, int magic, size_t max_output, std::string* out,
-                std::string* error) {
+bool Decompress(Compression codec, Bytes input, int magic, size_t max_output, std::string* out, std::string* error) {
   switch (codec) {
     case Compression::kNone:
       if (input.size() > max_output) {

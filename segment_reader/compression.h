@@ -31,8 +31,7 @@ constexpr size_t kDefaultMaxDecompressedBytes = size_t(256) << 20;
 // `magic` selects Kafka's per-magic quirks (lz4 header checksum not checked for magic 0).
 // Returns false with a message in *error ("lz4: frame descriptor checksum mismatch", "decompressed
 // size exceeds the 268435456-byte cap", ...) on any failure.
-bool Decompress(Compression codec, Bytes input, int magic, size_t max_output, std::string* out,
-                std::string* error);
+bool Decompress(Compression codec, Bytes input, int magic, size_t max_output, std::string* out, std::string* error);
 
 // Compresses as Kafka's producer-side streams do, with the codec's default level (what the cleaner
 // uses): gzip level 6 (one member, header OS byte 0xff as written by JDK >= 16), snappy in xerial

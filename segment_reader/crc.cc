@@ -50,7 +50,6 @@ const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
 #endif
 }  // namespace
 
-
 uint32_t Crc32cExtend(uint32_t crc, Bytes data) {
 #if defined(__x86_64__)
   if (kHaveSse42) return ~Crc32cRegister(~crc, data.data(), data.size());

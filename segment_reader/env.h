@@ -17,11 +17,11 @@ namespace klf {
 //
 // Appends may be buffered in memory: Env::Default()'s files keep up to kWritableFileBufferBytes
 // (LevelDB's PosixWritableFile buffer), so appending a 10 KiB batch costs a memcpy, not a write(2)
-// system call (expensive on the VM klf is measured on, docs/PERFORMANCE.md). Buffered bytes reach the file at Flush, Sync and
-// Close. Hence (1) a write error (a full disk) may be reported by a later Append, Flush, Sync or
-// Close than the Append that caused it, and (2) nothing may read the file (open, map, stat its size)
-// before it was flushed or closed. A file destroyed without Close loses its buffered bytes, as a
-// killed process would (AtomicFile removes such a file anyway).
+// system call (expensive on the VM klf is measured on, docs/PERFORMANCE.md). Buffered bytes reach the file at Flush,
+// Sync and Close. Hence (1) a write error (a full disk) may be reported by a later Append, Flush, Sync or Close than
+// the Append that caused it, and (2) nothing may read the file (open, map, stat its size) before it was flushed or
+// closed. A file destroyed without Close loses its buffered bytes, as a killed process would (AtomicFile removes such a
+// file anyway).
 class WritableFile {
  public:
   virtual ~WritableFile() = default;

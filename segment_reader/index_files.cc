@@ -21,7 +21,6 @@ constexpr uint64_t kIndexWindowBytes = uint64_t(1) << 20;
 // 1 310 720 offset-index entries; a larger count is garbage or a configuration far off the default.
 constexpr uint64_t kMaxIndexEntries = uint64_t(1) << 21;
 
-
 // Kafka sizes an index by floor(length / entrySize) (AbstractIndex); its sanityCheck rejects a length
 // that is not a multiple of the entry size. We keep the whole entries and report the rest.
 void CheckLength(const std::string& file, uint64_t size, int entry_size, const char* check, ProblemSink* sink) {
@@ -107,8 +106,7 @@ struct FixedSizeIndex {
   const char* size_check;
   const char* unused_check;
 };
-constexpr FixedSizeIndex kOffsetIndexLayout{kOffsetIndexEntrySize, 0, "offset-index-size",
-                                            "offset-index-unused-space"};
+constexpr FixedSizeIndex kOffsetIndexLayout{kOffsetIndexEntrySize, 0, "offset-index-size", "offset-index-unused-space"};
 constexpr FixedSizeIndex kTimeIndexLayout{kTimeIndexEntrySize, 8, "time-index-size", "time-index-unused-space"};
 
 bool AllZero(const uint8_t* p, int n) {
@@ -176,8 +174,8 @@ bool InUseEnd(int fd, uint64_t size, uint64_t* in_use_end, std::string* error) {
   for (uint64_t pos = 0; pos < size;) {
     off_t data = ::lseek(fd, off_t(pos), SEEK_DATA);
     if (data < 0) {
-      if (errno == ENXIO) break;                    // no data after pos
-      regions.assign(1, {0, size});                 // SEEK_DATA unsupported: read it all
+      if (errno == ENXIO) break;     // no data after pos
+      regions.assign(1, {0, size});  // SEEK_DATA unsupported: read it all
       break;
     }
     off_t hole = ::lseek(fd, data, SEEK_HOLE);
@@ -244,33 +242,33 @@ OffsetIndex ParseOffsetIndexBytes(const std::string& file, IndexBytes& data, int
   OffsetIndex out;
   out.file_size = data.size();
   out.entries.reserve(size_t(std::min<uint64_t>(data.in_use_end() / kOffsetIndexEntrySize + 1, kMaxIndexEntries)));
-  out.unused_slots = ForEachIndexEntry(file, data, kOffsetIndexLayout, sink, [&](uint64_t i, uint64_t pos,
-                                                                                 const uint8_t* p) {
-    int32_t relative = LoadI32(p);
-    int32_t position = LoadI32(p + 4);
-    OffsetIndexEntry e{base_offset + relative, position};
-    if (relative < 0) {
-      Report(sink, Severity::kError, file, pos, "offset-index-entry",
-             fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}",
-                         i, relative, base_offset));
-    } else if (position < 0) {
-      Report(sink, Severity::kError, file, pos + 4, "offset-index-entry",
-             fmt::format("entry {}: negative log position {}", i, position));
-    } else if (!out.entries.empty()) {
-      const OffsetIndexEntry& last = out.entries.back();
-      // OffsetIndex.append rejects an offset not larger than the last one; positions only grow.
-      if (e.offset <= last.offset) {
-        Report(sink, Severity::kError, file, pos, "offset-index-order",
-               fmt::format("entry {}: offset {} is not greater than the previous entry's offset {}", i,
-                           e.offset, last.offset));
-      } else if (e.position < last.position) {
-        Report(sink, Severity::kError, file, pos + 4, "offset-index-order",
-               fmt::format("entry {}: position {} is smaller than the previous entry's position {}", i,
-                           e.position, last.position));
-      }
-    }
-    out.entries.push_back(e);
-  });
+  out.unused_slots =
+      ForEachIndexEntry(file, data, kOffsetIndexLayout, sink, [&](uint64_t i, uint64_t pos, const uint8_t* p) {
+        int32_t relative = LoadI32(p);
+        int32_t position = LoadI32(p + 4);
+        OffsetIndexEntry e{base_offset + relative, position};
+        if (relative < 0) {
+          Report(sink, Severity::kError, file, pos, "offset-index-entry",
+                 fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}", i,
+                             relative, base_offset));
+        } else if (position < 0) {
+          Report(sink, Severity::kError, file, pos + 4, "offset-index-entry",
+                 fmt::format("entry {}: negative log position {}", i, position));
+        } else if (!out.entries.empty()) {
+          const OffsetIndexEntry& last = out.entries.back();
+          // OffsetIndex.append rejects an offset not larger than the last one; positions only grow.
+          if (e.offset <= last.offset) {
+            Report(sink, Severity::kError, file, pos, "offset-index-order",
+                   fmt::format("entry {}: offset {} is not greater than the previous entry's offset {}", i, e.offset,
+                               last.offset));
+          } else if (e.position < last.position) {
+            Report(sink, Severity::kError, file, pos + 4, "offset-index-order",
+                   fmt::format("entry {}: position {} is smaller than the previous entry's position {}", i, e.position,
+                               last.position));
+          }
+        }
+        out.entries.push_back(e);
+      });
   return out;
 }
 
@@ -278,31 +276,31 @@ TimeIndex ParseTimeIndexBytes(const std::string& file, IndexBytes& data, int64_t
   TimeIndex out;
   out.file_size = data.size();
   out.entries.reserve(size_t(std::min<uint64_t>(data.in_use_end() / kTimeIndexEntrySize + 1, kMaxIndexEntries)));
-  out.unused_slots = ForEachIndexEntry(file, data, kTimeIndexLayout, sink, [&](uint64_t i, uint64_t pos,
-                                                                               const uint8_t* p) {
-    int64_t timestamp = LoadI64(p);
-    int32_t relative = LoadI32(p + 8);
-    TimeIndexEntry e{timestamp, base_offset + relative};
-    if (relative < 0) {
-      Report(sink, Severity::kError, file, pos + 8, "time-index-entry",
-             fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}",
-                         i, relative, base_offset));
-    } else if (!out.entries.empty()) {
-      const TimeIndexEntry& last = out.entries.back();
-      // TimeIndex.maybeAppend: timestamps strictly increase (equal ones are skipped), offsets never
-      // go back.
-      if (e.timestamp <= last.timestamp) {
-        Report(sink, Severity::kError, file, pos, "time-index-order",
-               fmt::format("entry {}: timestamp {} is not greater than the previous entry's timestamp {}",
-                           i, e.timestamp, last.timestamp));
-      } else if (e.offset < last.offset) {
-        Report(sink, Severity::kError, file, pos + 8, "time-index-order",
-               fmt::format("entry {}: offset {} is smaller than the previous entry's offset {}", i,
-                           e.offset, last.offset));
-      }
-    }
-    out.entries.push_back(e);
-  });
+  out.unused_slots =
+      ForEachIndexEntry(file, data, kTimeIndexLayout, sink, [&](uint64_t i, uint64_t pos, const uint8_t* p) {
+        int64_t timestamp = LoadI64(p);
+        int32_t relative = LoadI32(p + 8);
+        TimeIndexEntry e{timestamp, base_offset + relative};
+        if (relative < 0) {
+          Report(sink, Severity::kError, file, pos + 8, "time-index-entry",
+                 fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}", i,
+                             relative, base_offset));
+        } else if (!out.entries.empty()) {
+          const TimeIndexEntry& last = out.entries.back();
+          // TimeIndex.maybeAppend: timestamps strictly increase (equal ones are skipped), offsets never
+          // go back.
+          if (e.timestamp <= last.timestamp) {
+            Report(sink, Severity::kError, file, pos, "time-index-order",
+                   fmt::format("entry {}: timestamp {} is not greater than the previous entry's timestamp {}", i,
+                               e.timestamp, last.timestamp));
+          } else if (e.offset < last.offset) {
+            Report(sink, Severity::kError, file, pos + 8, "time-index-order",
+                   fmt::format("entry {}: offset {} is smaller than the previous entry's offset {}", i, e.offset,
+                               last.offset));
+          }
+        }
+        out.entries.push_back(e);
+      });
   return out;
 }
 
@@ -376,13 +374,13 @@ TxnIndex ParseTxnIndex(const std::string& file, Bytes data, ProblemSink* sink) {
     if (!out.entries.empty() && e.last_offset <= out.entries.back().last_offset) {
       // TransactionIndex.append requires strictly increasing lastOffset.
       Report(sink, Severity::kError, file, pos + 18, "txn-index-order",
-             fmt::format("entry {}: lastOffset {} is not greater than the previous entry's lastOffset {}",
-                         i, e.last_offset, out.entries.back().last_offset));
+             fmt::format("entry {}: lastOffset {} is not greater than the previous entry's lastOffset {}", i,
+                         e.last_offset, out.entries.back().last_offset));
     }
     if (e.first_offset > e.last_offset) {
       Report(sink, Severity::kError, file, pos + 10, "txn-index-entry",
-             fmt::format("entry {}: firstOffset {} is after lastOffset {} (the ABORT marker)", i,
-                         e.first_offset, e.last_offset));
+             fmt::format("entry {}: firstOffset {} is after lastOffset {} (the ABORT marker)", i, e.first_offset,
+                         e.last_offset));
     }
     out.entries.push_back(e);
   }

@@ -24,9 +24,7 @@ bool ReadVersionPrefix(Bytes b, int16_t* version, Bytes* rest) {
   return true;
 }
 
-std::string At(size_t position, const std::string& what) {
-  return what + " (byte " + std::to_string(position) + ")";
-}
+std::string At(size_t position, const std::string& what) { return what + " (byte " + std::to_string(position) + ")"; }
 
 // TransactionLog.formatRecordKeyAndValue's value text.
 std::string TxnValueText(const OrderedJson& v, const char* state) {
@@ -111,8 +109,10 @@ bool ExpandConsumerProtocol(const SchemaField& field, Bytes value, const Ordered
   auto type = root.find("protocolType");
   if (type == root.end() || !type->is_string() || type->get<std::string>() != "consumer") return false;
   const MessageSchema* schema = nullptr;
-  if (std::string_view(field.name) == "subscription") schema = &kConsumerProtocolSubscriptionSchema;
-  else if (std::string_view(field.name) == "assignment") schema = &kConsumerProtocolAssignmentSchema;
+  if (std::string_view(field.name) == "subscription")
+    schema = &kConsumerProtocolSubscriptionSchema;
+  else if (std::string_view(field.name) == "assignment")
+    schema = &kConsumerProtocolAssignmentSchema;
   if (!schema) return false;
   int16_t version;
   Bytes rest;
@@ -289,7 +289,8 @@ bool RemoteLogText(const MetadataRecordSchema& schema, const OrderedJson& v, std
   if (type == "RemotePartitionDeleteMetadataRecord") {
     const char* state = RemotePartitionDeleteStateName(v.at("remotePartitionDeleteState").get<int64_t>());
     if (!state) {
-      *error = "unknown remote partition delete state " + std::to_string(v.at("remotePartitionDeleteState").get<int64_t>());
+      *error =
+          "unknown remote partition delete state " + std::to_string(v.at("remotePartitionDeleteState").get<int64_t>());
       return false;
     }
     *text = "RemotePartitionDeleteMetadata{topicPartition=" + TopicIdPartitionText(v.at("topicIdPartition")) +
@@ -323,7 +324,8 @@ bool RemoteLogText(const MetadataRecordSchema& schema, const OrderedJson& v, std
     return true;
   }
   if (start < 0) {
-    *error = "Unexpected start offset = " + std::to_string(start) + ". StartOffset for a remote segment cannot be negative";
+    *error =
+        "Unexpected start offset = " + std::to_string(start) + ". StartOffset for a remote segment cannot be negative";
     return false;
   }
   if (end < start) {
@@ -399,17 +401,11 @@ bool DecodeInternalRecord(TopicDecoder decoder, const Record& record, DecodedRec
   *out = DecodedRecord();
   out->json = OrderedJson::object();
   switch (decoder) {
-    case TopicDecoder::kNone:
-      *error = "no decoder";
-      return false;
-    case TopicDecoder::kOffsets:
-      return DecodeOffsets(record, out, error);
-    case TopicDecoder::kTransactionLog:
-      return DecodeTransactionLog(record, out, error);
-    case TopicDecoder::kClusterMetadata:
-      return DecodeClusterMetadata(record, out, error);
-    case TopicDecoder::kRemoteLogMetadata:
-      return DecodeRemoteLogMetadata(record, out, error);
+    case TopicDecoder::kNone: *error = "no decoder"; return false;
+    case TopicDecoder::kOffsets: return DecodeOffsets(record, out, error);
+    case TopicDecoder::kTransactionLog: return DecodeTransactionLog(record, out, error);
+    case TopicDecoder::kClusterMetadata: return DecodeClusterMetadata(record, out, error);
+    case TopicDecoder::kRemoteLogMetadata: return DecodeRemoteLogMetadata(record, out, error);
   }
   return false;
 }
@@ -423,10 +419,22 @@ bool DecodeRaftControlRecord(const Record& record, DecodedRecord* out, std::stri
   const char* label = nullptr;  // kafka-dump-log's prefix
   switch (c.type) {
     case ControlType::kLeaderChange: schema = &kLeaderChangeSchema; break;
-    case ControlType::kSnapshotHeader: schema = &kSnapshotHeaderSchema; label = "SnapshotHeader"; break;
-    case ControlType::kSnapshotFooter: schema = &kSnapshotFooterSchema; label = "SnapshotFooter"; break;
-    case ControlType::kKRaftVersion: schema = &kKRaftVersionSchema; label = "KRaftVersion"; break;
-    case ControlType::kKRaftVoters: schema = &kVotersSchema; label = "KRaftVoters"; break;
+    case ControlType::kSnapshotHeader:
+      schema = &kSnapshotHeaderSchema;
+      label = "SnapshotHeader";
+      break;
+    case ControlType::kSnapshotFooter:
+      schema = &kSnapshotFooterSchema;
+      label = "SnapshotFooter";
+      break;
+    case ControlType::kKRaftVersion:
+      schema = &kKRaftVersionSchema;
+      label = "KRaftVersion";
+      break;
+    case ControlType::kKRaftVoters:
+      schema = &kVotersSchema;
+      label = "KRaftVoters";
+      break;
     default:
       *error = std::string("control record type ") + std::to_string(c.raw_type) + " is not a KRaft control record";
       return false;
@@ -454,8 +462,10 @@ bool ParseQuorumState(std::string_view text, OrderedJson* out, std::string* erro
   for (size_t i = 0; i < text.size(); ++i) {
     char ch = text[i];
     if (in_string) {
-      if (ch == '\\') ++i;
-      else if (ch == '"') in_string = false;
+      if (ch == '\\')
+        ++i;
+      else if (ch == '"')
+        in_string = false;
     } else if (ch == '"') {
       in_string = true;
     } else if (ch == '{' || ch == '[') {

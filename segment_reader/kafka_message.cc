@@ -23,20 +23,13 @@ bool IsDefault(const SchemaField& f, const OrderedJson& v) {
   if (v.is_null()) return d == "null";
   if (f.array) return d != "null" && v.empty();
   switch (f.type) {
-    case FieldType::kBool:
-      return v.get<bool>() == (d == "true");
-    case FieldType::kString:
-      return d != "null" && v.get<std::string>() == d;
-    case FieldType::kBytes:
-      return d != "null" && v.get<std::string>().empty();
-    case FieldType::kUuid:
-      return v.get<std::string>() == kZeroUuid;
-    case FieldType::kStruct:
-      return false;
-    case FieldType::kFloat64:
-      return v.get<double>() == std::strtod(f.default_value, nullptr);
-    default:
-      return v.get<int64_t>() == std::strtoll(f.default_value, nullptr, 0);
+    case FieldType::kBool: return v.get<bool>() == (d == "true");
+    case FieldType::kString: return d != "null" && v.get<std::string>() == d;
+    case FieldType::kBytes: return d != "null" && v.get<std::string>().empty();
+    case FieldType::kUuid: return v.get<std::string>() == kZeroUuid;
+    case FieldType::kStruct: return false;
+    case FieldType::kFloat64: return v.get<double>() == std::strtod(f.default_value, nullptr);
+    default: return v.get<int64_t>() == std::strtoll(f.default_value, nullptr, 0);
   }
 }
 
@@ -67,8 +60,11 @@ class Reader {
         uint32_t tag, size;
         Bytes slice;
         const size_t at = c_.pos();
-        if (!c_.ReadUvarint(&tag) || !c_.ReadUvarint(&size)) return Fail("a tagged field header: " + std::string(c_.error()));
-        if (!c_.ReadBytes(size, &slice)) return Fail("tagged field " + std::to_string(tag) + " of " + std::to_string(size) + " bytes: only " + std::to_string(c_.remaining()) + " left");
+        if (!c_.ReadUvarint(&tag) || !c_.ReadUvarint(&size))
+          return Fail("a tagged field header: " + std::string(c_.error()));
+        if (!c_.ReadBytes(size, &slice))
+          return Fail("tagged field " + std::to_string(tag) + " of " + std::to_string(size) + " bytes: only " +
+                      std::to_string(c_.remaining()) + " left");
         int index = -1;
         for (uint16_t i = 0; i < count; ++i) {
           const SchemaField& f = fields[i];
@@ -239,8 +235,8 @@ class Reader {
         }
         Bytes b;
         if (!c_.ReadBytes(size_t(n), &b)) {
-          return Fail(std::string(f.name) + ": " + std::to_string(n) + " bytes declared, " + std::to_string(c_.remaining()) +
-                      " left");
+          return Fail(std::string(f.name) + ": " + std::to_string(n) + " bytes declared, " +
+                      std::to_string(c_.remaining()) + " left");
         }
         if (f.type == FieldType::kString) {
           *out = std::string(AsStringView(b));
@@ -280,8 +276,10 @@ std::string UuidToString(Bytes b) {
   std::string s = Base64Encode(b);
   while (!s.empty() && s.back() == '=') s.pop_back();
   for (char& c : s) {
-    if (c == '+') c = '-';
-    else if (c == '/') c = '_';
+    if (c == '+')
+      c = '-';
+    else if (c == '/')
+      c = '_';
   }
   return s;
 }
@@ -296,8 +294,8 @@ bool DecodeMessage(const MessageSchema& schema, int version, Bytes data, Ordered
     return false;
   };
   if (!schema.HasVersion(version)) {
-    return fail(std::string(schema.name) + " has no version " + std::to_string(version) + " (known: " +
-                    std::to_string(schema.min_version) + ".." + std::to_string(schema.max_version) + ")",
+    return fail(std::string(schema.name) + " has no version " + std::to_string(version) +
+                    " (known: " + std::to_string(schema.min_version) + ".." + std::to_string(schema.max_version) + ")",
                 0);
   }
   const bool flexible = InRange(version, schema.flexible_min, schema.flexible_max);

@@ -28,7 +28,18 @@ namespace klf {
 using OrderedJson = nlohmann::ordered_json;
 
 enum class FieldType : uint8_t {
-  kBool, kInt8, kInt16, kUint16, kInt32, kUint32, kInt64, kFloat64, kString, kBytes, kUuid, kStruct
+  kBool,
+  kInt8,
+  kInt16,
+  kUint16,
+  kInt32,
+  kUint32,
+  kInt64,
+  kFloat64,
+  kString,
+  kBytes,
+  kUuid,
+  kStruct
 };
 
 // One field of a message or struct. Version ranges are inclusive; min > max means "none".
@@ -69,7 +80,8 @@ struct MetadataRecordSchema {
 // Called for a `bytes` field before it is printed as base64; returning true means `*out` was set
 // instead (the offsets decoder expands GroupMetadataValue's subscription and assignment). `root` is
 // the message decoded so far.
-using BytesFieldHook = std::function<bool(const SchemaField& field, Bytes value, const OrderedJson& root, OrderedJson* out)>;
+using BytesFieldHook =
+    std::function<bool(const SchemaField& field, Bytes value, const OrderedJson& root, OrderedJson* out)>;
 
 struct MessageDecodeOptions {
   BytesFieldHook bytes_hook;

@@ -47,9 +47,7 @@ constexpr uint32_t kT[64] = {
     0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
     0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391};
 
-constexpr int kWord(int i) {
-  return i < 16 ? i : i < 32 ? (5 * i + 1) % 16 : i < 48 ? (3 * i + 5) % 16 : (7 * i) % 16;
-}
+constexpr int kWord(int i) { return i < 16 ? i : i < 32 ? (5 * i + 1) % 16 : i < 48 ? (3 * i + 5) % 16 : (7 * i) % 16; }
 
 constexpr int kLanes = 8;
 constexpr size_t kMaxOneBlockKey = 55;  // 55 bytes + 0x80 + 8-byte bit length = one 64-byte block
@@ -73,9 +71,7 @@ struct G {
   }
 };
 struct H {
-  KLF_AVX2 static __m256i Of(__m256i x, __m256i y, __m256i z) {
-    return _mm256_xor_si256(x, _mm256_xor_si256(y, z));
-  }
+  KLF_AVX2 static __m256i Of(__m256i x, __m256i y, __m256i z) { return _mm256_xor_si256(x, _mm256_xor_si256(y, z)); }
 };
 struct I {
   KLF_AVX2 static __m256i Of(__m256i x, __m256i y, __m256i z) {

@@ -70,7 +70,6 @@ std::string Join(const std::string& dir, const std::string& name) {
   return dir + "/" + name;
 }
 
-
 // A file klf reads when it scans or loads a directory (segments, indexes, snapshots, text files), as
 // opposed to names it only lists (.lock, leftovers of interrupted operations) or does not know.
 bool IsReadByKlf(const FileName& f) {
@@ -110,7 +109,8 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe pro
   std::error_code ec;
   fs::directory_iterator it(path, ec);
   if (ec) {
-    if (sink) Report(sink, Severity::kError, path, 0, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
+    if (sink)
+      Report(sink, Severity::kError, path, 0, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
     return false;
   }
   for (; it != fs::directory_iterator(); it.increment(ec)) {
@@ -143,7 +143,8 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe pro
     }
   }
   if (ec) {
-    if (sink) Report(sink, Severity::kError, path, 0, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
+    if (sink)
+      Report(sink, Severity::kError, path, 0, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
     return false;
   }
   std::sort(out->files.begin(), out->files.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
@@ -186,10 +187,8 @@ bool IsPartitionLevel(FileKind k) {
     case FileKind::kPartitionMetadata:
     case FileKind::kKraftSnapshot:
     case FileKind::kKraftSnapshotPart:
-    case FileKind::kQuorumState:
-      return true;
-    default:
-      return false;
+    case FileKind::kQuorumState: return true;
+    default: return false;
   }
 }
 
@@ -202,10 +201,8 @@ bool IsLogDirLevel(FileKind k) {
     case FileKind::kCleanerOffsetCheckpoint:
     case FileKind::kRecoveryPointCheckpoint:
     case FileKind::kReplicationOffsetCheckpoint:
-    case FileKind::kLogStartOffsetCheckpoint:
-      return true;
-    default:
-      return false;
+    case FileKind::kLogStartOffsetCheckpoint: return true;
+    default: return false;
   }
 }
 
@@ -222,10 +219,10 @@ const char* LeftoverMeaning(const DirEntry& e) {
     case FileSuffix::kTmp:
       return "an interrupted atomic write (tmp file not renamed); the real file is the one without .tmp "
              "(Kafka writes checkpoints and snapshots as .tmp, then renames)";
-    case FileSuffix::kNone:
-      break;
+    case FileSuffix::kNone: break;
   }
-  if (e.info.kind == FileKind::kKraftSnapshotPart) return "a KRaft snapshot that was not completely written (KRaft deletes it at startup)";
+  if (e.info.kind == FileKind::kKraftSnapshotPart)
+    return "a KRaft snapshot that was not completely written (KRaft deletes it at startup)";
   return "leftover file";
 }
 
@@ -252,7 +249,8 @@ PartitionDirState StateOfDirName(std::string_view name) {
 
 void ParseTextFilesOfPartition(PartitionDir* out, ProblemSink* sink) {
   std::string text;
-  if (out->leader_epoch_checkpoint_file && ReadText(*out->leader_epoch_checkpoint_file, &text, sink, &out->unreadable)) {
+  if (out->leader_epoch_checkpoint_file &&
+      ReadText(*out->leader_epoch_checkpoint_file, &text, sink, &out->unreadable)) {
     std::vector<LeaderEpochEntry> entries;
     if (ParseLeaderEpochCheckpoint(out->leader_epoch_checkpoint_file->path, text, &entries, sink)) {
       out->leader_epochs = std::move(entries);
@@ -435,7 +433,8 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
   out->state = StateOfDirName(out->name);
   if (!out->tp) {
     Report(sink, Severity::kWarning, out->path, 0, "partition-dir-name",
-           fmt::format("directory name \"{}\" is not <topic>-<partition> (UnifiedLog.parseTopicPartitionName)", out->name));
+           fmt::format("directory name \"{}\" is not <topic>-<partition> (UnifiedLog.parseTopicPartitionName)",
+                       out->name));
   }
   Listing listing;
   if (!ListDir(out->path, &listing, sink)) return false;
@@ -486,23 +485,15 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
         }
         break;
       }
-      case FileKind::kProducerSnapshot:
-        out->producer_snapshots.emplace(*e.info.offset, std::move(e));
-        break;
-      case FileKind::kLeaderEpochCheckpoint:
-        out->leader_epoch_checkpoint_file = std::move(e);
-        break;
-      case FileKind::kPartitionMetadata:
-        out->partition_metadata_file = std::move(e);
-        break;
+      case FileKind::kProducerSnapshot: out->producer_snapshots.emplace(*e.info.offset, std::move(e)); break;
+      case FileKind::kLeaderEpochCheckpoint: out->leader_epoch_checkpoint_file = std::move(e); break;
+      case FileKind::kPartitionMetadata: out->partition_metadata_file = std::move(e); break;
       case FileKind::kKraftSnapshot: {
         KraftSnapshotFile k{*e.info.offset, e.info.epoch, std::move(e)};
         out->kraft_snapshots.push_back(std::move(k));
         break;
       }
-      case FileKind::kQuorumState:
-        out->quorum_state = std::move(e);
-        break;
+      case FileKind::kQuorumState: out->quorum_state = std::move(e); break;
       default:
         if (LooksLikeSegmentFile(e.name)) {
           // LogLoader parses the name of every *.log (and index/snapshot) file with Long.parseLong:
@@ -581,7 +572,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
     std::string path = Join(out->path, name);
     struct stat st;
     std::string why = ::stat(path.c_str(), &st) != 0 ? std::strerror(errno)
-                                                      : std::string(FileTypeName(st.st_mode)) + ", not a directory";
+                                                     : std::string(FileTypeName(st.st_mode)) + ", not a directory";
     DirEntry e;
     e.name = name;
     e.path = path;
@@ -635,11 +626,8 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
         }
         break;
       }
-      case FileKind::kBootstrapCheckpoint:
-        out->bootstrap_checkpoint = e;
-        break;
-      case FileKind::kLock:
-        break;
+      case FileKind::kBootstrapCheckpoint: out->bootstrap_checkpoint = e; break;
+      case FileKind::kLock: break;
       case FileKind::kCleanerOffsetCheckpoint: checkpoint = &out->cleaner_offsets; break;
       case FileKind::kRecoveryPointCheckpoint: checkpoint = &out->recovery_points; break;
       case FileKind::kReplicationOffsetCheckpoint: checkpoint = &out->high_watermarks; break;

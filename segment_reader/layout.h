@@ -28,24 +28,24 @@ namespace klf {
 // File names
 
 enum class FileKind {
-  kLog,                     // NNNNNNNNNNNNNNNNNNNN.log
-  kOffsetIndex,             // .index
-  kTimeIndex,               // .timeindex
-  kTxnIndex,                // .txnindex
-  kProducerSnapshot,        // .snapshot
-  kLeaderEpochCheckpoint,   // leader-epoch-checkpoint
-  kPartitionMetadata,       // partition.metadata
-  kKraftSnapshot,           // <20-digit end offset>-<10-digit epoch>.checkpoint (§13)
-  kKraftSnapshotPart,       // ...checkpoint.part (snapshot being written)
-  kQuorumState,             // quorum-state (__cluster_metadata-0)
-  kBootstrapCheckpoint,     // bootstrap.checkpoint (log dir of a KRaft controller)
-  kMetaProperties,          // meta.properties
-  kCleanShutdown,           // .kafka_cleanshutdown
-  kLock,                    // .lock
-  kCleanerOffsetCheckpoint,       // cleaner-offset-checkpoint
-  kRecoveryPointCheckpoint,       // recovery-point-offset-checkpoint
-  kReplicationOffsetCheckpoint,   // replication-offset-checkpoint (high watermarks)
-  kLogStartOffsetCheckpoint,      // log-start-offset-checkpoint
+  kLog,                          // NNNNNNNNNNNNNNNNNNNN.log
+  kOffsetIndex,                  // .index
+  kTimeIndex,                    // .timeindex
+  kTxnIndex,                     // .txnindex
+  kProducerSnapshot,             // .snapshot
+  kLeaderEpochCheckpoint,        // leader-epoch-checkpoint
+  kPartitionMetadata,            // partition.metadata
+  kKraftSnapshot,                // <20-digit end offset>-<10-digit epoch>.checkpoint (§13)
+  kKraftSnapshotPart,            // ...checkpoint.part (snapshot being written)
+  kQuorumState,                  // quorum-state (__cluster_metadata-0)
+  kBootstrapCheckpoint,          // bootstrap.checkpoint (log dir of a KRaft controller)
+  kMetaProperties,               // meta.properties
+  kCleanShutdown,                // .kafka_cleanshutdown
+  kLock,                         // .lock
+  kCleanerOffsetCheckpoint,      // cleaner-offset-checkpoint
+  kRecoveryPointCheckpoint,      // recovery-point-offset-checkpoint
+  kReplicationOffsetCheckpoint,  // replication-offset-checkpoint (high watermarks)
+  kLogStartOffsetCheckpoint,     // log-start-offset-checkpoint
   kUnknown,
 };
 const char* FileKindName(FileKind k);  // "log", "offset-index", "time-index", ... "unknown"
@@ -145,9 +145,9 @@ struct LogDir {
   std::optional<DirEntry> bootstrap_checkpoint;
 
   // The §11.2 checkpoint files, parsed. nullopt = file absent (or unreadable: reported).
-  std::optional<std::map<TopicPartition, int64_t>> cleaner_offsets;    // firstDirtyOffset
+  std::optional<std::map<TopicPartition, int64_t>> cleaner_offsets;  // firstDirtyOffset
   std::optional<std::map<TopicPartition, int64_t>> recovery_points;
-  std::optional<std::map<TopicPartition, int64_t>> high_watermarks;    // replication-offset-checkpoint
+  std::optional<std::map<TopicPartition, int64_t>> high_watermarks;  // replication-offset-checkpoint
   std::optional<std::map<TopicPartition, int64_t>> log_start_offsets;
 
   std::vector<DirEntry> files;      // every plain file of the directory (classified)
@@ -166,12 +166,12 @@ bool ScanLogDir(const std::string& path, LogDir* out, ProblemSink* sink);
 
 // The log-dir checkpoint values for one partition (spec §11.2), from the log directory that holds it.
 struct PartitionCheckpoints {
-  std::string log_dir;                      // parent directory looked in
-  std::optional<int64_t> cleaner_checkpoint;    // cleaner-offset-checkpoint (firstDirtyOffset)
-  std::optional<int64_t> recovery_point;    // recovery-point-offset-checkpoint
-  std::optional<int64_t> high_watermark;    // replication-offset-checkpoint
-  std::optional<int64_t> log_start_offset;  // log-start-offset-checkpoint
-  std::vector<UnreadableFile> unreadable;   // checkpoint files that exist but cannot be read
+  std::string log_dir;                        // parent directory looked in
+  std::optional<int64_t> cleaner_checkpoint;  // cleaner-offset-checkpoint (firstDirtyOffset)
+  std::optional<int64_t> recovery_point;      // recovery-point-offset-checkpoint
+  std::optional<int64_t> high_watermark;      // replication-offset-checkpoint
+  std::optional<int64_t> log_start_offset;    // log-start-offset-checkpoint
+  std::vector<UnreadableFile> unreadable;     // checkpoint files that exist but cannot be read
 };
 // Reads the parent directory's checkpoint files and picks `tp`'s values. Files that are absent leave
 // the values unset; files that do not parse are reported; files that cannot be read are reported and
@@ -182,8 +182,8 @@ PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path
 // Reads one offset checkpoint file into a map (later duplicates win, as in Kafka's map). Returns
 // false when the file is absent (no report), cannot be read (reported, and added to *unreadable when
 // given), is over kMaxMetadataFileBytes or does not parse (reported).
-bool ReadOffsetCheckpointFile(const std::string& path, std::map<TopicPartition, int64_t>* out,
-                              ProblemSink* sink, std::vector<UnreadableFile>* unreadable = nullptr);
+bool ReadOffsetCheckpointFile(const std::string& path, std::map<TopicPartition, int64_t>* out, ProblemSink* sink,
+                              std::vector<UnreadableFile>* unreadable = nullptr);
 
 // ---------------------------------------------------------------------------------------------
 // What a user-given PATH is (cli.md: "a file, a partition directory or a broker log directory").
@@ -194,12 +194,12 @@ const char* PathKindName(PathKind k);
 struct PathInfo {
   PathKind kind = PathKind::kMissing;
   std::string path;
-  FileName file;                         // kFile: the classified file name
-  std::string partition_dir;             // kFile: its directory if that is a partition dir;
-                                         // kPartitionDir: the path itself
-  std::optional<TopicPartition> tp;      // kFile/kPartitionDir when the dir name parses
-  std::string log_dir;                   // kPartitionDir, kFile in a partition dir: the parent;
-                                         // kLogDir: the path itself
+  FileName file;                     // kFile: the classified file name
+  std::string partition_dir;         // kFile: its directory if that is a partition dir;
+                                     // kPartitionDir: the path itself
+  std::optional<TopicPartition> tp;  // kFile/kPartitionDir when the dir name parses
+  std::string log_dir;               // kPartitionDir, kFile in a partition dir: the parent;
+                                     // kLogDir: the path itself
 };
 
 // A directory is a log directory when it holds log-dir files (meta.properties, offset checkpoints,

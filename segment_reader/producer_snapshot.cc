@@ -17,7 +17,6 @@ constexpr size_t kHeaderSize = 10;  // version, crc, entry count
 constexpr size_t kCrcStart = 6;     // the CRC covers [6, EOF)
 constexpr size_t kEntrySize = 46;
 
-
 }  // namespace
 
 int32_t ProducerSnapshotEntry::first_sequence() const {
@@ -35,9 +34,9 @@ bool ParseProducerSnapshot(const std::string& file, Bytes data, int64_t offset, 
   *out = ProducerSnapshot{};
   out->offset = offset;
   if (data.size() < 2) {
-    Report(sink, Severity::kError, file, 0, "snapshot-size",
-           fmt::format("file is {} bytes; a producer snapshot has at least a {}-byte header", data.size(),
-                       kHeaderSize));
+    Report(
+        sink, Severity::kError, file, 0, "snapshot-size",
+        fmt::format("file is {} bytes; a producer snapshot has at least a {}-byte header", data.size(), kHeaderSize));
     return false;
   }
   out->version = LoadI16(data.data());
@@ -48,9 +47,9 @@ bool ParseProducerSnapshot(const std::string& file, Bytes data, int64_t offset, 
     return false;
   }
   if (data.size() < kHeaderSize) {
-    Report(sink, Severity::kError, file, 0, "snapshot-size",
-           fmt::format("file is {} bytes; a producer snapshot has at least a {}-byte header", data.size(),
-                       kHeaderSize));
+    Report(
+        sink, Severity::kError, file, 0, "snapshot-size",
+        fmt::format("file is {} bytes; a producer snapshot has at least a {}-byte header", data.size(), kHeaderSize));
     return false;
   }
   out->crc = LoadBE32(data.data() + 2);
@@ -83,7 +82,7 @@ bool ParseProducerSnapshot(const std::string& file, Bytes data, int64_t offset, 
     ok = false;
   } else if (kHeaderSize + n * kEntrySize != data.size()) {
     Report(sink, Severity::kError, file, kHeaderSize + n * kEntrySize, "snapshot-trailing-bytes",
-           fmt::format("{} bytes follow the {} entries; expected end of file", 
+           fmt::format("{} bytes follow the {} entries; expected end of file",
                        data.size() - kHeaderSize - n * kEntrySize, count));
     ok = false;
   }

@@ -14,16 +14,16 @@ struct ProducerSnapshotEntry {
   int64_t producer_id = 0;
   int16_t epoch = 0;
   int32_t last_sequence = -1;
-  int64_t last_offset = -1;          // last offset of the producer's last data batch
-  int32_t offset_delta = 0;          // lastOffset - firstOffset of that batch
-  int64_t timestamp = -1;            // producer's last timestamp
+  int64_t last_offset = -1;  // last offset of the producer's last data batch
+  int32_t offset_delta = 0;  // lastOffset - firstOffset of that batch
+  int64_t timestamp = -1;    // producer's last timestamp
   int32_t coordinator_epoch = -1;
   int64_t current_txn_first_offset = -1;  // -1: no open transaction
   // An entry whose lastOffset is negative has no batch metadata in Kafka (readSnapshot keeps
   // BatchMetadata only for offset >= 0: a producer whose only batch left is a marker), and
   // ProducerStateEntry.firstSeq()/firstDataOffset() are then NO_SEQUENCE and -1.
   bool has_batch() const { return last_offset >= 0; }
-  int32_t first_sequence() const;    // lastSequence - offsetDelta, with Kafka's wrap; -1 without a batch
+  int32_t first_sequence() const;  // lastSequence - offsetDelta, with Kafka's wrap; -1 without a batch
   int64_t first_offset() const { return has_batch() ? last_offset - offset_delta : -1; }
   bool operator==(const ProducerSnapshotEntry&) const = default;
 };
@@ -53,9 +53,9 @@ std::vector<int64_t> JavaHashMapOrder(const std::vector<int64_t>& insertion_orde
 // on the largest size the map ever had. JavaHashMapOrder(ids) == Put(each id) then Keys().
 class JavaLongHashMapOrder {
  public:
-  void Put(int64_t key);     // a new key goes to the tail of its bucket; an existing key stays
-  void Remove(int64_t key);  // unlinks the key; the others keep their places
-  void Clear();              // HashMap.clear(): empties every bucket, keeps the capacity
+  void Put(int64_t key);              // a new key goes to the tail of its bucket; an existing key stays
+  void Remove(int64_t key);           // unlinks the key; the others keep their places
+  void Clear();                       // HashMap.clear(): empties every bucket, keeps the capacity
   std::vector<int64_t> Keys() const;  // iteration order
   size_t capacity() const { return table_.size(); }
   size_t size() const { return size_; }

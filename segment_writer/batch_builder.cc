@@ -150,8 +150,8 @@ RecordInput RecordInputFrom(const Record& record, RecordHeaders headers) {
   return r;
 }
 
-bool AppendV2Batch(const V2BatchOptions& o, std::span<const RecordInput> records, std::string* out,
-                   BuiltBatch* built, std::string* error) {
+bool AppendV2Batch(const V2BatchOptions& o, std::span<const RecordInput> records, std::string* out, BuiltBatch* built,
+                   std::string* error) {
   if (records.empty()) {
     *error = "a v2 batch needs at least one record (use an empty batch for none)";
     return false;
@@ -249,8 +249,8 @@ bool AppendEmptyBatch(const BatchHeader& original, std::string* out, BuiltBatch*
   V2Header h;
   h.base_offset = original.base_offset;
   h.partition_leader_epoch = original.partition_leader_epoch;
-  h.attributes = V2Attributes(Compression::kNone, original.timestamp_type, original.is_transactional,
-                              original.is_control, false);
+  h.attributes =
+      V2Attributes(Compression::kNone, original.timestamp_type, original.is_transactional, original.is_control, false);
   h.last_offset_delta = int32_t(original.last_offset - original.base_offset);
   h.base_timestamp = kNoTimestamp;
   h.max_timestamp = original.max_timestamp;

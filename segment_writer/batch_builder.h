@@ -26,7 +26,7 @@ namespace klf {
 
 // One record to encode. Views: the bytes must stay alive during the call.
 struct RecordInput {
-  int64_t offset = 0;                     // absolute offset
+  int64_t offset = 0;  // absolute offset
   int64_t timestamp = kNoTimestamp;
   std::optional<Bytes> key;               // nullopt = null key
   std::optional<Bytes> value;             // nullopt = null value (tombstone)
@@ -43,8 +43,8 @@ RecordInput RecordInputFrom(const Record& record, RecordHeaders headers);
 struct BuiltBatch {
   uint64_t size_in_bytes = 0;
   int64_t base_offset = 0;
-  int64_t last_offset = 0;             // v2: the header's (possibly forced) last offset; legacy: wrapper offset
-  int64_t max_offset = 0;              // largest record offset written (cleaner's chunk maxOffset)
+  int64_t last_offset = 0;  // v2: the header's (possibly forced) last offset; legacy: wrapper offset
+  int64_t max_offset = 0;   // largest record offset written (cleaner's chunk maxOffset)
   int64_t max_timestamp = kNoTimestamp;
   int64_t shallow_offset_of_max_timestamp = -1;
 };
@@ -88,8 +88,7 @@ struct EndTxnMarkerOptions {
   ControlType type = ControlType::kCommit;
   int32_t coordinator_epoch = 0;
 };
-bool AppendEndTxnMarker(const EndTxnMarkerOptions& options, std::string* out, BuiltBatch* built,
-                        std::string* error);
+bool AppendEndTxnMarker(const EndTxnMarkerOptions& options, std::string* out, BuiltBatch* built, std::string* error);
 
 // Encodes the 61-byte header-only batch Kafka's cleaner writes for a batch whose records were all
 // removed but which must be retained (DefaultRecordBatch.writeEmptyHeader, spec §4.5): the original's
@@ -100,7 +99,7 @@ bool AppendEmptyBatch(const BatchHeader& original, std::string* out, BuiltBatch*
 // Magic 0/1 (spec §3). An uncompressed message: one entry at `record.offset`. For magic 0 the
 // timestamp is ignored (written nowhere); `timestamp_type` LogAppendTime sets attribute bit 3 (v1).
 struct LegacyOptions {
-  int8_t magic = 1;  // 0 or 1
+  int8_t magic = 1;                              // 0 or 1
   Compression compression = Compression::kNone;  // wrapper codec; zstd is refused (§7.4)
   TimestampType timestamp_type = TimestampType::kCreateTime;
   int64_t log_append_time = kNoTimestamp;  // LogAppendTime: the time written on wrapper and inner records

@@ -40,7 +40,6 @@ bool WriteOutputMarker(Env* env, const std::string& dir, std::string* error) {
 
 }  // namespace
 
-
 bool WriteFileAtomically(Env* env, const std::string& path, std::string_view data, std::string* error) {
   auto file = AtomicFile::Create(env, path, error);
   if (!file) return false;
@@ -218,10 +217,9 @@ bool FaultInjectionEnv::ChargeWrite(const std::string& path, size_t* n, std::str
 }
 
 bool FaultInjectionEnv::ChargeBytes(const std::string& path, size_t* n, std::string* error) {
-  if (short_write_ && (short_write_suffix_.empty() ||
-                       (path.size() >= short_write_suffix_.size() &&
-                        path.compare(path.size() - short_write_suffix_.size(), std::string::npos,
-                                     short_write_suffix_) == 0))) {
+  if (short_write_ && (short_write_suffix_.empty() || (path.size() >= short_write_suffix_.size() &&
+                                                       path.compare(path.size() - short_write_suffix_.size(),
+                                                                    std::string::npos, short_write_suffix_) == 0))) {
     *n /= 2;
     *error = path + ": short write (simulated)";
     return false;

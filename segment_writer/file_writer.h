@@ -97,13 +97,22 @@ class FaultInjectionEnv : public Env {
 
   // A write of the file whose path ends with `suffix` (empty: any file) writes only half of its
   // data and fails with "short write".
-  void FailShortWrite(std::string suffix) { short_write_suffix_ = std::move(suffix); short_write_ = true; }
+  void FailShortWrite(std::string suffix) {
+    short_write_suffix_ = std::move(suffix);
+    short_write_ = true;
+  }
   // After `bytes` more bytes have been written in total, writes fail with ENOSPC.
-  void FailAfterBytes(uint64_t bytes) { bytes_left_ = bytes; limit_bytes_ = true; }
+  void FailAfterBytes(uint64_t bytes) {
+    bytes_left_ = bytes;
+    limit_bytes_ = true;
+  }
   // Simulates a crash: after `n` more successful renames every operation fails, and nothing is
   // cleaned up (destructors of StagedDirectory/AtomicFile see a dead Env and leave files as they are,
   // as a killed process would).
-  void CrashAfterRenames(int n) { renames_left_ = n; crash_on_rename_ = true; }
+  void CrashAfterRenames(int n) {
+    renames_left_ = n;
+    crash_on_rename_ = true;
+  }
   bool crashed() const { return crashed_; }
   // Writes that reached the base Env's files (after buffering), and their bytes: what write(2)
   // calls a run would make.

@@ -18,8 +18,7 @@ namespace fs = std::filesystem;
 
 // Files only a broker log directory holds (LogManager and ReplicaManager write them at its top).
 constexpr const char* kLogDirFiles[] = {"recovery-point-offset-checkpoint", "replication-offset-checkpoint",
-                                        "log-start-offset-checkpoint", "cleaner-offset-checkpoint",
-                                        "meta.properties"};
+                                        "log-start-offset-checkpoint", "cleaner-offset-checkpoint", "meta.properties"};
 
 // Linux gives up after 40 symlinks in one lookup (ELOOP); so do we.
 constexpr int kMaxSymlinks = 40;
@@ -218,8 +217,8 @@ bool ValidateTopicName(std::string_view topic, std::string* error) {
     return false;
   }
   for (char c : topic) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) {
       *error = shown + ": a topic name holds only ASCII letters, digits, '.', '_' and '-' (Kafka's Topic.validate)";
       return false;

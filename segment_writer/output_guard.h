@@ -34,7 +34,7 @@ inline constexpr std::string_view kHtmlOutputMarker = "<!-- klf-output 1";
 enum class OutputKind { kDirectory, kFile };
 
 struct OutputRequest {
-  std::string path;                 // --out or --html as given
+  std::string path;  // --out or --html as given
   OutputKind kind = OutputKind::kDirectory;
   std::vector<std::string> inputs;  // every path the command reads
   bool force = false;               // --force: replace a previous klf output

@@ -258,11 +258,10 @@ bool PartitionWriter::AppendChunk(Bytes chunk, std::span<const BatchView> batche
   int64_t first_offset = first.base_offset_known ? first.base_offset : first.last_offset;
   if (!active_) {
     if (!StartSegment(next_base_offset_.value_or(first_offset), error)) return false;
-  } else if (options_.auto_roll &&
-             ((active_->size() > 0 &&
-               int64_t(active_->size()) > options_.config.segment_bytes - int64_t(chunk.size())) ||
-              active_->offset_index_full() || active_->time_index_full() ||
-              !active_->CanConvertToRelativeOffset(info.largest_offset))) {
+  } else if (options_.auto_roll && ((active_->size() > 0 && int64_t(active_->size()) > options_.config.segment_bytes -
+                                                                                           int64_t(chunk.size())) ||
+                                    active_->offset_index_full() || active_->time_index_full() ||
+                                    !active_->CanConvertToRelativeOffset(info.largest_offset))) {
     // LogSegment.shouldRoll (time-based rolling is not modelled: it depends on the wall clock).
     if (!Roll(first_offset, error)) return false;
   }
@@ -310,8 +309,7 @@ bool PartitionWriter::Close(std::string* error) {
   closed_ = true;
   if (active_ && !active_->Close(error)) return false;
   // LeaderEpochFileCache.truncateFromEnd(logEndOffset): entries starting at or past the end go.
-  while (!leader_epochs_.empty() && leader_epochs_.back().start_offset >= log_end_offset_ &&
-         active_ != nullptr) {
+  while (!leader_epochs_.empty() && leader_epochs_.back().start_offset >= log_end_offset_ && active_ != nullptr) {
     leader_epochs_.pop_back();
   }
   // Clean shutdown: a snapshot at the log end offset.
@@ -428,7 +426,8 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
       if (batch.header.position != indexed || !batch.header.crc_valid) break;
       // LogSegment.recover: ensureOffsetInRange. Kafka would split the segment; we keep the bytes.
       int64_t first = batch.header.base_offset_known ? batch.header.base_offset : batch.header.last_offset;
-      if (first < seg->base_offset || batch.header.last_offset - seg->base_offset > std::numeric_limits<int32_t>::max()) {
+      if (first < seg->base_offset ||
+          batch.header.last_offset - seg->base_offset > std::numeric_limits<int32_t>::max()) {
         ReportTo(sink, Severity::kError, path, indexed, "reindex-offset-range",
                  "batch offsets " + std::to_string(first) + ".." + std::to_string(batch.header.last_offset) +
                      " do not fit the segment's 32-bit relative offsets from base offset " +
@@ -490,7 +489,7 @@ std::string PartitionDirName(const PartitionDir& dir) {
 
 // Log-dir checkpoints for the one partition written (spec §11.2).
 bool WriteCopyCheckpoints(Env* env, const std::string& root, const PartitionDir& dir, int64_t log_end_offset,
-                      std::string* error) {
+                          std::string* error) {
   if (!dir.tp) return true;
   NullSink quiet;
   PartitionCheckpoints cp = ReadParentCheckpoints(dir.path, *dir.tp, &quiet);

@@ -33,9 +33,9 @@ namespace klf {
 
 // The topic configs that shape files (names as in Kafka).
 struct LogConfig {
-  int64_t segment_bytes = int64_t(1) << 30;   // segment.bytes
-  int32_t segment_index_bytes = 10 << 20;     // segment.index.bytes
-  int32_t index_interval_bytes = 4096;        // index.interval.bytes
+  int64_t segment_bytes = int64_t(1) << 30;  // segment.bytes
+  int32_t segment_index_bytes = 10 << 20;    // segment.index.bytes
+  int32_t index_interval_bytes = 4096;       // index.interval.bytes
 };
 
 // How batches arrive, which decides the index entries (spec §8.3): a leader appends one produce
@@ -45,7 +45,7 @@ enum class AppendGranularity { kPerBatch, kPerChunk };
 
 // What LogSegment.append receives with a chunk.
 struct ChunkInfo {
-  int64_t largest_offset = -1;                   // index entry offset if one is added
+  int64_t largest_offset = -1;  // index entry offset if one is added
   int64_t largest_timestamp = kNoTimestamp;
   int64_t shallow_offset_of_max_timestamp = -1;  // last offset of the earliest batch with the max
 };
@@ -78,7 +78,7 @@ class SegmentWriter {
   bool Close(std::string* error, std::optional<int64_t> mtime_ms = std::nullopt);
 
   int64_t base_offset() const { return base_offset_; }
-  uint64_t size() const;  // bytes in `.log`
+  uint64_t size() const;           // bytes in `.log`
   bool offset_index_full() const;  // entries >= segment.index.bytes / 8
   bool time_index_full() const;    // entries >= segment.index.bytes / 12 - 1
   bool CanConvertToRelativeOffset(int64_t offset) const;

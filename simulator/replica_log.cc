@@ -200,8 +200,7 @@ bool ReplicaLog::ReadForFetch(int64_t fetch_offset, std::string* chunk, std::str
     if (segments[k].first <= fetch_offset) i = k;
   for (; i < segments.size(); i++) {
     std::vector<BatchView> batches;
-    if (!ParseChunk(segments[i].second, dir_ + "/" + OffsetFileNamePrefix(segments[i].first) + ".log", &batches,
-                    error))
+    if (!ParseChunk(segments[i].second, dir_ + "/" + OffsetFileNamePrefix(segments[i].first) + ".log", &batches, error))
       return false;
     for (const BatchView& b : batches) {
       if (b.header.last_offset >= fetch_offset) {

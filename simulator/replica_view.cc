@@ -28,8 +28,8 @@ bool LoadReplicaView(const std::string& partition_dir, int64_t now_ms, int64_t p
   out->aborted_txns = log.aborted_txns;
   for (const auto& [first, txn] : log.producer_state.ongoing_txns())
     out->open_txns.push_back(OpenTxnInfo{txn.producer_id, first});
-  CoordinationOffsets c =
-      CoordinationOffsetsOf(log.log_start_offset, log.log_end_offset, log.cleaner_checkpoint, log.first_unstable_offset);
+  CoordinationOffsets c = CoordinationOffsetsOf(log.log_start_offset, log.log_end_offset, log.cleaner_checkpoint,
+                                                log.first_unstable_offset);
   out->mcco = c.mcco;
   out->mxfo = c.mxfo;
 
@@ -46,8 +46,10 @@ bool LoadReplicaView(const std::string& partition_dir, int64_t now_ms, int64_t p
     sr.producer_id = h.producer_id;
     sr.transactional = h.is_transactional;
     if (sr.key) {
-      if (sr.value) out->key_values[*sr.key] = *sr.value;
-      else out->key_values.erase(*sr.key);
+      if (sr.value)
+        out->key_values[*sr.key] = *sr.value;
+      else
+        out->key_values.erase(*sr.key);
     }
     out->read_committed.push_back(std::move(sr));
   };

@@ -42,7 +42,7 @@ struct ReplicaView {
   int64_t log_start_offset = 0, log_end_offset = 0, high_watermark = 0, last_stable_offset = 0;
   std::optional<int64_t> cleaner_checkpoint;
   std::vector<OpenTxnInfo> open_txns;
-  std::vector<AbortedTxn> aborted_txns;     // every `.txnindex` entry, in segment order
+  std::vector<AbortedTxn> aborted_txns;      // every `.txnindex` entry, in segment order
   std::vector<ServedRecord> read_committed;  // below the LSO, aborted data and markers skipped
   // Offsets of data records below the LSO that read_committed skips as aborted.
   std::vector<int64_t> hidden_offsets;

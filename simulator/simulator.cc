@@ -40,8 +40,8 @@ namespace {
 // allocates a new producer id; 32767 is left to the coordinator's final bump).
 constexpr int16_t kLastProducerEpoch = 32766;
 
-const std::set<std::string> kOps = {"produce", "traffic", "begin", "commit", "abort", "down",  "up",
-                                    "leader",  "advance", "clean", "roll",   "note"};
+const std::set<std::string> kOps = {"produce", "traffic", "begin",   "commit", "abort", "down",
+                                    "up",      "leader",  "advance", "clean",  "roll",  "note"};
 
 std::string ConfigValueString(const json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -158,11 +158,16 @@ bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* err
     }
     size_t i = 0;
     for (const auto& e : j.at("events")) {
-      if (!e.is_object() || !e.contains("op") || !e.at("op").is_string() || !kOps.count(e.at("op").get<std::string>())) {
-        std::string given = e.is_object() && e.contains("op") ? fmt::format("unknown \"op\" {}", e.at("op").dump(-1, ' ', false, json::error_handler_t::replace))
-                                                               : "needs \"op\"";
-        *error = fmt::format("timeline: event {}: {} (one of produce, traffic, begin, commit, abort, down, "
-                             "up, leader, advance, clean, roll, note)", i, given);
+      if (!e.is_object() || !e.contains("op") || !e.at("op").is_string() ||
+          !kOps.count(e.at("op").get<std::string>())) {
+        std::string given =
+            e.is_object() && e.contains("op")
+                ? fmt::format("unknown \"op\" {}", e.at("op").dump(-1, ' ', false, json::error_handler_t::replace))
+                : "needs \"op\"";
+        *error = fmt::format(
+            "timeline: event {}: {} (one of produce, traffic, begin, commit, abort, down, "
+            "up, leader, advance, clean, roll, note)",
+            i, given);
         return false;
       }
       out->events.push_back(e);
@@ -184,8 +189,8 @@ struct ProducerRuntime {
   ProducerSpec spec;  // producer_id and epoch: the current ones (transaction version 2 moves them)
   int32_t next_sequence = 0;
   bool in_txn = false;
-  bool txn_has_data = false;  // the partition was added to the transaction (a marker is due)
-  int64_t txn_start_ms = -1;  // when the partition was added (the coordinator's TransactionStartTimestampMs)
+  bool txn_has_data = false;            // the partition was added to the transaction (a marker is due)
+  int64_t txn_start_ms = -1;            // when the partition was added (the coordinator's TransactionStartTimestampMs)
   std::map<std::string, int> versions;  // traffic: writes per key
 };
 
@@ -194,7 +199,7 @@ struct Broker {
   bool up = true;
   std::unique_ptr<ReplicaLog> log;
   std::unique_ptr<ReplicaLog> txn_log;  // __transaction_state-0, when the timeline writes it
-  std::optional<int64_t> mcco, mxfo;  // last report to the coordinator
+  std::optional<int64_t> mcco, mxfo;    // last report to the coordinator
 };
 
 // A deterministic Kafka topic id (22 chars of URL-safe base64) from the topic name.
@@ -220,8 +225,9 @@ class Cluster {
   bool Setup(const std::string& root, std::string* error);
   bool SetupCoordinator(const std::string& root, std::string* error);
   bool Apply(const json& e, std::string* error);
-  bool Produce(ProducerRuntime& p, const std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>&
-                                        records, bool one_batch, std::string* error);
+  bool Produce(ProducerRuntime& p,
+               const std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>& records,
+               bool one_batch, std::string* error);
   bool EndTxn(ProducerRuntime& p, ControlType type, bool timeout, json* detail, std::string* error);
   bool WriteTxnState(const ProducerRuntime& p, TxnLogStatus status, int64_t producer_id, int16_t epoch,
                      int64_t previous_producer_id, int64_t next_producer_id, std::string* error);
@@ -412,9 +418,9 @@ void Cluster::Tick() {
   if (o_.mode != CoordinationMode::kCoordinated) return;
   for (Broker& b : brokers_) {
     if (!b.up) continue;
-    CoordinationOffsets c = CoordinationOffsetsOf(b.log->log_start_offset(), b.log->log_end_offset(),
-                                                  b.log->cleaner_checkpoint(),
-                                                  b.log->producer_state().FirstUndecidedOffset());
+    CoordinationOffsets c =
+        CoordinationOffsetsOf(b.log->log_start_offset(), b.log->log_end_offset(), b.log->cleaner_checkpoint(),
+                              b.log->producer_state().FirstUndecidedOffset());
     b.mcco = c.mcco;
     b.mxfo = c.mxfo;
   }
@@ -763,9 +769,10 @@ bool Cluster::Apply(const json& e, std::string* error) {
       if (!Produce(*p, {{k, value_prefix + std::to_string(version)}}, true, error)) return false;
     }
     int64_t last = leader().log->log_end_offset() - 1;
-    Step(op, fmt::format("{} wrote {} keyed records at offsets {}..{}{}", p->spec.name, written, first, last,
-                         until_roll ? fmt::format(" (until the leader rolled to {})", leader().log->active_base_offset())
-                                    : ""),
+    Step(op,
+         fmt::format(
+             "{} wrote {} keyed records at offsets {}..{}{}", p->spec.name, written, first, last,
+             until_roll ? fmt::format(" (until the leader rolled to {})", leader().log->active_base_offset()) : ""),
          {{"producer", p->spec.name}, {"records", written}, {"firstOffset", first}, {"lastOffset", last}});
     return true;
   }
@@ -773,8 +780,8 @@ bool Cluster::Apply(const json& e, std::string* error) {
     ProducerRuntime* p;
     if (!producer(&p)) return false;
     if (!p->spec.transactional || p->in_txn) {
-      *error = "producer " + p->spec.name + (p->spec.transactional ? " already has an open transaction"
-                                                                   : " is not transactional");
+      *error = "producer " + p->spec.name +
+               (p->spec.transactional ? " already has an open transaction" : " is not transactional");
       return false;
     }
     p->in_txn = true;
@@ -817,7 +824,8 @@ bool Cluster::Apply(const json& e, std::string* error) {
         if (!b->log->Flush(true, clock_, error)) return false;
         if (b->txn_log && !b->txn_log->Flush(true, clock_, error)) return false;
         b->up = false;
-        json d = {{"broker", b->id}, {"logEndOffset", b->log->log_end_offset()},
+        json d = {{"broker", b->id},
+                  {"logEndOffset", b->log->log_end_offset()},
                   {"lastStableOffset", b->log->last_stable_offset()}};
         std::string extra;
         if (b->id == leader_) {
@@ -859,10 +867,15 @@ bool Cluster::Apply(const json& e, std::string* error) {
           b->txn_log->set_high_watermark(leader().txn_log->high_watermark());
         }
         Tick();
-        Step(op, fmt::format("broker {} returns and fetches {}..{} from leader {} ({} fetches, {} bytes)", b->id, from,
-                             b->log->log_end_offset(), leader_, fetches, bytes),
-             {{"broker", b->id}, {"fromOffset", from}, {"logEndOffset", b->log->log_end_offset()},
-              {"fetches", fetches}, {"bytes", bytes}, {"lastStableOffset", b->log->last_stable_offset()}});
+        Step(op,
+             fmt::format("broker {} returns and fetches {}..{} from leader {} ({} fetches, {} bytes)", b->id, from,
+                         b->log->log_end_offset(), leader_, fetches, bytes),
+             {{"broker", b->id},
+              {"fromOffset", from},
+              {"logEndOffset", b->log->log_end_offset()},
+              {"fetches", fetches},
+              {"bytes", bytes},
+              {"lastStableOffset", b->log->last_stable_offset()}});
       }
     }
     return true;
@@ -920,9 +933,9 @@ bool Cluster::Apply(const json& e, std::string* error) {
         text += "nothing cleaned (" + d["reason"].get<std::string>() + ")";
       }
       if (o_.mode == CoordinationMode::kCoordinated)
-        text += fmt::format(" [MTRO {} MXRO {}; held back: {} tombstones, {} markers]", d["mtro"].get<int64_t>(),
-                            d["mxro"].get<int64_t>(), d["tombstonesHeld"].get<int64_t>(),
-                            d["markersHeld"].get<int64_t>());
+        text +=
+            fmt::format(" [MTRO {} MXRO {}; held back: {} tombstones, {} markers]", d["mtro"].get<int64_t>(),
+                        d["mxro"].get<int64_t>(), d["tombstonesHeld"].get<int64_t>(), d["markersHeld"].get<int64_t>());
       Step(op, text, d);
     }
     return true;
@@ -1139,14 +1152,19 @@ json SimulationResultJson(const SimulationResult& r) {
     const ReplicaView& v = b.view;
     json rc = json::array();
     for (const ServedRecord& s : v.read_committed)
-      rc.push_back({{"offset", s.offset}, {"key", s.key ? json(*s.key) : json(nullptr)},
-                    {"value", s.value ? json(*s.value) : json(nullptr)}, {"producerId", s.producer_id},
-                    {"transactional", s.transactional}, {"timestamp", s.timestamp}});
+      rc.push_back({{"offset", s.offset},
+                    {"key", s.key ? json(*s.key) : json(nullptr)},
+                    {"value", s.value ? json(*s.value) : json(nullptr)},
+                    {"producerId", s.producer_id},
+                    {"transactional", s.transactional},
+                    {"timestamp", s.timestamp}});
     json open = json::array();
-    for (const OpenTxnInfo& t : v.open_txns) open.push_back({{"producerId", t.producer_id}, {"firstOffset", t.first_offset}});
+    for (const OpenTxnInfo& t : v.open_txns)
+      open.push_back({{"producerId", t.producer_id}, {"firstOffset", t.first_offset}});
     json aborted = json::array();
     for (const AbortedTxn& t : v.aborted_txns)
-      aborted.push_back({{"producerId", t.producer_id}, {"firstOffset", t.first_offset}, {"lastOffset", t.last_offset}});
+      aborted.push_back(
+          {{"producerId", t.producer_id}, {"firstOffset", t.first_offset}, {"lastOffset", t.last_offset}});
     replicas.push_back({{"broker", b.broker},
                         {"up", b.up},
                         {"leader", b.leader},
@@ -1171,7 +1189,8 @@ json SimulationResultJson(const SimulationResult& r) {
   coord["mxro"] = r.coordination.mxro ? json(*r.coordination.mxro) : json(nullptr);
   json reports = json::array();
   for (const auto& c : r.coordination.replicas)
-    reports.push_back({{"broker", c.broker}, {"mcco", c.mcco ? json(*c.mcco) : json(nullptr)},
+    reports.push_back({{"broker", c.broker},
+                       {"mcco", c.mcco ? json(*c.mcco) : json(nullptr)},
                        {"mxfo", c.mxfo ? json(*c.mxfo) : json(nullptr)}});
   coord["replicas"] = reports;
   j["coordination"] = coord;
@@ -1192,7 +1211,8 @@ json SimulationResultJson(const SimulationResult& r) {
   for (const auto& [b, o] : d.log_end_offsets) leo["broker" + std::to_string(b)] = o;
   dj["logEndOffsets"] = leo;
   json vis = json::array();
-  for (const auto& v : d.visibility) vis.push_back({{"offset", v.offset}, {"servedBy", v.served_by}, {"hiddenBy", v.hidden_by}});
+  for (const auto& v : d.visibility)
+    vis.push_back({{"offset", v.offset}, {"servedBy", v.served_by}, {"hiddenBy", v.hidden_by}});
   dj["visibility"] = vis;
   j["divergence"] = dj;
   return j;

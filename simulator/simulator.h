@@ -90,7 +90,7 @@ struct SimStep {
   int step = 0;
   int64_t clock_ms = 0;
   std::string op;
-  std::string text;      // one line for humans
+  std::string text;       // one line for humans
   nlohmann::json detail;  // machine-readable facts of the step
 };
 

@@ -184,8 +184,8 @@ bool TriageCapture(const std::vector<std::string>& log_dirs, const TriageOptions
   for (const std::string& path : log_dirs) {
     PathInfo info = ClassifyPath(path);
     if (info.kind != PathKind::kLogDir) {
-      *error = fmt::format("{}: not a broker log directory ({}); triage takes the log directories of a capture",
-                           path, PathKindName(info.kind));
+      *error = fmt::format("{}: not a broker log directory ({}); triage takes the log directories of a capture", path,
+                           PathKindName(info.kind));
       return false;
     }
     LogDir dir;

@@ -35,8 +35,8 @@ struct TriageOptions {
 // One copy of a partition: which log directory (and broker) holds it, and what it serves.
 struct TriageCopy {
   std::string log_dir;
-  std::string path;    // the partition directory
-  std::string broker;  // node.id / broker.id from meta.properties, else the log directory
+  std::string path;     // the partition directory
+  std::string broker;   // node.id / broker.id from meta.properties, else the log directory
   bool loaded = false;  // false: it could not be read (error says why)
   std::string error;
   int64_t log_start_offset = 0, log_end_offset = 0, high_watermark = 0, last_stable_offset = 0;
@@ -57,9 +57,9 @@ const char* TriageStatusName(TriageStatus s);  // "diverged", "pinned", ...
 struct TriagePartition {
   std::string name;  // <topic>-<partition>
   std::vector<TriageCopy> copies;
-  std::vector<TriageDamage> damage;  // per copy, same order
-  std::optional<DiffReport> diff;    // when two or more copies were loaded
-  std::vector<std::string> diff_labels;  // the replica labels the diff's indices refer to
+  std::vector<TriageDamage> damage;              // per copy, same order
+  std::optional<DiffReport> diff;                // when two or more copies were loaded
+  std::vector<std::string> diff_labels;          // the replica labels the diff's indices refer to
   TriageStatus status = TriageStatus::kHealthy;  // the highest-ranked one
   bool diverged() const;
   bool pinned() const;
@@ -68,8 +68,8 @@ struct TriagePartition {
 };
 
 struct TriageCounts {
-  size_t partitions = 0, compared = 0, single_copy = 0, diverged = 0, pinned = 0, damaged = 0, lagging = 0,
-         healthy = 0, unreadable = 0;
+  size_t partitions = 0, compared = 0, single_copy = 0, diverged = 0, pinned = 0, damaged = 0, lagging = 0, healthy = 0,
+         unreadable = 0;
 };
 
 struct TriageReport {

@@ -29,7 +29,7 @@ struct Decision {
   std::string id;
   CoordinatorRecord record;  // the Prepare (or, when it is gone, the Complete) record
   bool committed = false;
-  int16_t data_epoch = -1;   // the Ongoing record's epoch, else the one below the decision's
+  int16_t data_epoch = -1;           // the Ongoing record's epoch, else the one below the decision's
   std::set<std::string> partitions;  // the Prepare or Ongoing record's; empty when only Complete is left
 };
 
@@ -61,7 +61,8 @@ void DecisionsOf(const TransactionalIdHistory& h, std::set<std::pair<int64_t, in
   for (const CoordinatorRecord& r : h.records) {
     const bool decision = !r.tombstone && (IsPrepare(r) || IsComplete(r));
     const bool commit = r.state == "PrepareCommit" || r.state == "CompleteCommit";
-    const bool repeats = decision && IsComplete(r) && prepare != nullptr && (prepare->state == "PrepareCommit") == commit;
+    const bool repeats =
+        decision && IsComplete(r) && prepare != nullptr && (prepare->state == "PrepareCommit") == commit;
     if (!r.tombstone && r.state == "Ongoing") {
       ongoing = &r;
       continue;
@@ -106,8 +107,8 @@ struct Copy {
   std::string tp;
   std::optional<std::string> cluster_id;
   int64_t log_start_offset = 0, log_end_offset = 0;
-  std::set<int64_t> open_txn_producers;  // with a transaction open at the log end
-  std::map<int64_t, std::vector<ProducerBatch>> batches;  // producer id -> its batches, offset order
+  std::set<int64_t> open_txn_producers;                                   // with a transaction open at the log end
+  std::map<int64_t, std::vector<ProducerBatch>> batches;                  // producer id -> its batches, offset order
   std::vector<std::pair<AbortedTxn, LoadedLog::FilePosition>> txn_index;  // of the audited producers
 };
 
@@ -164,9 +165,10 @@ bool ReadCopy(const std::string& dir, const std::set<int64_t>& producers, const 
 std::string MarkerName(bool committed) { return committed ? "COMMIT" : "ABORT"; }
 
 std::string DecisionText(const Decision& d) {
-  return fmt::format("the coordinator's {} of transactional id '{}' (producer {} epoch {}, transaction version 2, "
-                     "offset {} of {})",
-                     d.record.state, d.id, d.record.producer_id, d.record.producer_epoch, d.record.offset, d.record.file);
+  return fmt::format(
+      "the coordinator's {} of transactional id '{}' (producer {} epoch {}, transaction version 2, "
+      "offset {} of {})",
+      d.record.state, d.id, d.record.producer_id, d.record.producer_epoch, d.record.offset, d.record.file);
 }
 
 AuditFinding NewFinding(AuditKind kind, const Decision& d, const Copy& c) {
@@ -202,10 +204,11 @@ bool JudgeMarkers(const Decision& d, const Copy& c, const std::vector<ProducerBa
     f.facts.push_back({b.file, b.position,
                        fmt::format("{} marker of producer {} epoch {} at offset {}", MarkerName(commit),
                                    d.record.producer_id, e, b.base_offset)});
-    f.why = fmt::format("{} holds {} of producer {} at epoch {} (offset {}), but {} decided {}: under transaction "
-                        "version 2 that epoch belongs to this one transaction",
-                        c.dir, commit ? "a COMMIT" : "an ABORT", d.record.producer_id, e, b.base_offset, DecisionText(d),
-                        d.committed ? "commit" : "abort");
+    f.why = fmt::format(
+        "{} holds {} of producer {} at epoch {} (offset {}), but {} decided {}: under transaction "
+        "version 2 that epoch belongs to this one transaction",
+        c.dir, commit ? "a COMMIT" : "an ABORT", d.record.producer_id, e, b.base_offset, DecisionText(d),
+        d.committed ? "commit" : "abort");
     report->findings.push_back(std::move(f));
   }
   return has_marker;
@@ -264,16 +267,15 @@ std::string ProofFromOtherCopies(const Decision& d, const Copy& c, const std::ve
       return fmt::format("{} holds the marker at offset {}, below this copy's log end {}", other->dir, b.base_offset,
                          c.log_end_offset);
     }
-    const bool decided = other->log_start_offset <= data.first->base_offset &&
-                         other->log_end_offset > data.last->last_offset + 1 &&
-                         c.log_end_offset >= other->log_end_offset &&
-                         !other->open_txn_producers.count(d.record.producer_id);
+    const bool decided =
+        other->log_start_offset <= data.first->base_offset && other->log_end_offset > data.last->last_offset + 1 &&
+        c.log_end_offset >= other->log_end_offset && !other->open_txn_producers.count(d.record.producer_id);
     if (!decided) continue;
     f->facts.push_back({other->dir, 0,
                         fmt::format("{} covers offsets {}..{} with no open transaction of producer {}", other->dir,
                                     other->log_start_offset, other->log_end_offset - 1, d.record.producer_id)});
-    return fmt::format("{} has the transaction decided below its log end {}, which this copy's log reaches",
-                       other->dir, other->log_end_offset);
+    return fmt::format("{} has the transaction decided below its log end {}, which this copy's log reaches", other->dir,
+                       other->log_end_offset);
   }
   return "";
 }
@@ -305,15 +307,17 @@ void Judge(const Decision& d, const Copy& c, const std::vector<const Copy*>& sam
   if (proof.empty()) proof = ProofFromLaterBatch(d, batches, data, &f);
   if (proof.empty()) proof = ProofFromOtherCopies(d, c, same_partition, data, &f);
   f.certain = !proof.empty();
-  const std::string what = fmt::format("{} holds producer {}'s data at epoch {} (up to offset {}) and no {} at epoch {}, "
-                                       "which {} says was written",
-                                       c.dir, d.record.producer_id, d.data_epoch, data.last->last_offset,
-                                       MarkerName(d.committed), d.record.producer_epoch, DecisionText(d));
+  const std::string what = fmt::format(
+      "{} holds producer {}'s data at epoch {} (up to offset {}) and no {} at epoch {}, "
+      "which {} says was written",
+      c.dir, d.record.producer_id, d.data_epoch, data.last->last_offset, MarkerName(d.committed),
+      d.record.producer_epoch, DecisionText(d));
   f.why = f.certain ? what + "; " + proof
-                    : fmt::format("{}; its log ends at {}: either it lost the marker or it has not fetched it yet "
-                                  "(suspected; a copy of the leader's partition, or this replica's fetch position, "
-                                  "settles it)",
-                                  what, c.log_end_offset);
+                    : fmt::format(
+                          "{}; its log ends at {}: either it lost the marker or it has not fetched it yet "
+                          "(suspected; a copy of the leader's partition, or this replica's fetch position, "
+                          "settles it)",
+                          what, c.log_end_offset);
   report->findings.push_back(std::move(f));
 }
 

@@ -57,21 +57,21 @@ struct AuditFinding {
   std::string partition_dir;  // the copy
   std::string transactional_id;
   int64_t producer_id = -1;
-  int16_t data_epoch = -1;    // the epoch of the transaction's data
-  int16_t marker_epoch = -1;  // the epoch of its markers (the decision's)
-  bool committed = false;     // the coordinator's outcome
-  CoordinatorRecord decision; // the PrepareCommit/PrepareAbort (or Complete) record
+  int16_t data_epoch = -1;       // the epoch of the transaction's data
+  int16_t marker_epoch = -1;     // the epoch of its markers (the decision's)
+  bool committed = false;        // the coordinator's outcome
+  CoordinatorRecord decision;    // the PrepareCommit/PrepareAbort (or Complete) record
   std::vector<AuditFact> facts;  // the copy's side
-  std::string why;            // the finding in one sentence
+  std::string why;               // the finding in one sentence
 };
 
 struct AuditReport {
-  int decisions = 0;            // decisions of the coordinator found (Prepare/Complete records)
-  int version2_decisions = 0;   // of them, judged (transaction version 2)
-  int unjudged_decisions = 0;   // version 0/1, or a rollover's Complete: counted, not judged
-  int partition_copies = 0;     // data partition copies read
-  int markers_checked = 0;      // markers found at a judged decision's producer id and epoch
-  int markers_agree = 0;        // of them, of the coordinator's outcome
+  int decisions = 0;           // decisions of the coordinator found (Prepare/Complete records)
+  int version2_decisions = 0;  // of them, judged (transaction version 2)
+  int unjudged_decisions = 0;  // version 0/1, or a rollover's Complete: counted, not judged
+  int partition_copies = 0;    // data partition copies read
+  int markers_checked = 0;     // markers found at a judged decision's producer id and epoch
+  int markers_agree = 0;       // of them, of the coordinator's outcome
   std::vector<AuditFinding> findings;
   std::vector<std::string> unreadable;  // partition copies that could not be loaded
   std::vector<std::string> foreign;     // copies whose meta.properties names another cluster (not judged)

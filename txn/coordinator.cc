@@ -255,8 +255,8 @@ CoordinatorView ViewOfTransaction(const CoordinatorLog& log, int64_t producer_id
     // The epoch also rises under version 0/1 when the coordinator aborts a timed-out transaction (a fence,
     // then PrepareAbort at e+1), while data at e may belong to an earlier transaction of that epoch whose
     // records were compacted away: only the record's own ClientTransactionVersion 2 makes it certain.
-    view.certain = decisions.size() == 1 && prepare.producer_epoch > epoch &&
-                   prepare.client_transaction_version.value_or(0) >= 2;
+    view.certain =
+        decisions.size() == 1 && prepare.producer_epoch > epoch && prepare.client_transaction_version.value_or(0) >= 2;
     view.why = view.certain
                    ? "the coordinator's " + prepare.state + " at epoch " + std::to_string(prepare.producer_epoch) +
                          " follows the transaction's Ongoing record at epoch " + std::to_string(epoch) +
@@ -284,8 +284,7 @@ std::string CoordinatorAdvice(const CoordinatorView& c, const std::string& abort
       return "the coordinator has not decided it: it aborts it after the transaction's timeout; wait for that before "
              "any manual abort";
     case CoordinatorVerdict::kNoRecord:
-    case CoordinatorVerdict::kUndetermined:
-      break;
+    case CoordinatorVerdict::kUndetermined: break;
   }
   return "the coordinator's files do not decide it, and a manual abort hides the data if it was committed: " + settle;
 }

@@ -23,8 +23,8 @@ namespace klf {
 
 // One record of `__transaction_state` (TransactionLogKey + TransactionLogValue).
 struct CoordinatorRecord {
-  std::string file;        // the segment
-  uint64_t position = 0;   // the batch's byte position in it
+  std::string file;       // the segment
+  uint64_t position = 0;  // the batch's byte position in it
   int64_t offset = 0;
   int64_t timestamp = -1;  // the record's timestamp
   bool tombstone = false;  // the id expired (a null value): nothing below applies
@@ -32,7 +32,7 @@ struct CoordinatorRecord {
   int64_t producer_id = -1;
   int16_t producer_epoch = -1;
   int32_t timeout_ms = 0;
-  std::string state;       // Kafka's TransactionState name (Empty, Ongoing, PrepareCommit, ...)
+  std::string state;                    // Kafka's TransactionState name (Empty, Ongoing, PrepareCommit, ...)
   std::vector<std::string> partitions;  // "topic-partition"
   int64_t last_update_ms = -1, start_ms = -1;
   std::optional<int64_t> previous_producer_id, next_producer_id;  // v1 tagged fields
@@ -107,7 +107,7 @@ struct HangingTransaction {
   int64_t last_offset = -1;     // last data offset of the producer
   int64_t last_timestamp = -1;  // of that data
   int64_t last_stable_offset = 0, high_watermark = 0;
-  bool pins_lso = false;        // its first offset is the partition's LSO, below the HW
+  bool pins_lso = false;  // its first offset is the partition's LSO, below the HW
   CoordinatorView coordinator;
 };
 

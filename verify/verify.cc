@@ -96,7 +96,6 @@ class CountingSink : public ProblemSink {
   std::set<std::string> seen_;
 };
 
-
 // A file mapped for reading, counted in the stats.
 std::unique_ptr<MappedFile> OpenCounted(const std::string& path, ProblemSink* sink, VerifyStats* stats) {
   std::string error;
@@ -312,8 +311,8 @@ void PartitionVerifier::CompareSnapshot(const SnapshotToCheck& s) {
     const bool txn_start_cleaned = e.current_txn_first_offset >= 0 && !in_log(e.current_txn_first_offset) &&
                                    r.current_txn_first_offset > e.current_txn_first_offset;
     if (r.current_txn_first_offset != e.current_txn_first_offset && !txn_start_cleaned)
-      diffs.push_back(fmt::format("currentTxnFirstOffset {} (log: {})", e.current_txn_first_offset,
-                                  r.current_txn_first_offset));
+      diffs.push_back(
+          fmt::format("currentTxnFirstOffset {} (log: {})", e.current_txn_first_offset, r.current_txn_first_offset));
     if (!diffs.empty()) {
       std::string all;
       for (const std::string& d : diffs) all += (all.empty() ? "" : ", ") + d;
@@ -362,8 +361,8 @@ void PartitionVerifier::CheckEpoch(const std::string& file, const BatchHeader& h
   if (epoch < 0) {
     // Leader epochs are >= 0; -1 (NO_PARTITION_LEADER_EPOCH) is the only negative value Kafka writes.
     Report(sink_, Severity::kError, file, h.position + 12, "leader-epoch",
-           fmt::format("batch at {} (offset {}) has partition leader epoch {}; expected -1 or a value >= 0",
-                       h.position, h.base_offset, epoch));
+           fmt::format("batch at {} (offset {}) has partition leader epoch {}; expected -1 or a value >= 0", h.position,
+                       h.base_offset, epoch));
     return;
   }
   // A replica's log holds leader epochs in non-decreasing order: a follower truncates to the
@@ -450,15 +449,13 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
   // Offset-index entries by position, for the merge with the batches (the parser reports order).
   std::vector<uint32_t> by_position(index.entries.size());
   for (uint32_t i = 0; i < by_position.size(); ++i) by_position[i] = i;
-  std::stable_sort(by_position.begin(), by_position.end(), [&](uint32_t a, uint32_t b) {
-    return index.entries[a].position < index.entries[b].position;
-  });
+  std::stable_sort(by_position.begin(), by_position.end(),
+                   [&](uint32_t a, uint32_t b) { return index.entries[a].position < index.entries[b].position; });
   size_t ix = 0;
   std::vector<uint32_t> by_offset(time_index.entries.size());
   for (uint32_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
-  std::stable_sort(by_offset.begin(), by_offset.end(), [&](uint32_t a, uint32_t b) {
-    return time_index.entries[a].offset < time_index.entries[b].offset;
-  });
+  std::stable_sort(by_offset.begin(), by_offset.end(),
+                   [&](uint32_t a, uint32_t b) { return time_index.entries[a].offset < time_index.entries[b].offset; });
   size_t tx = 0;
   int64_t running_max_ts = LLONG_MIN;
   const std::string index_path = seg.index ? seg.index->path : "";
@@ -541,8 +538,8 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
       uint32_t i = by_position[ix++];
       const OffsetIndexEntry& e = index.entries[i];
       Report(sink_, Severity::kError, index_path, uint64_t(i) * kOffsetIndexEntrySize + 4, "offset-index-position",
-             fmt::format("entry {} (offset {}): position {} is not the start of a batch in {}", i, e.offset,
-                         e.position, log_path));
+             fmt::format("entry {} (offset {}): position {} is not the start of a batch in {}", i, e.offset, e.position,
+                         log_path));
     }
     while (ix < by_position.size() && uint64_t(index.entries[by_position[ix]].position) == pos) {
       uint32_t i = by_position[ix++];
@@ -598,8 +595,8 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
                          i, e.offset, e.position, log_path, valid_bytes));
     } else {
       Report(sink_, Severity::kError, index_path, epos, "offset-index-position",
-             fmt::format("entry {} (offset {}): position {} is not the start of a batch in {}", i, e.offset,
-                         e.position, log_path));
+             fmt::format("entry {} (offset {}): position {} is not the start of a batch in {}", i, e.offset, e.position,
+                         log_path));
     }
   }
   // Entry offsets within the log.
@@ -608,16 +605,15 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
     if (e.offset > segment_last && uint64_t(e.position) < valid_bytes) {
       Report(sink_, tail_lost ? Severity::kWarning : Severity::kError, index_path, i * kOffsetIndexEntrySize,
              "offset-index-offset",
-             fmt::format("entry {}: offset {} is above the last offset {} of {}", i, e.offset, segment_last,
-                         log_path));
+             fmt::format("entry {}: offset {} is above the last offset {} of {}", i, e.offset, segment_last, log_path));
     }
   }
   for (; tx < by_offset.size(); ++tx) {
     uint32_t i = by_offset[tx];
     const TimeIndexEntry& e = time_index.entries[i];
     if (e.offset > segment_last) {
-      Report(sink_, tail_lost ? Severity::kWarning : Severity::kError, time_path,
-             uint64_t(i) * kTimeIndexEntrySize + 8, "time-index-offset",
+      Report(sink_, tail_lost ? Severity::kWarning : Severity::kError, time_path, uint64_t(i) * kTimeIndexEntrySize + 8,
+             "time-index-offset",
              fmt::format("entry {}: offset {} is above the last offset {} of {}{}", i, e.offset, segment_last, log_path,
                          tail_lost ? " (its data is in the lost tail; recovery rebuilds the index)" : ""));
     } else {
@@ -629,7 +625,8 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
   // transaction the log shows is indexed (else read_committed consumers get its data: §9).
   std::sort(markers.begin(), markers.end(), [](const Marker& a, const Marker& b) { return a.offset < b.offset; });
   std::set<int64_t> indexed;
-  const std::string txn_path = seg.txn_index ? seg.txn_index->path : log_path.substr(0, log_path.size() - 4) + ".txnindex";
+  const std::string txn_path =
+      seg.txn_index ? seg.txn_index->path : log_path.substr(0, log_path.size() - 4) + ".txnindex";
   for (size_t i = 0; i < txn_index.entries.size(); ++i) {
     const AbortedTxn& e = txn_index.entries[i];
     const uint64_t epos = i * kTxnIndexEntrySize;
@@ -874,8 +871,7 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
           ++stats.files_checked;  // parsed by the scan
           stats.bytes_checked += e.size;
           break;
-        default:
-          break;
+        default: break;
       }
     }
     if (dir.bootstrap_checkpoint) {
@@ -1056,9 +1052,7 @@ VerifyStats VerifyFile(const PathInfo& info, const VerifyOptions& options, Probl
       }
       break;
     }
-    default:
-      unreadable(path + ": not a file klf verifies (" + FileKindName(name.kind) + ")");
-      break;
+    default: unreadable(path + ": not a file klf verifies (" + FileKindName(name.kind) + ")"); break;
   }
   Forward(counting.problems, sink);
   return stats;
@@ -1076,15 +1070,13 @@ VerifyStats VerifyPath(const std::string& path, const VerifyOptions& options, Pr
       return stats;
     case PathKind::kOtherDir:
       stats.unreadable = true;
-      stats.unreadable_reason = path + ": a directory that is neither a partition directory (<topic>-<partition> "
-                                       "with segments) nor a broker log directory";
+      stats.unreadable_reason = path +
+                                ": a directory that is neither a partition directory (<topic>-<partition> "
+                                "with segments) nor a broker log directory";
       return stats;
-    case PathKind::kFile:
-      return VerifyFile(info, options, sink);
-    case PathKind::kPartitionDir:
-      return VerifyPartitionDir(path, options, sink);
-    case PathKind::kLogDir:
-      return VerifyLogDir(path, options, sink);
+    case PathKind::kFile: return VerifyFile(info, options, sink);
+    case PathKind::kPartitionDir: return VerifyPartitionDir(path, options, sink);
+    case PathKind::kLogDir: return VerifyLogDir(path, options, sink);
   }
   return stats;
 }
@@ -1108,8 +1100,8 @@ std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::v
         problems.push_back({pos, "record-offset",
                             fmt::format("record {} of the batch at {} has offset {} (delta {}); expected above {} and "
                                         "at most the batch's last offset {} (lastOffsetDelta {})",
-                                        i, pos, r.offset, JavaSub(r.offset, h.base_offset), JavaSub(expect, 1), h.last_offset,
-                                        h.last_offset_delta)});
+                                        i, pos, r.offset, JavaSub(r.offset, h.base_offset), JavaSub(expect, 1),
+                                        h.last_offset, h.last_offset_delta)});
         return problems;
       }
       if (r.offset > expect) hole(expect, r.offset);
@@ -1132,8 +1124,8 @@ std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::v
         ControlRecord c;
         std::string why;
         if (!ParseControlRecord(r, &c, &why)) {
-          problems.push_back({pos, "control-record",
-                              fmt::format("control batch at {}, record at offset {}: {}", pos, r.offset, why)});
+          problems.push_back(
+              {pos, "control-record", fmt::format("control batch at {}, record at offset {}: {}", pos, r.offset, why)});
         } else if (c.type == ControlType::kAbort || c.type == ControlType::kCommit) {
           end_txn = true;
         }
@@ -1141,9 +1133,9 @@ std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::v
       // An end-transaction marker batch holds exactly one record (EndTransactionMarker; the cleaner
       // may leave it empty). KRaft control batches (SNAPSHOT_HEADER, KRAFT_VERSION, ...) hold several.
       if (end_txn && records.size() > 1) {
-        problems.push_back({pos + 57, "control-batch",
-                            fmt::format("transaction marker batch at {} holds {} records; expected one", pos,
-                                        records.size())});
+        problems.push_back(
+            {pos + 57, "control-batch",
+             fmt::format("transaction marker batch at {} holds {} records; expected one", pos, records.size())});
       }
     }
     return problems;
@@ -1154,10 +1146,11 @@ std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::v
   for (size_t i = 0; i < records.size(); ++i) {
     const Record& r = records[i];
     if (r.offset <= prev || r.offset > h.last_offset) {
-      problems.push_back({pos, "record-offset",
-                          fmt::format("inner message {} of the wrapper at {} has offset {}; expected above {} and at "
-                                      "most the wrapper offset {}",
-                                      i, pos, r.offset, prev == LLONG_MIN ? JavaSub(h.base_offset, 1) : prev, h.last_offset)});
+      problems.push_back(
+          {pos, "record-offset",
+           fmt::format("inner message {} of the wrapper at {} has offset {}; expected above {} and at "
+                       "most the wrapper offset {}",
+                       i, pos, r.offset, prev == LLONG_MIN ? JavaSub(h.base_offset, 1) : prev, h.last_offset)});
       return problems;
     }
     if (prev != LLONG_MIN) hole(prev + 1, r.offset);

@@ -62,7 +62,7 @@ struct VerifyStats {
 
 // One record-level problem of a decoded batch (CheckBatchRecords).
 struct RecordsProblem {
-  uint64_t position = 0;  // in the file: the batch's position, or the header field's
+  uint64_t position = 0;   // in the file: the batch's position, or the header field's
   const char* check = "";  // "record-offset", "batch-timestamp", "control-record", "control-batch"
   std::string message;
 };

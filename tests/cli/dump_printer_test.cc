@@ -113,19 +113,22 @@ TEST(DumpTextTest, BatchAndRecordLinesAreKafkaDumpLogs) {
             "partitionLeaderEpoch: -1 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty "
             "position: 0 CreateTime: 283843 size: 97 magic: 2 compresscodec: none crc: 3851219455 isvalid: true");
   // §3.2, first example.
-  EXPECT_EQ(lines[3],
-            "| offset: 0 CreateTime: 283843 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] key: key1 payload: value1");
-  EXPECT_EQ(lines[4],
-            "| offset: 1 CreateTime: 1234 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] key: key2 payload: value2");
+  EXPECT_EQ(
+      lines[3],
+      "| offset: 0 CreateTime: 283843 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] key: key1 payload: value1");
+  EXPECT_EQ(
+      lines[4],
+      "| offset: 1 CreateTime: 1234 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] key: key2 payload: value2");
 }
 
 TEST(DumpTextTest, ControlEmptyAndLegacyLines) {
   auto commit = Lines(Print(FromHexDump(kCommit), false));
   ASSERT_EQ(commit.size(), 4u);
-  EXPECT_EQ(commit[2],
-            "baseOffset: 10 lastOffset: 10 count: 1 baseSequence: -1 lastSequence: -1 producerId: 98323 producerEpoch: 99 "
-            "partitionLeaderEpoch: 7 isTransactional: true isControl: true deleteHorizonMs: OptionalLong.empty "
-            "position: 0 CreateTime: 1700000000000 size: 78 magic: 2 compresscodec: none crc: 2056578153 isvalid: true");
+  EXPECT_EQ(
+      commit[2],
+      "baseOffset: 10 lastOffset: 10 count: 1 baseSequence: -1 lastSequence: -1 producerId: 98323 producerEpoch: 99 "
+      "partitionLeaderEpoch: 7 isTransactional: true isControl: true deleteHorizonMs: OptionalLong.empty "
+      "position: 0 CreateTime: 1700000000000 size: 78 magic: 2 compresscodec: none crc: 2056578153 isvalid: true");
   EXPECT_EQ(commit[3],
             "| offset: 10 CreateTime: 1700000000000 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] "
             "endTxnMarker: COMMIT coordinatorEpoch: 100");
@@ -142,26 +145,49 @@ TEST(DumpTextTest, ControlEmptyAndLegacyLines) {
   EXPECT_NE(horizon[2].find(" deleteHorizonMs: OptionalLong[1700086400000] "), std::string::npos) << horizon[2];
   EXPECT_NE(horizon[2].find(" CreateTime: 1700000000000 "), std::string::npos) << horizon[2];
   EXPECT_EQ(horizon[3],
-            "| offset: 20 CreateTime: 1700000000000 keySize: 1 valueSize: -1 sequence: -1 headerKeys: [] key: k payload: null");
+            "| offset: 20 CreateTime: 1700000000000 keySize: 1 valueSize: -1 sequence: -1 headerKeys: [] key: k "
+            "payload: null");
 
   // Legacy lines: Kafka's format without the stray '}' after the CRC (§3.2), plus key and payload.
   auto v1 = Lines(Print(FromHexDump(kV1), false));
   ASSERT_EQ(v1.size(), 4u);
-  EXPECT_EQ(v1[2], "offset: 0 position: 0 CreateTime: 283843 size: 44 magic: 1 compresscodec: none crc: 109425508 isvalid: true");
-  EXPECT_EQ(v1[3], "| offset: 0 CreateTime: 283843 keySize: 4 valueSize: 6 isValid: true crc: 109425508 key: key1 payload: value1");
+  EXPECT_EQ(
+      v1[2],
+      "offset: 0 position: 0 CreateTime: 283843 size: 44 magic: 1 compresscodec: none crc: 109425508 isvalid: true");
+  EXPECT_EQ(
+      v1[3],
+      "| offset: 0 CreateTime: 283843 keySize: 4 valueSize: 6 isValid: true crc: 109425508 key: key1 payload: value1");
   auto v0 = Lines(Print(FromHexDump(kV0), false));
   ASSERT_EQ(v0.size(), 4u);
-  EXPECT_EQ(v0[2], "offset: 0 position: 0 NoTimestampType: -1 size: 36 magic: 0 compresscodec: none crc: 1978725405 isvalid: true");
+  EXPECT_EQ(
+      v0[2],
+      "offset: 0 position: 0 NoTimestampType: -1 size: 36 magic: 0 compresscodec: none crc: 1978725405 isvalid: true");
 }
 
 TEST(DumpJsonTest, FieldsOfCliMdWithNullsForWhatAMagicLacks) {
   auto v2 = nlohmann::json::parse(Lines(Print(FromHexDump(kV2Plain), true)).at(0));
   EXPECT_EQ(v2["file"], "x.log");
   EXPECT_EQ(v2["type"], "batch");
-  for (const char* k : {"position", "baseOffset", "lastOffset", "magic", "compression", "sizeInBytes", "crc",
-                        "crcValid", "timestampType", "baseTimestamp", "maxTimestamp", "deleteHorizonMs",
-                        "partitionLeaderEpoch", "producerId", "producerEpoch", "baseSequence", "isTransactional",
-                        "isControl", "recordCount", "records"}) {
+  for (const char* k : {"position",
+                        "baseOffset",
+                        "lastOffset",
+                        "magic",
+                        "compression",
+                        "sizeInBytes",
+                        "crc",
+                        "crcValid",
+                        "timestampType",
+                        "baseTimestamp",
+                        "maxTimestamp",
+                        "deleteHorizonMs",
+                        "partitionLeaderEpoch",
+                        "producerId",
+                        "producerEpoch",
+                        "baseSequence",
+                        "isTransactional",
+                        "isControl",
+                        "recordCount",
+                        "records"}) {
     EXPECT_TRUE(v2.contains(k)) << k;
   }
   EXPECT_EQ(v2["crc"], 3851219455u);
@@ -169,8 +195,9 @@ TEST(DumpJsonTest, FieldsOfCliMdWithNullsForWhatAMagicLacks) {
   EXPECT_EQ(v2["maxTimestamp"], 283843);
   EXPECT_TRUE(v2["deleteHorizonMs"].is_null());
   ASSERT_EQ(v2["records"].size(), 2u);
-  EXPECT_EQ(v2["records"][1], nlohmann::json::parse(
-      R"({"offset":1,"timestamp":1234,"key":"key2","value":"value2","sequence":-1,"headers":[]})"));
+  EXPECT_EQ(v2["records"][1],
+            nlohmann::json::parse(
+                R"({"offset":1,"timestamp":1234,"key":"key2","value":"value2","sequence":-1,"headers":[]})"));
 
   auto commit = nlohmann::json::parse(Lines(Print(FromHexDump(kCommit), true)).at(0));
   EXPECT_EQ(commit["records"][0]["control"]["type"], "COMMIT");

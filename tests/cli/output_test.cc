@@ -35,13 +35,13 @@ TEST(OutputTest, TextMatchesFormatBytesOnCornerCases) {
       "quote\" backslash\\ slash/",
       std::string("nul\0byte", 8),
       "\x7f del",
-      "caf\xc3\xa9",                    // é
-      "\xe2\x82\xac euro",              // €
-      "\xf0\x9f\x98\x80 emoji",         // 😀
-      "\xc3",                           // truncated 2-byte sequence
-      "\xc0\xaf overlong",              // overlong '/'
-      "\xed\xa0\x80 surrogate",         // U+D800
-      "\xf4\x90\x80\x80 too big",       // U+110000
+      "caf\xc3\xa9",               // é
+      "\xe2\x82\xac euro",         // €
+      "\xf0\x9f\x98\x80 emoji",    // 😀
+      "\xc3",                      // truncated 2-byte sequence
+      "\xc0\xaf overlong",         // overlong '/'
+      "\xed\xa0\x80 surrogate",    // U+D800
+      "\xf4\x90\x80\x80 too big",  // U+110000
       "\xff\xfe invalid lead",
       "exactly8",
       "0123456789abcdef\"0123456789abcdef",
@@ -74,8 +74,10 @@ TEST(OutputTest, RandomBytesAgreeWithFormatBytesAndParseAsJson) {
     size_t n = rng() % 64;
     std::string s;
     for (size_t i = 0; i < n; ++i) {
-      if (rng() % 3 == 0) s.push_back(char(rng() % 256));
-      else s.push_back(alphabet[rng() % alphabet.size()]);
+      if (rng() % 3 == 0)
+        s.push_back(char(rng() % 256));
+      else
+        s.push_back(alphabet[rng() % alphabet.size()]);
     }
     std::string expected = FormatBytes(B(s), BytesFormat::kText);
     ASSERT_EQ(Render(B(s), BytesFormat::kText, false), expected);
@@ -90,9 +92,8 @@ TEST(OutputTest, RandomBytesAgreeWithFormatBytesAndParseAsJson) {
 }
 
 TEST(OutputTest, Integers) {
-  for (int64_t v : {int64_t(0), int64_t(7), int64_t(10), int64_t(99), int64_t(100), int64_t(-1),
-                    int64_t(1700000000000), std::numeric_limits<int64_t>::max(),
-                    std::numeric_limits<int64_t>::min()}) {
+  for (int64_t v : {int64_t(0), int64_t(7), int64_t(10), int64_t(99), int64_t(100), int64_t(-1), int64_t(1700000000000),
+                    std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}) {
     std::string s;
     {
       Output out(&s);
@@ -209,7 +210,8 @@ TEST(OutputTest, SpecialByteAtEveryPositionOfALongRun) {
 // boundary, in every mode.
 TEST(OutputTest, SlicedRenderingEqualsFormatBytes) {
   std::mt19937 rng(15);
-  const std::string pieces[] = {"a", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\"", "\\", "\t", "\x01", "\xff", "\x80\x80\x80\x80"};
+  const std::string pieces[] = {"a",  "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\"", "\\",
+                                "\t", "\x01",     "\xff",         "\x80\x80\x80\x80"};
   for (int round = 0; round < 6; ++round) {
     std::string s;
     while (s.size() < 3 * Output::kRenderSliceBytes + 17) s += pieces[rng() % std::size(pieces)];

@@ -160,9 +160,12 @@ TEST(CleanableTest, RatioStrictAndForcedByMaxLag) {
 // LogCleanerManagerTest #2-#5: the dirtiest eligible log wins.
 TEST(CleanableTest, GrabFilthiest) {
   std::vector<CleaningDecision> ds(3);
-  ds[0].selected = true; ds[0].range.cleanable_ratio = 0.2;
-  ds[1].selected = true; ds[1].range.cleanable_ratio = 0.4;
-  ds[2].selected = false; ds[2].range.cleanable_ratio = 0.9;
+  ds[0].selected = true;
+  ds[0].range.cleanable_ratio = 0.2;
+  ds[1].selected = true;
+  ds[1].range.cleanable_ratio = 0.4;
+  ds[2].selected = false;
+  ds[2].range.cleanable_ratio = 0.9;
   EXPECT_EQ(GrabFilthiest(ds), 1u);
   ds[1].selected = false;
   EXPECT_EQ(GrabFilthiest(ds), 0u);
@@ -198,7 +201,10 @@ TEST(GroupingTest, SegmentGrouping) {
 TEST(GroupingTest, SparseOffsets) {
   std::vector<SegmentSummary> segs(3);
   int64_t two31 = int64_t(1) << 31;
-  for (int i = 0; i < 3; i++) { segs[i].base_offset = i * two31; segs[i].size = 100; }
+  for (int i = 0; i < 3; i++) {
+    segs[i].base_offset = i * two31;
+    segs[i].size = 100;
+  }
   EXPECT_EQ(GroupSegmentsBySize(segs, INT32_MAX, INT32_MAX, 3 * two31).size(), 3u);
   segs[1].size = 0;
   segs[0].size = 0;

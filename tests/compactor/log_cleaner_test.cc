@@ -45,8 +45,8 @@ class TestLog {
   int64_t end() const { return next_; }
 
   // record(k, v [, pid, epoch, seq]): one uncompressed batch, timestamp -1 (cleaner-tests.md §0).
-  void Record(int k, std::optional<int> v, int64_t pid = -1, int16_t epoch = -1, int32_t seq = -1,
-              bool txn = false, int64_t ts = -1) {
+  void Record(int k, std::optional<int> v, int64_t pid = -1, int16_t epoch = -1, int32_t seq = -1, bool txn = false,
+              int64_t ts = -1) {
     Batch({{k, v}}, pid, epoch, seq, txn, ts);
   }
   // appendTransactionalAsLeader(pid, epoch)(keys): key bytes = value bytes, timestamp now,
@@ -97,8 +97,8 @@ class TestLog {
     o.base_offset = next_;
     std::string error;
     BuiltBatch built;
-    ASSERT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &segments_.rbegin()->second.log, &built,
-                              &error)) << error;
+    ASSERT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &segments_.rbegin()->second.log, &built, &error))
+        << error;
     next_++;
   }
   // Writes the files. `checkpoint`: the cleaner-offset-checkpoint entry (first dirty offset).
@@ -165,11 +165,11 @@ class TestLog {
 
 // Kafka's observers over a partition directory.
 struct Observed {
-  std::vector<int> keys;                 // keysInLog: non-control records with key and value
-  std::vector<int64_t> offsets;          // offsetsInLog: records with key and value (incl. control)
-  std::vector<int64_t> last_offsets;     // lastOffsetsPerBatchInLog
-  std::map<int64_t, int32_t> last_sequences;  // lastSequencesInLog
-  std::vector<AbortedTxn> aborted;       // every .txnindex entry
+  std::vector<int> keys;                         // keysInLog: non-control records with key and value
+  std::vector<int64_t> offsets;                  // offsetsInLog: records with key and value (incl. control)
+  std::vector<int64_t> last_offsets;             // lastOffsetsPerBatchInLog
+  std::map<int64_t, int32_t> last_sequences;     // lastSequencesInLog
+  std::vector<AbortedTxn> aborted;               // every .txnindex entry
   std::vector<std::optional<int64_t>> horizons;  // deleteHorizonMs per batch
   int segments = 0;
 };

@@ -53,8 +53,10 @@ class LookupAheadTest : public ::testing::Test {
   }
   void Add(Replica& r, int64_t offset) {
     std::string key = "key-" + std::to_string(offset % 1000);
-    if (offset % 7 == 0) r.Put(offset, key, std::nullopt);
-    else r.Put(offset, key, "value-" + std::to_string(offset));
+    if (offset % 7 == 0)
+      r.Put(offset, key, std::nullopt);
+    else
+      r.Put(offset, key, "value-" + std::to_string(offset));
     recs_.push_back({offset, key});
   }
 

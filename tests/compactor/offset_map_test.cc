@@ -101,7 +101,10 @@ TEST(OffsetMapTest, ProbeSequenceFollowsKafka) {
   // MD5("hello") = 5d41402abc4b2a76b9719d911017c592
   EXPECT_EQ(hash[0], 0x5d);
   EXPECT_EQ(hash[15], 0x92);
-  auto abs_mod = [&](int32_t v) { int32_t a = v == INT32_MIN ? 0 : (v < 0 ? -v : v); return a % 1000; };
+  auto abs_mod = [&](int32_t v) {
+    int32_t a = v == INT32_MIN ? 0 : (v < 0 ? -v : v);
+    return a % 1000;
+  };
   for (int a = 0; a <= 12; a++) EXPECT_EQ(map->SlotOf(hash, a), abs_mod(LoadI32(hash + a))) << a;
   EXPECT_EQ(map->SlotOf(hash, 13), abs_mod(int32_t(uint32_t(LoadI32(hash + 12)) + 1)));
   EXPECT_EQ(map->SlotOf(hash, 20), abs_mod(int32_t(uint32_t(LoadI32(hash + 12)) + 8)));

@@ -223,14 +223,13 @@ void RunCase(const std::string& name, bool parallel_map = false, int* map_thread
   fs::path dir = kOracle / "cleaner-passes" / name;
   nlohmann::json c = nlohmann::json::parse(ReadAll(dir / "case.json"));
   TempDir tmp;
-  CopyWithMtimes(dir / "before", tmp.path() / "before", kOracle / "cleaner-passes" / name,
-                 [&] {
-                   auto all = ReadMtimes(kOracle / "cleaner-passes" / "mtimes.tsv");
-                   std::map<std::string, int64_t> m;
-                   for (auto& [k, v] : all)
-                     if (k.rfind(name + "/", 0) == 0) m[k.substr(name.size() + 1)] = v;
-                   return m;
-                 }());
+  CopyWithMtimes(dir / "before", tmp.path() / "before", kOracle / "cleaner-passes" / name, [&] {
+    auto all = ReadMtimes(kOracle / "cleaner-passes" / "mtimes.tsv");
+    std::map<std::string, int64_t> m;
+    for (auto& [k, v] : all)
+      if (k.rfind(name + "/", 0) == 0) m[k.substr(name.size() + 1)] = v;
+    return m;
+  }());
   CompactOptions o;
   o.now = c["nowMs"].get<int64_t>();
   o.only_if_eligible = true;
@@ -240,8 +239,8 @@ void RunCase(const std::string& name, bool parallel_map = false, int* map_thread
   std::string partition = c["partitionDir"];
   CompactReport report;
   CollectingSink sink;
-  ASSERT_TRUE(CompactPartition((tmp.path() / "before" / partition).string(), (tmp.path() / "out").string(), o,
-                               &report, &sink, &error))
+  ASSERT_TRUE(CompactPartition((tmp.path() / "before" / partition).string(), (tmp.path() / "out").string(), o, &report,
+                               &sink, &error))
       << error;
   ASSERT_EQ(report.passes.size(), 1u);
   EXPECT_EQ(report.passes[0].cleaned, c["expectCleaned"].get<bool>());
@@ -277,7 +276,9 @@ TEST(OracleCleanerPassesParallelMap, GroupBySegmentBytes) {
 TEST(OracleCleanerPassesParallelMap, IoBufferSmallTwoThreads) { RunCase("io-buffer-small-two-threads", true); }
 TEST(OracleCleanerPassesParallelMap, LegacyV0V1MtimeHorizon) { RunCase("legacy-v0-v1-mtime-horizon", true); }
 TEST(OracleCleanerPassesParallelMap, MinCompactionLagPartial) { RunCase("min-compaction-lag-partial", true); }
-TEST(OracleCleanerPassesParallelMap, ProducerLastBatchKeptWhileActive) { RunCase("producer-last-batch-kept-while-active", true); }
+TEST(OracleCleanerPassesParallelMap, ProducerLastBatchKeptWhileActive) {
+  RunCase("producer-last-batch-kept-while-active", true);
+}
 TEST(OracleCleanerPassesParallelMap, Random1) { RunCase("random-1", true); }
 TEST(OracleCleanerPassesParallelMap, TombstonesFirstPassStamp) { RunCase("tombstones-first-pass-stamp", true); }
 TEST(OracleCleanerPassesParallelMap, TxnCommitAbortInterleaved) { RunCase("txn-commit-abort-interleaved", true); }
@@ -304,8 +305,8 @@ void RunSample(const std::string& before_log_dir, const std::string& partition, 
   ASSERT_TRUE(o.config.Set("index.interval.bytes", "128", &error));
   CompactReport report;
   CollectingSink sink;
-  ASSERT_TRUE(CompactPartition((tmp.path() / "before" / partition).string(), (tmp.path() / "out").string(), o,
-                               &report, &sink, &error))
+  ASSERT_TRUE(CompactPartition((tmp.path() / "before" / partition).string(), (tmp.path() / "out").string(), o, &report,
+                               &sink, &error))
       << error;
   ASSERT_EQ(report.passes.size(), 1u);
   EXPECT_TRUE(report.passes[0].cleaned);
@@ -315,28 +316,34 @@ void RunSample(const std::string& before_log_dir, const std::string& partition, 
 }
 
 TEST(OracleSamplePasses, TxnCleanedNowPlus10Min) {
-  RunSample("b-txn", "txn-0", "b-txn/cleaned-now-plus-10min", 1700000600000, "500", "b-txn/cleaned-now-plus-10min.clean.txt");
+  RunSample("b-txn", "txn-0", "b-txn/cleaned-now-plus-10min", 1700000600000, "500",
+            "b-txn/cleaned-now-plus-10min.clean.txt");
 }
 TEST(OracleSamplePasses, LegacyCleaned) {
   RunSample("x-legacy", "legacy-0", "x-legacy/cleaned", 1700172800000, "700", "x-legacy/cleaned.clean.txt");
 }
 TEST(OracleSamplePasses, CompactPass1) {
-  RunSample("c-compact/pass0-before", "compact-demo-0", "c-compact/pass1", 1700000600000, "400", "c-compact/pass1.clean.txt");
+  RunSample("c-compact/pass0-before", "compact-demo-0", "c-compact/pass1", 1700000600000, "400",
+            "c-compact/pass1.clean.txt");
 }
 TEST(OracleSamplePasses, CompactPass2) {
-  RunSample("c-compact/pass2-input", "compact-demo-0", "c-compact/pass2", 1700007800000, "400", "c-compact/pass2.clean.txt");
+  RunSample("c-compact/pass2-input", "compact-demo-0", "c-compact/pass2", 1700007800000, "400",
+            "c-compact/pass2.clean.txt");
 }
 TEST(OracleSamplePassesParallelMap, TxnCleanedNowPlus10Min) {
-  RunSample("b-txn", "txn-0", "b-txn/cleaned-now-plus-10min", 1700000600000, "500", "b-txn/cleaned-now-plus-10min.clean.txt", true);
+  RunSample("b-txn", "txn-0", "b-txn/cleaned-now-plus-10min", 1700000600000, "500",
+            "b-txn/cleaned-now-plus-10min.clean.txt", true);
 }
 TEST(OracleSamplePassesParallelMap, LegacyCleaned) {
   RunSample("x-legacy", "legacy-0", "x-legacy/cleaned", 1700172800000, "700", "x-legacy/cleaned.clean.txt", true);
 }
 TEST(OracleSamplePassesParallelMap, CompactPass1) {
-  RunSample("c-compact/pass0-before", "compact-demo-0", "c-compact/pass1", 1700000600000, "400", "c-compact/pass1.clean.txt", true);
+  RunSample("c-compact/pass0-before", "compact-demo-0", "c-compact/pass1", 1700000600000, "400",
+            "c-compact/pass1.clean.txt", true);
 }
 TEST(OracleSamplePassesParallelMap, CompactPass2) {
-  RunSample("c-compact/pass2-input", "compact-demo-0", "c-compact/pass2", 1700007800000, "400", "c-compact/pass2.clean.txt", true);
+  RunSample("c-compact/pass2-input", "compact-demo-0", "c-compact/pass2", 1700007800000, "400",
+            "c-compact/pass2.clean.txt", true);
 }
 
 }  // namespace

@@ -50,8 +50,8 @@ struct Loaded {
 
 void Load(const fs::path& dir, Loaded* out) {
   CleanerConfig config;
-  out->ok = LoadPartitionLog(dir.string(), config, /*now=*/1700000000000, std::nullopt, &out->log, &out->sink,
-                             &out->error);
+  out->ok =
+      LoadPartitionLog(dir.string(), config, /*now=*/1700000000000, std::nullopt, &out->log, &out->sink, &out->error);
 }
 
 // The fields the walk decides.
@@ -108,7 +108,8 @@ TEST(PartitionLogLoadTest, IndexShortcutMatchesTheWholeWalkOnEveryOracleDirector
       std::string index_path = (bare / (fmt::format("{:020d}", s.base_offset) + ".index")).string();
       const std::vector<std::pair<std::string, std::string>> lies = {
           {"inside the first batch", IndexEntry(0, 1)},
-          {"a batch that does not hold the offset", IndexEntry(0, 0) + IndexEntry(s.next_offset - s.base_offset + 5, 0)},
+          {"a batch that does not hold the offset",
+           IndexEntry(0, 0) + IndexEntry(s.next_offset - s.base_offset + 5, 0)},
           {"the last byte", IndexEntry(0, s.size - 1)},
           {"past the end", IndexEntry(0, s.size + 100)},
           {"inside the file, just before the end", IndexEntry(0, s.size / 2)},
@@ -136,8 +137,8 @@ TEST(PartitionLogLoadTest, ProducerStateMatchesLoadProducerStateOnEveryOracleDir
       SCOPED_TRACE(dir.string() + " at " + std::to_string(now));
       Loaded compactor;
       CleanerConfig config;
-      compactor.ok = LoadPartitionLog(dir.string(), config, now, std::nullopt, &compactor.log, &compactor.sink,
-                                      &compactor.error);
+      compactor.ok =
+          LoadPartitionLog(dir.string(), config, now, std::nullopt, &compactor.log, &compactor.sink, &compactor.error);
       if (!compactor.ok) continue;  // not a cleanable log (IndexShortcut... covers loading itself)
       ProducerStateManager reader(ProducerStateOptions{config.producer_id_expiration_ms});
       ProducerStateLoadResult result;
@@ -152,8 +153,7 @@ TEST(PartitionLogLoadTest, ProducerStateMatchesLoadProducerStateOnEveryOracleDir
         if (!reader.Find(pid)) expired.push_back(pid);
       EXPECT_EQ(compactor.log.producer_state.SnapshotEntries(), reader.SnapshotEntries());
       EXPECT_EQ(compactor.log.expired_producers, expired);
-      EXPECT_EQ(compactor.log.summary.last_stable_offset,
-                reader.LastStableOffset(compactor.log.high_watermark));
+      EXPECT_EQ(compactor.log.summary.last_stable_offset, reader.LastStableOffset(compactor.log.high_watermark));
       if (!before.empty()) with_producers++;
     }
   }

@@ -90,7 +90,11 @@ TEST(RetentionTest, BatchRetentionRules) {
 class ExactMap : public OffsetMap {  // Kafka's FakeOffsetMap
  public:
   int32_t slots() const override { return 1000; }
-  bool Put(Bytes key, int64_t offset) override { m_[std::string(AsStringView(key))] = offset; latest_ = offset; return true; }
+  bool Put(Bytes key, int64_t offset) override {
+    m_[std::string(AsStringView(key))] = offset;
+    latest_ = offset;
+    return true;
+  }
   int64_t Get(Bytes key) const override {
     auto it = m_.find(std::string(AsStringView(key)));
     return it == m_.end() ? -1 : it->second;
@@ -99,6 +103,7 @@ class ExactMap : public OffsetMap {  // Kafka's FakeOffsetMap
   void Clear() override { m_.clear(); }
   int32_t size() const override { return int32_t(m_.size()); }
   int64_t latest_offset() const override { return latest_; }
+
  private:
   std::map<std::string, int64_t> m_;
   int64_t latest_ = -1;

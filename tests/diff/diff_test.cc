@@ -288,9 +288,9 @@ std::string CopyReplica(const std::string& partition_dir, const std::string& to)
 // apart, which also remove tombstones and markers) never reads as divergence.
 TEST(Diff, ReplicasCompactedToDifferentStagesHaveNoFinding) {
   std::string o = Fixtures() + "/kafka-oracle";
-  for (std::string input : {o + "/b-txn/txn-0", o + "/c-compact/pass2-input/compact-demo-0", o + "/a-keyed/keyed-none-0",
-                            o + "/a-keyed/keyed-zstd-0", o + "/x-legacy/legacy-0",
-                            Replicas() + "/aborted-to-committed/broker2/foo-0"}) {
+  for (std::string input :
+       {o + "/b-txn/txn-0", o + "/c-compact/pass2-input/compact-demo-0", o + "/a-keyed/keyed-none-0",
+        o + "/a-keyed/keyed-zstd-0", o + "/x-legacy/legacy-0", Replicas() + "/aborted-to-committed/broker2/foo-0"}) {
     SCOPED_TRACE(input);
     TempDir tmp;
     std::vector<std::string> dirs = {CopyReplica(input, tmp.path() + "/original")};

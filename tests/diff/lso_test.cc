@@ -85,8 +85,16 @@ TEST(Lso, ATimeoutAbortOnTheLeaderRaisesTheEpochsAndProvesTheTransactionDecided)
   // The coordinator timed the transaction out: its ABORT at 11 carries a bumped producer epoch (1) and
   // coordinator epoch 2. The target missed it; a marker with epoch 0 would be fenced on the leader.
   std::string t = Replica(tmp.path(), "b2").Txn(10, "k", "v").Put(12, "a", "1").Write();
-  std::string l = Replica(tmp.path(), "b1").Txn(10, "k", "v").Marker(11, ControlType::kAbort, 2, kTxnPid, 1).Put(12, "a", "1").Write();
-  std::string f = Replica(tmp.path(), "b3").Txn(10, "k", "v").Marker(11, ControlType::kAbort, 2, kTxnPid, 1).Put(12, "a", "1").Write();
+  std::string l = Replica(tmp.path(), "b1")
+                      .Txn(10, "k", "v")
+                      .Marker(11, ControlType::kAbort, 2, kTxnPid, 1)
+                      .Put(12, "a", "1")
+                      .Write();
+  std::string f = Replica(tmp.path(), "b3")
+                      .Txn(10, "k", "v")
+                      .Marker(11, ControlType::kAbort, 2, kTxnPid, 1)
+                      .Put(12, "a", "1")
+                      .Write();
   ReplicaState target = Load(t);
   LsoReport lso = ExplainLso(target, {Load(l), Load(f)}, {});
   ASSERT_TRUE(lso.pinned());

@@ -31,7 +31,8 @@ TEST(DiffScenario, LostTombstone) {
     return Replica(tmp.path(), b).Put(1, "other", "x").Put(3, "other", "y").Put(4, "z", "1").Write();
   };
   std::string b1 = healthy("B1"), b2 = healthy("B2");
-  std::string b3 = Replica(tmp.path(), "B3").Put(0, "K", "v1").Put(1, "other", "x").Put(3, "other", "y").Put(4, "z", "1").Write();
+  std::string b3 =
+      Replica(tmp.path(), "B3").Put(0, "K", "v1").Put(1, "other", "x").Put(3, "other", "y").Put(4, "z", "1").Write();
   auto rs = LoadAll({b1, b2, b3});
   DiffReport report = DiffReplicas(rs);
   auto d = Divergences(report);
@@ -64,8 +65,16 @@ TEST(DiffScenario, LostTombstoneStillHeldByHealthyReplica) {
 // replicas here (explicit evidence).
 TEST(DiffScenario, LostAbortWithMarkerStillOnHealthyReplicas) {
   TempDir tmp("diff-scenario");
-  std::string b1 = Replica(tmp.path(), "B1").Marker(1, ControlType::kAbort).Txn(2, "good", "data").Marker(3, ControlType::kCommit).Write();
-  std::string b3 = Replica(tmp.path(), "B3").Txn(0, "poison", "SHOULD_NOT_SEE_THIS").Txn(2, "good", "data").Marker(3, ControlType::kCommit).Write();
+  std::string b1 = Replica(tmp.path(), "B1")
+                       .Marker(1, ControlType::kAbort)
+                       .Txn(2, "good", "data")
+                       .Marker(3, ControlType::kCommit)
+                       .Write();
+  std::string b3 = Replica(tmp.path(), "B3")
+                       .Txn(0, "poison", "SHOULD_NOT_SEE_THIS")
+                       .Txn(2, "good", "data")
+                       .Marker(3, ControlType::kCommit)
+                       .Write();
   auto rs = LoadAll({b1, b3});
   DiffReport report = DiffReplicas(rs);
   auto d = Divergences(report);
@@ -84,7 +93,12 @@ TEST(DiffScenario, LostCommitLatent) {
   TempDir tmp("diff-scenario");
   std::string b1 = Replica(tmp.path(), "B1").Put(2, "k1", "b").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
   std::string b2 = Replica(tmp.path(), "B2").Put(2, "k1", "b").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
-  std::string b3 = Replica(tmp.path(), "B3").Txn(0, "k1", "a").Put(2, "k1", "b").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
+  std::string b3 = Replica(tmp.path(), "B3")
+                       .Txn(0, "k1", "a")
+                       .Put(2, "k1", "b")
+                       .Txn(3, "k2", "c")
+                       .Marker(4, ControlType::kAbort)
+                       .Write();
   auto rs = LoadAll({b1, b2, b3});
   // B3's aborted range starts at T1, the healthy ones' at T2.
   ASSERT_EQ(rs[2].txn_index.size(), 1u);
@@ -110,7 +124,12 @@ TEST(DiffScenario, LostCommitLatent) {
 // The COMMIT is still on the healthy replica: B3 lacks it and its later ABORT hides committed data.
 TEST(DiffScenario, LostCommitWithMarkerStillOnHealthyReplica) {
   TempDir tmp("diff-scenario");
-  std::string b1 = Replica(tmp.path(), "B1").Txn(0, "k1", "a").Marker(1, ControlType::kCommit).Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
+  std::string b1 = Replica(tmp.path(), "B1")
+                       .Txn(0, "k1", "a")
+                       .Marker(1, ControlType::kCommit)
+                       .Txn(3, "k2", "c")
+                       .Marker(4, ControlType::kAbort)
+                       .Write();
   std::string b3 = Replica(tmp.path(), "B3").Txn(0, "k1", "a").Txn(3, "k2", "c").Marker(4, ControlType::kAbort).Write();
   auto rs = LoadAll({b1, b3});
   DiffReport report = DiffReplicas(rs);

@@ -89,8 +89,8 @@ TEST(TxnVerdict, SlotIsAnOffsetTheReplicaLacksAndNoReplicaHoldsAsAnythingElse) {
   ASSERT_FALSE(rs[1].HoldsOffset(1004));
   ASSERT_TRUE(rs[2].HoldsOffset(1004));
   EXPECT_TRUE(IsSlot(rs, 1, 2000, 1004));
-  EXPECT_FALSE(IsSlot(rs, 1, 2001, 1004));  // broker3 holds another producer's marker there
-  EXPECT_FALSE(IsSlot(rs, 1, 2000, 1050));  // a data batch of producer 1001 on every broker
+  EXPECT_FALSE(IsSlot(rs, 1, 2001, 1004));                  // broker3 holds another producer's marker there
+  EXPECT_FALSE(IsSlot(rs, 1, 2000, 1050));                  // a data batch of producer 1001 on every broker
   EXPECT_FALSE(IsSlot(rs, 1, 2000, rs[1].log_end_offset));  // past its log: not fetched
   auto s = FindSlot(rs, 1, 2000, 380, 1224);
   ASSERT_TRUE(s.has_value());
@@ -199,7 +199,8 @@ TEST(TxnVerdict, MergeProvenByMarkerTxnIndexAndEpochsOnAFollowerThatLostATv2Comm
   EXPECT_EQ(TruthOutcome(Truth(kTv2), 845), "committed");
 
   DiffReport r = DiffReplicas(rs);
-  auto d = std::find_if(r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.kind == FindingKind::kLostCommit; });
+  auto d = std::find_if(r.findings.begin(), r.findings.end(),
+                        [](const Finding& f) { return f.kind == FindingKind::kLostCommit; });
   ASSERT_NE(d, r.findings.end()) << test::DescribeFindings(r, rs);
   EXPECT_EQ(d->certainty, FindingCertainty::kCertain);
   EXPECT_EQ(d->outcome, TxnOutcome::kCommit);
@@ -224,7 +225,8 @@ std::string CopyTruncatedAt(const std::string& broker, const std::string& to, in
   }
   for (const auto& e : fs::directory_iterator(dir)) {
     std::string name = e.path().filename().string();
-    if (name.size() > 20 && std::isdigit(static_cast<unsigned char>(name[0])) && std::stoll(name.substr(0, 20)) > offset) {
+    if (name.size() > 20 && std::isdigit(static_cast<unsigned char>(name[0])) &&
+        std::stoll(name.substr(0, 20)) > offset) {
       fs::remove(e.path());
     }
   }
@@ -404,8 +406,8 @@ TEST(TxnVerdict, CoordinatorDecidesWhatNoReplicaProvesOnlyUnderTransactionVersio
   auto f = lost_abort_2001(still);
   ASSERT_NE(f, still.findings.end());
   EXPECT_EQ(f->certainty, FindingCertainty::kSuspected);
-  EXPECT_TRUE(std::any_of(f->facts.begin(), f->facts.end(),
-                          [](const TxnFact& x) { return x.replica == kCoordinatorWitness; }));
+  EXPECT_TRUE(
+      std::any_of(f->facts.begin(), f->facts.end(), [](const TxnFact& x) { return x.replica == kCoordinatorWitness; }));
   EXPECT_NE(f->settle_with.find("an older copy of"), std::string::npos) << f->settle_with;
 }
 

@@ -46,8 +46,8 @@ std::string CleanName(const uint8_t* p, size_t n) {
   std::string name;
   for (size_t i = 0; i < n; ++i) {
     char c = char(p[i]);
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-              c == '_';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
     name += ok ? c : '_';
   }
   if (name.empty() || name == "." || name == ".." || name == "foo-0") return "";
@@ -145,10 +145,10 @@ void CheckInputsUnchanged(const Input& in) {
 int RunCommand(std::vector<std::string> args) {
   CLI::App app{"klf", "klf"};
   app.require_subcommand(1);
-  std::vector<klf::cli::Command> commands = {
-      klf::cli::AddDumpCommand(&app),   klf::cli::AddReindexCommand(&app), klf::cli::AddCompactCommand(&app),
-      klf::cli::AddVerifyCommand(&app), klf::cli::AddDiffCommand(&app),    klf::cli::AddRepairCommand(&app),
-      klf::cli::AddLsoCommand(&app)};
+  std::vector<klf::cli::Command> commands = {klf::cli::AddDumpCommand(&app),    klf::cli::AddReindexCommand(&app),
+                                             klf::cli::AddCompactCommand(&app), klf::cli::AddVerifyCommand(&app),
+                                             klf::cli::AddDiffCommand(&app),    klf::cli::AddRepairCommand(&app),
+                                             klf::cli::AddLsoCommand(&app)};
   args.insert(args.begin(), "klf");
   std::vector<const char*> argv;
   for (const std::string& a : args) argv.push_back(a.c_str());
@@ -175,7 +175,7 @@ std::vector<std::string> CommandLine(int which, const Input& in) {
     case 5: return {"lso", PartitionDir(0), "--replica", PartitionDir(1), "--now", now};
     case 6:
       return {"repair", "--replica", PartitionDir(1), "--replica", PartitionDir(2), "--target", PartitionDir(0),
-              "--out", out, "--now", now};
+              "--out",  out,         "--now",         now};
     default: return {"repair", "--salvage", PartitionDir(0), "--out", out};
   }
 }

@@ -50,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   while (reader.Next(&batch)) {
     if (decoder.Decode(batch, "fuzz.log", &sink)) {
       const BatchHeader& h = decoder.header();
-      if (h.magic < 2 && (!h.base_offset_known || h.record_count != int32_t(decoder.records().size()))) __builtin_trap();
+      if (h.magic < 2 && (!h.base_offset_known || h.record_count != int32_t(decoder.records().size())))
+        __builtin_trap();
     }
   }
   return 0;

@@ -49,8 +49,10 @@ Consumed Consume(const LoadedLog& log, Isolation isolation) {
     c.offsets.push_back(r.offset);
     if (!r.key) return;
     std::string key(AsStringView(*r.key));
-    if (r.value) c.key_values[key] = std::string(AsStringView(*r.value));
-    else c.key_values.erase(key);
+    if (r.value)
+      c.key_values[key] = std::string(AsStringView(*r.value));
+    else
+      c.key_values.erase(key);
   };
   EXPECT_TRUE(ConsumeLog(log, isolation, visit, &sink, &error)) << error;
   return c;
@@ -96,7 +98,8 @@ TEST(LoadedLogTest, Tv2TxnEveryStateAsKafkasLogLoaderReloadsIt) {
   const fs::path root = fs::path(KLF_FIXTURES_DIR) / "kafka4" / "tv2-txn";
   const json scenario = ReadJson(root / "scenario.json");
   std::map<std::string, int64_t> clock;  // the reload's clock: the cleaner round's time
-  for (const json& r : scenario["cleanerRounds"]) clock[r["state"].get<std::string>()] = r["cleanerTimeMs"].get<int64_t>();
+  for (const json& r : scenario["cleanerRounds"])
+    clock[r["state"].get<std::string>()] = r["cleanerTimeMs"].get<int64_t>();
   int states = 0;
   for (const char* state : {"written", "cleaned-pass1", "cleaned-pass2", "cleaned-pass3"}) {
     SCOPED_TRACE(state);
@@ -121,8 +124,9 @@ TEST(LoadedLogTest, Tv2TxnEveryStateAsKafkasLogLoaderReloadsIt) {
     for (const auto& [pid, e] : log.producer_state.producers())
       ours.emplace_back(pid, e.producer_epoch, e.coordinator_epoch, e.last_data_offset(), e.current_txn_first_offset);
     for (const json& e : truth["producerStateEntries"])
-      kafkas.emplace_back(e["producerId"].get<int64_t>(), e["producerEpoch"].get<int>(), e["coordinatorEpoch"].get<int>(),
-                          e["lastDataOffset"].get<int64_t>(), OptionalOffset(e["currentTxnFirstOffset"]));
+      kafkas.emplace_back(e["producerId"].get<int64_t>(), e["producerEpoch"].get<int>(),
+                          e["coordinatorEpoch"].get<int>(), e["lastDataOffset"].get<int64_t>(),
+                          OptionalOffset(e["currentTxnFirstOffset"]));
     std::sort(kafkas.begin(), kafkas.end());
     EXPECT_EQ(ours, kafkas);
     EXPECT_EQ(Consume(log, Isolation::kReadCommitted).offsets, TruthOffsets(truth["fetchTxnCommitted"]["records"]));

@@ -65,8 +65,8 @@ TEST(Repair, KafkasAbortedToCommittedGetsItsAbortBack) {
   std::ifstream tf(in + "/truth.json");
   nlohmann::json truth = nlohmann::json::parse(tf);
   RepairPlan plan;
-  ReplicaState fixed = RepairAndCheck({in + "/broker1/foo-0", in + "/broker3/foo-0"}, in + "/broker2/foo-0",
-                                      tmp.path() + "/out", &plan);
+  ReplicaState fixed =
+      RepairAndCheck({in + "/broker1/foo-0", in + "/broker3/foo-0"}, in + "/broker2/foo-0", tmp.path() + "/out", &plan);
   ASSERT_EQ(plan.actions.size(), 1u);
   const RepairAction& a = plan.actions[0];
   EXPECT_EQ(a.kind, RepairActionKind::kInsertMarker);
@@ -101,7 +101,8 @@ TEST(Repair, KafkasAbortedToCommittedGetsItsAbortBack) {
   EXPECT_FALSE(fixed.records[fixed.FindRecord(poison)].read_committed);
   // The .txnindex entry Kafka's replay appends for the aborted transaction.
   bool found = false;
-  for (const AbortedTxn& t : fixed.txn_index) found = found || (t.producer_id == 2000 && t.first_offset == poison && t.last_offset == a.offset);
+  for (const AbortedTxn& t : fixed.txn_index)
+    found = found || (t.producer_id == 2000 && t.first_offset == poison && t.last_offset == a.offset);
   EXPECT_TRUE(found);
 }
 
@@ -109,9 +110,21 @@ TEST(Repair, NoFreeOffsetForTheAbortRemovesThePoison) {
   TempDir tmp("repair-test");
   // The target merged T1 (poison at 10) into T2 (12, COMMIT 13). Offset 11 is held by the healthy
   // replicas with another record, so no marker fits between 10 and 12.
-  std::string t = Replica(tmp.path(), "b3").Txn(10, "poison", "x").Txn(12, "good", "data").Marker(13, ControlType::kCommit, 3).Write();
-  std::string h1 = Replica(tmp.path(), "b1").Put(11, "other", "1").Txn(12, "good", "data").Marker(13, ControlType::kCommit, 3).Write();
-  std::string h2 = Replica(tmp.path(), "b2").Put(11, "other", "1").Txn(12, "good", "data").Marker(13, ControlType::kCommit, 3).Write();
+  std::string t = Replica(tmp.path(), "b3")
+                      .Txn(10, "poison", "x")
+                      .Txn(12, "good", "data")
+                      .Marker(13, ControlType::kCommit, 3)
+                      .Write();
+  std::string h1 = Replica(tmp.path(), "b1")
+                       .Put(11, "other", "1")
+                       .Txn(12, "good", "data")
+                       .Marker(13, ControlType::kCommit, 3)
+                       .Write();
+  std::string h2 = Replica(tmp.path(), "b2")
+                       .Put(11, "other", "1")
+                       .Txn(12, "good", "data")
+                       .Marker(13, ControlType::kCommit, 3)
+                       .Write();
   RepairPlan plan;
   ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
   ASSERT_EQ(plan.actions.size(), 1u);
@@ -126,7 +139,12 @@ TEST(Repair, HangingTransactionWithEmptyRemnantIsLeftUnlessAssumed) {
   TempDir tmp("repair-test");
   // T1 (order-1 at 10) was committed at 12 while the target was down; the leader's cleaner emptied the
   // COMMIT (T1's record superseded at 13) and the target fetched only the empty batch: it hangs.
-  std::string t = Replica(tmp.path(), "b3").Txn(10, "order-1", "committed").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
+  std::string t = Replica(tmp.path(), "b3")
+                      .Txn(10, "order-1", "committed")
+                      .Put(11, "a", "1")
+                      .EmptiedMarker(12)
+                      .Put(13, "order-1", "shipped")
+                      .Write();
   std::string h1 = Replica(tmp.path(), "b1").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
   std::string h2 = Replica(tmp.path(), "b2").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
   ReplicaState target = Load(t);
@@ -209,7 +227,12 @@ CoordinatorLog OneDecision(int64_t pid, int16_t epoch, const char* state, int8_t
 // these records): still left.
 TEST(Repair, CoordinatorsVersion2DecisionProvesTheMarker) {
   TempDir tmp("repair-test");
-  std::string t = Replica(tmp.path(), "b3").Txn(10, "order-1", "committed").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
+  std::string t = Replica(tmp.path(), "b3")
+                      .Txn(10, "order-1", "committed")
+                      .Put(11, "a", "1")
+                      .EmptiedMarker(12)
+                      .Put(13, "order-1", "shipped")
+                      .Write();
   std::string h1 = Replica(tmp.path(), "b1").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
   std::string h2 = Replica(tmp.path(), "b2").Put(11, "a", "1").EmptiedMarker(12).Put(13, "order-1", "shipped").Write();
   const int16_t epoch = Load(t).records[Load(t).FindRecord(10)].producer_epoch;
@@ -246,7 +269,8 @@ TEST(Repair, CoordinatorsVersion2DecisionProvesTheMarker) {
   options.coordinator = &wrong;
   RepairPlan contradicted;
   std::string t2 = Replica(tmp.path(), "c3").Txn(10, "k", "v").Put(12, "a", "1").Write();
-  std::string w1 = Replica(tmp.path(), "c1").Txn(10, "k", "v").Marker(11, ControlType::kCommit).Put(12, "a", "1").Write();
+  std::string w1 =
+      Replica(tmp.path(), "c1").Txn(10, "k", "v").Marker(11, ControlType::kCommit).Put(12, "a", "1").Write();
   ASSERT_TRUE(PlanRepair({w1}, t2, options, &contradicted, &error)) << error;
   ASSERT_EQ(contradicted.actions.size(), 1u);
   EXPECT_EQ(contradicted.actions[0].kind, RepairActionKind::kLeft);
@@ -277,8 +301,10 @@ TEST(Repair, HangingTransactionMarkerGoesToAnOffsetNoReplicaHolds) {
 TEST(Repair, HangingTransactionProvenByAHealthyReplicasMarkerIsCertain) {
   TempDir tmp("repair-test");
   std::string t = Replica(tmp.path(), "b3").Txn(10, "k", "v").Put(12, "a", "1").Write();
-  std::string h1 = Replica(tmp.path(), "b1").Txn(10, "k", "v").Marker(11, ControlType::kAbort).Put(12, "a", "1").Write();
-  std::string h2 = Replica(tmp.path(), "b2").Txn(10, "k", "v").Marker(11, ControlType::kAbort).Put(12, "a", "1").Write();
+  std::string h1 =
+      Replica(tmp.path(), "b1").Txn(10, "k", "v").Marker(11, ControlType::kAbort).Put(12, "a", "1").Write();
+  std::string h2 =
+      Replica(tmp.path(), "b2").Txn(10, "k", "v").Marker(11, ControlType::kAbort).Put(12, "a", "1").Write();
   RepairPlan plan;
   ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
   ASSERT_EQ(plan.actions.size(), 1u);
@@ -286,7 +312,8 @@ TEST(Repair, HangingTransactionProvenByAHealthyReplicasMarkerIsCertain) {
   EXPECT_EQ(plan.actions[0].certainty, Certainty::kCertain);
   EXPECT_EQ(plan.actions[0].marker_type, ControlType::kAbort);
   EXPECT_EQ(plan.actions[0].offset, 11);
-  EXPECT_NE(plan.actions[0].proof.find("closes it with the ABORT at offset 11"), std::string::npos) << plan.actions[0].proof;
+  EXPECT_NE(plan.actions[0].proof.find("closes it with the ABORT at offset 11"), std::string::npos)
+      << plan.actions[0].proof;
   EXPECT_FALSE(fixed.records[fixed.FindRecord(10)].read_committed);
 }
 
@@ -295,8 +322,10 @@ TEST(Repair, HangingTransactionProvenByAHealthyReplicasMarkerIsCertain) {
 TEST(Repair, ProofDoesNotCrossASlotWhereAMarkerCouldHaveBeen) {
   TempDir tmp("repair-test");
   std::string t = Replica(tmp.path(), "b3").Txn(10, "a", "x").Txn(12, "b", "y").Put(20, "a", "z").Write();
-  std::string h1 = Replica(tmp.path(), "b1").Txn(12, "b", "y").Marker(13, ControlType::kCommit).Put(20, "a", "z").Write();
-  std::string h2 = Replica(tmp.path(), "b2").Txn(12, "b", "y").Marker(13, ControlType::kCommit).Put(20, "a", "z").Write();
+  std::string h1 =
+      Replica(tmp.path(), "b1").Txn(12, "b", "y").Marker(13, ControlType::kCommit).Put(20, "a", "z").Write();
+  std::string h2 =
+      Replica(tmp.path(), "b2").Txn(12, "b", "y").Marker(13, ControlType::kCommit).Put(20, "a", "z").Write();
   RepairPlan plan;
   std::string error;
   ASSERT_TRUE(PlanRepair({h1, h2}, t, RepairOptions{}, &plan, &error)) << error;
@@ -358,7 +387,8 @@ TEST(Repair, AssumptionsAreParsedAndAnUnmatchedOneIsReported) {
   EXPECT_EQ(a.outcome, ControlType::kCommit);
   ASSERT_TRUE(ParseRepairAssumption("7@0=abort", &a, &error));
   EXPECT_EQ(a.outcome, ControlType::kAbort);
-  for (const char* bad : {"", "7@0", "7=commit", "7@0=COMMITTED", "x@0=abort", "7@-1=abort", "7@0=abort=x", "@0=abort"}) {
+  for (const char* bad :
+       {"", "7@0", "7=commit", "7@0=COMMITTED", "x@0=abort", "7@-1=abort", "7@0=abort=x", "@0=abort"}) {
     EXPECT_FALSE(ParseRepairAssumption(bad, &a, &error)) << bad;
   }
 

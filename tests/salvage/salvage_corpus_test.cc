@@ -90,8 +90,8 @@ std::string Describe(const SalvageResult& r) {
   for (const SalvageDrop& d : r.dropped) {
     s += "  dropped " + d.file + " @" + std::to_string(d.position) + " +" + std::to_string(d.bytes) + " batches " +
          std::to_string(d.batches) + " offsets " + (d.first_offset ? std::to_string(*d.first_offset) : "-") + ".." +
-         (d.last_offset ? std::to_string(*d.last_offset) : "-") + (d.whole_segment ? " whole" : "") + ": " +
-         d.reason + "\n";
+         (d.last_offset ? std::to_string(*d.last_offset) : "-") + (d.whole_segment ? " whole" : "") + ": " + d.reason +
+         "\n";
   }
   return s;
 }
@@ -178,9 +178,10 @@ void CheckCase(const DamageCorpus& corpus, const DamageCase& c) {
         want.stop_file = c.file;
         want.stop = want.damaged_batch->position;
       }
-      const bool last_batch = size_t(c.segment) + 1 == dump.segments.size() && size_t(c.batch) + 1 == seg.batches.size();
-      want.undetectable = last_batch && !c.truncated && !Touches(c.at, c.length, 8, 12) &&
-                          !Touches(c.at, c.length, 16, ~uint64_t(0));
+      const bool last_batch =
+          size_t(c.segment) + 1 == dump.segments.size() && size_t(c.batch) + 1 == seg.batches.size();
+      want.undetectable =
+          last_batch && !c.truncated && !Touches(c.at, c.length, 8, 12) && !Touches(c.at, c.length, 16, ~uint64_t(0));
       // Only bytes that leave every batch framed changed (the CRC and what it covers, or baseOffset).
       want.framing_intact = !c.truncated && (c.at >= 17 || c.at + c.length <= 8) &&
                             fs::file_size(in + "/" + c.file) == seg.size &&

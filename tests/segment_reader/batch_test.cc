@@ -16,12 +16,20 @@ std::string Hex(std::string_view hex) {
   int hi = -1;
   for (char c : hex) {
     int v;
-    if (c >= '0' && c <= '9') v = c - '0';
-    else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-    else continue;
-    if (hi < 0) hi = v;
-    else { out.push_back(char(hi << 4 | v)); hi = -1; }
+    if (c >= '0' && c <= '9')
+      v = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      v = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      v = c - 'A' + 10;
+    else
+      continue;
+    if (hi < 0)
+      hi = v;
+    else {
+      out.push_back(char(hi << 4 | v));
+      hi = -1;
+    }
   }
   return out;
 }
@@ -71,7 +79,7 @@ const char* kV2d =
     "ef b2 52 00 02 6b 01 00";
 
 struct Decoded {
-  std::vector<BatchHeader> headers;   // as completed by the decoder
+  std::vector<BatchHeader> headers;  // as completed by the decoder
   std::vector<std::vector<Record>> records;
   std::vector<bool> decoded_ok;
   CollectingSink sink;
@@ -105,7 +113,8 @@ bool HasProblem(const CollectingSink& s, const std::string& check, uint64_t posi
 std::string Problems(const CollectingSink& s) {
   std::string out;
   for (const auto& p : s.problems) {
-    out += std::string(SeverityName(p.severity)) + " " + p.check + " @" + std::to_string(p.position) + ": " + p.message + "\n";
+    out += std::string(SeverityName(p.severity)) + " " + p.check + " @" + std::to_string(p.position) + ": " +
+           p.message + "\n";
   }
   return out;
 }
@@ -425,7 +434,7 @@ TEST(BatchTest, RecordCountMismatch) {
   EXPECT_FALSE(d.decoded_ok[0]);
   EXPECT_TRUE(HasProblem(d.sink, "record-count", 97)) << Problems(d.sink);
   EXPECT_EQ(d.records[0].size(), 2u);  // what decoded before the failure stays available
-  data[60] = 1;  // declares 1, has 2: records still remaining
+  data[60] = 1;                        // declares 1, has 2: records still remaining
   FixCrc(&data);
   Decoded d2;
   ReadAll(data, &d2);
@@ -509,8 +518,12 @@ TEST(BatchTest, LegacyWrapperRelativeOffsets) {
     body.push_back(char(magic));
     body.push_back(char(attr));
     if (magic == 1) PutBE64(&body, uint64_t(ts));
-    if (key.empty()) PutBE32(&body, uint32_t(-1));
-    else { PutBE32(&body, uint32_t(key.size())); body += key; }
+    if (key.empty())
+      PutBE32(&body, uint32_t(-1));
+    else {
+      PutBE32(&body, uint32_t(key.size()));
+      body += key;
+    }
     PutBE32(&body, uint32_t(value.size()));
     body += value;
     std::string e;
@@ -519,8 +532,8 @@ TEST(BatchTest, LegacyWrapperRelativeOffsets) {
     PutBE32(&e, Crc32(AsBytes(body)));
     return e + body;
   };
-  std::string inner = message(1, 0, 100, "a", "1", 0) + message(1, 1, 101, "b", "2", 0) +
-                      message(1, 2, 102, "c", "3", 0);
+  std::string inner =
+      message(1, 0, 100, "a", "1", 0) + message(1, 1, 101, "b", "2", 0) + message(1, 2, 102, "c", "3", 0);
   std::string gz;
   Compress(Compression::kGzip, AsBytes(inner), 1, &gz);
   std::string wrapper = message(1, 10, 102, "", gz, 0x01);

@@ -10,8 +10,16 @@
 namespace klf {
 namespace {
 
-std::string Enc32(int32_t v) { std::string s; PutVarint(&s, v); return s; }
-std::string Enc64(int64_t v) { std::string s; PutVarlong(&s, v); return s; }
+std::string Enc32(int32_t v) {
+  std::string s;
+  PutVarint(&s, v);
+  return s;
+}
+std::string Enc64(int64_t v) {
+  std::string s;
+  PutVarlong(&s, v);
+  return s;
+}
 
 TEST(BytesTest, SpecVarintExamples) {
   EXPECT_EQ(Enc32(0), std::string("\x00", 1));
@@ -21,8 +29,8 @@ TEST(BytesTest, SpecVarintExamples) {
   EXPECT_EQ(Enc32(63), "\x7e");
   EXPECT_EQ(Enc32(-64), "\x7f");
   EXPECT_EQ(Enc32(64), "\x80\x01");
-  EXPECT_EQ(Enc64(-282609), "\xe1\xbf\x22");       // §4.6 (a) tsDelta
-  EXPECT_EQ(Enc64(-86400000), "\xff\xef\xb2\x52"); // §4.6 (d) tsDelta
+  EXPECT_EQ(Enc64(-282609), "\xe1\xbf\x22");        // §4.6 (a) tsDelta
+  EXPECT_EQ(Enc64(-86400000), "\xff\xef\xb2\x52");  // §4.6 (d) tsDelta
   EXPECT_EQ(VarintSize(64), 2);
   EXPECT_EQ(VarintSize(INT32_MIN), 5);
   EXPECT_EQ(VarlongSize(INT64_MIN), 10);

@@ -154,10 +154,10 @@ TEST(PartitionMetadataTest, Malformed) {
     uint64_t position;
   } cases[] = {
       {"", "partition-metadata-line", 0},
-      {"version:0\ntopic_id: vrjw0NUpPfKAgWihSTIAzw", "partition-metadata-line", 0},   // no space
-      {"versio: 0\ntopic_id: vrjw0NUpPfKAgWihSTIAzw", "partition-metadata-line", 0},   // wrong key
+      {"version:0\ntopic_id: vrjw0NUpPfKAgWihSTIAzw", "partition-metadata-line", 0},  // no space
+      {"versio: 0\ntopic_id: vrjw0NUpPfKAgWihSTIAzw", "partition-metadata-line", 0},  // wrong key
       {"version: -1\ntopic_id: vrjw0NUpPfKAgWihSTIAzw", "partition-metadata-version", 0},
-      {"version: 0\n", "partition-metadata-line", 11},                                 // no topic id line
+      {"version: 0\n", "partition-metadata-line", 11},                                  // no topic id line
       {"version: 0\ntopic_id: vrjw0NUpPfKAgWihSTIA", "partition-metadata-line", 11},    // short uuid
       {"version: 0\ntopic_id: vrjw0NUpPfKAgWihSTIA*w", "partition-metadata-line", 11},  // bad char
   };
@@ -255,8 +255,7 @@ TEST(PartitionDirNameTest, Kafka) {
   EXPECT_EQ(ParsePartitionDirName("rand1.events-0"), (TopicPartition{"rand1.events", 0}));
   EXPECT_EQ(ParsePartitionDirName("__cluster_metadata-0"), (TopicPartition{"__cluster_metadata", 0}));
   EXPECT_EQ(ParsePartitionDirName("foo-3.0123456789abcdef0123456789abcdef-delete"), (TopicPartition{"foo", 3}));
-  EXPECT_EQ(ParsePartitionDirName("foo.bar-3.0123456789abcdef0123456789abcdef-future"),
-            (TopicPartition{"foo.bar", 3}));
+  EXPECT_EQ(ParsePartitionDirName("foo.bar-3.0123456789abcdef0123456789abcdef-future"), (TopicPartition{"foo.bar", 3}));
   EXPECT_EQ(ParsePartitionDirName("foo-1.0123456789abcdef0123456789abcdef-stray"), (TopicPartition{"foo", 1}));
   EXPECT_EQ(ParsePartitionDirName("foo-delete"), std::nullopt);
   EXPECT_EQ(ParsePartitionDirName("foo"), std::nullopt);

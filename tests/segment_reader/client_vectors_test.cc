@@ -85,7 +85,8 @@ Walk WalkLog(const std::string& data) {
         section = view.bytes.subspan(key_at + 4 + (klen > 0 ? klen : 0) + 4);
       }
       static const char kMagic[8] = {'\x82', 'S', 'N', 'A', 'P', 'P', 'Y', 0};
-      w.snappy_framing.push_back(section.size() >= 16 && std::memcmp(section.data(), kMagic, 8) == 0 ? "xerial" : "raw");
+      w.snappy_framing.push_back(section.size() >= 16 && std::memcmp(section.data(), kMagic, 8) == 0 ? "xerial"
+                                                                                                     : "raw");
     }
     // The walker reports the offset field of the first entry (a legacy wrapper's is its last offset).
     if (!w.first_offset) w.first_offset = LoadI64(view.bytes.data());
@@ -97,7 +98,8 @@ Walk WalkLog(const std::string& data) {
       o.timestamp = r.timestamp;
       o.key = Own(r.key);
       o.value = Own(r.value);
-      for (const RecordHeader& rh : decoder.headers(r)) o.headers.emplace_back(std::string(AsStringView(rh.key)), Own(rh.value));
+      for (const RecordHeader& rh : decoder.headers(r))
+        o.headers.emplace_back(std::string(AsStringView(rh.key)), Own(rh.value));
       o.magic = r.magic;
       o.legacy_crc = r.legacy_crc;
       o.legacy_crc_valid = r.legacy_crc_valid;
@@ -161,16 +163,36 @@ void CheckRecords(const std::vector<OwnedRecord>& got, const json& want, bool ch
     SCOPED_TRACE("record " + std::to_string(i));
     const json& e = want[i];
     const OwnedRecord& r = got[i];
-    if (e.contains("key")) { EXPECT_TRUE(BytesMatch(r.key, e["key"])) << Show(r.key) << " vs " << e["key"]; }
-    if (e.contains("value")) { EXPECT_TRUE(BytesMatch(r.value, e["value"])) << Show(r.value) << " vs " << e["value"]; }
-    if (e.contains("offset_delta")) { EXPECT_EQ(r.offset_delta, e["offset_delta"].get<int>()); }
-    if (e.contains("timestamp_delta_ms")) { EXPECT_EQ(r.timestamp_delta, e["timestamp_delta_ms"].get<int64_t>()); }
-    if (e.contains("timestamp_delta")) { EXPECT_EQ(r.timestamp_delta, e["timestamp_delta"].get<int64_t>()); }
-    if (check_offsets && e.contains("offset")) { EXPECT_EQ(r.offset, e["offset"].get<int64_t>()); }
-    if (e.contains("timestamp")) { EXPECT_EQ(r.timestamp, e["timestamp"].get<int64_t>()); }
-    if (e.contains("crc")) { EXPECT_EQ(int32_t(r.legacy_crc), int32_t(e["crc"].get<int64_t>())); }
-    if (e.contains("magicByte")) { EXPECT_EQ(r.magic, e["magicByte"].get<int>()); }
-    if (e.contains("size")) { EXPECT_EQ(r.size_in_bytes, e["size"].get<uint32_t>() + 12); }
+    if (e.contains("key")) {
+      EXPECT_TRUE(BytesMatch(r.key, e["key"])) << Show(r.key) << " vs " << e["key"];
+    }
+    if (e.contains("value")) {
+      EXPECT_TRUE(BytesMatch(r.value, e["value"])) << Show(r.value) << " vs " << e["value"];
+    }
+    if (e.contains("offset_delta")) {
+      EXPECT_EQ(r.offset_delta, e["offset_delta"].get<int>());
+    }
+    if (e.contains("timestamp_delta_ms")) {
+      EXPECT_EQ(r.timestamp_delta, e["timestamp_delta_ms"].get<int64_t>());
+    }
+    if (e.contains("timestamp_delta")) {
+      EXPECT_EQ(r.timestamp_delta, e["timestamp_delta"].get<int64_t>());
+    }
+    if (check_offsets && e.contains("offset")) {
+      EXPECT_EQ(r.offset, e["offset"].get<int64_t>());
+    }
+    if (e.contains("timestamp")) {
+      EXPECT_EQ(r.timestamp, e["timestamp"].get<int64_t>());
+    }
+    if (e.contains("crc")) {
+      EXPECT_EQ(int32_t(r.legacy_crc), int32_t(e["crc"].get<int64_t>()));
+    }
+    if (e.contains("magicByte")) {
+      EXPECT_EQ(r.magic, e["magicByte"].get<int>());
+    }
+    if (e.contains("size")) {
+      EXPECT_EQ(r.size_in_bytes, e["size"].get<uint32_t>() + 12);
+    }
     if (e.contains("headers")) {
       const json& hs = e["headers"];
       ASSERT_EQ(r.headers.size(), hs.size());
@@ -193,22 +215,64 @@ void CheckRecords(const std::vector<OwnedRecord>& got, const json& want, bool ch
 // Batch-level fields, under the various names the source test suites use.
 void CheckBatchFields(const BatchHeader& h, const json& e) {
   auto has = [&](const char* k) { return e.contains(k) && !e[k].is_null(); };
-  for (const char* k : {"base_offset", "firstOffset"}) if (has(k)) { EXPECT_EQ(h.base_offset, e[k].get<int64_t>()) << k; }
-  if (has("batch_length")) { EXPECT_EQ(h.size_in_bytes - 12, e["batch_length"].get<uint32_t>()); }
-  for (const char* k : {"partition_leader_epoch", "partitionLeaderEpoch"}) if (has(k)) { EXPECT_EQ(h.partition_leader_epoch, e[k].get<int32_t>()) << k; }
-  if (has("crc")) { EXPECT_EQ(h.crc, uint32_t(std::stoul(e["crc"].get<std::string>(), nullptr, 16))); }
-  if (has("attributes")) { EXPECT_EQ(h.attributes, IntOf(e["attributes"])); }
-  for (const char* k : {"first_timestamp_ms", "first_timestamp", "firstTimestamp"}) if (has(k)) { EXPECT_EQ(h.base_timestamp, e[k].get<int64_t>()) << k; }
-  for (const char* k : {"max_timestamp_ms", "max_timestamp", "maxTimestamp"}) if (has(k)) { EXPECT_EQ(h.max_timestamp, e[k].get<int64_t>()) << k; }
-  for (const char* k : {"producer_id", "producerId"}) if (has(k)) { EXPECT_EQ(h.producer_id, e[k].get<int64_t>()) << k; }
-  for (const char* k : {"producer_epoch", "producerEpoch"}) if (has(k)) { EXPECT_EQ(h.producer_epoch, e[k].get<int>()) << k; }
-  for (const char* k : {"base_sequence", "firstSequence"}) if (has(k)) { EXPECT_EQ(h.base_sequence, e[k].get<int32_t>()) << k; }
-  for (const char* k : {"last_offset_delta", "lastOffsetDelta"}) if (has(k)) { EXPECT_EQ(h.last_offset_delta, e[k].get<int32_t>()) << k; }
-  if (has("record_count")) { EXPECT_EQ(h.record_count, e["record_count"].get<int32_t>()); }
-  for (const char* k : {"is_transactional", "inTransaction"}) if (has(k)) { EXPECT_EQ(h.is_transactional, e[k].get<bool>()) << k; }
-  for (const char* k : {"control", "isControlBatch", "is_control_batch"}) if (has(k)) { EXPECT_EQ(h.is_control, e[k].get<bool>()) << k; }
-  if (has("timestampType")) { EXPECT_EQ(int(h.timestamp_type), e["timestampType"].get<int>()); }
-  if (has("timestamp_type") && e["timestamp_type"].is_string()) { EXPECT_EQ(TimestampTypeName(h.timestamp_type), e["timestamp_type"].get<std::string>()); }
+  for (const char* k : {"base_offset", "firstOffset"})
+    if (has(k)) {
+      EXPECT_EQ(h.base_offset, e[k].get<int64_t>()) << k;
+    }
+  if (has("batch_length")) {
+    EXPECT_EQ(h.size_in_bytes - 12, e["batch_length"].get<uint32_t>());
+  }
+  for (const char* k : {"partition_leader_epoch", "partitionLeaderEpoch"})
+    if (has(k)) {
+      EXPECT_EQ(h.partition_leader_epoch, e[k].get<int32_t>()) << k;
+    }
+  if (has("crc")) {
+    EXPECT_EQ(h.crc, uint32_t(std::stoul(e["crc"].get<std::string>(), nullptr, 16)));
+  }
+  if (has("attributes")) {
+    EXPECT_EQ(h.attributes, IntOf(e["attributes"]));
+  }
+  for (const char* k : {"first_timestamp_ms", "first_timestamp", "firstTimestamp"})
+    if (has(k)) {
+      EXPECT_EQ(h.base_timestamp, e[k].get<int64_t>()) << k;
+    }
+  for (const char* k : {"max_timestamp_ms", "max_timestamp", "maxTimestamp"})
+    if (has(k)) {
+      EXPECT_EQ(h.max_timestamp, e[k].get<int64_t>()) << k;
+    }
+  for (const char* k : {"producer_id", "producerId"})
+    if (has(k)) {
+      EXPECT_EQ(h.producer_id, e[k].get<int64_t>()) << k;
+    }
+  for (const char* k : {"producer_epoch", "producerEpoch"})
+    if (has(k)) {
+      EXPECT_EQ(h.producer_epoch, e[k].get<int>()) << k;
+    }
+  for (const char* k : {"base_sequence", "firstSequence"})
+    if (has(k)) {
+      EXPECT_EQ(h.base_sequence, e[k].get<int32_t>()) << k;
+    }
+  for (const char* k : {"last_offset_delta", "lastOffsetDelta"})
+    if (has(k)) {
+      EXPECT_EQ(h.last_offset_delta, e[k].get<int32_t>()) << k;
+    }
+  if (has("record_count")) {
+    EXPECT_EQ(h.record_count, e["record_count"].get<int32_t>());
+  }
+  for (const char* k : {"is_transactional", "inTransaction"})
+    if (has(k)) {
+      EXPECT_EQ(h.is_transactional, e[k].get<bool>()) << k;
+    }
+  for (const char* k : {"control", "isControlBatch", "is_control_batch"})
+    if (has(k)) {
+      EXPECT_EQ(h.is_control, e[k].get<bool>()) << k;
+    }
+  if (has("timestampType")) {
+    EXPECT_EQ(int(h.timestamp_type), e["timestampType"].get<int>());
+  }
+  if (has("timestamp_type") && e["timestamp_type"].is_string()) {
+    EXPECT_EQ(TimestampTypeName(h.timestamp_type), e["timestamp_type"].get<std::string>());
+  }
 }
 
 void CheckKwalk(const Walk& w, const json& k) {
@@ -241,10 +305,14 @@ void CheckKwalk(const Walk& w, const json& k) {
   EXPECT_EQ(w.tombstones, k["tombstones"].get<int>());
   EXPECT_EQ(w.headers_records, k["headers_records"].get<int>());
   EXPECT_EQ(w.inner_wrappers, k["inner_wrappers"].get<int>());
-  if (k["first_offset"].is_null()) { EXPECT_FALSE(w.first_offset.has_value()); }
-  else EXPECT_EQ(w.first_offset, k["first_offset"].get<int64_t>());
-  if (k["last_offset"].is_null()) { EXPECT_FALSE(w.last_offset.has_value()); }
-  else EXPECT_EQ(w.last_offset, k["last_offset"].get<int64_t>());
+  if (k["first_offset"].is_null()) {
+    EXPECT_FALSE(w.first_offset.has_value());
+  } else
+    EXPECT_EQ(w.first_offset, k["first_offset"].get<int64_t>());
+  if (k["last_offset"].is_null()) {
+    EXPECT_FALSE(w.last_offset.has_value());
+  } else
+    EXPECT_EQ(w.last_offset, k["last_offset"].get<int64_t>());
   std::vector<std::string> framing = k["snappy_framing"].get<std::vector<std::string>>();
   std::vector<std::string> got = w.snappy_framing;
   std::sort(framing.begin(), framing.end());
@@ -276,14 +344,18 @@ void CheckExpected(const Walk& w, const json& v, const std::string& data) {
     bool one_batch = w.batches == 1;
     CheckRecords(one_batch ? w.records[0] : w.all, e["records"], true);
   }
-  if (has("records") && e["records"].is_number()) { EXPECT_EQ(int(w.all.size()), e["records"].get<int>()); }
+  if (has("records") && e["records"].is_number()) {
+    EXPECT_EQ(int(w.all.size()), e["records"].get<int>());
+  }
   if (has("messages_in_order")) CheckRecords(w.all, e["messages_in_order"], true);
-  if (has("messages") && e["messages"].is_number()) { EXPECT_EQ(int(w.all.size()), e["messages"].get<int>()); }
+  if (has("messages") && e["messages"].is_number()) {
+    EXPECT_EQ(int(w.all.size()), e["messages"].get<int>());
+  }
   // Vectors 76 and 78 carry the `messages` of the single-message test (topic gzip_test/snappy_test)
   // while their bytes are the batch test's (fetch_partition.topic *_batch_test): the expectation
   // belongs to other bytes, so only the walker's counts apply to them.
-  bool messages_for_these_bytes = !(has("topic") && has("fetch_partition") &&
-                                    e["topic"] != e["fetch_partition"]["topic"]);
+  bool messages_for_these_bytes =
+      !(has("topic") && has("fetch_partition") && e["topic"] != e["fetch_partition"]["topic"]);
   if (has("messages") && e["messages"].is_array() && messages_for_these_bytes) {
     // Some clients' tests list only the messages at or after the fetch offset: each listed message
     // must be one of ours, in order (the exact count is the walker's).
@@ -305,9 +377,13 @@ void CheckExpected(const Walk& w, const json& v, const std::string& data) {
     const OwnedRecord& r = w.all.at(0);
     EXPECT_TRUE(BytesMatch(r.value, f["value"]));
     EXPECT_TRUE(BytesMatch(r.key, f["key"]));
-    if (f["timestamp"].is_null()) { EXPECT_EQ(r.timestamp, -1); }
-    else EXPECT_EQ(r.timestamp, f["timestamp"].get<int64_t>());
-    if (f.contains("checksum")) { EXPECT_EQ(r.legacy_crc, f["checksum"].get<uint32_t>()); }
+    if (f["timestamp"].is_null()) {
+      EXPECT_EQ(r.timestamp, -1);
+    } else
+      EXPECT_EQ(r.timestamp, f["timestamp"].get<int64_t>());
+    if (f.contains("checksum")) {
+      EXPECT_EQ(r.legacy_crc, f["checksum"].get<uint32_t>());
+    }
   }
   for (const char* k : {"first_batch", "third_batch", "last_batch"}) {
     if (!has(k) || !e[k].is_object()) continue;
@@ -315,12 +391,22 @@ void CheckExpected(const Walk& w, const json& v, const std::string& data) {
     size_t idx = std::string(k) == "first_batch" ? 0 : std::string(k) == "third_batch" ? 2 : w.records.size() - 1;
     ASSERT_LT(idx, w.records.size());
     const auto& recs = w.records[idx];
-    if (f.contains("records")) { EXPECT_EQ(int(recs.size()), f["records"].get<int>()) << k; }
+    if (f.contains("records")) {
+      EXPECT_EQ(int(recs.size()), f["records"].get<int>()) << k;
+    }
     ASSERT_FALSE(recs.empty());
-    if (f.contains("value")) { EXPECT_TRUE(BytesMatch(recs[0].value, f["value"])) << k; }
-    if (f.contains("key")) { EXPECT_TRUE(BytesMatch(recs[0].key, f["key"])) << k; }
-    if (f.contains("timestamp")) { EXPECT_EQ(recs[0].timestamp, f["timestamp"].get<int64_t>()) << k; }
-    if (f.contains("timestamp_type")) { EXPECT_EQ(int(w.headers[idx].timestamp_type), f["timestamp_type"].get<int>()); }
+    if (f.contains("value")) {
+      EXPECT_TRUE(BytesMatch(recs[0].value, f["value"])) << k;
+    }
+    if (f.contains("key")) {
+      EXPECT_TRUE(BytesMatch(recs[0].key, f["key"])) << k;
+    }
+    if (f.contains("timestamp")) {
+      EXPECT_EQ(recs[0].timestamp, f["timestamp"].get<int64_t>()) << k;
+    }
+    if (f.contains("timestamp_type")) {
+      EXPECT_EQ(int(w.headers[idx].timestamp_type), f["timestamp_type"].get<int>());
+    }
     if (f.contains("headers")) {
       ASSERT_EQ(recs[0].headers.size(), f["headers"].size());
       for (size_t j = 0; j < recs[0].headers.size(); ++j) {
@@ -368,14 +454,26 @@ void CheckExpected(const Walk& w, const json& v, const std::string& data) {
   // Legacy message bodies (layout message_body_from_crc).
   if (v["layout"] == "message_body_from_crc") {
     const BatchHeader& h = w.headers[0];
-    if (has("codec")) { EXPECT_EQ(CompressionName(h.compression), e["codec"].get<std::string>()); }
-    if (has("version")) { EXPECT_EQ(h.magic, e["version"].get<int>()); }
-    if (has("timestamp_ms")) { EXPECT_EQ(h.max_timestamp, e["timestamp_ms"].get<int64_t>()); }
-    if (has("inner_message_set_count")) { EXPECT_EQ(int(w.all.size()), e["inner_message_set_count"].get<int>()); }
+    if (has("codec")) {
+      EXPECT_EQ(CompressionName(h.compression), e["codec"].get<std::string>());
+    }
+    if (has("version")) {
+      EXPECT_EQ(h.magic, e["version"].get<int>());
+    }
+    if (has("timestamp_ms")) {
+      EXPECT_EQ(h.max_timestamp, e["timestamp_ms"].get<int64_t>());
+    }
+    if (has("inner_message_set_count")) {
+      EXPECT_EQ(int(w.all.size()), e["inner_message_set_count"].get<int>());
+    }
     if (h.compression_id == 0) {
       ASSERT_EQ(w.all.size(), 1u);
-      if (e.contains("key")) { EXPECT_TRUE(BytesMatch(w.all[0].key, e["key"])); }
-      if (e.contains("value") && e["value"].is_null()) { EXPECT_FALSE(w.all[0].value.has_value()); }
+      if (e.contains("key")) {
+        EXPECT_TRUE(BytesMatch(w.all[0].key, e["key"]));
+      }
+      if (e.contains("value") && e["value"].is_null()) {
+        EXPECT_FALSE(w.all[0].value.has_value());
+      }
     }
   }
 }
@@ -417,7 +515,9 @@ TEST(ClientVectorsTest, EveryVectorDecodesAsExpected) {
         ASSERT_TRUE(ParseControlRecord(r, &c, &err)) << err;
       }
       EXPECT_EQ(ControlTypeName(c.type), type.substr(0, type.find(' ')));
-      if (c.type == ControlType::kUnknown) { EXPECT_NE(type.find(std::to_string(c.raw_type)), std::string::npos); }
+      if (c.type == ControlType::kUnknown) {
+        EXPECT_NE(type.find(std::to_string(c.raw_type)), std::string::npos);
+      }
       ++checked;
       continue;
     }

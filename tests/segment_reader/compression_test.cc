@@ -14,11 +14,18 @@ std::string Hex(std::string_view hex) {
   int hi = -1;
   for (char c : hex) {
     int v;
-    if (c >= '0' && c <= '9') v = c - '0';
-    else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-    else continue;
-    if (hi < 0) hi = v;
-    else { out.push_back(char(hi << 4 | v)); hi = -1; }
+    if (c >= '0' && c <= '9')
+      v = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      v = c - 'a' + 10;
+    else
+      continue;
+    if (hi < 0)
+      hi = v;
+    else {
+      out.push_back(char(hi << 4 | v));
+      hi = -1;
+    }
   }
   return out;
 }
@@ -170,8 +177,8 @@ TEST(CompressionTest, ZstdRoundTripConcatenatedAndSkippable) {
 }
 
 TEST(CompressionTest, RoundTripEveryCodec) {
-  for (Compression c : {Compression::kNone, Compression::kGzip, Compression::kSnappy, Compression::kLz4,
-                        Compression::kZstd}) {
+  for (Compression c :
+       {Compression::kNone, Compression::kGzip, Compression::kSnappy, Compression::kLz4, Compression::kZstd}) {
     for (size_t n : {size_t(0), size_t(1), size_t(65536), size_t(300000)}) {
       for (bool compressible : {true, false}) {
         SCOPED_TRACE(std::string(CompressionName(c)) + " " + std::to_string(n));
@@ -189,8 +196,8 @@ TEST(CompressionTest, RoundTripEveryCodec) {
 
 TEST(CompressionTest, BombIsAnError) {
   std::string zeros(4 << 20, '\0');
-  for (Compression c : {Compression::kGzip, Compression::kSnappy, Compression::kLz4, Compression::kZstd,
-                        Compression::kNone}) {
+  for (Compression c :
+       {Compression::kGzip, Compression::kSnappy, Compression::kLz4, Compression::kZstd, Compression::kNone}) {
     SCOPED_TRACE(CompressionName(c));
     std::string z, out, err;
     Compress(c, AsBytes(zeros), 2, &z);

@@ -155,9 +155,9 @@ TEST(TimeIndexTest, TruncatedAndNonIncreasing) {
 
 TEST(TxnIndexTest, SpecExample) {
   // §9: pid 1, first 8, last 10, LSO 11.
-  const std::string bytes = Hex(
-      "00 00 | 00 00 00 00 00 00 00 01 | 00 00 00 00 00 00 00 08 | 00 00 00 00 00 00 00 0a | 00 00 00 00 "
-      "00 00 00 0b");
+  const std::string bytes =
+      Hex("00 00 | 00 00 00 00 00 00 00 01 | 00 00 00 00 00 00 00 08 | 00 00 00 00 00 00 00 0a | 00 00 00 00 "
+          "00 00 00 0b");
   std::string encoded;
   EncodeAbortedTxn({0, 1, 8, 10, 11}, &encoded);
   EXPECT_EQ(encoded, bytes);

@@ -124,8 +124,9 @@ TEST_F(InputFileTest, MissingFileIsMissing) {
 }
 
 TEST_F(InputFileTest, NoReadPermissionIsUnreadable) {
-  if (::geteuid() == 0) GTEST_SKIP() << "running as root: permissions do not stop root (the e2e test covers "
-                                        "this case as another user when it can)";
+  if (::geteuid() == 0)
+    GTEST_SKIP() << "running as root: permissions do not stop root (the e2e test covers "
+                    "this case as another user when it can)";
   fs::permissions(dir_ / "regular", fs::perms::none);
   ExpectUnreadable(Path("regular"), "Permission denied");
 }

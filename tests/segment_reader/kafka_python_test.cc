@@ -71,14 +71,18 @@ TEST(KafkaPythonTest, EveryLogDecodesAsKafkaPythonDoes) {
         const json& e = er[k];
         SCOPED_TRACE("record " + std::to_string(k));
         EXPECT_EQ(r.offset, e["offset"].get<int64_t>());
-        if (e["timestamp"].is_null()) EXPECT_EQ(r.timestamp, kNoTimestamp);
-        else EXPECT_EQ(r.timestamp, e["timestamp"].get<int64_t>());
-        if (e["key"].is_null()) EXPECT_FALSE(r.key.has_value());
+        if (e["timestamp"].is_null())
+          EXPECT_EQ(r.timestamp, kNoTimestamp);
+        else
+          EXPECT_EQ(r.timestamp, e["timestamp"].get<int64_t>());
+        if (e["key"].is_null())
+          EXPECT_FALSE(r.key.has_value());
         else {
           ASSERT_TRUE(r.key.has_value());
           EXPECT_EQ(B64(*r.key), e["key"].get<std::string>());
         }
-        if (e["value"].is_null()) EXPECT_FALSE(r.value.has_value());
+        if (e["value"].is_null())
+          EXPECT_FALSE(r.value.has_value());
         else {
           ASSERT_TRUE(r.value.has_value());
           EXPECT_EQ(B64(*r.value), e["value"].get<std::string>());
@@ -88,7 +92,8 @@ TEST(KafkaPythonTest, EveryLogDecodesAsKafkaPythonDoes) {
         ASSERT_EQ(hs.size(), e["headers"].size());
         for (size_t j = 0; j < hs.size(); ++j) {
           EXPECT_EQ(AsStringView(hs[j].key), e["headers"][j][0].get<std::string>());
-          if (e["headers"][j][1].is_null()) EXPECT_FALSE(hs[j].value.has_value());
+          if (e["headers"][j][1].is_null())
+            EXPECT_FALSE(hs[j].value.has_value());
           else {
             ASSERT_TRUE(hs[j].value.has_value());
             EXPECT_EQ(B64(*hs[j].value), e["headers"][j][1].get<std::string>());

@@ -37,8 +37,8 @@ void ExpectManyMatches(const std::vector<std::string>& keys) {
   std::vector<KeyDigest> got(keys.size());
   Md5Many(spans.data(), spans.size(), got.data());
   for (size_t i = 0; i < keys.size(); i++)
-    ASSERT_EQ(Hex(got[i]), Hex(OpenSsl(keys[i]))) << "key " << i << " of " << keys.size() << ", length "
-                                                  << keys[i].size();
+    ASSERT_EQ(Hex(got[i]), Hex(OpenSsl(keys[i])))
+        << "key " << i << " of " << keys.size() << ", length " << keys[i].size();
 }
 
 TEST(KeyDigestTest, Rfc1321TestSuite) {

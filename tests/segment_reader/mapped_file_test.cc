@@ -63,7 +63,10 @@ TEST_F(MappedFileTest, MemoryOutsideMappingsIsLeftAlone) {
   for (uint8_t b : heap) ASSERT_EQ(b, 0xAB);
   // Also after a mapping was opened and closed at some other address.
   std::string error;
-  { auto f = MappedFile::Open(path_.string(), &error); ASSERT_NE(f, nullptr); }
+  {
+    auto f = MappedFile::Open(path_.string(), &error);
+    ASSERT_NE(f, nullptr);
+  }
   ReleaseMappedPages(heap.data(), heap.data() + heap.size());
   for (uint8_t b : heap) ASSERT_EQ(b, 0xAB);
   EXPECT_GT(ResidentPages(heap.data(), heap.size()), 0u);

@@ -22,13 +22,13 @@ namespace {
 // A v2 batch (uncompressed, no producer) holding `count` records whose bytes are `records`.
 std::string V2Batch(int64_t base_offset, int32_t count, const std::string& records) {
   std::string after_crc;
-  PutBE16(&after_crc, 0);                           // attributes
+  PutBE16(&after_crc, 0);                                    // attributes
   PutBE32(&after_crc, uint32_t(count > 0 ? count - 1 : 0));  // lastOffsetDelta
-  PutBE64(&after_crc, 1700000000000);               // baseTimestamp
-  PutBE64(&after_crc, 1700000000000);               // maxTimestamp
-  PutBE64(&after_crc, uint64_t(-1));                // producerId
-  PutBE16(&after_crc, uint16_t(-1));                // producerEpoch
-  PutBE32(&after_crc, uint32_t(-1));                // baseSequence
+  PutBE64(&after_crc, 1700000000000);                        // baseTimestamp
+  PutBE64(&after_crc, 1700000000000);                        // maxTimestamp
+  PutBE64(&after_crc, uint64_t(-1));                         // producerId
+  PutBE16(&after_crc, uint16_t(-1));                         // producerEpoch
+  PutBE32(&after_crc, uint32_t(-1));                         // baseSequence
   PutBE32(&after_crc, uint32_t(count));
   after_crc += records;
   std::string out;
@@ -43,11 +43,11 @@ std::string V2Batch(int64_t base_offset, int32_t count, const std::string& recor
 // One record: null key, empty value, `header_count` as declared followed by `headers` bytes.
 std::string Record(int32_t offset_delta, int32_t header_count, const std::string& headers) {
   std::string body;
-  body.push_back(0);          // attributes
-  PutVarint(&body, 0);        // timestampDelta (a one-byte varlong)
+  body.push_back(0);    // attributes
+  PutVarint(&body, 0);  // timestampDelta (a one-byte varlong)
   PutVarint(&body, offset_delta);
-  PutVarint(&body, -1);       // null key
-  PutVarint(&body, 0);        // empty value
+  PutVarint(&body, -1);  // null key
+  PutVarint(&body, 0);   // empty value
   PutVarint(&body, header_count);
   body += headers;
   std::string out;
@@ -136,9 +136,8 @@ TEST(MemoryBoundsTest, RecordCountAboveTheBudgetIsReportedNotAllocated) {
 class SparseFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("klf-index-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("klf-index-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -187,7 +186,7 @@ TEST_F(SparseFileTest, SparsePreallocatedTwoGiBIsNotRead) {
 // Read in windows, the file gives exactly what parsing its bytes gives: entries across window
 // boundaries, and a stray byte deep in the unused space.
 TEST_F(SparseFileTest, WindowedReadEqualsParse) {
-  std::string bytes = OffsetEntries(300000);                  // 2.4 MB: three windows
+  std::string bytes = OffsetEntries(300000);  // 2.4 MB: three windows
   bytes += std::string(size_t(3) << 20, '\0');
   bytes[bytes.size() - 12345] = 7;
   const std::string path = Write("00000000000000000000.index", bytes, bytes.size());

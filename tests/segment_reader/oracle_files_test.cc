@@ -288,13 +288,12 @@ TEST(OracleFilesTest, DamagedCopyReportsExactProblems) {
   const fs::path index = dir / "00000000000000000007.index";
   const fs::path txn = dir / "00000000000000000007.txnindex";
   uint64_t index_size = fs::file_size(index);
-  rewrite(snapshot, [](std::string* s) { (*s)[30] ^= 0x40; });      // inside the first entry
-  rewrite(index, [](std::string* s) { s->append("\x01\x02\x03"); });  // 3 stray bytes
-  rewrite(txn, [](std::string* s) { s->resize(s->size() - 5); });    // partial last entry
+  rewrite(snapshot, [](std::string* s) { (*s)[30] ^= 0x40; });                      // inside the first entry
+  rewrite(index, [](std::string* s) { s->append("\x01\x02\x03"); });                // 3 stray bytes
+  rewrite(txn, [](std::string* s) { s->resize(s->size() - 5); });                   // partial last entry
   rewrite(dir / "leader-epoch-checkpoint", [](std::string* s) { (*s)[2] = '7'; });  // count 1 -> 7
-  rewrite(dir / "partition.metadata", [](std::string* s) {
-    *s = s->substr(0, s->find("topic_id: ") + 10) + std::string(22, 'A');
-  });
+  rewrite(dir / "partition.metadata",
+          [](std::string* s) { *s = s->substr(0, s->find("topic_id: ") + 10) + std::string(22, 'A'); });
 
   PartitionDir pd;
   CollectingSink sink;

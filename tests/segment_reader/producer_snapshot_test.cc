@@ -169,7 +169,7 @@ TEST(JavaHashMapOrderTest, CollisionsKeepInsertionOrderAndDuplicatesKeepPlace) {
 TEST(JavaHashMapOrderTest, HighBitsFoldedIn) {
   // Long.hashCode folds the high word: (1 << 32) hashes like 1; spread() folds bit 16 into bit 0.
   int64_t high = int64_t(1) << 32;
-  EXPECT_EQ(JavaHashMapOrder({high, 0}), (std::vector<int64_t>{0, high}));  // bucket 1 vs bucket 0
+  EXPECT_EQ(JavaHashMapOrder({high, 0}), (std::vector<int64_t>{0, high}));    // bucket 1 vs bucket 0
   EXPECT_EQ(JavaHashMapOrder({65536, 1}), (std::vector<int64_t>{65536, 1}));  // 65536 -> bucket 1, first
   // -1: h = (int)(0xffffffffffffffff ^ 0x00000000ffffffff) = 0xffffffff00000000 -> low int 0 -> bucket 0.
   EXPECT_EQ(JavaHashMapOrder({3, -1}), (std::vector<int64_t>{-1, 3}));

@@ -51,10 +51,8 @@ TEST(RealFilesTest, EveryNonLogFileParses) {
       case FileKind::kCleanerOffsetCheckpoint:
       case FileKind::kRecoveryPointCheckpoint:
       case FileKind::kReplicationOffsetCheckpoint:
-      case FileKind::kLogStartOffsetCheckpoint:
-        break;
-      default:
-        continue;
+      case FileKind::kLogStartOffsetCheckpoint: break;
+      default: continue;
     }
     ASSERT_TRUE(ReadSmallFile(path, 64 << 20, &contents, &error)) << error;
     Bytes bytes = AsBytes(contents);

@@ -83,7 +83,8 @@ void DecodeFile(const fs::path& path, Totals* t) {
   }
   EXPECT_EQ(reader.end(), LogEnd::kEndOfData) << path;
   for (const Problem& p : sink.problems) {
-    if (p.severity == Severity::kError) ADD_FAILURE() << p.file << " @" << p.position << " " << p.check << ": " << p.message;
+    if (p.severity == Severity::kError)
+      ADD_FAILURE() << p.file << " @" << p.position << " " << p.check << ": " << p.message;
   }
 }
 

@@ -92,7 +92,8 @@ std::vector<std::string> FixtureLogs() {
     fs::path root = fs::path(KLF_FIXTURES_DIR) / sub;
     if (!fs::exists(root)) continue;
     for (const auto& e : fs::recursive_directory_iterator(root)) {
-      if (e.is_regular_file() && test::IsSegmentFileName(e.path().filename().string())) logs.push_back(e.path().string());
+      if (e.is_regular_file() && test::IsSegmentFileName(e.path().filename().string()))
+        logs.push_back(e.path().string());
     }
   }
   std::sort(logs.begin(), logs.end());
@@ -128,9 +129,9 @@ TEST(StreamingReader, DamagedLogsReadAsWhenMapped) {
       d[at] = char(d[at] ^ (1 << pick(8)));
       damaged.push_back(d);
     }
-    damaged.push_back(original.substr(0, pick(original.size())));                    // truncated
-    damaged.push_back(original + std::string(4096 + pick(9000), '\0'));              // zero tail
-    damaged.push_back(original + std::string(7, 'x'));                               // short garbage tail
+    damaged.push_back(original.substr(0, pick(original.size())));        // truncated
+    damaged.push_back(original + std::string(4096 + pick(9000), '\0'));  // zero tail
+    damaged.push_back(original + std::string(7, 'x'));                   // short garbage tail
     {
       std::string d = original;  // a lying length in the first entry
       d[8] = char(0x7f);

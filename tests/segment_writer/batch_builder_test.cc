@@ -17,7 +17,8 @@ namespace {
 using writer_test::FromHexDump;
 using writer_test::Hex;
 
-RecordInput Rec(int64_t offset, int64_t ts, std::optional<std::string_view> key, std::optional<std::string_view> value) {
+RecordInput Rec(int64_t offset, int64_t ts, std::optional<std::string_view> key,
+                std::optional<std::string_view> value) {
   RecordInput r;
   r.offset = offset;
   r.timestamp = ts;
@@ -87,7 +88,7 @@ TEST(BatchBuilder, SpecExampleC_EmptyRetainedBatch) {
   original.base_sequence = 10;
   original.partition_leader_epoch = 293;
   original.max_timestamp = 12;
-  original.base_timestamp = 11;  // not kept
+  original.base_timestamp = 11;               // not kept
   original.compression = Compression::kGzip;  // not kept: an empty batch is uncompressed
   std::string out, error;
   BuiltBatch built;
@@ -206,8 +207,8 @@ TEST(BatchBuilder, SpecSnapshotExampleFromProducerState) {
 // Every batch Kafka wrote in the oracle fixtures, re-encoded from its own decoded records.
 
 struct Stats {
-  int exact = 0;          // byte-identical re-encodings
-  int compressed = 0;     // recompressed batches compared by content
+  int exact = 0;       // byte-identical re-encodings
+  int compressed = 0;  // recompressed batches compared by content
   int legacy_wrappers = 0;
 };
 
@@ -299,8 +300,7 @@ void ReencodeFile(const std::string& path, Stats* stats) {
       };
       std::string inner_a, inner_b, why;
       ASSERT_TRUE(Decompress(h.compression, value_of(batch.bytes, h.magic), h.magic, 1 << 24, &inner_a, &why)) << why;
-      ASSERT_TRUE(Decompress(h.compression, value_of(AsBytes(out), h.magic), h.magic, 1 << 24, &inner_b, &why))
-          << why;
+      ASSERT_TRUE(Decompress(h.compression, value_of(AsBytes(out), h.magic), h.magic, 1 << 24, &inner_b, &why)) << why;
       EXPECT_EQ(Hex(inner_b), Hex(inner_a)) << where;
       ++stats->legacy_wrappers;
     }

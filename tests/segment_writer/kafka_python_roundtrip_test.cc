@@ -29,8 +29,8 @@ struct Expectation {
 };
 
 std::string RunPython(const std::string& log) {
-  std::string cmd = "/usr/bin/python3 " + std::string(KLF_SOURCE_DIR) +
-                    "/tests/segment_writer/kafka_python_decode.py '" + log + "'";
+  std::string cmd =
+      "/usr/bin/python3 " + std::string(KLF_SOURCE_DIR) + "/tests/segment_writer/kafka_python_decode.py '" + log + "'";
   FILE* p = popen(cmd.c_str(), "r");
   EXPECT_NE(p, nullptr);
   std::string out;
@@ -84,7 +84,8 @@ TEST(KafkaPythonRoundTrip, EveryKindOfEntryDecodesToTheSameRecords) {
     for (Compression c : {Compression::kNone, Compression::kGzip, Compression::kSnappy, Compression::kLz4}) {
       std::vector<Expected> recs;
       for (int i = 0; i < 3; ++i, ++offset) {
-        recs.push_back({offset, magic == 0 ? std::nullopt : std::optional<int64_t>(t0 + offset),
+        recs.push_back({offset,
+                        magic == 0 ? std::nullopt : std::optional<int64_t>(t0 + offset),
                         "key-" + std::to_string(offset),
                         i == 1 ? std::nullopt : std::optional<std::string>("value-" + std::to_string(offset)),
                         {}});
@@ -123,8 +124,8 @@ TEST(KafkaPythonRoundTrip, EveryKindOfEntryDecodesToTheSameRecords) {
   }
   // v2 in every codec, with headers, null keys and tombstones; idempotent and transactional.
   int64_t pid = 4000;
-  for (Compression c : {Compression::kNone, Compression::kGzip, Compression::kSnappy, Compression::kLz4,
-                        Compression::kZstd}) {
+  for (Compression c :
+       {Compression::kNone, Compression::kGzip, Compression::kSnappy, Compression::kLz4, Compression::kZstd}) {
     for (int kind = 0; kind < 3; ++kind) {  // plain, idempotent, transactional
       std::vector<Expected> recs;
       for (int i = 0; i < 4; ++i) {
@@ -249,7 +250,8 @@ TEST(KafkaPythonRoundTrip, EveryKindOfEntryDecodesToTheSameRecords) {
   }
   ASSERT_TRUE(writer->Close(&error)) << error;
   EXPECT_EQ(writer->log_end_offset(), offset);
-  if (getenv("KLF_KEEP_LOG")) std::filesystem::copy_file(tmp.path() + "/00000000000000000000.log", getenv("KLF_KEEP_LOG"));
+  if (getenv("KLF_KEEP_LOG"))
+    std::filesystem::copy_file(tmp.path() + "/00000000000000000000.log", getenv("KLF_KEEP_LOG"));
 
   auto decoded = nlohmann::json::parse(RunPython(tmp.path() + "/00000000000000000000.log"));
   EXPECT_EQ(decoded["validBytes"], decoded["size"]);

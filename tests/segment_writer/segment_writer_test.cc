@@ -25,9 +25,8 @@ using writer_test::TempDir;
 // Partition directories Kafka wrote by appending only (never cleaned): a broker's recovery of them
 // rebuilds exactly the files Kafka left.
 const char* kUncleaned[] = {
-    "a-keyed/keyed-none-0",   "a-keyed/keyed-gzip-0", "a-keyed/keyed-snappy-0",
-    "a-keyed/keyed-lz4-0",    "a-keyed/keyed-zstd-0", "b-txn/txn-0",
-    "x-legacy/legacy-0",      "c-compact/pass0-before/compact-demo-0",
+    "a-keyed/keyed-none-0", "a-keyed/keyed-gzip-0", "a-keyed/keyed-snappy-0", "a-keyed/keyed-lz4-0",
+    "a-keyed/keyed-zstd-0", "b-txn/txn-0",          "x-legacy/legacy-0",      "c-compact/pass0-before/compact-demo-0",
 };
 
 // Directories holding cleaned segments: .log files must still be copied byte for byte; their index
@@ -254,8 +253,8 @@ TEST(PartitionWriter, RollsWhenTheOffsetIndexIsFull) {
   // The final time entry on roll is written even though the index was "full".
   EXPECT_EQ(fs::file_size(tmp.path() + "/00000000000000000000.timeindex"), 12u);
   // Snapshots at each roll and at the end (no producers: empty snapshots).
-  for (const char* s : {"00000000000000000002.snapshot", "00000000000000000004.snapshot",
-                        "00000000000000000006.snapshot"}) {
+  for (const char* s :
+       {"00000000000000000002.snapshot", "00000000000000000004.snapshot", "00000000000000000006.snapshot"}) {
     EXPECT_EQ(Hex(ReadFile(tmp.path() + "/" + s)), "000148674bc700000000") << s;
   }
   EXPECT_EQ(ReadFile(tmp.path() + "/leader-epoch-checkpoint"), "0\n1\n0 0\n");
@@ -326,8 +325,8 @@ TEST(PartitionWriter, TransactionsGiveTxnIndexAndSnapshots) {
   ASSERT_EQ(t3.entries.size(), 1u);
   EXPECT_EQ(t3.entries[0], (AbortedTxn{0, 2, 1, 3, 4}));
   ProducerSnapshot snap;
-  ASSERT_TRUE(ParseProducerSnapshot("s", AsBytes(ReadFile(tmp.path() + "/00000000000000000003.snapshot")), 3, &snap,
-                                    &sink));
+  ASSERT_TRUE(
+      ParseProducerSnapshot("s", AsBytes(ReadFile(tmp.path() + "/00000000000000000003.snapshot")), 3, &snap, &sink));
   ASSERT_EQ(snap.entries.size(), 2u);
   EXPECT_EQ(snap.entries[0].producer_id, 1);
   EXPECT_EQ(snap.entries[0].current_txn_first_offset, -1);
@@ -496,7 +495,8 @@ TEST(Reindex, ZeroTailIsCopiedAndReportedButNotIndexed) {
   EXPECT_EQ(sink.problems[0].file, last);
   EXPECT_EQ(writer_test::ReadFile(out + "/00000000000000000015.log"), damaged);
   std::string oracle = writer_test::Oracle() + "/b-txn/txn-0";
-  for (const char* f : {"00000000000000000015.index", "00000000000000000015.timeindex", "00000000000000000017.snapshot"}) {
+  for (const char* f :
+       {"00000000000000000015.index", "00000000000000000015.timeindex", "00000000000000000017.snapshot"}) {
     EXPECT_EQ(writer_test::ReadFile(out + "/" + f), writer_test::ReadFile(oracle + "/" + f)) << f;
   }
   EXPECT_EQ(result.log_end_offset, 17);

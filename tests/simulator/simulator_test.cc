@@ -186,8 +186,8 @@ TEST(SimulatorTest, CoordinatedModePreventsEveryDivergence) {
       EXPECT_TRUE(View(r, b).open_txns.empty()) << name << " broker " << b;
       EXPECT_EQ(View(r, b).last_stable_offset, View(r, b).log_end_offset) << name;
       EXPECT_FALSE(Serves(View(r, b), "poison", "SHOULD_NOT_SEE_THIS")) << name;
-      EXPECT_EQ(Value(View(r, b), "K"), std::string(name) == "lost-tombstone" ? std::nullopt
-                                                                             : std::optional<std::string>("V"))
+      EXPECT_EQ(Value(View(r, b), "K"),
+                std::string(name) == "lost-tombstone" ? std::nullopt : std::optional<std::string>("V"))
           << name;
     }
     ExpectVerifies(r);
@@ -242,15 +242,19 @@ Timeline BoundaryTimeline(int64_t outage_ms) {
   Timeline t;
   t.name = "boundary";
   t.record_step_ms = 0;
-  t.config = {{"cleanup.policy", "compact"},        {"segment.bytes", "1024"},
-              {"index.interval.bytes", "128"},     {"min.cleanable.dirty.ratio", "0.01"},
-              {"delete.retention.ms", std::to_string(retention)}, {"producer.id.expiration.ms", "1800000"}};
+  t.config = {{"cleanup.policy", "compact"},
+              {"segment.bytes", "1024"},
+              {"index.interval.bytes", "128"},
+              {"min.cleanable.dirty.ratio", "0.01"},
+              {"delete.retention.ms", std::to_string(retention)},
+              {"producer.id.expiration.ms", "1800000"}};
   ProducerSpec q;
   q.name = "Q1";
   q.producer_id = 1000;
   q.epoch = 0;
   t.producers["Q1"] = q;
-  auto fill = json{{"op", "traffic"}, {"producer", "Q1"}, {"key_prefix", "user-"}, {"key_count", 12}, {"until_roll", true}};
+  auto fill =
+      json{{"op", "traffic"}, {"producer", "Q1"}, {"key_prefix", "user-"}, {"key_count", 12}, {"until_roll", true}};
   int64_t t0 = t.start_ms + 60000;
   t.events = {json{{"op", "produce"}, {"producer", "Q1"}, {"records", json::array({json::array({"K", "V"})})}},
               fill,
@@ -315,10 +319,10 @@ TEST(ReplicaViewTest, MatchesKafkaTruthForOracleReplicaSets) {
       for (size_t i = 0; i < v.read_committed.size(); i++) {
         const json& want = b["readCommitted"][i];
         EXPECT_EQ(v.read_committed[i].offset, want["offset"].get<int64_t>());
-        EXPECT_EQ(v.read_committed[i].key, want["key"].is_null() ? std::nullopt
-                                                                 : std::optional(want["key"].get<std::string>()));
-        EXPECT_EQ(v.read_committed[i].value, want["value"].is_null() ? std::nullopt
-                                                                     : std::optional(want["value"].get<std::string>()));
+        EXPECT_EQ(v.read_committed[i].key,
+                  want["key"].is_null() ? std::nullopt : std::optional(want["key"].get<std::string>()));
+        EXPECT_EQ(v.read_committed[i].value,
+                  want["value"].is_null() ? std::nullopt : std::optional(want["value"].get<std::string>()));
       }
       std::map<std::string, std::string> kv;
       for (const auto& [k, val] : b["finalKeyValues"].items()) kv[k] = val.get<std::string>();

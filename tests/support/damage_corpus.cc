@@ -145,8 +145,8 @@ bool DamageCorpus::Build(const std::string& source_dir, const std::string& dump_
     const std::string pristine = k.Pristine(seg.file);
     for (const oracle::DumpBatch& b : seg.batches) {
       // Inside the length field, the magic, the CRC, the header, the records, the last byte.
-      for (uint64_t cut : {uint64_t(4), uint64_t(10), uint64_t(17), uint64_t(19), uint64_t(40), uint64_t(61),
-                           b.size - 1}) {
+      for (uint64_t cut :
+           {uint64_t(4), uint64_t(10), uint64_t(17), uint64_t(19), uint64_t(40), uint64_t(61), b.size - 1}) {
         if (cut >= b.size) continue;
         k.AddBytes("truncate-mid", fmt::format("{}@{}", seg.file, b.position + cut),
                    fmt::format("cut {} bytes into the batch at {}", cut, b.position), seg.file,
@@ -162,7 +162,8 @@ bool DamageCorpus::Build(const std::string& source_dir, const std::string& dump_
     const oracle::DumpBatch& b = first_seg.batches[1];
     const std::string pristine = k.Pristine(first_seg.file);
     const uint32_t n = uint32_t(b.size - 12);
-    for (uint32_t length : {uint32_t(0), uint32_t(13), n - 1, n + 1, n + 100, uint32_t(0x7fffffff), uint32_t(0xffffffff)}) {
+    for (uint32_t length :
+         {uint32_t(0), uint32_t(13), n - 1, n + 1, n + 100, uint32_t(0x7fffffff), uint32_t(0xffffffff)}) {
       std::string s = pristine;
       Put(&s, b.position + 8, 4, length);
       k.AddBytes("lying-length", fmt::format("{}@{}={}", first_seg.file, b.position + 8, length),
@@ -359,8 +360,10 @@ bool DamageCorpus::Build(const std::string& source_dir, const std::string& dump_
     int64_t data_before = -1, producer_data = -1, commit = -1;
     for (const auto& b : seg->batches) {
       if (b.last_offset < e.last_offset && !b.is_control) data_before = b.last_offset;
-      if (b.last_offset < e.last_offset && !b.is_control && b.producer_id == e.producer_id) producer_data = b.base_offset;
-      if (b.is_control && !b.records.empty() && b.records[0].control_type == "COMMIT" && commit < 0) commit = b.base_offset;
+      if (b.last_offset < e.last_offset && !b.is_control && b.producer_id == e.producer_id)
+        producer_data = b.base_offset;
+      if (b.is_control && !b.records.empty() && b.records[0].control_type == "COMMIT" && commit < 0)
+        commit = b.base_offset;
     }
     const std::string pristine = k.Pristine(tx.file);
     auto one = [&](const std::string& variant, const std::string& what, uint64_t field, int64_t value) {

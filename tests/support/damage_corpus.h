@@ -49,9 +49,9 @@ struct DamageCase {
   // The first byte of `file` that differs from the source (for a cut: the new size; for appended bytes:
   // the old size). 0 for a removed or renamed file.
   uint64_t position = 0;
-  uint64_t length = 0;   // bytes from `position` to the last byte that differs (0 for a cut or a removal)
-  uint64_t value = 0;    // the value written (a length, an index field, a cut within the batch, a round)
-  bool changed = true;   // false when the damage left every byte as it was (a random overwrite can)
+  uint64_t length = 0;     // bytes from `position` to the last byte that differs (0 for a cut or a removal)
+  uint64_t value = 0;      // the value written (a length, an index field, a cut within the batch, a round)
+  bool changed = true;     // false when the damage left every byte as it was (a random overwrite can)
   bool truncated = false;  // `file` now ends at `position` (a cut): the bytes from there on are gone
   bool removed = false;    // `file` was removed or renamed away
   // For damage to a .log: the segment (index into the dump's segments) and the batch holding `position`
@@ -68,8 +68,7 @@ struct DamageCase {
 class DamageCorpus {
  public:
   // Parses `dump_file` (Kafka's dump of `source_dir`) and builds every case the source supports.
-  static bool Build(const std::string& source_dir, const std::string& dump_file, DamageCorpus* out,
-                    std::string* error);
+  static bool Build(const std::string& source_dir, const std::string& dump_file, DamageCorpus* out, std::string* error);
 
   const std::string& source() const { return source_; }
   const oracle::OracleDump& dump() const { return dump_; }
@@ -85,8 +84,8 @@ class DamageCorpus {
  private:
   void Add(DamageCase c);
   // A case that replaces `file`'s bytes: position/segment/batch computed from the difference.
-  void AddBytes(const std::string& group, const std::string& variant, const std::string& what,
-                const std::string& file, const std::string& damaged, uint64_t value = 0);
+  void AddBytes(const std::string& group, const std::string& variant, const std::string& what, const std::string& file,
+                const std::string& damaged, uint64_t value = 0);
   std::string Pristine(const std::string& file) const;
 
   std::string source_;

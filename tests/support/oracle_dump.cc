@@ -35,9 +35,16 @@ bool ReadQuoted(const std::string& text, size_t* i, std::string* out, std::strin
       if (e == 'u' && p + 5 < text.size()) {
         uint32_t cp = 0;
         for (int k = 0; k < 4; ++k) cp = cp << 4 | uint32_t(HexDigit(text[p + 2 + k]));
-        if (cp < 0x80) out->push_back(char(cp));
-        else if (cp < 0x800) { out->push_back(char(0xC0 | cp >> 6)); out->push_back(char(0x80 | (cp & 63))); }
-        else { out->push_back(char(0xE0 | cp >> 12)); out->push_back(char(0x80 | ((cp >> 6) & 63))); out->push_back(char(0x80 | (cp & 63))); }
+        if (cp < 0x80)
+          out->push_back(char(cp));
+        else if (cp < 0x800) {
+          out->push_back(char(0xC0 | cp >> 6));
+          out->push_back(char(0x80 | (cp & 63)));
+        } else {
+          out->push_back(char(0xE0 | cp >> 12));
+          out->push_back(char(0x80 | ((cp >> 6) & 63)));
+          out->push_back(char(0x80 | (cp & 63)));
+        }
         p += 6;
         continue;
       }
@@ -131,8 +138,10 @@ bool ParseFields(const std::string& text, Fields* out, std::string* error) {
       size_t p = i + 1;
       bool in_quote = false;
       while (p < text.size() && (in_quote || text[p] != ']')) {
-        if (text[p] == '\\' && in_quote) ++p;
-        else if (text[p] == '"') in_quote = !in_quote;
+        if (text[p] == '\\' && in_quote)
+          ++p;
+        else if (text[p] == '"')
+          in_quote = !in_quote;
         ++p;
       }
       if (p >= text.size()) {
@@ -147,8 +156,10 @@ bool ParseFields(const std::string& text, Fields* out, std::string* error) {
       if (e == std::string::npos) e = text.size();
       value = text.substr(i, e - i);
       i = e;
-      if (value == "null") kind = "null";
-      else if (value.size() >= 2 && value[0] == '0' && value[1] == 'x') kind = "hex";
+      if (value == "null")
+        kind = "null";
+      else if (value.size() >= 2 && value[0] == '0' && value[1] == 'x')
+        kind = "hex";
     }
     (*out)[key] = value;
     (*out)[key + "#kind"] = kind;
@@ -165,7 +176,15 @@ bool ParseOracleDump(const std::string& path, OracleDump* out, std::string* erro
   }
   std::string line;
   int lineno = 0;
-  enum class Section { kNone, kSegment, kOffsetIndex, kTimeIndex, kTxnIndex, kSnapshot, kFile } section = Section::kNone;
+  enum class Section {
+    kNone,
+    kSegment,
+    kOffsetIndex,
+    kTimeIndex,
+    kTxnIndex,
+    kSnapshot,
+    kFile
+  } section = Section::kNone;
   auto fail = [&](const std::string& why) {
     *error = path + ":" + std::to_string(lineno) + ": " + why;
     return false;
@@ -238,7 +257,8 @@ bool ParseOracleDump(const std::string& path, OracleDump* out, std::string* erro
             e.last_data_offset = ToI64(f.at("lastDataOffset"));
             e.last_timestamp = ToI64(f.at("lastTimestamp"));
             e.coordinator_epoch = int32_t(ToI64(f.at("coordinatorEpoch")));
-            if (f.at("currentTxnFirstOffset") != "none") e.current_txn_first_offset = ToI64(f.at("currentTxnFirstOffset"));
+            if (f.at("currentTxnFirstOffset") != "none")
+              e.current_txn_first_offset = ToI64(f.at("currentTxnFirstOffset"));
             e.fields = std::move(f);
             out->producer_snapshots.back().entries.push_back(std::move(e));
             break;
@@ -328,8 +348,10 @@ std::vector<std::pair<std::string, std::string>> FindOraclePartitionDirs(const s
     // (cleaner-passes/<case>/before.dump.txt, replicas/<set>/broker1.dump.txt).
     std::string dump = e.path().string() + ".dump.txt";
     std::string parent_dump = e.path().parent_path().string() + ".dump.txt";
-    if (fs::exists(dump)) out.emplace_back(e.path().string(), dump);
-    else if (fs::exists(parent_dump)) out.emplace_back(e.path().string(), parent_dump);
+    if (fs::exists(dump))
+      out.emplace_back(e.path().string(), dump);
+    else if (fs::exists(parent_dump))
+      out.emplace_back(e.path().string(), parent_dump);
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -30,12 +30,12 @@ struct DumpRecord {
   Fields fields;
   int64_t offset = 0;
   int64_t timestamp = -1;
-  std::optional<std::string> key;    // bytes; nullopt = null. 0x-hex values are decoded to bytes.
+  std::optional<std::string> key;  // bytes; nullopt = null. 0x-hex values are decoded to bytes.
   std::optional<std::string> value;
-  std::optional<int32_t> sequence;   // absent on legacy records
+  std::optional<int32_t> sequence;          // absent on legacy records
   std::optional<std::string> control_type;  // "COMMIT", "ABORT", ...
   std::optional<int32_t> coordinator_epoch;
-  bool has_headers = false;          // a headers=[...] field was shown
+  bool has_headers = false;  // a headers=[...] field was shown
   std::vector<std::pair<std::string, std::optional<std::string>>> headers;
 };
 

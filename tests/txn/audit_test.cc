@@ -41,16 +41,19 @@ CoordinatorLog Decided(const char* state, int8_t tv) {
 }
 
 const AuditFinding* Of(const AuditReport& r, const std::string& dir) {
-  auto it = std::find_if(r.findings.begin(), r.findings.end(),
-                         [&](const AuditFinding& f) { return f.partition_dir == dir; });
+  auto it =
+      std::find_if(r.findings.begin(), r.findings.end(), [&](const AuditFinding& f) { return f.partition_dir == dir; });
   return it == r.findings.end() ? nullptr : &*it;
 }
 
 TEST(AuditTest, EachCopyIsJudgedByWhatItHolds) {
   TempDir tmp("audit-test");
   // The leader: the data at epoch 0, the COMMIT at epoch 1, the next transaction's data at epoch 1.
-  std::string leader = Replica(tmp.path(), "b1").Txn(10, "k", "v").Marker(11, ControlType::kCommit, 0, kTxnPid, 1)
-                           .Txn(12, "k", "w", kTxnPid, 1).Write();
+  std::string leader = Replica(tmp.path(), "b1")
+                           .Txn(10, "k", "v")
+                           .Marker(11, ControlType::kCommit, 0, kTxnPid, 1)
+                           .Txn(12, "k", "w", kTxnPid, 1)
+                           .Write();
   // Fetched past the marker without it (the leader's cleaner had removed it): lost, certain.
   std::string past = Replica(tmp.path(), "b2").Txn(10, "k", "v").Txn(12, "k", "w", kTxnPid, 1).Write();
   // Stopped right after the data: its log ends where the marker is, so it may not have fetched it yet.
@@ -58,7 +61,8 @@ TEST(AuditTest, EachCopyIsJudgedByWhatItHolds) {
   // Its log reaches past the leader's marker at 11, which it lacks: lost, certain.
   std::string beyond = Replica(tmp.path(), "b4").Txn(10, "k", "v").Put(12, "a", "1").Write();
   // An ABORT at the decision's epoch: contradicts the coordinator.
-  std::string wrong = Replica(tmp.path(), "b5").Txn(10, "k", "v").Marker(11, ControlType::kAbort, 0, kTxnPid, 1).Write();
+  std::string wrong =
+      Replica(tmp.path(), "b5").Txn(10, "k", "v").Marker(11, ControlType::kAbort, 0, kTxnPid, 1).Write();
   // Nothing of the transaction left (the cleaner removed data and marker): no trace, no finding.
   std::string clean = Replica(tmp.path(), "b6").Put(12, "a", "1").Write();
 
@@ -98,7 +102,8 @@ TEST(AuditTest, EachCopyIsJudgedByWhatItHolds) {
 // Under transaction version 0/1 the epoch does not tie a decision to one marker: counted, not judged.
 TEST(AuditTest, Version1DecisionsAreNotJudged) {
   TempDir tmp("audit-test");
-  std::string wrong = Replica(tmp.path(), "b1").Txn(10, "k", "v").Marker(11, ControlType::kAbort, 0, kTxnPid, 1).Write();
+  std::string wrong =
+      Replica(tmp.path(), "b1").Txn(10, "k", "v").Marker(11, ControlType::kAbort, 0, kTxnPid, 1).Write();
   CollectingSink sink;
   AuditReport r = AuditTransactions(Decided("PrepareCommit", 1), {wrong}, LoadOptions{}, &sink);
   EXPECT_EQ(r.decisions, 1);

@@ -64,7 +64,8 @@ TEST(CoordinatorLogTest, EveryRecordAsKafkasJsonConverterPrintsIt) {
     std::vector<std::string> parts;
     if (v["transactionPartitions"].is_array())
       for (const json& tp : v["transactionPartitions"])
-        for (const json& p : tp["partitionIds"]) parts.push_back(tp["topic"].get<std::string>() + "-" + std::to_string(p.get<int>()));
+        for (const json& p : tp["partitionIds"])
+          parts.push_back(tp["topic"].get<std::string>() + "-" + std::to_string(p.get<int>()));
     EXPECT_EQ(r.partitions, parts);
     if (v.contains("nextProducerId")) {
       EXPECT_EQ(r.next_producer_id, v["nextProducerId"].get<int64_t>());
@@ -118,7 +119,8 @@ TEST(CoordinatorLogTest, CopiesFromSeveralBrokersAreReadTogetherEachOffsetOnce) 
   const CoordinatorLog whole = Load();
   test::TempDir tmp("coordinator-copies");
   const std::string from = (kTxnState / "written" / "__transaction_state-0").string();
-  const std::string b1 = tmp.path() + "/broker1/__transaction_state-0", b2 = tmp.path() + "/broker2/__transaction_state-0";
+  const std::string b1 = tmp.path() + "/broker1/__transaction_state-0",
+                    b2 = tmp.path() + "/broker2/__transaction_state-0";
   fs::create_directories(tmp.path() + "/broker1");
   fs::create_directories(tmp.path() + "/broker2");
   test::CopyWritable(from, b1);
@@ -188,7 +190,8 @@ TEST(FindHangingTest, TheOpenTransactionOfTv2TxnIsTheOneTheCoordinatorAborted) {
   CollectingSink sink;
   std::vector<std::string> unreadable;
   const fs::path data = fs::path(KLF_FIXTURES_DIR) / "kafka4" / "tv2-txn" / "written" / "tv2-txn-0";
-  std::vector<HangingTransaction> hanging = FindHangingTransactions({data.string()}, log, LoadOptions{}, &sink, &unreadable);
+  std::vector<HangingTransaction> hanging =
+      FindHangingTransactions({data.string()}, log, LoadOptions{}, &sink, &unreadable);
   ASSERT_EQ(hanging.size(), 1u);
   EXPECT_TRUE(unreadable.empty());
   const HangingTransaction& h = hanging[0];

@@ -269,8 +269,8 @@ TEST_F(DamageTest, LyingLengths) {
     // The reader resynchronises: the next batches are still read (their index entries match).
     EXPECT_TRUE(r.Find("00000000000000000000.index", "offset-index-position").empty());
   }
-  EXPECT_EQ(lengths, (std::set<uint64_t>{0, 13, b.size - 12 - 1, b.size - 12 + 1, b.size - 12 + 100, 0x7fffffff,
-                                         0xffffffff}));
+  EXPECT_EQ(lengths,
+            (std::set<uint64_t>{0, 13, b.size - 12 - 1, b.size - 12 + 1, b.size - 12 + 100, 0x7fffffff, 0xffffffff}));
 }
 
 TEST_F(DamageTest, ZeroFilledTails) {
@@ -390,8 +390,7 @@ TEST_F(DamageTest, SnapshotDisagreeingWithTheLog) {
   ASSERT_EQ(snap.entries[i].producer_id, 5001);
   ASSERT_EQ(snap.entries[i].current_txn_first_offset, 3);
   VerifyRun r = Run(c);
-  EXPECT_TRUE(r.Has("00000000000000000007.snapshot", 10 + 46 * i, "producer-snapshot", Severity::kWarning))
-      << r.Dump();
+  EXPECT_TRUE(r.Has("00000000000000000007.snapshot", 10 + 46 * i, "producer-snapshot", Severity::kWarning)) << r.Dump();
 }
 
 TEST_F(DamageTest, TxnIndexEntryWithoutMarker) {
@@ -519,9 +518,9 @@ TEST(VerifyFixtures, KafkaOracleHasNoErrors) {
       // random timelines), which fetched a compacted leader log after an outage: their never-cleaned
       // segments have compaction gaps (fixtures README).
       if (p.check == "offset-gap") {
-        const bool follower = p.file.find("aborted-to-committed/broker2/") != std::string::npos ||
-                              (p.file.find("random-replicas/") != std::string::npos &&
-                               p.file.find("/broker1/") == std::string::npos);
+        const bool follower =
+            p.file.find("aborted-to-committed/broker2/") != std::string::npos ||
+            (p.file.find("random-replicas/") != std::string::npos && p.file.find("/broker1/") == std::string::npos);
         EXPECT_TRUE(follower) << p.file;
         saw_fetched_gap = true;
       } else {
@@ -541,7 +540,7 @@ TEST(VerifyFixtures, RealBrokerDataHasNoErrors) {
   // 4 MiB or more were not copied (the preallocated indexes of active segments, some active .log
   // files), so indexes are missing, index files are orphaned, and checkpoints (high watermark, leader
   // epochs) point past the data that is here; some partitions hold no segment at all.
-  const std::set<std::string> expected_warnings = {"missing-index", "missing-time-index", "orphan-index",
+  const std::set<std::string> expected_warnings = {"missing-index",  "missing-time-index", "orphan-index",
                                                    "high-watermark", "leader-epoch-cache", "no-segments"};
   uint64_t batches = 0;
   for (const std::string& d : dirs) {
