@@ -11,11 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "diff/diff.h"
+#include "tests/support/coordinator_log.h"
 #include "tests/support/replica_loading.h"
 #include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
+using test::OneDecision;
 
 std::string Fixtures() { return KLF_FIXTURES_DIR; }
 
@@ -324,32 +326,6 @@ TEST(TxnVerdict, SameEpochTransactionLongerThanTheTimeoutIsSuspected) {
   EXPECT_GT(s.split, 362);
   EXPECT_FALSE(s.facts.empty());
   EXPECT_FALSE(SuspectMerge(rs, 1, ti, records, int64_t(1) << 50).raised);
-}
-
-// A coordinator log made up for the rule's sake (the fixtures' timelines have no __transaction_state):
-// the transactional id "app" of producer `pid`, one transaction listing foo-0 from `epoch`, decided by
-// `state` at epoch + 1, under transaction version `tv`.
-CoordinatorLog OneDecision(int64_t pid, int16_t epoch, const char* state, int8_t tv) {
-  CoordinatorLog log;
-  log.partition_dirs = {"__transaction_state-7"};
-  TransactionalIdHistory& h = log.ids["app"];
-  h.id = "app";
-  auto rec = [&](int64_t offset, int16_t e, const char* st, std::vector<std::string> parts) {
-    CoordinatorRecord r;
-    r.file = "__transaction_state-7/00000000000000000000.log";
-    r.position = uint64_t(offset) * 100;
-    r.offset = offset;
-    r.producer_id = pid;
-    r.producer_epoch = e;
-    r.state = st;
-    r.partitions = std::move(parts);
-    r.client_transaction_version = tv;
-    h.records.push_back(r);
-  };
-  rec(1, epoch, "Ongoing", {"foo-0"});
-  rec(2, int16_t(epoch + 1), state, {"foo-0"});
-  rec(3, int16_t(epoch + 1), std::string(state) == "PrepareCommit" ? "CompleteCommit" : "CompleteAbort", {});
-  return log;
 }
 
 // Rule "coordinator": no replica proves what producer 2001's records 331.. of timeline-11 were (see

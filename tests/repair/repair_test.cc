@@ -19,6 +19,7 @@
 #include "segment_reader/file.h"
 #include "verify/verify.h"
 #include "tests/support/replica_builder.h"
+#include "tests/support/coordinator_log.h"
 #include "tests/support/replica_loading.h"
 #include "tests/support/test_files.h"
 
@@ -27,6 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::kTxnPid;
+using test::OneDecision;
 using test::Replica;
 using test::TempDir;
 
@@ -194,31 +196,6 @@ TEST(Repair, HangingTransactionWithEmptyRemnantIsLeftUnlessAssumed) {
   EXPECT_EQ(fixed.last_stable_offset, 14);
   EXPECT_TRUE(fixed.open_txns.empty());
   EXPECT_FALSE(ExplainLso(fixed, {}, {}).pinned());
-}
-
-// A coordinator log made up for the rule's sake: transactional id "app" of producer `pid`, one
-// transaction of foo-0 from `epoch`, decided by `state` at epoch + 1, under transaction version `tv`.
-CoordinatorLog OneDecision(int64_t pid, int16_t epoch, const char* state, int8_t tv) {
-  CoordinatorLog log;
-  log.partition_dirs = {"__transaction_state-7"};
-  TransactionalIdHistory& h = log.ids["app"];
-  h.id = "app";
-  auto rec = [&](int64_t offset, int16_t e, const char* st, std::vector<std::string> parts) {
-    CoordinatorRecord r;
-    r.file = "__transaction_state-7/00000000000000000000.log";
-    r.position = uint64_t(offset) * 100;
-    r.offset = offset;
-    r.producer_id = pid;
-    r.producer_epoch = e;
-    r.state = st;
-    r.partitions = std::move(parts);
-    r.client_transaction_version = tv;
-    h.records.push_back(r);
-  };
-  rec(1, epoch, "Ongoing", {"foo-0"});
-  rec(2, int16_t(epoch + 1), state, {"foo-0"});
-  rec(3, int16_t(epoch + 1), std::string(state) == "PrepareCommit" ? "CompleteCommit" : "CompleteAbort", {});
-  return log;
 }
 
 // The same hanging transaction as above, whose outcome no replica proves: the coordinator's

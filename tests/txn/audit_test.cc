@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "tests/support/coordinator_log.h"
 #include "tests/support/replica_builder.h"
 #include "tests/support/test_files.h"
 #include "txn/audit.h"
@@ -18,27 +19,7 @@ using test::kTxnPid;
 using test::Replica;
 using test::TempDir;
 
-CoordinatorLog Decided(const char* state, int8_t tv) {
-  CoordinatorLog log;
-  log.partition_dirs = {"__transaction_state-0"};
-  TransactionalIdHistory& h = log.ids["app"];
-  h.id = "app";
-  auto rec = [&](int64_t offset, int16_t epoch, const char* st, std::vector<std::string> parts) {
-    CoordinatorRecord r;
-    r.file = "__transaction_state-0/00000000000000000000.log";
-    r.offset = offset;
-    r.producer_id = kTxnPid;
-    r.producer_epoch = epoch;
-    r.state = st;
-    r.partitions = std::move(parts);
-    r.client_transaction_version = tv;
-    h.records.push_back(r);
-  };
-  rec(0, 0, "Ongoing", {"foo-0"});
-  rec(1, 1, state, {"foo-0"});
-  rec(2, 1, std::string(state) == "PrepareCommit" ? "CompleteCommit" : "CompleteAbort", {});
-  return log;
-}
+CoordinatorLog Decided(const char* state, int8_t tv) { return test::OneDecision(kTxnPid, 0, state, tv); }
 
 const AuditFinding* Of(const AuditReport& r, const std::string& dir) {
   auto it =
