@@ -44,6 +44,7 @@ struct DiffArgs {
   int64_t producer_id_expiration_ms = 86400000;
   int64_t transaction_max_timeout_ms = 900000;
   uint64_t memory_budget_mib = 2048;
+  bool only_findings = false;  // log dirs: print only the partitions with a finding
   std::vector<std::string> paths;
   TxnLogArgs txn_log;
   MetadataLogArgs metadata;
@@ -85,6 +86,35 @@ struct PartitionDiff {
   // (JSON keeps the raw numbers).
   std::optional<DiffReport> html_report;
 };
+
+// A log-dir diff's counts: partitions compared, with a divergence, with lag only, and healthy.
+struct DiffCounts {
+  size_t compared = 0, diverged = 0, lagging = 0, healthy = 0;
+};
+
+bool HasFinding(const PartitionDiff& d) { return !d.report.findings.empty(); }
+
+DiffCounts CountPartitions(const std::vector<PartitionDiff>& diffs) {
+  DiffCounts c;
+  for (const PartitionDiff& d : diffs) {
+    ++c.compared;
+    const bool diverged = std::any_of(d.report.findings.begin(), d.report.findings.end(),
+                                      [](const Finding& f) { return IsDivergence(f.kind); });
+    if (diverged) {
+      ++c.diverged;
+    } else if (HasFinding(d)) {
+      ++c.lagging;
+    } else {
+      ++c.healthy;
+    }
+  }
+  return c;
+}
+
+std::string CountsText(const DiffCounts& c) {
+  return fmt::format("{} partitions compared: {} diverged, {} with lag or missing ranges only, {} healthy\n", c.compared,
+                     c.diverged, c.lagging, c.healthy);
+}
 
 nlohmann::json BytesJson(const std::optional<std::string>& b, BytesFormat format) {
   if (!b) return nullptr;
@@ -493,13 +523,19 @@ int Run(const DiffArgs& args) {
       j["logDirs"] = args.paths;
       j["partitions"] = nlohmann::json::array();
       j["findings"] = nlohmann::json::array();
+      const DiffCounts counts = CountPartitions(diffs);
+      j["counts"] = {{"compared", counts.compared},
+                     {"diverged", counts.diverged},
+                     {"lagging", counts.lagging},
+                     {"healthy", counts.healthy}};
+      j["onlyFindings"] = args.only_findings;
       for (const PartitionDiff& d : diffs) {
         nlohmann::json pj = ReportJson(d, format, cluster);
         for (auto f : pj["findings"]) {
           f["partition"] = pj["partition"];
           j["findings"].push_back(f);
         }
-        j["partitions"].push_back(pj);
+        if (!args.only_findings || HasFinding(d)) j["partitions"].push_back(pj);
       }
       // Partitions that could not be read: the report carries the error object's fields too.
       if (!load_errors.empty()) {
@@ -536,14 +572,23 @@ int Run(const DiffArgs& args) {
           "that read diverged records cannot be named\n";
     }
     if (!head.empty()) out.Append(EscapeInvalidUtf8(head + "\n"));
+    bool first = true;
     for (size_t i = 0; i < diffs.size(); ++i) {
-      if (i) out.Append("\n");
+      if (args.only_findings && !HasFinding(diffs[i])) continue;
+      if (!first) out.Append("\n");
+      first = false;
       std::string text;  // paths are bytes: printed as --bytes text prints them
       {
         Output capture(&text);
         PrintText(diffs[i], format, cluster, &capture);
       }
       out.Append(EscapeInvalidUtf8(text));
+    }
+    if (resolved.any_log_dir || diffs.size() > 1) {
+      const DiffCounts counts = CountPartitions(diffs);
+      out.Append(std::string(first ? "" : "\n") + CountsText(counts));
+      if (args.only_findings && counts.healthy > 0)
+        out.Append(fmt::format("({} healthy partitions not shown: --only-findings)\n", counts.healthy));
     }
   }
   out.Flush();
@@ -571,6 +616,9 @@ Command AddDiffCommand(CLI::App* parent) {
                   "with --force, and only if klf wrote it)")
       ->type_name("FILE");
   app->add_flag("--force", args->force, "replace an existing --html FILE that a previous klf diff wrote");
+  app->add_flag("--only-findings", args->only_findings,
+                "Over log dirs: print only the partitions with a finding (JSON: `partitions` holds only those; "
+                "`counts` still counts all)");
   app->add_option("--now", args->now, "Clock for producer expiration when loading snapshots (ms)")->type_name("MS");
   app->add_option("--memory-budget", args->memory_budget_mib,
                   "Memory for the replicas' per-record state, shared by the replicas of a partition (MiB; "

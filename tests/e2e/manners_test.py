@@ -187,5 +187,35 @@ def test_log_dir_plus_partition():
         check(p.returncode == 0, f"repair --partition: exit {p.returncode} {p.stderr}")
 
 
+def test_diff_over_log_dirs_counts_and_only_findings():
+    """diff over broker log dirs ends with the counts (text and JSON, over every partition compared);
+    --only-findings leaves the partitions without a finding out of the listing, not out of the counts.
+    Expected counts come from Kafka's truth: timeline-11 diverged on broker2 (truth.json), and a log dir
+    compared with a byte copy of itself has nothing to find."""
+    t11 = os.path.join(FIX, "kafka-oracle", "random-replicas", "timeline-11")
+    with temp_dir() as tmp:
+        # Two brokers: timeline-11's foo-0 of broker1 and broker2, plus a healthy keyed partition copied to both.
+        b1, b2 = os.path.join(tmp, "b1"), os.path.join(tmp, "b2")
+        copy_fixture(os.path.join(t11, "broker1"), b1)
+        copy_fixture(os.path.join(t11, "broker2"), b2)
+        copy_fixture(KEYED0, os.path.join(b1, os.path.basename(KEYED0)))
+        copy_fixture(KEYED0, os.path.join(b2, os.path.basename(KEYED0)))
+        with open(os.path.join(t11, "truth.json")) as f:
+            diverged = 1 if json.load(f)["divergenceTruth"]["diverged"] else 0  # Kafka's word on foo-0
+        full = process(["diff", "--json", b1, b2])
+        j = json.loads(full.stdout)
+        check(diverged == 1, "timeline-11 diverged (truth.json): the test needs a diverged partition")
+        check(j["counts"] == {"compared": 2, "diverged": diverged, "lagging": 0, "healthy": 2 - diverged},
+              f"counts {j.get('counts')}")
+        check(len(j["partitions"]) == 2 and j["onlyFindings"] is False, f"partitions {len(j['partitions'])}")
+        only = json.loads(process(["diff", "--json", "--only-findings", b1, b2]).stdout)
+        check([p["partition"] for p in only["partitions"]] == ["foo-0"] and only["counts"] == j["counts"] and
+              only["findings"] == j["findings"], f"--only-findings JSON: {[p['partition'] for p in only['partitions']]}")
+        text = process(["diff", "--only-findings", b1, b2])
+        check(text.returncode == 1 and "partition foo-0" in text.stdout and "keyed-none-0" not in text.stdout and
+              "2 partitions compared: 1 diverged" in text.stdout and "1 healthy partitions not shown" in text.stdout,
+              f"--only-findings text: {text.stdout[-400:]}")
+
+
 if __name__ == "__main__":
     run_tests(globals())
