@@ -8,6 +8,7 @@
 // Exit: 1 when any finding is a divergence (missing_range alone is lag, exit 0), 3 when a replica
 // cannot be read, 2 on usage errors.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -45,6 +47,7 @@ struct DiffArgs {
   int64_t transaction_max_timeout_ms = 900000;
   uint64_t memory_budget_mib = 2048;
   bool only_findings = false;  // log dirs: print only the partitions with a finding
+  unsigned jobs = 0;           // partitions loaded and diffed at once (0: one per core)
   std::vector<std::string> paths;
   TxnLogArgs txn_log;
   MetadataLogArgs metadata;
@@ -452,22 +455,23 @@ int Run(const DiffArgs& args) {
   }
   options.producer_id_expiration_ms = producer_id_expiration_ms;
 
-  std::vector<PartitionDiff> diffs;
-  std::vector<std::string> load_errors;
-  int exit_code = kExitOk;
-  for (auto& [name, dirs] : resolved.partitions) {
-    PartitionDiff d;
+  // Partitions are loaded and diffed on `jobs` workers, each into its own slot, and reported in name
+  // order whatever the order they finish in. The memory budget is shared by the partitions in flight.
+  const size_t total = resolved.partitions.size();
+  unsigned jobs = args.jobs != 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = unsigned(std::clamp<size_t>(jobs, 1, std::max<size_t>(total, 1)));
+  std::vector<PartitionDiff> slots(total);
+  std::vector<std::string> slot_errors(total);
+  std::vector<char> loaded(total, 0);
+  auto diff_one = [&](size_t i) {
+    const auto& [name, dirs] = resolved.partitions[i];
+    PartitionDiff& d = slots[i];
     d.name = name;
-    std::string error;
+    ReplicaOptions ro = options;
     // Each replica's share of the budget for its per-record state (64 + 32 bytes per record).
-    options.max_state_bytes = (args.memory_budget_mib << 20) / std::max<size_t>(dirs.size(), 1);
+    ro.max_state_bytes = (args.memory_budget_mib << 20) / jobs / std::max<size_t>(dirs.size(), 1);
     // The first replica is the others' reference: batches they hold byte for byte are not digested again.
-    if (!LoadReplicas(dirs, options, &d.replicas, &error)) {
-      PrintError("diff", error);
-      load_errors.push_back(error);
-      exit_code = kExitUnreadable;
-      continue;
-    }
+    if (!LoadReplicas(dirs, ro, &d.replicas, &slot_errors[i])) return;
     // Labels must tell replicas apart (two log dirs named alike): fall back to paths.
     std::set<std::string> labels;
     for (const ReplicaState& r : d.replicas) labels.insert(r.label);
@@ -483,6 +487,28 @@ int Run(const DiffArgs& args) {
       diff_options.wall_clock_times = true;
       d.html_report = DiffReplicas(d.replicas, diff_options);
     }
+    loaded[i] = 1;
+  };
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < total; i = next++) diff_one(i);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+
+  std::vector<PartitionDiff> diffs;
+  std::vector<std::string> load_errors;
+  int exit_code = kExitOk;
+  for (size_t i = 0; i < total; ++i) {
+    if (!loaded[i]) {
+      PrintError("diff", slot_errors[i]);
+      load_errors.push_back(slot_errors[i]);
+      exit_code = kExitUnreadable;
+      continue;
+    }
+    PartitionDiff& d = slots[i];
     if (d.report.HasDivergence()) exit_code = WorseExit(exit_code, kExitProblems);
     // A damaged segment is corruption (cli.md: exit 1), even though its offsets are only "missing".
     for (const ReplicaState& r : d.replicas) {
@@ -616,12 +642,15 @@ Command AddDiffCommand(CLI::App* parent) {
                   "with --force, and only if klf wrote it)")
       ->type_name("FILE");
   app->add_flag("--force", args->force, "replace an existing --html FILE that a previous klf diff wrote");
+  app->add_option("--jobs", args->jobs, "Partitions loaded and diffed at once (default: one per core)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
   app->add_flag("--only-findings", args->only_findings,
                 "Over log dirs: print only the partitions with a finding (JSON: `partitions` holds only those; "
                 "`counts` still counts all)");
   app->add_option("--now", args->now, "Clock for producer expiration when loading snapshots (ms)")->type_name("MS");
   app->add_option("--memory-budget", args->memory_budget_mib,
-                  "Memory for the replicas' per-record state, shared by the replicas of a partition (MiB; "
+                  "Memory for the replicas' per-record state, shared by the replicas of the partitions diffed at once (MiB; "
                   "about 100 bytes per record; a partition that needs more is reported, exit 3)")
       ->type_name("MIB")
       ->capture_default_str();
