@@ -115,8 +115,8 @@ DiffCounts CountPartitions(const std::vector<PartitionDiff>& diffs) {
 }
 
 std::string CountsText(const DiffCounts& c) {
-  return fmt::format("{} partitions compared: {} diverged, {} with lag or missing ranges only, {} healthy\n", c.compared,
-                     c.diverged, c.lagging, c.healthy);
+  return fmt::format("{} partitions compared: {} diverged, {} with lag or missing ranges only, {} healthy\n",
+                     c.compared, c.diverged, c.lagging, c.healthy);
 }
 
 nlohmann::json BytesJson(const std::optional<std::string>& b, BytesFormat format) {
@@ -649,9 +649,10 @@ Command AddDiffCommand(CLI::App* parent) {
                 "Over log dirs: print only the partitions with a finding (JSON: `partitions` holds only those; "
                 "`counts` still counts all)");
   app->add_option("--now", args->now, "Clock for producer expiration when loading snapshots (ms)")->type_name("MS");
-  app->add_option("--memory-budget", args->memory_budget_mib,
-                  "Memory for the replicas' per-record state, shared by the replicas of the partitions diffed at once (MiB; "
-                  "about 100 bytes per record; a partition that needs more is reported, exit 3)")
+  app->add_option(
+         "--memory-budget", args->memory_budget_mib,
+         "Memory for the replicas' per-record state, shared by the replicas of the partitions diffed at once (MiB; "
+         "about 100 bytes per record; a partition that needs more is reported, exit 3)")
       ->type_name("MIB")
       ->capture_default_str();
   app->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms,
