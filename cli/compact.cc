@@ -126,11 +126,13 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
     BytesFormat bf = a.common.bytes_format();
     for (const auto& b : p.explain) {
       nlohmann::json records = nlohmann::json::array();
-      for (const auto& r : b.records)
+      for (const auto& r : b.records) {
         records.push_back({{"offset", r.offset},
                            {"key", r.key ? nlohmann::json(FormatBytes(AsBytes(*r.key), bf)) : nullptr},
                            {"tombstone", r.tombstone},
                            {"decision", RecordDecisionName(r.decision)}});
+        if (r.control) records.back()["control"] = ControlTypeName(*r.control);  // added: the marker's type
+      }
       ex.push_back({{"file", b.file},
                     {"position", b.position},
                     {"baseOffset", b.base_offset},
@@ -201,6 +203,11 @@ void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size
       if (b.delete_horizon_ms) std::printf(" deleteHorizonMs=%s", WithWallClock(*b.delete_horizon_ms).c_str());
       std::printf("\n");
       for (const auto& r : b.records) {
+        if (r.control) {  // a marker: its type, not its key's bytes
+          std::printf("  record offset=%lld %s marker %s\n", (long long)r.offset, ControlTypeName(*r.control),
+                      RecordDecisionName(r.decision));
+          continue;
+        }
         std::printf("  record offset=%lld key=%s%s %s\n", (long long)r.offset,
                     r.key ? FormatBytes(AsBytes(*r.key), bf).c_str() : "null", r.tombstone ? " (tombstone)" : "",
                     RecordDecisionName(r.decision));

@@ -487,8 +487,11 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
             stats.tombstones_removed++;
         }
         if (explain_) {
-          RecordExplain re{r.offset, rd, !r.value.has_value(), std::nullopt};
+          RecordExplain re{r.offset, rd, !r.value.has_value(), std::nullopt, std::nullopt};
           if (r.key) re.key = std::string(AsStringView(*r.key));
+          ControlRecord c;
+          std::string why;
+          if (h.is_control && ParseControlRecord(r, &c, &why)) re.control = c.type;
           ex.records.push_back(std::move(re));
         }
       }

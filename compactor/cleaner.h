@@ -67,7 +67,8 @@ struct RecordExplain {
   int64_t offset = 0;
   RecordDecision decision = RecordDecision::kKept;
   bool tombstone = false;
-  std::optional<std::string> key;  // copied (explain mode only); nullopt = null key
+  std::optional<std::string> key;      // copied (explain mode only); nullopt = null key
+  std::optional<ControlType> control;  // a control record's type (COMMIT, ABORT, ...)
 };
 
 // What --explain prints for one source batch.

@@ -184,4 +184,23 @@ with tempfile.TemporaryDirectory(prefix="klf-compact-tv2-") as tmp:
                 fail("tv2-txn %s: %s differs from Kafka's" % (rnd["state"], name))
         state = rnd["state"]
 
+# --explain names a marker by its type (COMMIT / ABORT), as Kafka's dump does, not by its key's bytes.
+import re  # noqa: E402
+
+BTXN = os.path.join(FIXTURES, "kafka-oracle", "b-txn")
+markers = {}
+with open(os.path.join(BTXN, "txn-0.dump.txt")) as f:
+    for line in f:
+        m = re.search(r"record offset=(\d+) .*controlType=(COMMIT|ABORT)", line)
+        if m:
+            markers[int(m.group(1))] = m.group(2)
+with tempfile.TemporaryDirectory(prefix="klf-compact-explain-") as tmp:
+    src = os.path.join(tmp, "txn-0")
+    shutil.copytree(os.path.join(BTXN, "txn-0"), src)
+    r = run(["compact", src, "--out", os.path.join(tmp, "out"), "--now", "1700000600000", "--config",
+             "segment.bytes=500", "--config", "cleanup.policy=compact", "--explain"])
+    shown = {int(m.group(1)): m.group(2) for m in re.finditer(r"record offset=(\d+) (COMMIT|ABORT) marker", r.stdout)}
+    if not markers or shown != markers:
+        fail("--explain markers %r, Kafka's dump %r" % (shown, markers))
+
 finish()
