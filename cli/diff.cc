@@ -27,6 +27,7 @@
 #include "cli/metadata_log.h"
 #include "cli/output.h"
 #include "cli/partition_paths.h"
+#include "cli/progress.h"
 #include "cli/txn_log.h"
 #include "diff/diff.h"
 #include "segment_reader/checkpoints.h"
@@ -489,14 +490,20 @@ int Run(const DiffArgs& args) {
     }
     loaded[i] = 1;
   };
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < total; i = next++) diff_one(i);
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
+  {  // the progress line is erased before anything else is printed
+    std::atomic<size_t> next{0};
+    CountProgress progress("klf diff", total);
+    auto worker = [&] {
+      for (size_t i = next++; i < total; i = next++) {
+        diff_one(i);
+        progress.Done(resolved.partitions[i].name);
+      }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
+    worker();
+    for (std::thread& t : pool) t.join();
+  }
 
   std::vector<PartitionDiff> diffs;
   std::vector<std::string> load_errors;

@@ -42,4 +42,25 @@ void Progress::Show(uint64_t done, const std::string& current) {
   std::fflush(stderr);
 }
 
+CountProgress::CountProgress(std::string label, size_t total)
+    : label_(std::move(label)), total_(total), enabled_(isatty(2) == 1 && isatty(1) == 0) {
+  start_ = last_ = std::chrono::steady_clock::now();
+}
+
+CountProgress::~CountProgress() {
+  if (shown_) std::fputs("\r\033[K", stderr);
+}
+
+void CountProgress::Done(const std::string& current) {
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++done_;
+  auto now = std::chrono::steady_clock::now();
+  if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(250)) return;
+  last_ = now;
+  shown_ = true;
+  std::fprintf(stderr, "\r\033[K%s: %zu of %zu partitions (%s)", label_.c_str(), done_, total_, current.c_str());
+  std::fflush(stderr);
+}
+
 }  // namespace klf::cli

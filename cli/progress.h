@@ -6,7 +6,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace klf::cli {
@@ -33,6 +35,23 @@ class Progress {
   bool shown_ = false;
   uint64_t calls_ = 0;
   std::chrono::steady_clock::time_point start_, last_;
+};
+
+// Progress counted in items (partitions) rather than bytes, for commands that work a partition at a
+// time on several threads: Done() may be called from any thread. Same rules as Progress: stderr a
+// terminal and stdout not, nothing in the first second, at most four lines a second, erased at the end.
+class CountProgress {
+ public:
+  CountProgress(std::string label, size_t total);
+  ~CountProgress();
+  void Done(const std::string& current);  // one more item finished; `current` names it
+
+ private:
+  std::string label_;
+  size_t total_ = 0, done_ = 0;
+  bool enabled_ = false, shown_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+  std::mutex mu_;
 };
 
 }  // namespace klf::cli
