@@ -483,6 +483,7 @@ int Run(const DiffArgs& args) {
     diff_options.transaction_max_timeout_ms = transaction_max_timeout_ms;
     diff_options.coordinator = txn_log.get();
     diff_options.wall_clock_times = !json;
+    diff_options.bytes = format;  // keys and values in the sentences follow --bytes
     d.report = DiffReplicas(d.replicas, diff_options);
     if (json && !args.html.empty()) {
       diff_options.wall_clock_times = true;

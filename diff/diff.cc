@@ -20,9 +20,10 @@
 namespace klf {
 namespace {
 
-std::string Text(const std::optional<std::string>& b) {
+// A key or value in a sentence, as --bytes prints it.
+std::string Text(const std::optional<std::string>& b, BytesFormat format) {
   if (!b) return "null";
-  return FormatBytes(AsBytes(*b), BytesFormat::kText);
+  return FormatBytes(AsBytes(*b), format);
 }
 
 std::string Names(const std::vector<ReplicaState>& rs, const std::vector<size_t>& idx) {
@@ -191,7 +192,8 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
     auto named = [&](const std::vector<int64_t>& offsets) {
       std::string s = OffsetList(offsets);
       if (auto rb = offsets.empty() ? std::nullopt : ReadRecordBytes(A, offsets.front())) {
-        s += fmt::format(" ({}={}{})", Text(rb->key), Text(rb->value), offsets.size() > 1 ? ", ..." : "");
+        s += fmt::format(" ({}={}{})", Text(rb->key, options.bytes), Text(rb->value, options.bytes),
+                         offsets.size() > 1 ? ", ..." : "");
       }
       return s;
     };
@@ -387,8 +389,8 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
     }
     std::string other;
     if (auto hb = ReadRecordBytes(rs[d.healthy.front()], d.first)) {
-      other =
-          fmt::format(" ({} has key {} value {} there)", rs[d.healthy.front()].label, Text(hb->key), Text(hb->value));
+      other = fmt::format(" ({} has key {} value {} there)", rs[d.healthy.front()].label, Text(hb->key, options.bytes),
+                          Text(hb->value, options.bytes));
     }
     f.evidence = fmt::format(
         "offsets {} hold different records on {} than on {}{}: the logs diverged (truncation or an "
@@ -497,7 +499,7 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
       f.key = rb->key;
       f.value = rb->value;
     }
-    std::string kv = fmt::format("{}={}", Text(f.key), Text(f.value));
+    std::string kv = fmt::format("{}={}", Text(f.key, options.bytes), Text(f.value, options.bytes));
     std::string gap;
     if (const OffsetGap* g = A.GapAtOrAfter(JavaAdd(acc.offset, 1))) {
       bool above = !A.cleaner_checkpoint || g->from >= *A.cleaner_checkpoint;
@@ -522,20 +524,21 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
       f.impact = fmt::format(
           "the deleted key {} comes back for consumers of {} (value {}), and {}'s cleaner will keep it "
           "for good",
-          Text(f.key), A.label, Text(f.value), A.label);
+          Text(f.key, options.bytes), A.label, Text(f.value, options.bytes), A.label);
     } else if (acc.resurrected) {
       f.value.reset();
       f.evidence = fmt::format(
           "{} holds the tombstone of key {} at offset {} as its latest record; {} hold a newer value "
           "for the key at offset {}, which {} lacks{}",
-          A.label, Text(f.key), acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap);
-      f.impact = fmt::format("consumers of {} see key {} deleted although it was written again", A.label, Text(f.key));
+          A.label, Text(f.key, options.bytes), acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap);
+      f.impact = fmt::format("consumers of {} see key {} deleted although it was written again", A.label,
+                             Text(f.key, options.bytes));
     } else {
       f.evidence = fmt::format(
           "{} holds {} at offset {} as its latest value; {} hold a newer value for the key at offset "
           "{}, which {} lacks{}",
           A.label, kv, acc.offset, Names(rs, f.healthy), acc.proof, A.label, gap);
-      f.impact = fmt::format("consumers of {} see a stale value for key {}", A.label, Text(f.key));
+      f.impact = fmt::format("consumers of {} see a stale value for key {}", A.label, Text(f.key, options.bytes));
     }
     report.findings.push_back(f);
   }

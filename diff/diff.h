@@ -74,6 +74,8 @@ struct DiffOptions {
   // Times in the sentences (explanation, evidence, facts) as text and HTML print them: the number with its
   // ISO-8601 UTC time (WithWallClock). Off for JSON, whose sentences keep the raw numbers.
   bool wall_clock_times = false;
+  // How keys and values read in the sentences (evidence, impact): --bytes.
+  BytesFormat bytes = BytesFormat::kText;
 };
 
 struct DiffReport {

@@ -52,6 +52,9 @@ if j["findings"]:
 
 rc, out, err = klf("--json", "--bytes", "hex", *a2c)
 check(json.loads(out)["findings"][0]["key"] == b"poison".hex(), "--bytes hex key")
+# Evidence sentences follow --bytes too: the poison record's key and value as hex, not as text.
+ev = json.loads(out)["findings"][0]["evidence"]
+check(f"{b'poison'.hex()}={b'SHOULD_NOT_SEE_THIS'.hex()}" in ev and "poison=" not in ev, f"--bytes hex evidence: {ev}")
 rc, out, err = klf(*a2c)
 check(rc == 1 and "LOST_ABORT" in out and "broker2" in out and "poison=SHOULD_NOT_SEE_THIS" in out,
       f"text output names the lost abort: {out}")
