@@ -375,26 +375,7 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
 }
 
 std::vector<std::string> FindClusterMetadataDirs(const std::vector<std::string>& paths) {
-  std::set<std::string> found;
-  std::error_code ec;
-  auto is_metadata = [](const std::string& name) {
-    std::optional<TopicPartition> tp = ParsePartitionDirName(name);
-    return tp && tp->topic == "__cluster_metadata";
-  };
-  for (const std::string& path : paths) {
-    std::filesystem::path p = std::filesystem::path(path).lexically_normal();
-    if (p.filename().empty()) p = p.parent_path();
-    if (is_metadata(p.filename().string())) {
-      if (std::filesystem::is_directory(path, ec)) found.insert(path);
-      continue;
-    }
-    if (!std::filesystem::is_directory(path, ec)) continue;
-    std::filesystem::directory_iterator it(path, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-      if (is_metadata(it->path().filename().string()) && it->is_directory(ec)) found.insert(it->path().string());
-    }
-  }
-  return {found.begin(), found.end()};
+  return FindTopicPartitionDirs(paths, "__cluster_metadata");
 }
 
 std::string IsoUtc(int64_t epoch_ms) {

@@ -200,24 +200,7 @@ bool LoadCommittedOffsets(const std::vector<std::string>& dirs, CommittedOffsets
 }
 
 std::vector<std::string> FindConsumerOffsetsDirs(const std::vector<std::string>& paths) {
-  std::set<std::string> found;
-  std::error_code ec;
-  auto is_offsets = [](const std::string& name) {
-    std::optional<TopicPartition> tp = ParsePartitionDirName(name);
-    return tp && tp->topic == "__consumer_offsets";
-  };
-  for (const std::string& path : paths) {
-    if (is_offsets(PartitionName(path))) {
-      if (std::filesystem::is_directory(path, ec)) found.insert(path);
-      continue;
-    }
-    if (!std::filesystem::is_directory(path, ec)) continue;
-    std::filesystem::directory_iterator it(path, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-      if (is_offsets(it->path().filename().string()) && it->is_directory(ec)) found.insert(it->path().string());
-    }
-  }
-  return {found.begin(), found.end()};
+  return FindTopicPartitionDirs(paths, "__consumer_offsets");
 }
 
 }  // namespace klf

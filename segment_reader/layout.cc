@@ -698,6 +698,29 @@ std::shared_ptr<const ParsedCheckpointFile> ParseCheckpointCached(const std::str
 
 }  // namespace
 
+std::vector<std::string> FindTopicPartitionDirs(const std::vector<std::string>& paths, std::string_view topic) {
+  auto is_topic = [&](const std::string& name) {
+    std::optional<TopicPartition> tp = ParsePartitionDirName(name);
+    return tp && tp->topic == topic;
+  };
+  std::set<std::string> found;
+  std::error_code ec;
+  for (const std::string& path : paths) {
+    fs::path p = fs::path(path).lexically_normal();
+    if (p.filename().empty()) p = p.parent_path();
+    if (is_topic(p.filename().string())) {
+      if (fs::is_directory(path, ec)) found.insert(path);
+      continue;
+    }
+    if (!fs::is_directory(path, ec)) continue;
+    fs::directory_iterator it(path, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      if (is_topic(it->path().filename().string()) && it->is_directory(ec)) found.insert(it->path().string());
+    }
+  }
+  return {found.begin(), found.end()};
+}
+
 PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path, const TopicPartition& tp,
                                            ProblemSink* sink) {
   PartitionCheckpoints out;

@@ -176,6 +176,11 @@ struct PartitionCheckpoints {
 // Reads the parent directory's checkpoint files and picks `tp`'s values. Files that are absent leave
 // the values unset; files that do not parse are reported; files that cannot be read are reported and
 // listed in `unreadable`.
+// The partition directories of `topic` among `paths` (an internal topic's: `__transaction_state`,
+// `__cluster_metadata`, `__consumer_offsets`): each PATH that is one, and those each PATH holds when it
+// is a log directory. Sorted, each once; nothing is opened.
+std::vector<std::string> FindTopicPartitionDirs(const std::vector<std::string>& paths, std::string_view topic);
+
 PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path, const TopicPartition& tp,
                                            ProblemSink* sink);
 

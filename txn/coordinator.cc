@@ -162,21 +162,7 @@ bool LoadCoordinatorLog(const std::vector<std::string>& dirs, CoordinatorLog* ou
 }
 
 std::vector<std::string> FindTransactionStateDirs(const std::vector<std::string>& paths) {
-  std::set<std::string> found;
-  std::error_code ec;
-  for (const std::string& path : paths) {
-    if (IsTransactionStateDirName(PartitionName(path))) {
-      found.insert(path);
-      continue;
-    }
-    if (!std::filesystem::is_directory(path, ec)) continue;
-    std::filesystem::directory_iterator it(path, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-      std::string name = it->path().filename().string();
-      if (IsTransactionStateDirName(name) && it->is_directory(ec)) found.insert(it->path().string());
-    }
-  }
-  return {found.begin(), found.end()};
+  return FindTopicPartitionDirs(paths, "__transaction_state");
 }
 
 bool IsTransactionStateDirName(const std::string& name) {
