@@ -77,6 +77,18 @@ if has lso; then
   "$KLF" lso hanging/broker3/foo-0 || true
 fi
 
+if has txn; then
+  say "" ""
+  rule
+  say "Kafka 4.x (transaction version 2): fixtures/tv2-committed-to-aborted.json also writes the" \
+      "coordinator's __transaction_state-0 on every broker. Its decisions, held against every copy's" \
+      "markers, name the COMMIT broker 3 lost, for certain:"
+  rule
+  "$KLF" simulate "$TIMELINES/tv2-committed-to-aborted.json" --out tv2 > /dev/null || true
+  say "" "\$ klf txn audit tv2/broker1 tv2/broker2 tv2/broker3"
+  "$KLF" txn audit tv2/broker1 tv2/broker2 tv2/broker3 || true
+fi
+
 say ""
 rule
 say "Other timelines: fixtures/lost-tombstone.json, committed-to-aborted.json, hanging-transaction.json" \
@@ -89,6 +101,7 @@ if [ "${KEEP:-0}" = 1 ]; then
       "  $KLF diff --html report.html incident/broker1 incident/broker2 incident/broker3" \
       "  $KLF repair --dry-run --target incident/broker2/foo-0 --replica incident/broker1/foo-0 --replica incident/broker3/foo-0" \
       "  $KLF lso hanging/broker3/foo-0" \
+      "  $KLF repair --dry-run --target tv2/broker3/foo-0 --replica tv2/broker1/foo-0 --replica tv2/broker2/foo-0" \
       "  $KLF consume --isolation read_committed incident/broker2/foo-0 | grep poison"
 else
   say "The output was written to $WORK and is deleted on exit (make demo KEEP=1 keeps it)."
