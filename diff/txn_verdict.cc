@@ -328,8 +328,10 @@ CoordinatorOutcome OutcomeFromCoordinator(const CoordinatorLog& log, int64_t pid
         "{} for producer {}'s transaction at epoch {} on {}: {}",
         v.transactional_id, where, CoordinatorVerdictName(v.verdict), pid, epoch, topic_partition, v.why);
   }
-  if (decided && v.certain)
+  if (decided && v.certain) {
     c.outcome = v.verdict == CoordinatorVerdict::kCommitted ? TxnOutcome::kCommit : TxnOutcome::kAbort;
+    if (at != nullptr) c.marker_epoch = at->producer_epoch;
+  }
   return c;
 }
 
@@ -356,6 +358,7 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
     if (ri < 0) continue;
     const RecordDigest& d = A.records[ri];
     std::vector<std::pair<size_t, std::pair<TxnOutcome, TxnFact>>> found;
+    std::optional<int16_t> coordinator_marker_epoch;  // the coordinator's decision for this record
     for (size_t b = 0; b < rs.size(); ++b) {
       if (b == a) continue;
       const ReplicaState& B = rs[b];
@@ -426,6 +429,7 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
                  .first;
       if (it->second.outcome) {
         found.push_back({kCoordinatorWitness, {*it->second.outcome, it->second.fact}});
+        coordinator_marker_epoch = it->second.marker_epoch;
       } else if (facts_shown.insert(d.producer_epoch).second) {
         p.coordinator_facts.push_back(it->second.fact);
       }
@@ -444,6 +448,7 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
     for (auto& [b, x] : found) {
       if (b == kCoordinatorWitness) {
         p.coordinator_proves = true;
+        if (!p.coordinator_marker_epoch) p.coordinator_marker_epoch = coordinator_marker_epoch;
       } else {
         p.witnesses.insert(b);
       }

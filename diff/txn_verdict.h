@@ -113,6 +113,9 @@ MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t affected, int3
 struct CoordinatorOutcome {
   std::optional<TxnOutcome> outcome;
   TxnFact fact;  // what the records say, certain or not (replica kCoordinatorWitness)
+  // With `outcome`: the epoch of the decision (its PrepareCommit/PrepareAbort), which is the epoch of
+  // the markers the coordinator wrote for it.
+  std::optional<int16_t> marker_epoch;
 };
 CoordinatorOutcome OutcomeFromCoordinator(const CoordinatorLog& log, int64_t pid, int16_t epoch,
                                           const std::string& topic_partition);
@@ -123,9 +126,10 @@ struct OutcomeProof {
   std::vector<int64_t> unproven;                       // records no replica decides
   std::vector<std::pair<int64_t, TxnOutcome>> proven;  // records some replica decides, with the first outcome proven
   std::vector<TxnFact> facts;
-  std::set<size_t> witnesses;              // replicas (never kCoordinatorWitness)
-  bool coordinator_proves = false;         // the coordinator's records prove some record's outcome
-  std::vector<TxnFact> coordinator_facts;  // what they say where they prove nothing (one per epoch)
+  std::set<size_t> witnesses;                       // replicas (never kCoordinatorWitness)
+  bool coordinator_proves = false;                  // the coordinator's records prove some record's outcome
+  std::optional<int16_t> coordinator_marker_epoch;  // then: the epoch of the markers it wrote
+  std::vector<TxnFact> coordinator_facts;           // what they say where they prove nothing (one per epoch)
 };
 // Rule "outcome": what the replicas other than `affected` prove about the records (offsets on `affected`)
 // of producer `pid`, and, when `coordinator` is given, rule "coordinator" for the records no replica

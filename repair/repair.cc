@@ -10,7 +10,9 @@
 //
 //  2. Plan one edit per finding, in offset order:
 //     a. lost ABORT, lost COMMIT, hanging transaction -> an end-transaction marker of the transaction's
-//        producer id and epoch (the epoch of its data, so ProducerAppendInfo does not fence it) with the
+//        producer id and epoch (the epoch of its data, so ProducerAppendInfo does not fence it; the
+//        decision's epoch when the coordinator's transaction-version-2 record proved the outcome, as Kafka
+//        writes it; an emptied marker's own header epoch when that remnant becomes the marker) with the
 //        coordinator epoch of the producer's next marker (else its previous one, else 0: Kafka fences a
 //        marker whose coordinator epoch is below the producer's current one). Type: only an outcome the
 //        files prove (ProveMarker, "What proves an outcome" below), never diff's kind on its word alone and
@@ -184,7 +186,8 @@ bool HeldByHealthy(const std::vector<ReplicaState>& rs, int64_t o) {
 // been there, splitting them into two transactions).
 struct MarkerProof {
   std::optional<ControlType> type;
-  std::string why;             // the proof, or why there is none
+  std::optional<int16_t> coordinator_marker_epoch;  // the epoch the coordinator wrote its markers at
+  std::string why;                                  // the proof, or why there is none
   std::set<ControlType> seen;  // outcomes single records are proven to have (even when they do not decide all)
 };
 
@@ -198,6 +201,7 @@ MarkerProof ProveMarker(const std::vector<ReplicaState>& rs, int64_t pid, const 
   std::string coordinator_says;
   for (const TxnFact& c : d.coordinator_facts) coordinator_says += "; " + c.fact;
   for (TxnOutcome o : d.seen) p.seen.insert(MarkerOf(o));
+  p.coordinator_marker_epoch = d.coordinator_marker_epoch;
   if (d.seen.size() > 1) {
     p.why =
         "the evidence conflicts (some of these records are proven committed, others aborted: they may belong to "
@@ -318,6 +322,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
   int64_t after = -1, before = T.log_end_offset;
   int16_t epoch = t.producer_epoch;
   std::optional<int64_t> empty_remnant;
+  int16_t remnant_epoch = -1;  // the emptied marker's header keeps the marker's producer epoch
   for (const BatchSpan& b : T.batches) {
     if (b.producer_id != pid) continue;
     if (b.base_offset < split) {
@@ -329,6 +334,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
     }
     if (b.control && b.records == 0 && !empty_remnant) {
       empty_remnant = b.base_offset;
+      remnant_epoch = b.producer_epoch;
       continue;
     }
     before = b.base_offset;
@@ -432,7 +438,11 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
   }
   if (preferred && preferred_type != type) preferred.reset();  // that marker closes a later transaction
   a.marker_type = *type;
-  a.producer_epoch = epoch;
+  // The data's epoch, so ProducerAppendInfo cannot fence the marker; when the coordinator's transaction-
+  // version-2 decision proved the outcome, the epoch it wrote its markers at (data epoch + 1, as Kafka).
+  a.producer_epoch = proof.coordinator_marker_epoch && *proof.coordinator_marker_epoch >= epoch && !assumed
+                         ? *proof.coordinator_marker_epoch
+                         : epoch;
   a.window_after = after;
   a.window_before = before;
 
@@ -444,6 +454,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
   } else if (empty_remnant) {
     chosen = empty_remnant;
     a.replaces_empty_batch = true;
+    if (remnant_epoch >= epoch) a.producer_epoch = remnant_epoch;  // Kafka's own header value
     why = fmt::format(
         "the target holds producer {}'s emptied control batch at offset {} (the remnant the cleaner "
         "left of this marker); it becomes the full marker",

@@ -198,6 +198,32 @@ TEST(Repair, HangingTransactionWithEmptyRemnantIsLeftUnlessAssumed) {
   EXPECT_FALSE(ExplainLso(fixed, {}, {}).pinned());
 }
 
+// Where no replica holds the marker's remnant, the marker is written at the epoch the coordinator wrote
+// its markers at: under transaction version 2 the decision's, one above the data's (as Kafka writes it).
+TEST(Repair, CoordinatorsDecisionGivesTheMarkersEpoch) {
+  TempDir tmp("repair-test");
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "k", "v").Put(12, "a", "1").Put(14, "k", "w").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(11, "b", "1").Put(12, "a", "1").Put(14, "k", "w").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(11, "b", "1").Put(12, "a", "1").Put(14, "k", "w").Write();
+  CoordinatorLog tv2 = OneDecision(kTxnPid, 0, "PrepareAbort", 2);
+  RepairOptions options;
+  options.coordinator = &tv2;
+  RepairPlan plan;
+  std::string error;
+  ASSERT_TRUE(PlanRepair({h1, h2}, t, options, &plan, &error)) << error;
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kInsertMarker);
+  EXPECT_EQ(plan.actions[0].certainty, Certainty::kCertain);
+  EXPECT_EQ(plan.actions[0].marker_type, ControlType::kAbort);
+  EXPECT_EQ(plan.actions[0].offset, 13);
+  EXPECT_EQ(plan.actions[0].producer_epoch, 1);
+  RepairResult result;
+  ASSERT_TRUE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/out", options, &result, &error)) << error;
+  ReplicaState fixed = Load(result.out_partition_dir);
+  EXPECT_TRUE(fixed.open_txns.empty());
+  EXPECT_FALSE(fixed.records[fixed.FindRecord(10)].read_committed);
+}
+
 // The same hanging transaction as above, whose outcome no replica proves: the coordinator's
 // transaction-version-2 decision does (--txn-log), so repair writes that marker as a certain step. A
 // version-1 record of the same transaction decides nothing (its epoch does not tie the decision to
