@@ -21,6 +21,7 @@
 #include "partition/coordination.h"
 #include "partition/loaded_log.h"
 #include "segment_reader/checkpoints.h"
+#include "segment_reader/layout.h"
 #include "segment_reader/problem.h"
 #include "segment_writer/output_guard.h"
 
@@ -53,9 +54,7 @@ std::vector<std::string> ExplicitKeys(const std::vector<std::string>& configs) {
 }
 
 std::optional<std::string> TopicOf(const std::string& partition_dir) {
-  std::filesystem::path p = std::filesystem::path(partition_dir).lexically_normal();
-  if (p.filename().empty()) p = p.parent_path();
-  std::optional<TopicPartition> tp = ParsePartitionDirName(p.filename().string());
+  std::optional<TopicPartition> tp = ParsePartitionDirName(PartitionDirBaseName(partition_dir));
   if (!tp) return std::nullopt;
   return tp->topic;
 }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/output.h"
+#include "cli/partition_paths.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/file.h"
 
@@ -31,21 +32,6 @@ void AddOffsetsLogOptions(CLI::App* sub, MetadataLogArgs* args) {
       ->type_name("DIR")
       ->allow_extra_args(false);  // one DIR per --offsets-log: the PATHs that follow are not taken
   sub->add_flag("--no-offsets-log", args->no_offsets, "do not read __consumer_offsets");
-}
-
-std::vector<std::string> CandidateLogDirs(const std::vector<std::string>& paths) {
-  std::vector<std::string> where;
-  std::set<std::string> seen;
-  for (const std::string& p : paths) {
-    fs::path path = fs::path(p).lexically_normal();
-    if (path.filename().empty()) path = path.parent_path();
-    // Both: a log dir's name may parse as a partition's ("kafka-logs-1").
-    for (fs::path c : {path, path.parent_path()}) {
-      if (c.empty()) c = ".";
-      if (seen.insert(c.string()).second) where.push_back(c.string());
-    }
-  }
-  return where;
 }
 
 bool LoadMetadataLog(const MetadataLogArgs& args, const std::vector<std::string>& paths, MetadataLog* out,

@@ -55,9 +55,6 @@ struct OffsetsLog {
 bool LoadOffsetsLog(const MetadataLogArgs& args, const std::vector<std::string>& paths, OffsetsLog* out,
                     std::string* error);
 
-// The log dirs of PATHs: each PATH and its parent (a PATH may be a log dir, or a partition dir in one).
-std::vector<std::string> CandidateLogDirs(const std::vector<std::string>& paths);
-
 // One config the metadata log set, and whether a flag overrode it.
 struct ConfigFromMetadata {
   std::string key, value;

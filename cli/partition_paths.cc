@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -111,6 +112,21 @@ bool ResolveOnePartition(const std::vector<std::string>& paths, const std::strin
   }
   *dirs = std::move(r.partitions.front().dirs);
   return true;
+}
+
+std::vector<std::string> CandidateLogDirs(const std::vector<std::string>& paths) {
+  std::vector<std::string> where;
+  std::set<std::string> seen;
+  for (const std::string& p : paths) {
+    std::filesystem::path path = std::filesystem::path(p).lexically_normal();
+    if (path.filename().empty()) path = path.parent_path();
+    // Both: a log dir's name may parse as a partition's ("kafka-logs-1").
+    for (std::filesystem::path c : {path, path.parent_path()}) {
+      if (c.empty()) c = ".";
+      if (seen.insert(c.string()).second) where.push_back(c.string());
+    }
+  }
+  return where;
 }
 
 }  // namespace klf::cli

@@ -38,4 +38,7 @@ bool ResolvePartitionPaths(const std::vector<std::string>& paths, size_t min_cop
 bool ResolveOnePartition(const std::vector<std::string>& paths, const std::string& partition,
                          std::vector<std::string>* dirs, std::string* error, int* exit_code);
 
+// The log dirs of PATHs: each PATH and its parent (a PATH may be a log dir, or a partition dir in one).
+std::vector<std::string> CandidateLogDirs(const std::vector<std::string>& paths);
+
 }  // namespace klf::cli

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/output.h"
+#include "cli/partition_paths.h"
 
 namespace klf::cli {
 
@@ -24,19 +25,7 @@ bool LoadTxnLog(const TxnLogArgs& args, const std::vector<std::string>& replica_
   if (args.none) return true;
   const bool explicit_dirs = !args.dirs.empty();
   std::vector<std::string> where = args.dirs;
-  if (!explicit_dirs) {
-    // The replicas' log dirs: a PATH holding partition dirs, or the parent of a partition dir.
-    std::set<std::string> seen;
-    for (const std::string& p : replica_paths) {
-      fs::path path = fs::path(p).lexically_normal();
-      if (path.filename().empty()) path = path.parent_path();
-      // Both: a log dir's name may parse as a partition's ("kafka-logs-1").
-      for (fs::path c : {path, path.parent_path()}) {
-        if (c.empty()) c = ".";
-        if (seen.insert(c.string()).second) where.push_back(c.string());
-      }
-    }
-  }
+  if (!explicit_dirs) where = CandidateLogDirs(replica_paths);  // the replicas' log dirs
   std::vector<std::string> dirs = FindTransactionStateDirs(where);
   if (dirs.empty()) {
     if (explicit_dirs) {

@@ -33,12 +33,6 @@ bool SameEvent(const Event& a, const Event& b) {
   return a.kind == b.kind && a.key == b.key && a.producer_id == b.producer_id && a.value.offset == b.value.offset;
 }
 
-std::string PartitionName(const std::string& dir) {
-  std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
-  if (p.filename().empty()) p = p.parent_path();
-  return p.filename().string();
-}
-
 // One copy of a `__consumer_offsets-N` partition: its events by offset.
 bool ReadCopy(const std::string& dir, std::map<int64_t, Event>* by_offset, ProblemSink* sink, std::string* error) {
   PartitionDir pd;
@@ -154,7 +148,7 @@ bool LoadCommittedOffsets(const std::vector<std::string>& dirs, CommittedOffsets
                           std::string* error) {
   *out = CommittedOffsets();
   std::map<std::string, std::vector<std::string>> copies;
-  for (const std::string& dir : dirs) copies[PartitionName(dir)].push_back(dir);
+  for (const std::string& dir : dirs) copies[PartitionDirBaseName(dir)].push_back(dir);
   for (const auto& [name, group] : copies) {
     std::map<int64_t, Event> by_offset;
     for (const std::string& dir : group) {

@@ -698,6 +698,12 @@ std::shared_ptr<const ParsedCheckpointFile> ParseCheckpointCached(const std::str
 
 }  // namespace
 
+std::string PartitionDirBaseName(const std::string& dir) {
+  fs::path p = fs::path(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
 std::vector<std::string> FindTopicPartitionDirs(const std::vector<std::string>& paths, std::string_view topic) {
   auto is_topic = [&](const std::string& name) {
     std::optional<TopicPartition> tp = ParsePartitionDirName(name);
@@ -706,9 +712,7 @@ std::vector<std::string> FindTopicPartitionDirs(const std::vector<std::string>& 
   std::set<std::string> found;
   std::error_code ec;
   for (const std::string& path : paths) {
-    fs::path p = fs::path(path).lexically_normal();
-    if (p.filename().empty()) p = p.parent_path();
-    if (is_topic(p.filename().string())) {
+    if (is_topic(PartitionDirBaseName(path))) {
       if (fs::is_directory(path, ec)) found.insert(path);
       continue;
     }

@@ -181,6 +181,9 @@ struct PartitionCheckpoints {
 // is a log directory. Sorted, each once; nothing is opened.
 std::vector<std::string> FindTopicPartitionDirs(const std::vector<std::string>& paths, std::string_view topic);
 
+// A partition directory's name without its path, trailing slashes and "." parts ("dir/foo-0/" -> "foo-0").
+std::string PartitionDirBaseName(const std::string& dir);
+
 PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path, const TopicPartition& tp,
                                            ProblemSink* sink);
 

@@ -79,13 +79,6 @@ const char* CoordinatorVerdictName(CoordinatorVerdict v) {
 
 namespace {
 
-// The partition directory's name without the path ("__transaction_state-3").
-std::string PartitionName(const std::string& dir) {
-  std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
-  if (p.filename().empty()) p = p.parent_path();
-  return p.filename().string();
-}
-
 bool SameRecord(const CoordinatorRecord& a, const CoordinatorRecord& b) {
   return a.tombstone == b.tombstone && a.producer_id == b.producer_id && a.producer_epoch == b.producer_epoch &&
          a.state == b.state && a.partitions == b.partitions && a.last_update_ms == b.last_update_ms;
@@ -145,7 +138,7 @@ bool LoadCoordinatorLog(const std::vector<std::string>& dirs, CoordinatorLog* ou
   // Copies of one partition from several brokers are read together: a record one copy's cleaner removed
   // may survive in another, and each offset counts once.
   std::map<std::string, std::vector<std::string>> copies;
-  for (const std::string& dir : dirs) copies[PartitionName(dir)].push_back(dir);
+  for (const std::string& dir : dirs) copies[PartitionDirBaseName(dir)].push_back(dir);
   for (const auto& [name, group] : copies) {
     std::map<int64_t, std::pair<std::string, CoordinatorRecord>> by_offset;
     for (const std::string& dir : group) {
