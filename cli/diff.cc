@@ -8,7 +8,6 @@
 // Exit: 1 when any finding is a divergence (missing_range alone is lag, exit 0), 3 when a replica
 // cannot be read, 2 on usage errors.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -16,7 +15,6 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -32,6 +30,7 @@
 #include "diff/diff.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/layout.h"
+#include "segment_reader/parallel.h"
 #include "segment_writer/file_writer.h"
 #include "segment_reader/java_long.h"
 #include "segment_writer/output_guard.h"
@@ -459,8 +458,7 @@ int Run(const DiffArgs& args) {
   // Partitions are loaded and diffed on `jobs` workers, each into its own slot, and reported in name
   // order whatever the order they finish in. The memory budget is shared by the partitions in flight.
   const size_t total = resolved.partitions.size();
-  unsigned jobs = args.jobs != 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
-  jobs = unsigned(std::clamp<size_t>(jobs, 1, std::max<size_t>(total, 1)));
+  const unsigned jobs = ResolveJobs(args.jobs, total);
   std::vector<PartitionDiff> slots(total);
   std::vector<std::string> slot_errors(total);
   std::vector<char> loaded(total, 0);
@@ -492,18 +490,11 @@ int Run(const DiffArgs& args) {
     loaded[i] = 1;
   };
   {  // the progress line is erased before anything else is printed
-    std::atomic<size_t> next{0};
     CountProgress progress("klf diff", total);
-    auto worker = [&] {
-      for (size_t i = next++; i < total; i = next++) {
-        diff_one(i);
-        progress.Done(resolved.partitions[i].name);
-      }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
-    worker();
-    for (std::thread& t : pool) t.join();
+    ParallelFor(total, jobs, [&](size_t i) {
+      diff_one(i);
+      progress.Done(resolved.partitions[i].name);
+    });
   }
 
   std::vector<PartitionDiff> diffs;

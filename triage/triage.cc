@@ -1,12 +1,10 @@
 #include "triage/triage.h"
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -14,6 +12,7 @@
 #include "diff/lso.h"
 #include "diff/replica_state.h"
 #include "segment_reader/layout.h"
+#include "segment_reader/parallel.h"
 #include "segment_reader/problem.h"
 #include "verify/verify.h"
 
@@ -234,24 +233,15 @@ bool TriageCapture(const std::vector<std::string>& log_dirs, const TriageOptions
 
   // 3. Diff, LSO and lag, a partition per worker at a time.
   const size_t total = out->partitions.size();
-  unsigned jobs = options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  jobs = unsigned(std::min<size_t>(jobs, std::max<size_t>(total, 1)));
-  std::atomic<size_t> next{0};
   std::mutex progress_mu;
   size_t done = 0;
-  auto work = [&] {
-    for (size_t i = next++; i < total; i = next++) {
-      TriageOne(options, &out->partitions[i]);
-      if (options.progress) {
-        std::lock_guard<std::mutex> lock(progress_mu);
-        options.progress(++done, total);
-      }
+  ParallelFor(total, options.jobs, [&](size_t i) {
+    TriageOne(options, &out->partitions[i]);
+    if (options.progress) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      options.progress(++done, total);
     }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
+  });
 
   // 4. Rank and count.
   TriageCounts& n = out->counts;
