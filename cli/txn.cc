@@ -18,6 +18,7 @@
 #include "cli/command.h"
 #include "cli/output.h"
 #include "cli/partition_paths.h"
+#include "cli/txn_log.h"
 #include "txn/audit.h"
 #include "txn/coordinator.h"
 
@@ -29,6 +30,7 @@ struct TxnArgs {
   std::vector<std::string> paths;
   std::optional<int64_t> now;
   int64_t producer_id_expiration_ms = 86400000;
+  bool same_cluster = false;
 };
 
 // The PATHs' partition directories: the coordinator's (`__transaction_state-N`) and the others.
@@ -140,6 +142,7 @@ int RunFindHanging(const TxnArgs& a) {
   std::string error;
   if (!LoadCoordinatorLog(txn_dirs, &log, &sink, &error))
     return Fail("txn find-hanging", kExitUnreadable, error, a.json);
+  log.same_cluster_vouched = a.same_cluster;
   LoadOptions options;
   options.now_ms = a.now;
   options.producer_id_expiration_ms = a.producer_id_expiration_ms;
@@ -226,6 +229,7 @@ int RunAudit(const TxnArgs& a) {
   CollectingSink sink;
   std::string error;
   if (!LoadCoordinatorLog(txn_dirs, &log, &sink, &error)) return Fail("txn audit", kExitUnreadable, error, a.json);
+  log.same_cluster_vouched = a.same_cluster;
   LoadOptions options;
   options.now_ms = a.now;
   options.producer_id_expiration_ms = a.producer_id_expiration_ms;
@@ -304,6 +308,7 @@ Command AddTxnCommand(CLI::App* parent) {
   for (CLI::App* sub : {hanging, audit}) {
     sub->add_option("--now", args->now, "clock (ms) for producer expiration; default: none expire");
     sub->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms, "producer.id.expiration.ms");
+    sub->add_flag("--same-cluster", args->same_cluster, kSameClusterHelp);
   }
   Command c;
   c.app = app;

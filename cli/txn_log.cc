@@ -17,6 +17,7 @@ void AddTxnLogOptions(CLI::App* sub, TxnLogArgs* args) {
                   "evidence (repeatable; default: those of the replicas' own log dirs)")
       ->allow_extra_args(false);  // one DIR per --txn-log: the PATHs after it stay PATHs
   sub->add_flag("--no-txn-log", args->none, "do not use the coordinator's records");
+  sub->add_flag("--same-cluster", args->same_cluster, kSameClusterHelp);
 }
 
 bool LoadTxnLog(const TxnLogArgs& args, const std::vector<std::string>& replica_paths, TxnLog* out,
@@ -48,6 +49,7 @@ bool LoadTxnLog(const TxnLogArgs& args, const std::vector<std::string>& replica_
   for (const Problem& p : sink.problems) {
     out->warnings.push_back(fmt::format("{}: position {}: {}", p.file, p.position, p.message));
   }
+  log->same_cluster_vouched = args.same_cluster;
   out->dirs = std::move(dirs);
   out->log = std::move(log);
   return true;

@@ -23,7 +23,13 @@ namespace klf::cli {
 struct TxnLogArgs {
   std::vector<std::string> dirs;
   bool none = false;
+  bool same_cluster = false;  // CoordinatorLog::same_cluster_vouched
 };
+// The help of --same-cluster, which every command that takes the coordinator's records offers.
+inline constexpr const char* kSameClusterHelp =
+    "vouch that the coordinator's records (__transaction_state) and the data partitions come from one cluster, "
+    "where no meta.properties shows it and they are not in one log dir (producer ids repeat across clusters: "
+    "without it the coordinator's word is suspected, not certain)";
 void AddTxnLogOptions(CLI::App* sub, TxnLogArgs* args);
 
 struct TxnLog {

@@ -301,7 +301,8 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
                                     : " No replica given shows it decided.");
     }
     if (options.coordinator != nullptr && r.tp) {
-      x.coordinator = ViewOfTransaction(*options.coordinator, t.producer_id, t.producer_epoch, r.tp->ToString());
+      x.coordinator = ViewOfTransaction(*options.coordinator, t.producer_id, t.producer_epoch, r.tp->ToString(),
+                                        MatchCluster(*options.coordinator, {{r.path, r.cluster_id}}));
       x.coordinator_advice = CoordinatorAdvice(
           *x.coordinator, x.abort_command,
           fmt::format("another replica holding a marker of producer {} after offset {} (klf lso --replica, klf diff), "

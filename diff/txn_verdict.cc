@@ -292,10 +292,14 @@ MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t txn
 }
 
 CoordinatorOutcome OutcomeFromCoordinator(const CoordinatorLog& log, int64_t pid, int16_t epoch,
-                                          const std::string& topic_partition) {
+                                          const std::string& topic_partition, ClusterMatch match) {
   CoordinatorOutcome c;
   c.fact.replica = kCoordinatorWitness;
-  CoordinatorView v = ViewOfTransaction(log, pid, epoch, topic_partition);
+  CoordinatorView v = ViewOfTransaction(log, pid, epoch, topic_partition, match);
+  if (match == ClusterMatch::kForeign) {
+    c.fact.fact = v.why;
+    return c;
+  }
   if (v.verdict == CoordinatorVerdict::kNoRecord) {
     c.fact.fact = fmt::format(
         "the coordinator's log ({} __transaction_state partitions) holds no record of producer "
@@ -344,6 +348,12 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
   std::map<std::pair<size_t, int32_t>, int64_t> witness_split;
   std::map<int16_t, CoordinatorOutcome> by_epoch;
   std::set<int16_t> facts_shown;
+  ClusterMatch match = ClusterMatch::kUnproven;
+  if (coordinator != nullptr) {
+    std::vector<CopyOrigin> origins;
+    for (const ReplicaState& r : rs) origins.push_back({r.path, r.cluster_id});
+    match = MatchCluster(*coordinator, origins);
+  }
   auto split_of = [&](size_t b, int32_t txn) {
     auto it = witness_split.find({b, txn});
     if (it != witness_split.end()) return it->second;
@@ -425,7 +435,7 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
       if (it == by_epoch.end())
         it = by_epoch
                  .emplace(d.producer_epoch,
-                          OutcomeFromCoordinator(*coordinator, pid, d.producer_epoch, A.tp->ToString()))
+                          OutcomeFromCoordinator(*coordinator, pid, d.producer_epoch, A.tp->ToString(), match))
                  .first;
       if (it->second.outcome) {
         found.push_back({kCoordinatorWitness, {*it->second.outcome, it->second.fact}});

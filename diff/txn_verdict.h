@@ -109,7 +109,8 @@ MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t affected, int3
                       std::span<const int64_t> records);
 
 // Rule "coordinator": what `log` says about the transaction of producer `pid` whose data is at `epoch` on
-// `topic_partition`. `outcome` is set only when the records prove it.
+// `topic_partition`, for replicas that `match` it (txn/coordinator.h MatchCluster). `outcome` is set only
+// when the records prove it.
 struct CoordinatorOutcome {
   std::optional<TxnOutcome> outcome;
   TxnFact fact;  // what the records say, certain or not (replica kCoordinatorWitness)
@@ -118,7 +119,7 @@ struct CoordinatorOutcome {
   std::optional<int16_t> marker_epoch;
 };
 CoordinatorOutcome OutcomeFromCoordinator(const CoordinatorLog& log, int64_t pid, int16_t epoch,
-                                          const std::string& topic_partition);
+                                          const std::string& topic_partition, ClusterMatch match);
 
 struct OutcomeProof {
   TxnOutcome outcome = TxnOutcome::kUnknown;           // when every proven record agrees and none is unproven

@@ -351,10 +351,22 @@ AuditReport AuditTransactions(const CoordinatorLog& coordinator, const std::vect
     copies.push_back(std::move(c));
   }
   report.partition_copies = int(copies.size());
+  // A copy the files do not show to be of the coordinator's cluster: its findings are suspected at most.
+  std::set<std::string> unproven;
+  for (const Copy& c : copies) {
+    if (MatchCluster(coordinator, {{c.dir, c.cluster_id}}) != ClusterMatch::kProven) unproven.insert(c.dir);
+  }
   std::map<std::string, std::vector<const Copy*>> by_partition;
   for (const Copy& c : copies) by_partition[c.tp].push_back(&c);
   for (const Decision& d : decisions) {
     for (const Copy& c : copies) Judge(d, c, by_partition[c.tp], &report);
+  }
+  for (AuditFinding& f : report.findings) {
+    if (!unproven.count(f.partition_dir)) continue;
+    if (f.certain) {
+      f.certain = false;
+      f.why += "; suspected only: " + ClusterMatchCaveat(coordinator, ClusterMatch::kUnproven);
+    }
   }
   std::stable_sort(report.findings.begin(), report.findings.end(), [](const AuditFinding& a, const AuditFinding& b) {
     return std::tie(a.topic_partition, a.partition_dir, a.producer_id, a.marker_epoch) <

@@ -22,7 +22,9 @@
 //     offsets covered) below a log end this copy's log reaches.
 //   * Producer ids are unique within one cluster (ProducerIdManager): the coordinator's log and the
 //     partitions must come from the same cluster. Where both log dirs have a meta.properties, a copy of
-//     another cluster is refused (problem "cluster-mismatch"), never judged.
+//     another cluster is refused (problem "cluster-mismatch"), never judged. Where nothing shows one
+//     cluster (txn/coordinator.h MatchCluster: the same cluster id, or one log dir, or --same-cluster),
+//     every finding is suspected at most.
 //   * Under transaction version 0/1 one epoch spans many transactions and the older records of an id
 //     are compacted away: a record cannot be tied to one marker. Such decisions are counted, not judged.
 #pragma once

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "partition/consumer_view.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/internal_topics.h"
@@ -163,8 +165,72 @@ bool IsTransactionStateDirName(const std::string& name) {
   return tp && tp->topic == "__transaction_state";
 }
 
+namespace {
+
+std::string ParentDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::path(dir), ec);
+  if (ec) p = std::filesystem::path(dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // a trailing slash
+  return p.parent_path().string();
+}
+
+CoordinatorView ViewOfTransactionInLog(const CoordinatorLog& log, int64_t producer_id, int16_t epoch,
+                                       const std::string& topic_partition);
+
+}  // namespace
+
+ClusterMatch MatchCluster(const CoordinatorLog& log, const std::vector<CopyOrigin>& copies) {
+  bool foreign = false;
+  std::set<std::string> coordinator_log_dirs;
+  for (const std::string& d : log.partition_dirs) coordinator_log_dirs.insert(ParentDir(d));
+  for (const CopyOrigin& c : copies) {
+    if (c.cluster_id && !log.cluster_ids.empty()) {
+      if (log.cluster_ids.count(*c.cluster_id)) return ClusterMatch::kProven;
+      foreign = true;
+      continue;
+    }
+    if (coordinator_log_dirs.count(ParentDir(c.partition_dir))) return ClusterMatch::kProven;
+  }
+  if (foreign) return ClusterMatch::kForeign;
+  return log.same_cluster_vouched ? ClusterMatch::kProven : ClusterMatch::kUnproven;
+}
+
+std::string ClusterMatchCaveat(const CoordinatorLog& log, ClusterMatch match) {
+  switch (match) {
+    case ClusterMatch::kProven: return "";
+    case ClusterMatch::kForeign:
+      return "the coordinator's log is of another cluster than this partition's copies (their log dirs' "
+             "meta.properties name different cluster ids): producer ids repeat across clusters, so its records "
+             "say nothing here";
+    case ClusterMatch::kUnproven: break;
+  }
+  return fmt::format(
+      "nothing in the files shows that the coordinator's log ({}) and this partition's copies come from one "
+      "cluster (no meta.properties names a cluster for both, and they are not in one log dir), and producer ids "
+      "repeat across clusters: the log dirs' meta.properties, or --same-cluster if you know they do, settles it",
+      log.partition_dirs.empty() ? std::string("no directory") : log.partition_dirs.front());
+}
+
 CoordinatorView ViewOfTransaction(const CoordinatorLog& log, int64_t producer_id, int16_t epoch,
-                                  const std::string& topic_partition) {
+                                  const std::string& topic_partition, ClusterMatch match) {
+  if (match == ClusterMatch::kForeign) {
+    CoordinatorView view;
+    view.why = ClusterMatchCaveat(log, match);
+    return view;
+  }
+  CoordinatorView view = ViewOfTransactionInLog(log, producer_id, epoch, topic_partition);
+  if (match == ClusterMatch::kUnproven && view.certain) {
+    view.certain = false;
+    view.why += "; suspected only: " + ClusterMatchCaveat(log, match);
+  }
+  return view;
+}
+
+namespace {
+
+CoordinatorView ViewOfTransactionInLog(const CoordinatorLog& log, int64_t producer_id, int16_t epoch,
+                                       const std::string& topic_partition) {
   CoordinatorView view;
   for (const auto& [id, h] : log.ids) {
     if (std::none_of(h.records.begin(), h.records.end(),
@@ -250,6 +316,8 @@ CoordinatorView ViewOfTransaction(const CoordinatorLog& log, int64_t producer_id
   return view;
 }
 
+}  // namespace
+
 std::string CoordinatorAdvice(const CoordinatorView& c, const std::string& abort_cmd, const std::string& settle) {
   switch (c.verdict) {
     case CoordinatorVerdict::kCommitted:
@@ -297,7 +365,8 @@ std::vector<HangingTransaction> FindHangingTransactions(const std::vector<std::s
       h.last_stable_offset = log.last_stable_offset;
       h.high_watermark = log.high_watermark;
       h.pins_lso = first == log.last_stable_offset && log.last_stable_offset < log.high_watermark;
-      h.coordinator = ViewOfTransaction(coordinator, h.producer_id, h.producer_epoch, tp);
+      h.coordinator = ViewOfTransaction(coordinator, h.producer_id, h.producer_epoch, tp,
+                                        MatchCluster(coordinator, {{dir, log.cluster_id}}));
       out.push_back(std::move(h));
     }
   }

@@ -49,7 +49,30 @@ struct CoordinatorLog {
   std::vector<std::string> partition_dirs;  // the `__transaction_state-N` directories read
   std::set<std::string> cluster_ids;        // of their log dirs' meta.properties, where there is one
   std::map<std::string, TransactionalIdHistory> ids;
+  // The operator vouches that these records and the data partitions come from one cluster (--same-cluster),
+  // where the files cannot show it (MatchCluster).
+  bool same_cluster_vouched = false;
 };
+
+// Whether a coordinator's records can speak for a data partition's copies. Producer ids are unique
+// within one cluster only (ProducerIdManager), and every cluster hands them out from 0: two clusters'
+// producer 0 at epoch 0 on a topic of the same name are different producers. So a coordinator's word
+// on a transaction is certain only when the files show the coordinator's log and the copy are of one
+// cluster: the same cluster id in both log dirs' meta.properties, or both in one log dir (one broker).
+enum class ClusterMatch {
+  kProven,    // one cluster, as the files show (or as the operator vouched)
+  kUnproven,  // nothing shows it either way: the coordinator's word is at most suspected
+  kForeign,   // the copy's meta.properties names another cluster: its records say nothing here
+};
+struct CopyOrigin {
+  std::string partition_dir;
+  std::optional<std::string> cluster_id;  // of the copy's log dir's meta.properties
+};
+// kProven when one of `copies` is proven (copies of one partition are taken to be of one cluster),
+// else kForeign when one is foreign, else kUnproven.
+ClusterMatch MatchCluster(const CoordinatorLog& log, const std::vector<CopyOrigin>& copies);
+// What the files lack when the match is not proven, and what settles it, as a clause.
+std::string ClusterMatchCaveat(const CoordinatorLog& log, ClusterMatch match);
 
 // Reads every given `__transaction_state-N` directory (never modified). Copies of one partition from
 // several brokers are read together, each offset once (a record one copy's cleaner removed may survive
@@ -87,9 +110,10 @@ struct CoordinatorView {
 };
 
 // The coordinator's word on the transaction of `producer_id` at `producer_epoch` (its data's epoch)
-// on partition `topic_partition` ("topic-partition").
+// on partition `topic_partition` ("topic-partition"), for copies that `match` the log (MatchCluster):
+// certain only when proven; kForeign yields kNoRecord.
 CoordinatorView ViewOfTransaction(const CoordinatorLog& log, int64_t producer_id, int16_t producer_epoch,
-                                  const std::string& topic_partition);
+                                  const std::string& topic_partition, ClusterMatch match);
 
 // What an operator may do about an open transaction by the coordinator's word `c`: a manual abort
 // writes an ABORT, right only when the coordinator aborted it; if it committed, the abort hides

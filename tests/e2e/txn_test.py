@@ -145,15 +145,20 @@ def test_describe_lists_every_transactional_id():
 
 def test_lso_names_the_coordinators_decision():
     """`klf lso` on the data partition finds the coordinator's partition in the same log dir (or
-    takes it with --txn-log) and adds its decision to the open transaction; --no-txn-log leaves it out."""
+    takes it with --txn-log) and adds its decision to the open transaction; --no-txn-log leaves it out.
+    A coordinator's log from another directory, with no meta.properties on either side, is not shown to
+    be of the partition's cluster (producer ids repeat across clusters): its decision is suspected
+    unless --same-cluster vouches for it."""
     records = load(os.path.join(TXN_STATE, "truth", "records.json"))
     truth = load(os.path.join(TV2, "truth", "written.json"))
     with temp_dir() as root:
         d = log_dir(root)
         part = os.path.join(d, "tv2-txn-0")
         before = snapshot(d)
-        for args in (["lso", "--json", part],
-                     ["lso", "--json", "--txn-log", os.path.join(TXN_STATE, "written"), part]):
+        elsewhere = os.path.join(TXN_STATE, "written")
+        for args, shown in ((["lso", "--json", part], True),
+                            (["lso", "--json", "--txn-log", elsewhere, "--same-cluster", part], True),
+                            (["lso", "--json", "--txn-log", elsewhere, part], False)):
             p = process(args)
             check(p.returncode == 1, f"{args}: exit {p.returncode}, expected 1 (pinned)\n{p.stderr}")
             j = json.loads(p.stdout)
@@ -166,9 +171,12 @@ def test_lso_names_the_coordinators_decision():
                 c = o["coordinator"]
                 if not check(c is not None, f"{args}: no coordinator verdict for {t}"):
                     continue
+                certain = certain and shown
                 check((c["verdict"], c["certain"], c["transactionalId"]) == (outcome, certain, tid),
                       f"{args}: coordinator {c['verdict']}/{c['certain']}/{c['transactionalId']}, "
                       f"the records say {outcome}/{certain}/{tid}")
+                check(shown or outcome not in ("committed", "aborted") or "--same-cluster" in c["why"],
+                      f"{args}: an unproven cluster is not named: {c['why']}")
                 check(outcome != "aborted" or "abort --topic tv2-txn --partition 0" in c["advice"],
                       f"{args}: advice {c['advice']}")
         p = process(["lso", "--json", "--no-txn-log", part])

@@ -18,6 +18,9 @@ namespace klf::test {
 
 inline CoordinatorLog OneDecision(int64_t pid, int16_t epoch, const char* state, int8_t tv) {
   CoordinatorLog log;
+  // Made up for the copies at hand: of their cluster, as --same-cluster vouches (it has no directory that
+  // could show it).
+  log.same_cluster_vouched = true;
   log.partition_dirs = {"__transaction_state-7"};
   TransactionalIdHistory& h = log.ids["app"];
   h.id = "app";

@@ -110,5 +110,25 @@ TEST(AuditTest, TxnIndexOverCommittedDataProvesTheLoss) {
   EXPECT_NE(r.findings[0].why.find("serves this committed data as aborted"), std::string::npos) << r.findings[0].why;
 }
 
+// Producer ids repeat across clusters: with nothing to show that the coordinator's log and a copy are of
+// one cluster (no meta.properties, not in one log dir, not vouched for), a finding is suspected at most.
+TEST(AuditTest, ACopyNotShownToBeOfTheCoordinatorsClusterIsOnlySuspected) {
+  TempDir tmp("audit-test");
+  std::string wrong =
+      Replica(tmp.path(), "b5").Txn(10, "k", "v").Marker(11, ControlType::kAbort, 0, kTxnPid, 1).Write();
+  CoordinatorLog log = test::OneDecision(kTxnPid, 0, "PrepareCommit", 2);
+  log.same_cluster_vouched = false;
+  CollectingSink sink;
+  AuditReport r = AuditTransactions(log, {wrong}, LoadOptions{}, &sink);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].kind, AuditKind::kContradicts);
+  EXPECT_FALSE(r.findings[0].certain);
+  EXPECT_NE(r.findings[0].why.find("--same-cluster"), std::string::npos) << r.findings[0].why;
+  log.same_cluster_vouched = true;
+  r = AuditTransactions(log, {wrong}, LoadOptions{}, &sink);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_TRUE(r.findings[0].certain);
+}
+
 }  // namespace
 }  // namespace klf

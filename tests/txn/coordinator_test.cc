@@ -76,28 +76,28 @@ TEST(CoordinatorLogTest, EveryRecordAsKafkasJsonConverterPrintsIt) {
 TEST(CoordinatorViewTest, TransactionVersion2DecisionsAreCertain) {
   const CoordinatorLog log = Load();
   // app-tv2: data at epoch 0 on payments-0, PrepareCommit at epoch 1.
-  CoordinatorView v = ViewOfTransaction(log, 1000, 0, "payments-0");
+  CoordinatorView v = ViewOfTransaction(log, 1000, 0, "payments-0", ClusterMatch::kProven);
   EXPECT_EQ(v.verdict, CoordinatorVerdict::kCommitted);
   EXPECT_TRUE(v.certain);
   EXPECT_EQ(v.transactional_id, "app-tv2");
   // The next transaction: data at epoch 1 on tv2-txn-0, PrepareAbort at epoch 2.
-  v = ViewOfTransaction(log, 1000, 1, "tv2-txn-0");
+  v = ViewOfTransaction(log, 1000, 1, "tv2-txn-0", ClusterMatch::kProven);
   EXPECT_EQ(v.verdict, CoordinatorVerdict::kAborted);
   EXPECT_TRUE(v.certain);
   // Data at epoch 1 on payments-0: the epoch-1 transaction did not list it (the PrepareCommit at epoch 1
   // closed the epoch-0 transaction).
-  v = ViewOfTransaction(log, 1000, 1, "payments-0");
+  v = ViewOfTransaction(log, 1000, 1, "payments-0", ClusterMatch::kProven);
   EXPECT_EQ(v.verdict, CoordinatorVerdict::kUndetermined);
   EXPECT_FALSE(v.certain);
   // A fence (7 -> 8) then the bump (8 -> 9) before a time-out abort: still that transaction's.
-  v = ViewOfTransaction(log, 4000, 7, "tv2-txn-0");
+  v = ViewOfTransaction(log, 4000, 7, "tv2-txn-0", ClusterMatch::kProven);
   EXPECT_EQ(v.verdict, CoordinatorVerdict::kAborted);
   EXPECT_TRUE(v.certain);
   ASSERT_EQ(v.evidence.size(), 3u);
   EXPECT_EQ(v.evidence[1].state, "PrepareAbort");
   EXPECT_EQ(v.evidence[2].state, "CompleteAbort");
   // Epoch exhaustion: Ongoing at 32766, PrepareCommit at 32767, CompleteCommit under the next id.
-  v = ViewOfTransaction(log, 2000, 32766, "tv2-txn-0");
+  v = ViewOfTransaction(log, 2000, 32766, "tv2-txn-0", ClusterMatch::kProven);
   EXPECT_EQ(v.verdict, CoordinatorVerdict::kCommitted);
   EXPECT_TRUE(v.certain);
 }
@@ -105,10 +105,10 @@ TEST(CoordinatorViewTest, TransactionVersion2DecisionsAreCertain) {
 TEST(CoordinatorViewTest, TransactionVersion0DecisionsAreOnlySuspected) {
   const CoordinatorLog log = Load();
   // app-tv0 keeps epoch 5 for every transaction: the decision cannot be tied to one transaction.
-  CoordinatorView v = ViewOfTransaction(log, 3000, 5, "orders-0");
+  CoordinatorView v = ViewOfTransaction(log, 3000, 5, "orders-0", ClusterMatch::kProven);
   EXPECT_EQ(v.verdict, CoordinatorVerdict::kCommitted);
   EXPECT_FALSE(v.certain);
-  v = ViewOfTransaction(log, 3000, 5, "payments-0");
+  v = ViewOfTransaction(log, 3000, 5, "payments-0", ClusterMatch::kProven);
   EXPECT_EQ(v.verdict, CoordinatorVerdict::kAborted);
   EXPECT_FALSE(v.certain);
 }
@@ -166,20 +166,20 @@ TEST(CoordinatorViewTest, AnEpochBumpWithoutTransactionVersion2IsOnlySuspected) 
   rec(11, 3, "Ongoing", {"orders-0"});
   rec(12, 4, "PrepareAbort", {"orders-0"});
   rec(13, 4, "CompleteAbort", {});
-  CoordinatorView v = ViewOfTransaction(log, 7000, 3, "orders-0");
+  CoordinatorView v = ViewOfTransaction(log, 7000, 3, "orders-0", ClusterMatch::kProven);
   EXPECT_EQ(v.verdict, CoordinatorVerdict::kAborted);
   EXPECT_FALSE(v.certain);
   // The same records under transaction version 2 are that transaction's alone.
   for (CoordinatorRecord& r : h.records) r.client_transaction_version = 2;
-  v = ViewOfTransaction(log, 7000, 3, "orders-0");
+  v = ViewOfTransaction(log, 7000, 3, "orders-0", ClusterMatch::kProven);
   EXPECT_EQ(v.verdict, CoordinatorVerdict::kAborted);
   EXPECT_TRUE(v.certain);
 }
 
 TEST(CoordinatorViewTest, NoRecordAndNoDecisionAreSaidSo) {
   const CoordinatorLog log = Load();
-  EXPECT_EQ(ViewOfTransaction(log, 9999, 0, "orders-0").verdict, CoordinatorVerdict::kNoRecord);
-  CoordinatorView v = ViewOfTransaction(log, 3000, 5, "elsewhere-0");
+  EXPECT_EQ(ViewOfTransaction(log, 9999, 0, "orders-0", ClusterMatch::kProven).verdict, CoordinatorVerdict::kNoRecord);
+  CoordinatorView v = ViewOfTransaction(log, 3000, 5, "elsewhere-0", ClusterMatch::kProven);
   EXPECT_EQ(v.verdict, CoordinatorVerdict::kUndetermined);
   EXPECT_FALSE(v.why.empty());
   EXPECT_EQ(v.evidence.size(), 1u);  // the id's latest record
@@ -204,6 +204,37 @@ TEST(FindHangingTest, TheOpenTransactionOfTv2TxnIsTheOneTheCoordinatorAborted) {
   EXPECT_TRUE(h.pins_lso);
   EXPECT_EQ(h.coordinator.verdict, CoordinatorVerdict::kAborted);
   EXPECT_EQ(h.coordinator.transactional_id, "app-fenced");
+}
+
+// Producer ids repeat across clusters: the coordinator's word is certain only for copies the files show
+// to be of its cluster.
+TEST(ClusterMatchTest, OneClusterOnlyWhereTheFilesShowIt) {
+  CoordinatorLog log;
+  log.partition_dirs = {"/capture/broker1/__transaction_state-0"};
+  EXPECT_EQ(MatchCluster(log, {{"/capture/broker1/orders-0", std::nullopt}}), ClusterMatch::kProven);  // one log dir
+  EXPECT_EQ(MatchCluster(log, {{"/capture/broker2/orders-0", std::nullopt}}), ClusterMatch::kUnproven);
+  EXPECT_EQ(MatchCluster(log, {{"/capture/broker2/orders-0", std::nullopt}, {"/capture/broker1/orders-0/", {}}}),
+            ClusterMatch::kProven);
+  log.cluster_ids = {"cluster-a"};
+  EXPECT_EQ(MatchCluster(log, {{"/elsewhere/orders-0", std::string("cluster-a")}}), ClusterMatch::kProven);
+  EXPECT_EQ(MatchCluster(log, {{"/elsewhere/orders-0", std::string("cluster-b")}}), ClusterMatch::kForeign);
+  EXPECT_EQ(MatchCluster(log, {{"/elsewhere/orders-0", std::nullopt}}), ClusterMatch::kUnproven);
+  log.same_cluster_vouched = true;  // --same-cluster
+  EXPECT_EQ(MatchCluster(log, {{"/elsewhere/orders-0", std::nullopt}}), ClusterMatch::kProven);
+  EXPECT_EQ(MatchCluster(log, {{"/elsewhere/orders-0", std::string("cluster-b")}}), ClusterMatch::kForeign);
+}
+
+TEST(ClusterMatchTest, AnUnprovenClusterMakesADecisionSuspectedAndAForeignOneSaysNothing) {
+  const CoordinatorLog log = Load();
+  CoordinatorView v = ViewOfTransaction(log, 1000, 0, "payments-0", ClusterMatch::kUnproven);
+  EXPECT_EQ(v.verdict, CoordinatorVerdict::kCommitted);
+  EXPECT_FALSE(v.certain);
+  EXPECT_NE(v.why.find("--same-cluster"), std::string::npos) << v.why;
+  v = ViewOfTransaction(log, 1000, 0, "payments-0", ClusterMatch::kForeign);
+  EXPECT_EQ(v.verdict, CoordinatorVerdict::kNoRecord);
+  EXPECT_FALSE(v.certain);
+  EXPECT_TRUE(v.evidence.empty());
+  EXPECT_NE(v.why.find("another cluster"), std::string::npos) << v.why;
 }
 
 }  // namespace
