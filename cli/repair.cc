@@ -44,6 +44,7 @@ struct RepairArgs {
   std::vector<std::string> assume;
   TxnLogArgs txn_log;
   std::string rebuild_from;
+  uint64_t memory_budget_mib = 2048;
 };
 
 bool ApplyConfig(const std::string& kv, LogConfig* config, int64_t* expiration, std::string* error) {
@@ -241,6 +242,7 @@ int RunRepair(const RepairArgs& a) {
   RepairOptions options;
   options.now_ms = a.now;
   options.force = a.force;
+  options.memory_budget_bytes = a.memory_budget_mib << 20;
   std::string error;
   for (const std::string& kv : a.configs) {
     if (!ApplyConfig(kv, &options.config, &options.producer_id_expiration_ms, &error)) {
@@ -517,6 +519,12 @@ Command AddRepairCommand(CLI::App* parent) {
   app->add_flag("--json", args->json, "print the findings, plan and result as JSON");
   app->add_flag("--force", args->force, "replace an existing --out that a previous klf run wrote");
   app->add_option("--now", args->now, "clock (ms) for producer expiration when loading snapshots")->type_name("MS");
+  app->add_option("--memory-budget", args->memory_budget_mib,
+                  "memory for the per-record state of the replicas held at once (MiB; about 100 bytes per record; "
+                  "a replica that needs more is reported, exit 3)")
+      ->type_name("MIB")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40))
+      ->capture_default_str();
   app->add_option("--assume", args->assume,
                   "PRODUCER_ID@FIRST_OFFSET=commit|abort: decide an undecided transaction (a \"left\" step names "
                   "it); the step is marked assumed (repeat)")

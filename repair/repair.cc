@@ -884,11 +884,22 @@ RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaS
   return plan;
 }
 
-bool PlanRepair(const std::vector<std::string>& healthy_dirs, const std::string& target_dir,
-                const RepairOptions& options, RepairPlan* plan, std::string* error) {
+namespace {
+
+// How repair loads replicas, `at_once` of them held together under the memory budget.
+ReplicaOptions LoadOptionsFor(const RepairOptions& options, size_t at_once) {
   ReplicaOptions ro;
   ro.now_ms = options.now_ms;
   ro.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  ro.max_state_bytes = options.memory_budget_bytes / std::max<size_t>(at_once, 1);
+  return ro;
+}
+
+}  // namespace
+
+bool PlanRepair(const std::vector<std::string>& healthy_dirs, const std::string& target_dir,
+                const RepairOptions& options, RepairPlan* plan, std::string* error) {
+  const ReplicaOptions ro = LoadOptionsFor(options, healthy_dirs.size() + 1);
   ReplicaState target;
   if (!LoadReplica(target_dir, ro, &target, error)) return false;
   std::vector<ReplicaState> healthy(healthy_dirs.size());
@@ -1175,10 +1186,8 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
   if (!staged->Commit(error)) return false;
   result->out_partition_dir = out + "/" + name;
 
-  // 5. Load the copy and diff it against the healthy replicas.
-  ReplicaOptions ro;
-  ro.now_ms = options.now_ms;
-  ro.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  // 5. Load the copy and diff it against the healthy replicas (then the target beside them).
+  const ReplicaOptions ro = LoadOptionsFor(options, plan.healthy.size() + 2);
   std::vector<ReplicaState> rs(plan.healthy.size() + 1);
   if (!LoadReplica(result->out_partition_dir, ro, &rs[0], error)) return false;
   for (size_t i = 0; i < plan.healthy.size(); ++i) {
@@ -1226,9 +1235,8 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
                          src.tp->ToString(), tgt.tp->ToString());
     return false;
   }
-  ReplicaOptions ro;
-  ro.now_ms = options.now_ms;
-  ro.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  // The source, then the copy, the other replicas given and the target beside it.
+  const ReplicaOptions ro = LoadOptionsFor(options, compare.size() + 3);
   ReplicaState source;
   if (!LoadReplica(source_dir, ro, &source, error)) return false;
   const int64_t log_start = source.log_start_offset;

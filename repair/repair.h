@@ -97,6 +97,10 @@ struct RepairOptions {
   bool force = false;                           // replace a non-empty --out
   std::vector<RepairAssumption> assumptions;    // --assume
   const CoordinatorLog* coordinator = nullptr;  // --txn-log: the coordinator's records as evidence
+  // Memory for the per-record state of the replicas loaded at once (--memory-budget), shared equally among
+  // them (ReplicaOptions::max_state_bytes): a replica that needs more stops the repair with an error naming
+  // its segment, never an allocation failure. 0: none.
+  uint64_t memory_budget_bytes = uint64_t(2048) << 20;
 };
 
 // Loads the replicas and plans. Returns false with *error when a replica cannot be read.

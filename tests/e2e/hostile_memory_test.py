@@ -244,6 +244,8 @@ def commands(d, scratch):
         ("verify", ["verify", "--json", d], False, CEILING_DECODE),
         ("lso", ["lso", "--json", d], False, CEILING),
         ("diff", ["diff", "--json", d, twin], False, CEILING_DECODE + 2048 * MIB),
+        ("repair", ["repair", "--replica", twin, "--target", d, "--out", out("repair"), "--json"], False,
+         CEILING_DECODE + 2048 * MIB),
         ("repair --salvage", ["repair", "--salvage", d, "--out", out("salvage"), "--json"], False, CEILING_DECODE),
         ("compact", ["compact", d, "--out", out("compact"), "--config", "cleanup.policy=compact", "--json"], False,
          CEILING_DECODE + (128 + 64) * MIB),
