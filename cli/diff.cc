@@ -463,7 +463,7 @@ int Run(const DiffArgs& args) {
   std::vector<std::string> slot_errors(total);
   std::vector<char> loaded(total, 0);
   auto diff_one = [&](size_t i) {
-    const auto& [name, dirs] = resolved.partitions[i];
+    const auto& [name, dirs, from] = resolved.partitions[i];
     PartitionDiff& d = slots[i];
     d.name = name;
     ReplicaOptions ro = options;

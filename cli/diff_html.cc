@@ -820,10 +820,24 @@ std::string DiffHtmlPage(const std::vector<HtmlPartition>& partitions, const Htm
       "klf diff: {}, {}",
       partitions.size() == 1 ? partitions.front().name : fmt::format("{} partitions", partitions.size()),
       divergences ? fmt::format("{} divergence{}", divergences, divergences == 1 ? "" : "s") : "no divergence");
-  return "<!DOCTYPE html>\n" + marker +
-         R"(<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="klf )" + Esc(info.version) +
-         R"("><title>)" + Esc(title) + "</title>" + kStyle + "</head><body>\n" + kPatternDefs + body + kScript +
-         "</body></html>\n";
+  return HtmlPageShell(title, info.version, body, marker);
 }
+
+std::string HtmlPageShell(const std::string& title, const std::string& version, const std::string& body,
+                          const std::string& marker, const std::string& extra_style) {
+  return "<!DOCTYPE html>\n" + marker +
+         R"(<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="klf )" + Esc(version) +
+         R"("><title>)" + Esc(title) + "</title>" + kStyle + extra_style + "</head><body>\n" + kPatternDefs + body +
+         kScript + "</body></html>\n";
+}
+
+std::string DiffHtmlPartitionSection(const HtmlPartition& partition, size_t pi, BytesFormat format) {
+  return PartitionSection(partition, pi, format, false);
+}
+
+std::string HtmlEscape(std::string_view raw) { return Esc(raw); }
+std::string HtmlEscapePath(std::string_view raw) { return EscPath(raw); }
+std::string HtmlIsoTime(int64_t ms) { return Iso(ms); }
+std::string HtmlShellQuote(const std::string& arg) { return ShellQuote(arg); }
 
 }  // namespace klf::cli

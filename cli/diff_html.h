@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,5 +41,21 @@ struct HtmlReportInfo {
 // The page. Starts with "<!DOCTYPE html>\n" and then `marker` (the output guard's comment line).
 std::string DiffHtmlPage(const std::vector<HtmlPartition>& partitions, const HtmlReportInfo& info,
                          const std::string& marker);
+
+// The pieces other pages (klf triage --html) are built from, so that a partition looks the same on every
+// klf page:
+//   - one partition's section as DiffHtmlPage draws it (timeline, legend, replicas, findings), with the
+//     element id "partition-<pi>" and the finding ids "finding-p<pi>-f<fi>";
+//   - the page around a body: doctype, marker, head (title, the same style), the SVG patterns the
+//     sections use, and the highlight script.
+std::string DiffHtmlPartitionSection(const HtmlPartition& partition, size_t pi, BytesFormat format);
+std::string HtmlPageShell(const std::string& title, const std::string& version, const std::string& body,
+                          const std::string& marker, const std::string& extra_style = "");
+// Text for a page: HTML-escaped, invalid UTF-8 shown as \xNN; a path that wraps only after a '/'.
+std::string HtmlEscape(std::string_view raw);
+std::string HtmlEscapePath(std::string_view raw);
+// ISO-8601 UTC of ms since the epoch; a command line as a POSIX shell would need it quoted.
+std::string HtmlIsoTime(int64_t ms);
+std::string HtmlShellQuote(const std::string& arg);
 
 }  // namespace klf::cli

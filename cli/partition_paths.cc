@@ -46,15 +46,20 @@ bool ResolvePartitionPaths(const std::vector<std::string>& paths, size_t min_cop
     }
   }
   if (!out->any_log_dir) {
-    out->partitions.push_back({"", paths});
+    std::vector<size_t> from(paths.size());
+    for (size_t i = 0; i < from.size(); ++i) from[i] = i;
+    out->partitions.push_back({"", paths, from});
     return true;
   }
 
   const size_t need = min_copies == 0 ? paths.size() : min_copies;
-  std::map<std::string, std::vector<std::string>> by_name;
-  for (const PathInfo& info : infos) {
+  std::map<std::string, std::pair<std::vector<std::string>, std::vector<size_t>>> by_name;
+  for (size_t index = 0; index < infos.size(); ++index) {
+    const PathInfo& info = infos[index];
     if (info.kind != PathKind::kLogDir) {
-      by_name[std::filesystem::path(info.path).filename().string()].push_back(info.path);
+      auto& [dirs, from] = by_name[std::filesystem::path(info.path).filename().string()];
+      dirs.push_back(info.path);
+      from.push_back(index);
       continue;
     }
     LogDir dir;
@@ -65,11 +70,15 @@ bool ResolvePartitionPaths(const std::vector<std::string>& paths, size_t min_cop
       return false;
     }
     for (const PartitionDir& pd : dir.partitions) {
-      if (pd.state == PartitionDirState::kLive) by_name[pd.name].push_back(pd.path);
+      if (pd.state != PartitionDirState::kLive) continue;
+      auto& [dirs, from] = by_name[pd.name];
+      dirs.push_back(pd.path);
+      from.push_back(index);
     }
   }
-  for (auto& [name, dirs] : by_name) {
-    if (dirs.size() >= need) out->partitions.push_back({name, std::move(dirs)});
+  for (auto& [name, copies] : by_name) {
+    if (copies.first.size() >= need)
+      out->partitions.push_back({name, std::move(copies.first), std::move(copies.second)});
   }
   if (out->partitions.empty()) {
     *error = need == paths.size()

@@ -20,6 +20,7 @@ namespace klf::cli {
 struct PartitionCopies {
   std::string name;               // the partition directory name; "" when no PATH is a log directory
   std::vector<std::string> dirs;  // its directory under each PATH that holds it, in PATH order
+  std::vector<size_t> from;       // for each of dirs, the index of the PATH it was found under
 };
 
 struct ResolvedPaths {

@@ -1,4 +1,5 @@
-// `klf triage [--json] [--jobs N] [--now MS] [--producer-id-expiration-ms N] [--headers-only] LOG_DIR...`:
+// `klf triage [--json] [--html FILE [--force]] [--jobs N] [--now MS] [--producer-id-expiration-ms N] [--headers-only]
+// LOG_DIR...`:
 // one screen for a whole capture (triage/triage.h does the work; this file parses and prints).
 //
 // Text: a count line, then one line per partition that needs a look, most urgent first (diverged, pinned
@@ -8,6 +9,7 @@
 // problems).
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -18,6 +20,10 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
+#include "cli/triage_html.h"
+#include "segment_reader/env.h"
+#include "segment_writer/file_writer.h"
+#include "segment_writer/output_guard.h"
 #include "triage/triage.h"
 
 namespace klf::cli {
@@ -29,6 +35,8 @@ struct TriageArgs {
   std::optional<int64_t> now;
   int64_t producer_id_expiration_ms = 86400000;
   bool headers_only = false;
+  std::string html;  // --html FILE
+  bool force = false;
   std::vector<std::string> log_dirs;
 };
 
@@ -95,6 +103,49 @@ nlohmann::json PartitionJson(const TriagePartition& p) {
   return j;
 }
 
+// What the text output prints for one partition (its DIVERGED, PINNED, DAMAGED and LAGGING lines).
+std::string PartitionText(const TriagePartition& p) {
+  std::string out;
+  const std::string name = EscapeInvalidUtf8(p.name);
+  if (p.diverged()) {
+    for (const Finding& f : p.diff->findings) {
+      if (!IsDivergence(f.kind)) continue;
+      std::string affected;
+      for (size_t i : f.affected) affected += (affected.empty() ? "" : ",") + p.diff_labels[i];
+      out += fmt::format("DIVERGED  {}  {}{} on {}{}: {}\n", name, FindingKindName(f.kind),
+                         f.certainty == FindingCertainty::kSuspected ? " (suspected)" : "", affected,
+                         f.first_offset >= 0 ? fmt::format(" (offsets {}..{})", f.first_offset, f.last_offset) : "",
+                         f.impact);
+    }
+    out += fmt::format("          details: klf diff{}\n", CopyPaths(p));
+  }
+  for (const TriageCopy& c : p.copies) {
+    if (!c.pinned_by.empty()) {
+      out += fmt::format("PINNED    {}  {}: {}\n          details: klf lso {}\n", name, c.broker, c.pinned_by,
+                         Quote(EscapeInvalidUtf8(c.path)));
+    }
+  }
+  for (size_t i = 0; i < p.copies.size(); ++i) {
+    const TriageCopy& c = p.copies[i];
+    if (!c.loaded) {
+      out += fmt::format("DAMAGED   {}  {}: cannot be read: {}\n", name, c.broker, EscapeInvalidUtf8(c.error));
+    } else if (p.damage[i].errors > 0) {
+      out += fmt::format("DAMAGED   {}  {}: {} error{} (first: {})\n          details: klf verify {}\n", name, c.broker,
+                         p.damage[i].errors, p.damage[i].errors == 1 ? "" : "s",
+                         EscapeInvalidUtf8(p.damage[i].first_error), Quote(EscapeInvalidUtf8(c.path)));
+    }
+  }
+  if (p.lagging()) {
+    for (const TriageCopy& c : p.copies) {
+      if (c.lag > 0) {
+        out += fmt::format("LAGGING   {}  {}: log end offset {}, {} behind the furthest copy\n", name, c.broker,
+                           c.log_end_offset, c.lag);
+      }
+    }
+  }
+  return out;
+}
+
 void PrintText(const TriageReport& r, Output* out) {
   const TriageCounts& n = r.counts;
   out->Append(fmt::format(
@@ -104,44 +155,8 @@ void PrintText(const TriageReport& r, Output* out) {
       n.partitions, n.compared, n.single_copy, n.diverged, n.pinned, n.damaged, n.lagging, n.healthy));
   std::vector<std::string> single;
   for (const TriagePartition& p : r.partitions) {
-    const std::string name = EscapeInvalidUtf8(p.name);
-    if (p.diverged()) {
-      for (const Finding& f : p.diff->findings) {
-        if (!IsDivergence(f.kind)) continue;
-        std::string affected;
-        for (size_t i : f.affected) affected += (affected.empty() ? "" : ",") + p.diff_labels[i];
-        out->Append(fmt::format(
-            "DIVERGED  {}  {}{} on {}{}: {}\n", name, FindingKindName(f.kind),
-            f.certainty == FindingCertainty::kSuspected ? " (suspected)" : "", affected,
-            f.first_offset >= 0 ? fmt::format(" (offsets {}..{})", f.first_offset, f.last_offset) : "", f.impact));
-      }
-      out->Append(fmt::format("          details: klf diff{}\n", CopyPaths(p)));
-    }
-    for (const TriageCopy& c : p.copies) {
-      if (!c.pinned_by.empty()) {
-        out->Append(fmt::format("PINNED    {}  {}: {}\n          details: klf lso {}\n", name, c.broker, c.pinned_by,
-                                Quote(EscapeInvalidUtf8(c.path))));
-      }
-    }
-    for (size_t i = 0; i < p.copies.size(); ++i) {
-      const TriageCopy& c = p.copies[i];
-      if (!c.loaded) {
-        out->Append(fmt::format("DAMAGED   {}  {}: cannot be read: {}\n", name, c.broker, EscapeInvalidUtf8(c.error)));
-      } else if (p.damage[i].errors > 0) {
-        out->Append(fmt::format("DAMAGED   {}  {}: {} error{} (first: {})\n          details: klf verify {}\n", name,
-                                c.broker, p.damage[i].errors, p.damage[i].errors == 1 ? "" : "s",
-                                EscapeInvalidUtf8(p.damage[i].first_error), Quote(EscapeInvalidUtf8(c.path))));
-      }
-    }
-    if (p.lagging()) {
-      for (const TriageCopy& c : p.copies) {
-        if (c.lag > 0) {
-          out->Append(fmt::format("LAGGING   {}  {}: log end offset {}, {} behind the furthest copy\n", name, c.broker,
-                                  c.log_end_offset, c.lag));
-        }
-      }
-    }
-    if (p.copies.size() == 1) single.push_back(name + " (" + p.copies.front().broker + ")");
+    out->Append(PartitionText(p));
+    if (p.copies.size() == 1) single.push_back(EscapeInvalidUtf8(p.name) + " (" + p.copies.front().broker + ")");
   }
   if (!single.empty()) {
     out->Append(
@@ -152,6 +167,34 @@ void PrintText(const TriageReport& r, Output* out) {
   for (const std::string& e : r.log_dir_problems) out->Append("LOG DIR   " + EscapeInvalidUtf8(e) + "\n");
   out->Append(fmt::format("healthy   {} partition{} (held by two or more brokers, nothing found)\n", n.healthy,
                           n.healthy == 1 ? "" : "s"));
+}
+
+// The page (cli/triage_html.h). Each partition with diff findings is loaded and diffed again, one at a
+// time, while its section is drawn (triage keeps no replica), with wall-clock times in the sentences.
+std::string HtmlReport(const TriageArgs& a, const TriageOptions& options, const TriageReport& report, int exit_code) {
+  std::vector<std::string> lines;
+  for (const TriagePartition& p : report.partitions) lines.push_back(PartitionText(p));
+  HtmlReportInfo info;
+  info.version = CurrentInvocation().version;
+  info.argv = CurrentInvocation().argv;
+  info.generated_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  info.inputs = a.log_dirs;
+  info.exit_code = exit_code;
+  TriageOptions reload = options;
+  reload.wall_clock_times = true;
+  auto section = [&](size_t i) -> std::string {
+    const TriagePartition& p = report.partitions[i];
+    if (!p.diff || p.diff->findings.empty()) return "";
+    std::vector<ReplicaState> replicas;
+    DiffReport diff;
+    if (!TriageReloadForDiff(p, reload, &replicas, &diff)) return "";
+    return DiffHtmlPartitionSection({p.name, &replicas, &diff}, i, BytesFormat::kText);
+  };
+  const std::string marker =
+      std::string(kHtmlOutputMarker) + ": written by klf triage; klf triage --html --force may replace this file -->\n";
+  return TriageHtmlPage(report, lines, info, section, marker);
 }
 
 int RunTriage(const TriageArgs& a) {
@@ -168,6 +211,13 @@ int RunTriage(const TriageArgs& a) {
       std::fflush(stderr);
     };
   }
+  // The output guard before any work (segment_writer/output_guard.h): the page is never, holds or lies
+  // inside an input, and replaces only a previous klf report (--force).
+  CheckedOutput html;
+  std::string guard_error;
+  if (!a.html.empty() && !CheckOutputPath({a.html, OutputKind::kFile, a.log_dirs, a.force}, &html, &guard_error)) {
+    return Fail("triage", kExitUsage, guard_error, a.json);
+  }
   TriageReport report;
   std::string error;
   if (!TriageCapture(a.log_dirs, options, &report, &error)) return Fail("triage", kExitUsage, error, a.json);
@@ -180,6 +230,13 @@ int RunTriage(const TriageArgs& a) {
   if (!report.log_dir_problems.empty()) exit_code = WorseExit(exit_code, kExitProblems);
   if (report.counts.unreadable > 0) exit_code = kExitUnreadable;
 
+  // The page is written before stdout: when it fails, stdout holds only the error object.
+  if (!a.html.empty()) {
+    std::string write_error;
+    if (!WriteUserFileAtomically(Env::Default(), html.path, HtmlReport(a, options, report, exit_code), &write_error)) {
+      return Fail("triage", kExitUnreadable, write_error, a.json);
+    }
+  }
   Output out(1);
   if (a.json) {
     const TriageCounts& n = report.counts;
@@ -225,6 +282,12 @@ Command AddTriageCommand(CLI::App* parent) {
   app->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms,
                   "producer.id.expiration.ms (default 86400000)");
   app->add_flag("--headers-only", args->headers_only, "verify only framing, CRCs and batch headers (faster)");
+  app->add_option("--html", args->html,
+                  "Also write a self-contained HTML index of the capture to FILE: the ranked partitions, each with "
+                  "its klf diff --html section (never over an input; an existing FILE only with --force, and only if "
+                  "klf wrote it)")
+      ->type_name("FILE");
+  app->add_flag("--force", args->force, "replace an existing --html FILE that a previous klf command wrote");
   Command c;
   c.app = app;
   c.run = [args] { return RunTriage(*args); };

@@ -102,11 +102,47 @@ void FillCopy(const ReplicaState& r, const LsoReport& lso, TriageCopy* c) {
   c->pinned_by = PinnedSentence(lso);
 }
 
-// The work of one partition: load its copies, diff them, explain each copy's LSO.
-void TriageOne(const TriageOptions& options, TriagePartition* p) {
+// Every copy that loads takes part in the diff; one that does not is named with its error (errors[i]
+// for copies[i]).
+void LoadCopiesForDiff(const TriagePartition& p, const ReplicaOptions& ro, std::vector<ReplicaState>* replicas,
+                       std::vector<size_t>* loaded, std::vector<std::string>* errors) {
+  std::vector<std::string> dirs;
+  for (const TriageCopy& c : p.copies) dirs.push_back(c.path);
+  errors->assign(dirs.size(), "");
+  std::string error;
+  if (LoadReplicas(dirs, ro, replicas, &error, /*threads=*/1)) {
+    for (size_t i = 0; i < dirs.size(); ++i) loaded->push_back(i);
+    return;
+  }
+  replicas->clear();
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    ReplicaState r;
+    if (!LoadReplica(dirs[i], ro, &r, &(*errors)[i])) continue;
+    replicas->push_back(std::move(r));
+    loaded->push_back(i);
+  }
+}
+
+// The replicas are named by broker; by path when two copies have the same broker.
+void LabelReplicas(const TriagePartition& p, const std::vector<size_t>& loaded, std::vector<ReplicaState>* replicas) {
+  for (size_t k = 0; k < replicas->size(); ++k) (*replicas)[k].label = p.copies[loaded[k]].broker;
+  std::set<std::string> labels;
+  for (const ReplicaState& r : *replicas) labels.insert(r.label);
+  if (labels.size() != replicas->size()) {
+    for (ReplicaState& r : *replicas) r.label = r.path;
+  }
+}
+
+ReplicaOptions ReplicaOptionsOf(const TriageOptions& options) {
   ReplicaOptions ro;
   ro.now_ms = options.now_ms;
   ro.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  return ro;
+}
+
+// The work of one partition: load its copies, diff them, explain each copy's LSO.
+void TriageOne(const TriageOptions& options, TriagePartition* p) {
+  ReplicaOptions ro = ReplicaOptionsOf(options);
   LsoOptions lo;
   lo.now_ms = options.now_ms;
   lo.producer_id_expiration_ms = options.producer_id_expiration_ms;
@@ -121,32 +157,15 @@ void TriageOne(const TriageOptions& options, TriagePartition* p) {
     FillCopy(r, ExplainLso(r, no_others, lo), &c);
     return;
   }
-  // Every copy that loads takes part in the diff; one that does not is named with its error.
   std::vector<ReplicaState> replicas;
   std::vector<size_t> loaded;  // replicas[i] is copies[loaded[i]]
-  std::vector<std::string> dirs;
-  for (const TriageCopy& c : p->copies) dirs.push_back(c.path);
-  std::string error;
-  if (LoadReplicas(dirs, ro, &replicas, &error, /*threads=*/1)) {
-    for (size_t i = 0; i < dirs.size(); ++i) loaded.push_back(i);
-  } else {
-    replicas.clear();
-    for (size_t i = 0; i < dirs.size(); ++i) {
-      ReplicaState r;
-      if (!LoadReplica(dirs[i], ro, &r, &p->copies[i].error)) continue;
-      replicas.push_back(std::move(r));
-      loaded.push_back(i);
-    }
-  }
+  std::vector<std::string> errors;
+  LoadCopiesForDiff(*p, ro, &replicas, &loaded, &errors);
+  for (size_t i = 0; i < errors.size(); ++i) p->copies[i].error = errors[i];
   for (size_t k = 0; k < replicas.size(); ++k) {
-    replicas[k].label = p->copies[loaded[k]].broker;
     FillCopy(replicas[k], ExplainLso(replicas[k], no_others, lo), &p->copies[loaded[k]]);
   }
-  std::set<std::string> labels;
-  for (const ReplicaState& r : replicas) labels.insert(r.label);
-  if (labels.size() != replicas.size()) {
-    for (ReplicaState& r : replicas) r.label = r.path;
-  }
+  LabelReplicas(*p, loaded, &replicas);
   if (replicas.size() >= 2) {
     DiffOptions diff_options;
     diff_options.wall_clock_times = options.wall_clock_times;
@@ -261,6 +280,21 @@ bool TriageCapture(const std::vector<std::string>& log_dirs, const TriageOptions
   }
   std::stable_sort(out->partitions.begin(), out->partitions.end(),
                    [](const TriagePartition& a, const TriagePartition& b) { return a.status < b.status; });
+  return true;
+}
+
+bool TriageReloadForDiff(const TriagePartition& p, const TriageOptions& options, std::vector<ReplicaState>* replicas,
+                         DiffReport* report) {
+  replicas->clear();
+  if (p.copies.size() < 2) return false;
+  std::vector<size_t> loaded;
+  std::vector<std::string> errors;
+  LoadCopiesForDiff(p, ReplicaOptionsOf(options), replicas, &loaded, &errors);
+  if (replicas->size() < 2) return false;
+  LabelReplicas(p, loaded, replicas);
+  DiffOptions diff_options;
+  diff_options.wall_clock_times = options.wall_clock_times;
+  *report = DiffReplicas(*replicas, diff_options);
   return true;
 }
 

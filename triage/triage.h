@@ -84,4 +84,11 @@ struct TriageReport {
 bool TriageCapture(const std::vector<std::string>& log_dirs, const TriageOptions& options, TriageReport* out,
                    std::string* error);
 
+// The copies of one partition loaded again as TriageCapture loaded them for its diff (same options, same
+// labels) and diffed again, for a page that draws the replicas (klf triage --html): TriageCapture keeps
+// no replica, and a caller that reloads one partition at a time keeps memory at one partition's.
+// False when fewer than two copies load.
+bool TriageReloadForDiff(const TriagePartition& p, const TriageOptions& options, std::vector<ReplicaState>* replicas,
+                         DiffReport* report);
+
 }  // namespace klf

@@ -9,6 +9,13 @@ affected replica's bar. Also: two hanging transactions with a pinned LSO (timeli
 clusters' log dirs (52 unrelated_logs findings, which have no offsets). KLF_DIFF_HTML_ALL=1 adds three
 more sets (a Kafka 4 timeline, two more real clusters' log dirs). The page is self-contained (nothing fetched) and opens with the overview.
 
+`klf triage --html` (issue 19) over the log dirs of timeline-11, timeline-05, real-hiage and real-unrelated: the
+overview names the version, the command line, every input, the generation time (ISO-8601 UTC) and the counts of
+`klf triage --json`; the ranked table has one row per partition of the JSON that is not a single copy with
+nothing found, in the JSON's order, each linking to its section; healthy partitions are one count line; in the
+rendered page no two timeline texts overlap or leave their timeline, and every finding of the triage JSON has its
+row (kind, offsets, partition) in its partition's section.
+
 Boxes come without a browser driver: the page is copied, this test's own <script> is appended (it opens
 every <details>, then writes getBoundingClientRect() of every timeline text into <pre id="test-boxes">),
 and `chromium --dump-dom` prints the DOM after the load. Screenshots are kept next to the klf binary.
@@ -229,5 +236,93 @@ with temp_dir("klf-diff-html-") as tmp:
             keep = os.path.join(os.path.dirname(KLF), f"diff-html-{name}.png")
             shutil.copyfile(shot, keep)
             print("screenshot:", keep)
+
+# --- klf triage --html: the capture's index page ---------------------------------------------------
+TRIAGE = {
+    "timeline-11": [os.path.join(ORACLE, "random-replicas", "timeline-11", b) for b in ("broker1", "broker2", "broker3")],
+    "timeline-05": [os.path.join(ORACLE, "random-replicas", "timeline-05", b) for b in ("broker1", "broker2", "broker3")],
+    "real-hiage": [os.path.join(REAL, "hiage__kafka-raft", "data", b) for b in ("kafka1", "kafka2", "kafka3")],
+    "real-unrelated": [os.path.join(REAL, "greenlemonT__kafka-temp", "data", b) for b in ("kafka", "kafka1")],
+}
+
+
+def check_triage_page(name, page, inputs, j):
+    check(page.startswith("<!DOCTYPE html>\n<!-- klf-output 1"), f"{name}: the page lacks its marker comment")
+    for bad in ("src=\"http", "href=\"http", "@import", "url(http", "<link"):
+        check(bad not in page, f"{name}: the page fetches from the network: {bad}")
+    gen = re.search(r"<th>generated</th><td><time>([^<]*)</time>", page)
+    check(gen and ISO.match(gen.group(1)), f"{name}: no ISO-8601 UTC generation time")
+    check(re.search(r"<th>klf version</th><td>[0-9][^<]*</td>", page), f"{name}: no klf version")
+    cmd = re.search(r'<code class="cmdline">(.*?)</code>', page)
+    plain = html.unescape(re.sub(r"<[^>]+>", "", cmd.group(1))) if cmd else ""
+    check(cmd and "triage" in plain and "--html" in plain and all(i in plain for i in inputs),
+          f"{name}: the command line is not in the overview: {plain}")
+    c = j["counts"]
+    want = (f"{c['partitions']} partitions: {c['compared']} compared, {c['singleCopy']} single-copy; {c['diverged']} "
+            f"diverged, {c['pinned']} pinned, {c['damaged']} damaged, {c['lagging']} lagging, {c['healthy']} healthy")
+    check(want in page, f"{name}: counts {want!r} not in the overview")
+    check(f"Healthy: {c['healthy']} partition" in page, f"{name}: no healthy count line")
+    rows = re.findall(r'<tr class="triage-row" data-partition="([^"]*)"><td>(\d+)</td><td><a href="#(triage-\d+)">', page)
+    ranked = [p["partition"] for p in j["partitions"] if p["status"] != "single_copy"]
+    check([html.unescape(r[0]) for r in rows] == ranked, f"{name}: ranked rows {[r[0] for r in rows]} != {ranked}")
+    check([int(r[1]) for r in rows] == list(range(1, len(rows) + 1)), f"{name}: ranks not 1..n")
+    for r in rows:
+        check(f'id="{r[2]}"' in page, f"{name}: the link #{r[2]} has no target")
+
+
+with temp_dir("klf-triage-html-") as tmp:
+    for name, inputs in TRIAGE.items():
+        before = {r: snapshot(r) for r in inputs}
+        page_path = os.path.join(tmp, name + ".html")
+        rc, out, err = run("triage", "--json", "--html", page_path, *inputs)
+        rc_plain, out_plain, _ = run("triage", "--json", *inputs)
+        check(rc == rc_plain and out == out_plain, f"{name}: --html changes the JSON or the exit code")
+        if not check(os.path.exists(page_path), f"{name}: no page written ({err[-300:]})"):
+            continue
+        j = json.loads(out)
+        page = open(page_path, encoding="utf-8").read()
+        check_triage_page(name, page, inputs, j)
+        check(all(snapshot(r) == before[r] for r in inputs), f"{name}: inputs modified")
+        # A second run refuses to replace the page without --force, and replaces it with --force.
+        rc2, _, err2 = run("triage", "--html", page_path, *inputs)
+        check(rc2 == 2 and "--force" in err2, f"{name}: existing page replaced without --force ({rc2})")
+        rc2, _, _ = run("triage", "--html", page_path, "--force", *inputs)
+        check(rc2 == rc, f"{name}: --force exit {rc2}")
+        if CHROMIUM is None:
+            continue
+        probe = os.path.join(tmp, name + "-probe.html")
+        with open(probe, "w", encoding="utf-8") as f:
+            f.write(page + PROBE)
+        p = chromium(tmp, "--window-size=1400,1000", "--virtual-time-budget=3000", "--dump-dom", "file://" + probe)
+        m = re.search(r'<pre id="test-boxes">(.*?)</pre>', p.stdout, re.S)
+        if not check(m, f"{name}: the probe wrote no boxes"):
+            continue
+        boxes = json.loads(html.unescape(m.group(1)))
+        with_findings = [p for p in j["partitions"] if p["findings"]]
+        check(len(boxes["svgs"]) == len(with_findings),
+              f"{name}: {len(boxes['svgs'])} timelines, {len(with_findings)} partitions with diff findings")
+        for svg in boxes["svgs"]:
+            texts = [t for t in svg["texts"] if t["text"]]
+            for t in texts:
+                check(t["w"] > 0 and t["h"] > 0 and svg["x"] - 0.5 <= t["x"] and
+                      t["x"] + t["w"] <= svg["x"] + svg["w"] + 0.5 and svg["y"] - 0.5 <= t["y"] and
+                      t["y"] + t["h"] <= svg["y"] + svg["h"] + 0.5, f"{name}: text {t['text']!r} outside its timeline")
+            for a in range(len(texts)):
+                for b in range(a + 1, len(texts)):
+                    check(not overlap(texts[a], texts[b]), f"{name}: {texts[a]['text']!r} overlaps {texts[b]['text']!r}")
+        # Every finding of the triage JSON: its row in its partition's section (ids as klf diff --html gives them).
+        rows = {r["id"]: r for r in boxes["rows"]}
+        total = sum(len(p["findings"]) for p in j["partitions"])
+        check(len(rows) == total, f"{name}: {len(rows)} finding rows, {total} findings in the JSON")
+        for pi, p in enumerate(j["partitions"]):
+            for fi, f in enumerate(p["findings"]):
+                row = rows.get(f"finding-p{pi}-f{fi}")
+                check(row and row["kind"] == f["kind"] and row["offsets"] == offsets_text(f) and
+                      row["partition"] == p["partition"], f"{name}: finding {fi} of {p['partition']} not on the page: {row}")
+        print(f"triage {name}: {len(boxes['svgs'])} timelines, {total} findings checked")
+        shot = os.path.join(tmp, name + "-triage.png")
+        chromium(tmp, "--window-size=1400,1600", "--screenshot=" + shot, "file://" + page_path)
+        if os.path.exists(shot):
+            shutil.copyfile(shot, os.path.join(os.path.dirname(KLF), f"triage-html-{name}.png"))
 
 finish()

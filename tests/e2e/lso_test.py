@@ -18,13 +18,18 @@
   come from this replica alone; with the other brokers as --replica, every broker that holds the offset with no
   transaction of the producer open there is named as having decided it, and the resolution spells out
   re-replication from the leader (never `klf repair`).
+* Over log dirs (issue 19): a broker log dir holding broker2's copy of each random timeline (as t01-0, t04-0, ...)
+  and the leader broker1's copies in another: every partition is reported, pinned or not; the pinned ones are
+  exactly those Kafka reports with LSO < HW (truth.json), each decided on the leader; counts add up; each
+  partition's object equals `klf lso --json --partition` on it; --only-findings keeps only the pinned ones;
+  --jobs 1 and 4 print the same; exit 1.
 """
 import glob
 import json
 import os
 import re
 
-from klf_e2e import FIX, ORACLE, REPLICAS, SRC, check, finish, run, snapshot, temp_dir
+from klf_e2e import FIX, ORACLE, REPLICAS, SRC, check, copy_fixture, finish, run, snapshot, temp_dir
 
 KEYS = {"lastStableOffset", "logEndOffset", "openTransactions", "pinnedBy", "explanation", "resolution"}
 # The abort form that works on any replica (cli.md "lso"): topic, partition, producer id, epoch, coordinator epoch.
@@ -220,5 +225,53 @@ for state in ("written", "cleaned-pass1", "cleaned-pass2", "cleaned-pass3"):
         check_abort_entry(f"tv2-txn/{state} producer {t['producerId']}", t, states, states)
         want_epoch = [x["producerEpoch"] for x in truth["openTransactions"] if x["producerId"] == t["producerId"]]
         check(t["producerEpochForAbort"] == want_epoch[0], f"tv2-txn/{state}: E {t['producerEpochForAbort']} != {want_epoch}")
+
+# --- over log dirs: every partition of the target's log dir -----------------------------------------
+RANDOM = os.path.join(ORACLE, "random-replicas")
+with temp_dir("klf-lso-logdirs-") as tmp:
+    b2, b1 = os.path.join(tmp, "b2"), os.path.join(tmp, "b1")
+    want_pinned = {}
+    for tl in ("timeline-01", "timeline-04", "timeline-05", "timeline-11"):
+        name = "t" + tl[-2:] + "-0"
+        copy_fixture(os.path.join(RANDOM, tl, "broker2", "foo-0"), os.path.join(b2, name))
+        copy_fixture(os.path.join(RANDOM, tl, "broker1", "foo-0"), os.path.join(b1, name))
+        b = json.load(open(os.path.join(RANDOM, tl, "truth.json")))["brokers"]["broker2"]
+        want_pinned[name] = b["lastStableOffset"] < b["highWatermark"]
+    for d in (b1, b2):  # a broker log dir: the checkpoint files beside the partitions
+        for f in ("recovery-point-offset-checkpoint", "replication-offset-checkpoint"):
+            with open(os.path.join(d, f), "w") as out:
+                out.write("0\n0\n")
+    rc, o, e = run("lso", "--json", b2, "--replica", b1)
+    j = json.loads(o)
+    check(rc == 1, f"log dirs: exit {rc}, want 1 {e}")
+    names = [p["partition"] for p in j["partitions"]]
+    check(names == sorted(want_pinned), f"log dirs: partitions {names}")
+    got_pinned = {p["partition"]: p["pinnedBy"] is not None for p in j["partitions"]}
+    check(got_pinned == want_pinned, f"log dirs: pinned {got_pinned} != truth {want_pinned}")
+    n = sum(want_pinned.values())
+    c = j["counts"]
+    check(c == {"partitions": 4, "pinned": n, "decidedElsewhere": n, "healthy": 4 - n, "unreadable": 0},
+          f"log dirs: counts {c}")
+    check(sorted(f["partition"] for f in j["findings"]) == sorted(k for k, v in want_pinned.items() if v) and
+          all(f["kind"] == "pinned_lso" and f["decidedOn"] == ["b1"] and "--producer-id" in f["abortCommand"]
+              for f in j["findings"]), f"log dirs: findings {j['findings']}")
+    for p in j["partitions"]:
+        rc1, o1, _ = run("lso", "--json", b2, "--replica", b1, "--partition", p["partition"])
+        check(json.loads(o1) == p, f"log dirs: {p['partition']} differs from lso --partition")
+    rc, o4, e = run("lso", "--json", "--jobs", "4", b2, "--replica", b1)
+    rc, o1, e = run("lso", "--json", "--jobs", "1", b2, "--replica", b1)
+    check(o4 == o1 == o, "log dirs: --jobs changes the output")
+    rc, o, e = run("lso", "--json", "--only-findings", b2, "--replica", b1)
+    j = json.loads(o)
+    check(rc == 1 and [p["partition"] for p in j["partitions"]] == sorted(k for k, v in want_pinned.items() if v)
+          and j["counts"]["partitions"] == 4 and j["onlyFindings"], f"--only-findings: {j['counts']}")
+    rc, o, e = run("lso", b2, "--replica", b1)
+    check(f"4 partitions: {n} pinned ({n} decided on another replica: a lost marker), {4 - n} not pinned, "
+          "0 unreadable" in o, f"log dirs: text counts {o[-300:]}")
+    for k, v in want_pinned.items():
+        check((f"partition {k} (" in o) and ((f"partition {k} ({b2}/{k}): last stable offset" in o) != v),
+              f"log dirs: text line of {k}")
+    rc, o, e = run("lso", "--only-findings", b2)
+    check(rc == 1 and "not shown: --only-findings" in o and "= high watermark" not in o, f"--only-findings text: {o[-300:]}")
 
 finish()

@@ -174,9 +174,13 @@ def test_simulate_names_bad_op_and_json_position():
 
 
 def test_log_dir_plus_partition():
-    lso_all = process(["lso", KEYED])
-    check(lso_all.returncode == 2 and "--partition" in lso_all.stderr,
-          f"a log dir of several partitions asks for --partition: {lso_all.stderr!r}")
+    # A log dir of several partitions without --partition: every one of them (issue 19), none pinned here.
+    lso_all = process(["lso", "--json", KEYED])
+    j = json.loads(lso_all.stdout)
+    names = sorted(n for n in os.listdir(KEYED) if os.path.isdir(os.path.join(KEYED, n)))
+    check(lso_all.returncode == 0 and [p["partition"] for p in j["partitions"]] == names and
+          j["counts"]["partitions"] == len(names) == j["counts"]["healthy"],
+          f"lso over a log dir of several partitions: {lso_all.returncode} {j.get('counts')} {lso_all.stderr!r}")
     by_name = process(["lso", "--json", KEYED, "--partition", "keyed-none-0"])
     direct = process(["lso", "--json", KEYED0])
     check(by_name.returncode == direct.returncode == 0, f"{by_name.returncode} {by_name.stderr}")
