@@ -360,7 +360,7 @@ class Dumper : public ProblemSink {
       bool ok;
       if (header.is_control) {
         ControlRecord c;
-        if (!ParseControlRecord(r, &c, &error) || c.type == ControlType::kAbort || c.type == ControlType::kCommit) {
+        if (!ParseControlRecord(r, &c, &error) || IsEndTxnMarker(c.type)) {
           internal_.emplace_back(std::nullopt);  // a marker, or reported by CheckControlRecords
           continue;
         }

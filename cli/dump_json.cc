@@ -311,8 +311,7 @@ class JsonDumpPrinter : public DumpPrinter {
       // Control markers (ABORT/COMMIT) are not decoded by a topic decoder: "control" says it all.
       ControlRecord c;
       std::string error;
-      const bool marker = h.is_control && ParseControlRecord(r, &c, &error) &&
-                          (c.type == ControlType::kAbort || c.type == ControlType::kCommit);
+      const bool marker = h.is_control && ParseControlRecord(r, &c, &error) && IsEndTxnMarker(c.type);
       if (!marker) {
         out_->Append(",\"decoded\":");
         if (internal && *internal)
@@ -362,7 +361,7 @@ class JsonDumpPrinter : public DumpPrinter {
     JsonObject cj(out_);
     cj.String("type", ControlTypeName(c.type));
     cj.Int("rawType", c.raw_type);
-    if (c.type == ControlType::kAbort || c.type == ControlType::kCommit)
+    if (IsEndTxnMarker(c.type))
       cj.Int("coordinatorEpoch", c.coordinator_epoch);
     else
       cj.Null("coordinatorEpoch");

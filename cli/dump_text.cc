@@ -319,7 +319,7 @@ class TextDumpPrinter : public DumpPrinter {
       std::string error;
       if (!ParseControlRecord(r, &c, &error)) {
         o.Append(" controlType: unparseable");
-      } else if (c.type == ControlType::kAbort || c.type == ControlType::kCommit) {
+      } else if (IsEndTxnMarker(c.type)) {
         o.Append(" endTxnMarker: ");
         o.Append(ControlTypeName(c.type));
         o.Append(" coordinatorEpoch: ");

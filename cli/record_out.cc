@@ -66,7 +66,7 @@ void WriteRecordJson(Output* out, const RecordSource& source, const BatchHeader&
   ControlRecord c;
   std::string error;
   const bool control_parsed = h.is_control && ParseControlRecord(r, &c, &error);
-  const bool marker = control_parsed && (c.type == ControlType::kAbort || c.type == ControlType::kCommit);
+  const bool marker = control_parsed && IsEndTxnMarker(c.type);
   if (h.is_control) {
     Output* co = j.Key("control");
     if (!control_parsed) {

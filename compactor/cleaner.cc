@@ -187,10 +187,8 @@ bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string
 
 std::optional<ControlType> Round::FirstControlType(const BatchView& batch) {
   if (decoder_.records().empty()) return std::nullopt;
-  ControlRecord c;
-  std::string e;
-  if (!ParseControlRecord(decoder_.records()[0], &c, &e)) return ControlType::kUnknown;
-  return c.type;
+  auto c = ControlBatchMarker(decoder_.records());
+  return c ? c->type : ControlType::kUnknown;
 }
 
 bool Round::GrowBuffersOrFail(const LoadedSegment& seg, Bytes chunk, size_t position, std::string* error) {

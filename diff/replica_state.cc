@@ -489,13 +489,11 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
           m.producer_epoch = h.producer_epoch;
           m.type = MarkerType::kEmpty;
           if (decoded && !decoder.records().empty()) {
-            ControlRecord c;
-            std::string why;
             m.type = MarkerType::kOther;
-            if (ParseControlRecord(decoder.records().front(), &c, &why)) {
-              if (c.type == ControlType::kCommit) m.type = MarkerType::kCommit;
-              if (c.type == ControlType::kAbort) m.type = MarkerType::kAbort;
-              m.coordinator_epoch = c.coordinator_epoch;
+            if (auto c = ControlBatchMarker(decoder.records())) {
+              if (c->type == ControlType::kCommit) m.type = MarkerType::kCommit;
+              if (c->type == ControlType::kAbort) m.type = MarkerType::kAbort;
+              m.coordinator_epoch = c->coordinator_epoch;
             }
           }
           r.markers.push_back(m);

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "partition/loaded_log.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/internal_topics.h"
 #include "segment_reader/layout.h"
@@ -263,23 +264,20 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
   ProblemSink* sink = &once;
   *out = ClusterMetadata();
   out->dir = dir;
-  PartitionDir pd;
-  if (!ScanPartitionDir(dir, &pd, sink)) {
-    *error = dir + ": the directory cannot be listed";
-    return false;
-  }
-  if (!pd.unreadable.empty()) {
-    *error = pd.unreadable.front().error;
-    return false;
-  }
-  std::vector<const SegmentFiles*> segments = pd.LogSegments();
-  out->log_start_offset = segments.empty() ? 0 : segments.front()->base_offset;
+  LoadedLog log;
+  LoadOptions options;
+  options.segments_only = true;  // the records are replayed below
+  if (!LoadedLog::Open(dir, options, &log, sink, error)) return false;
+  const std::vector<SegmentInfo>& segments = log.segments;
+  // KafkaMetadataLog: the log starts at its first segment (LogManager's log-start checkpoint does not
+  // hold the metadata log).
+  out->log_start_offset = segments.empty() ? 0 : segments.front().base_offset;
 
   // The snapshot to start from: the latest that reads cleanly and reaches the log's start.
   int64_t from = 0;
   Replayer replayer(out, sink);
   std::vector<Item> snapshot_items;
-  for (auto it = pd.kraft_snapshots.rbegin(); it != pd.kraft_snapshots.rend(); ++it) {
+  for (auto it = log.kraft_snapshots.rbegin(); it != log.kraft_snapshots.rend(); ++it) {
     if (it->end_offset < out->log_start_offset) break;  // older ones leave a gap before the log
     CollectingSink problems;
     std::vector<Item> items;
@@ -315,11 +313,11 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
   if (out->snapshot_end_offset && out->log_start_offset == 0 && !segments.empty()) {
     ClusterMetadata scratch;
     Replayer side(&scratch, sink);
-    for (const SegmentFiles* s : segments) {
-      if (s->base_offset >= from) break;
+    for (const SegmentInfo& s : segments) {
+      if (s.base_offset >= from) break;
       std::string ignored;  // a segment that cannot be opened fails the replay below, or is not needed by it
       ReadRecords(
-          s->log->path, false, 0, from, [&](Item i) { ApplyChecked(&side, std::move(i), sink); }, sink, &ignored);
+          s.log_path, false, 0, from, [&](Item i) { ApplyChecked(&side, std::move(i), sink); }, sink, &ignored);
     }
     for (const auto& [id, t] : scratch.topics)
       for (const auto& [p, events] : t.history) early[{id, p}] = events;
@@ -330,11 +328,10 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
   for (Item& i : snapshot_items) ApplyChecked(&replayer, std::move(i), sink);
   out->next_offset = from;
   for (size_t i = 0; i < segments.size(); ++i) {
-    const SegmentFiles* s = segments[i];
-    if (i + 1 < segments.size() && segments[i + 1]->base_offset <= from) continue;
+    if (i + 1 < segments.size() && segments[i + 1].base_offset <= from) continue;
     std::string read_error;
     if (!ReadRecords(
-            s->log->path, false, from, INT64_MAX,
+            segments[i].log_path, false, from, INT64_MAX,
             [&](Item item) {
               out->next_offset = std::max(out->next_offset, item.at.offset + 1);
               ApplyChecked(&replayer, std::move(item), sink);

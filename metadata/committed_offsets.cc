@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "partition/loaded_log.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/internal_topics.h"
 #include "segment_reader/layout.h"
@@ -33,97 +34,84 @@ bool SameEvent(const Event& a, const Event& b) {
   return a.kind == b.kind && a.key == b.key && a.producer_id == b.producer_id && a.value.offset == b.value.offset;
 }
 
-// One copy of a `__consumer_offsets-N` partition: its events by offset.
-bool ReadCopy(const std::string& dir, std::map<int64_t, Event>* by_offset, ProblemSink* sink, std::string* error) {
-  PartitionDir pd;
-  if (!ScanPartitionDir(dir, &pd, sink)) {
-    *error = dir + ": the directory cannot be listed";
-    return false;
-  }
-  if (!pd.unreadable.empty()) {
-    *error = pd.unreadable.front().error;
-    return false;
-  }
-  std::vector<const SegmentFiles*> segments = pd.LogSegments();
-  int64_t log_start = segments.empty() ? 0 : segments.front()->base_offset;
-  if (pd.tp) {
-    PartitionCheckpoints c = ReadParentCheckpoints(dir, *pd.tp, sink);
-    if (c.log_start_offset) log_start = std::max(log_start, *c.log_start_offset);
-  }
-  RecordDecoder decoder;
-  for (const SegmentFiles* s : segments) {
-    const std::string& file = s->log->path;
-    std::unique_ptr<LogReader> reader = LogReader::Open(file, sink, ReadOptions{}, error);
-    if (!reader) return false;
-    BatchView b;
-    while (reader->Next(&b)) {
-      if (!b.header.crc_valid || b.header.last_offset < log_start) continue;  // damage is reported by the reader
-      if (!decoder.Decode(b, file, sink)) continue;
-      const BatchHeader& h = decoder.header();
-      for (const Record& rec : decoder.records()) {
-        if (rec.offset < log_start) continue;
-        Event e;
-        e.producer_id = h.producer_id;
-        e.transactional = h.is_transactional;
-        if (h.is_control) {
-          ControlRecord c;
-          std::string why;
-          if (!ParseControlRecord(rec, &c, &why)) {
-            Report(sink, Severity::kError, file, h.position, "consumer-offsets",
-                   fmt::format("control record at offset {}: {}", rec.offset, why));
-            continue;
-          }
-          if (c.type == ControlType::kCommit) e.kind = Event::kCommitMarker;
-          if (c.type == ControlType::kAbort) e.kind = Event::kAbortMarker;
-        } else {
-          DecodedRecord d;
-          std::string why;
-          if (!DecodeInternalRecord(TopicDecoder::kOffsets, rec, &d, &why)) {
-            Report(sink, Severity::kError, file, h.position, "consumer-offsets",
-                   fmt::format("record at offset {} is not a __consumer_offsets record: {}", rec.offset, why));
-            continue;
-          }
-          const int type = d.json.value("recordType", -1);
-          if (type == 0 || type == 1) {
-            try {
-              const OrderedJson& k = d.json.at("key");
-              e.key = {k.at("group").get<std::string>(), k.at("topic").get<std::string>(),
-                       k.at("partition").get<int32_t>()};
-              const OrderedJson& v = d.json.at("value");
-              if (v.is_null()) {
-                e.kind = Event::kTombstone;
-              } else {
-                e.kind = Event::kCommit;
-                CommittedOffset& c = e.value;
-                std::tie(c.group, c.topic, c.partition) = e.key;
-                c.offset = v.at("offset").get<int64_t>();
-                if (auto le = v.find("leaderEpoch"); le != v.end() && le->get<int32_t>() >= 0)
-                  c.leader_epoch = le->get<int32_t>();
-                c.commit_timestamp = v.value("commitTimestamp", int64_t(-1));
-                c.file = file;
-                c.position = h.position;
-                c.record_offset = rec.offset;
-                c.transactional = h.is_transactional;
-              }
-            } catch (const std::exception& x) {
-              Report(sink, Severity::kError, file, h.position, "consumer-offsets",
-                     fmt::format("record at offset {}: an OffsetCommit record without its fields: {}", rec.offset,
-                                 x.what()));
-              continue;
-            }
-          }
-        }
-        auto [it, inserted] = by_offset->try_emplace(rec.offset, e);
-        if (!inserted && !SameEvent(it->second, e)) {
-          Report(sink, Severity::kError, file, h.position, "consumer-offsets-copies",
-                 fmt::format("offset {} holds another record than another copy of this partition (the copies "
-                             "diverge); the first copy's record is used",
-                             rec.offset));
-        }
-      }
+// The event of one record of a `__consumer_offsets` batch. False when the record is reported (not a
+// record of the topic, or a commit without its fields) and left out.
+bool ToEvent(const BatchHeader& h, const Record& rec, const std::string& file, Event* e, ProblemSink* sink) {
+  e->producer_id = h.producer_id;
+  e->transactional = h.is_transactional;
+  std::string why;
+  if (h.is_control) {
+    ControlRecord c;
+    if (!ParseControlRecord(rec, &c, &why)) {
+      Report(sink, Severity::kError, file, h.position, "consumer-offsets",
+             fmt::format("control record at offset {}: {}", rec.offset, why));
+      return false;
     }
+    if (c.type == ControlType::kCommit) e->kind = Event::kCommitMarker;
+    if (c.type == ControlType::kAbort) e->kind = Event::kAbortMarker;
+    return true;
+  }
+  DecodedRecord d;
+  if (!DecodeInternalRecord(TopicDecoder::kOffsets, rec, &d, &why)) {
+    Report(sink, Severity::kError, file, h.position, "consumer-offsets",
+           fmt::format("record at offset {} is not a __consumer_offsets record: {}", rec.offset, why));
+    return false;
+  }
+  const int type = d.json.value("recordType", -1);
+  if (type != 0 && type != 1) return true;
+  try {
+    const OrderedJson& k = d.json.at("key");
+    e->key = {k.at("group").get<std::string>(), k.at("topic").get<std::string>(), k.at("partition").get<int32_t>()};
+    const OrderedJson& v = d.json.at("value");
+    if (v.is_null()) {
+      e->kind = Event::kTombstone;
+      return true;
+    }
+    e->kind = Event::kCommit;
+    CommittedOffset& c = e->value;
+    std::tie(c.group, c.topic, c.partition) = e->key;
+    c.offset = v.at("offset").get<int64_t>();
+    if (auto le = v.find("leaderEpoch"); le != v.end() && le->get<int32_t>() >= 0) c.leader_epoch = le->get<int32_t>();
+    c.commit_timestamp = v.value("commitTimestamp", int64_t(-1));
+    c.file = file;
+    c.position = h.position;
+    c.record_offset = rec.offset;
+    c.transactional = h.is_transactional;
+  } catch (const std::exception& x) {
+    Report(sink, Severity::kError, file, h.position, "consumer-offsets",
+           fmt::format("record at offset {}: an OffsetCommit record without its fields: {}", rec.offset, x.what()));
+    return false;
   }
   return true;
+}
+
+// One copy of a `__consumer_offsets-N` partition: its events by offset.
+bool ReadCopy(const std::string& dir, std::map<int64_t, Event>* by_offset, ProblemSink* sink, std::string* error) {
+  LoadedLog log;
+  LoadOptions options;
+  options.segments_only = true;  // the records are read one by one below
+  if (!LoadedLog::Open(dir, options, &log, sink, error)) return false;
+  RecordDecoder decoder;
+  auto visit = [&](size_t segment, const BatchView& b) {
+    const std::string& file = log.segments[segment].log_path;
+    // Damage is reported by the reader.
+    if (!b.header.crc_valid || b.header.last_offset < log.log_start_offset || !decoder.Decode(b, file, sink))
+      return true;
+    const BatchHeader& h = decoder.header();
+    for (const Record& rec : decoder.records()) {
+      Event e;
+      if (rec.offset < log.log_start_offset || !ToEvent(h, rec, file, &e, sink)) continue;
+      auto [it, inserted] = by_offset->try_emplace(rec.offset, e);
+      if (!inserted && !SameEvent(it->second, e)) {
+        Report(sink, Severity::kError, file, h.position, "consumer-offsets-copies",
+               fmt::format("offset {} holds another record than another copy of this partition (the copies "
+                           "diverge); the first copy's record is used",
+                           rec.offset));
+      }
+    }
+    return true;
+  };
+  return log.ForEachBatch(visit, sink, error);
 }
 
 }  // namespace

@@ -91,12 +91,9 @@ bool Consume(const LoadedLog& log, Isolation isolation, const Pass& pass, const 
     const int64_t first = full.base_offset_known ? full.base_offset : full.last_offset;
     if (first > pass.last_offset || (pass.stop_at_bound && first >= bound)) return !(done = true);
     end->next_offset = std::max(end->next_offset, full.last_offset + 1);
-    bool abort_marker = false;
-    if (full.is_control && has_records && !decoder.records().empty()) {
-      ControlRecord c;
-      std::string why;
-      abort_marker = ParseControlRecord(decoder.records()[0], &c, &why) && c.type == ControlType::kAbort;
-    }
+    std::optional<ControlRecord> marker;
+    if (full.is_control && has_records) marker = ControlBatchMarker(decoder.records());
+    const bool abort_marker = marker && marker->type == ControlType::kAbort;
     const bool aborted_batch = filter.SkipsBatch(full, abort_marker);
     if (full.is_control || !has_records) return true;
     for (const Record& r : decoder.records()) {

@@ -30,6 +30,111 @@ std::string ParentDir(const std::string& partition_dir) {
   return parent.empty() ? "." : parent;
 }
 
+// The log dir's checkpoints (§11.2) and the broker's identity (meta.properties). False with *error
+// when one of them exists but cannot be read.
+bool ReadLogDirFiles(const std::string& partition_dir, LoadedLog* log, ProblemSink* sink, std::string* error) {
+  if (log->tp) {
+    PartitionCheckpoints cp = ReadParentCheckpoints(partition_dir, *log->tp, sink);
+    if (!cp.unreadable.empty()) {
+      *error = cp.unreadable.front().error;
+      return false;
+    }
+    log->cleaner_checkpoint = cp.cleaner_checkpoint;
+    if (cp.high_watermark) {
+      log->high_watermark = *cp.high_watermark;
+      log->high_watermark_checkpoint = *cp.high_watermark;
+      log->high_watermark_from_checkpoint = true;
+    }
+    if (cp.log_start_offset) log->log_start_offset = *cp.log_start_offset;
+  }
+  std::string text, why;
+  const std::string meta = ParentDir(partition_dir) + "/meta.properties";
+  InputFailure failure = InputFailure::kNone;
+  bool read = ReadSmallFile(meta, 1 << 20, &text, &why, &failure);
+  if (failure == InputFailure::kUnreadable) {
+    *error = why;
+    return false;
+  }
+  MetaProperties mp;
+  NullSink quiet;  // meta.properties is verify's to judge; here it only names the broker
+  if (read && ParseMetaProperties(meta, text, &mp, &quiet)) {
+    log->cluster_id = mp.cluster_id();
+    log->node_id = mp.node_id();
+  }
+  return true;
+}
+
+// The aborted transactions the fetch path returns: every segment's .txnindex, by first offset.
+bool ReadTxnIndexes(const PartitionDir& dir, LoadedLog* log, ProblemSink* sink, std::string* error) {
+  for (const auto& [base, seg] : dir.segments) {
+    if (!seg.txn_index) continue;
+    auto file = MappedFile::Open(seg.txn_index->path, error);
+    if (!file) return false;
+    CappedSink capped(sink);  // a .txnindex of garbage: every entry a problem
+    TxnIndex idx = ParseTxnIndex(seg.txn_index->path, file->data(), &capped);
+    capped.Finish();
+    log->aborted_txns.insert(log->aborted_txns.end(), idx.entries.begin(), idx.entries.end());
+    for (size_t i = 0; i < idx.entries.size(); ++i)
+      log->aborted_txn_sources.push_back({seg.txn_index->path, uint64_t(i) * kTxnIndexEntrySize});
+    for (SegmentInfo& s : log->segments)
+      if (s.base_offset == base) s.txn_index = std::move(idx.entries);
+  }
+  std::vector<size_t> order(log->aborted_txns.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return log->aborted_txns[a].first_offset < log->aborted_txns[b].first_offset;
+  });
+  std::vector<AbortedTxn> entries;
+  std::vector<LoadedLog::FilePosition> sources;
+  entries.reserve(order.size());
+  sources.reserve(order.size());
+  for (size_t i : order) {
+    entries.push_back(log->aborted_txns[i]);
+    sources.push_back(std::move(log->aborted_txn_sources[i]));
+  }
+  log->aborted_txns = std::move(entries);
+  log->aborted_txn_sources = std::move(sources);
+  return true;
+}
+
+// The producer state at the log end (the latest valid snapshot plus the log after it), then the high
+// watermark: the checkpoint's (the log end without one, as on a single-replica leader), clamped into
+// [log start, log end] as Kafka clamps it on load. False with *error; *unreadable when a file cannot
+// be read.
+bool LoadProducerStateAtEnd(const PartitionDir& dir, const LoadOptions& options, LoadedLog* log, ProblemSink* sink,
+                            std::string* error, bool* unreadable) {
+  CollectingSink ps_sink;
+  ProducerStateLoadResult load;
+  const int64_t now = options.now_ms.value_or(0);
+  if (!LoadProducerState(dir, now, &log->producer_state, &load, &ps_sink, log->log_start_offset)) {
+    for (const Problem& p : ps_sink.problems) {
+      if (p.check == std::string_view("file-read")) {
+        *error = p.file + ": " + p.message;
+        *unreadable = true;
+        return false;
+      }
+    }
+    *error = log->dir + ": cannot load producer state";
+    return false;
+  }
+  Forward(ps_sink, sink);
+  if (options.remove_expired_producers && options.now_ms) log->producer_state.RemoveExpiredProducers(now);
+  log->snapshot_offset = load.snapshot_offset;
+  log->log_end_offset = load.log_end_offset;
+
+  if (!log->high_watermark_from_checkpoint) log->high_watermark = log->log_end_offset;
+  if (log->high_watermark > log->log_end_offset) {
+    Report(sink, Severity::kWarning, ParentDir(log->dir) + "/replication-offset-checkpoint", 0, "high-watermark",
+           "high watermark " + std::to_string(log->high_watermark) + " is above the log end offset " +
+               std::to_string(log->log_end_offset) + "; capped as Kafka does");
+    log->high_watermark = log->log_end_offset;
+  }
+  if (log->high_watermark < log->log_start_offset) log->high_watermark = log->log_start_offset;
+  log->first_unstable_offset = log->producer_state.FirstUndecidedOffset();
+  log->last_stable_offset = log->producer_state.LastStableOffset(log->high_watermark);
+  return true;
+}
+
 }  // namespace
 
 bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& options, LoadedLog* out, ProblemSink* sink,
@@ -65,99 +170,18 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
     log.segments.push_back(std::move(seg));
   }
   for (const auto& [offset, file] : dir.producer_snapshots) log.snapshot_files[offset] = file.path;
+  log.kraft_snapshots = dir.kraft_snapshots;
 
-  // The log dir's checkpoints (§11.2) and the broker's identity (meta.properties).
-  const std::string parent = ParentDir(partition_dir);
-  if (log.tp) {
-    PartitionCheckpoints cp = ReadParentCheckpoints(partition_dir, *log.tp, sink);
-    if (!cp.unreadable.empty()) return Fail(cp.unreadable.front().error, true, error, unreadable_file);
-    log.cleaner_checkpoint = cp.cleaner_checkpoint;
-    if (cp.high_watermark) {
-      log.high_watermark = *cp.high_watermark;
-      log.high_watermark_checkpoint = *cp.high_watermark;
-      log.high_watermark_from_checkpoint = true;
-    }
-    if (cp.log_start_offset) log.log_start_offset = *cp.log_start_offset;
-  }
-  {
-    std::string text, why;
-    const std::string meta = parent + "/meta.properties";
-    InputFailure failure = InputFailure::kNone;
-    bool read = ReadSmallFile(meta, 1 << 20, &text, &why, &failure);
-    if (failure == InputFailure::kUnreadable) return Fail(why, true, error, unreadable_file);
-    MetaProperties mp;
-    NullSink quiet;  // meta.properties is verify's to judge; here it only names the broker
-    if (read && ParseMetaProperties(meta, text, &mp, &quiet)) {
-      log.cluster_id = mp.cluster_id();
-      log.node_id = mp.node_id();
-    }
-  }
+  std::string why;
+  if (!ReadLogDirFiles(partition_dir, &log, sink, &why)) return Fail(why, true, error, unreadable_file);
   // LogLoader: the log start offset is the checkpoint's, but never below the first segment.
   if (!segments.empty()) log.log_start_offset = std::max(log.log_start_offset, segments.front()->base_offset);
+  if (options.segments_only) return true;
 
-  // The aborted transactions the fetch path returns: every segment's .txnindex, by first offset.
-  for (const auto& [base, seg] : dir.segments) {
-    if (!seg.txn_index) continue;
-    std::string why;
-    auto file = MappedFile::Open(seg.txn_index->path, &why);
-    if (!file) return Fail(why, true, error, unreadable_file);
-    CappedSink capped(sink);  // a .txnindex of garbage: every entry a problem
-    TxnIndex idx = ParseTxnIndex(seg.txn_index->path, file->data(), &capped);
-    capped.Finish();
-    log.aborted_txns.insert(log.aborted_txns.end(), idx.entries.begin(), idx.entries.end());
-    for (size_t i = 0; i < idx.entries.size(); ++i)
-      log.aborted_txn_sources.push_back({seg.txn_index->path, uint64_t(i) * kTxnIndexEntrySize});
-    for (SegmentInfo& s : log.segments)
-      if (s.base_offset == base) s.txn_index = std::move(idx.entries);
-  }
-  {
-    std::vector<size_t> order(log.aborted_txns.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return log.aborted_txns[a].first_offset < log.aborted_txns[b].first_offset;
-    });
-    std::vector<AbortedTxn> entries;
-    std::vector<LoadedLog::FilePosition> sources;
-    entries.reserve(order.size());
-    sources.reserve(order.size());
-    for (size_t i : order) {
-      entries.push_back(log.aborted_txns[i]);
-      sources.push_back(std::move(log.aborted_txn_sources[i]));
-    }
-    log.aborted_txns = std::move(entries);
-    log.aborted_txn_sources = std::move(sources);
-  }
-
-  // The producer state at the log end: the latest valid snapshot plus the log after it.
-  {
-    CollectingSink ps_sink;
-    ProducerStateLoadResult load;
-    const int64_t now = options.now_ms.value_or(0);
-    if (!LoadProducerState(dir, now, &log.producer_state, &load, &ps_sink, log.log_start_offset)) {
-      for (const Problem& p : ps_sink.problems) {
-        if (p.check == std::string_view("file-read"))
-          return Fail(p.file + ": " + p.message, true, error, unreadable_file);
-      }
-      return Fail(partition_dir + ": cannot load producer state", false, error, unreadable_file);
-    }
-    Forward(ps_sink, sink);
-    if (options.remove_expired_producers && options.now_ms) log.producer_state.RemoveExpiredProducers(now);
-    log.snapshot_offset = load.snapshot_offset;
-    log.log_end_offset = load.log_end_offset;
-  }
-
-  // The high watermark: the checkpoint's (the log end without one, as on a single-replica leader),
-  // clamped into [log start, log end] as Kafka clamps it on load.
-  if (!log.high_watermark_from_checkpoint) log.high_watermark = log.log_end_offset;
-  if (log.high_watermark > log.log_end_offset) {
-    Report(sink, Severity::kWarning, parent + "/replication-offset-checkpoint", 0, "high-watermark",
-           "high watermark " + std::to_string(log.high_watermark) + " is above the log end offset " +
-               std::to_string(log.log_end_offset) + "; capped as Kafka does");
-    log.high_watermark = log.log_end_offset;
-  }
-  if (log.high_watermark < log.log_start_offset) log.high_watermark = log.log_start_offset;
-  log.first_unstable_offset = log.producer_state.FirstUndecidedOffset();
-  log.last_stable_offset = log.producer_state.LastStableOffset(log.high_watermark);
+  if (!ReadTxnIndexes(dir, &log, sink, &why)) return Fail(why, true, error, unreadable_file);
+  bool unreadable = false;
+  if (!LoadProducerStateAtEnd(dir, options, &log, sink, &why, &unreadable))
+    return Fail(why, unreadable, error, unreadable_file);
   return true;
 }
 

@@ -26,6 +26,7 @@
 #include "segment_reader/batch.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/index_files.h"
+#include "segment_reader/layout.h"
 #include "segment_reader/problem.h"
 
 namespace klf {
@@ -38,6 +39,13 @@ struct LoadOptions {
   // After the load, also run the broker's periodic removeExpiredProducers at now_ms (never a producer
   // with an open transaction).
   bool remove_expired_producers = false;
+  // The listing, the checkpoints and the broker's identity only: no producer-state replay and no
+  // `.txnindex` (the load reads no batch and no index). For readers that stream every batch
+  // themselves and decide nothing from producer state: the metadata log, `__consumer_offsets`, the
+  // coordinator's `__transaction_state`. Then producer_state, aborted_txns, snapshot_offset and
+  // first_unstable_offset stay empty, and log_end_offset, high_watermark and last_stable_offset are not
+  // computed (0; the checkpoint's high watermark is in high_watermark_checkpoint).
+  bool segments_only = false;
 };
 
 struct SegmentInfo {
@@ -60,8 +68,9 @@ struct LoadedLog {
     std::string file;
     uint64_t position = 0;
   };
-  std::vector<FilePosition> aborted_txn_sources;  // parallel to aborted_txns: where each entry was read
-  std::map<int64_t, std::string> snapshot_files;  // producer snapshots: offset -> path
+  std::vector<FilePosition> aborted_txn_sources;   // parallel to aborted_txns: where each entry was read
+  std::map<int64_t, std::string> snapshot_files;   // producer snapshots: offset -> path
+  std::vector<KraftSnapshotFile> kraft_snapshots;  // __cluster_metadata's `.checkpoint` snapshots, ascending
 
   int64_t log_start_offset = 0;  // max(log-start-offset-checkpoint, first segment's base offset)
   int64_t log_end_offset = 0;

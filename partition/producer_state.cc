@@ -105,21 +105,21 @@ BatchUpdate ProducerStateManager::Apply(const BatchView& batch, const std::strin
       } else {
         RecordDecoder decoder;
         NullSink quiet;
-        ControlRecord marker;
+        std::optional<ControlRecord> marker;
         std::string why;
         if (!decoder.Decode(batch, file, &quiet) || decoder.records().empty()) {
           Report(sink, Severity::kError, file, h.position, "txn-marker",
                  "control batch records do not decode; producer state not updated for producer " +
                      std::to_string(h.producer_id));
-        } else if (!ParseControlRecord(decoder.records().front(), &marker, &why)) {
+        } else if (marker = ControlBatchMarker(decoder.records(), &why); !marker) {
           Report(sink, Severity::kError, file, h.position, "txn-marker", "control record: " + why);
-        } else if (marker.type != ControlType::kAbort && marker.type != ControlType::kCommit) {
+        } else if (!IsEndTxnMarker(marker->type)) {
           // EndTransactionMarker.deserialize refuses other control types.
           Report(sink, Severity::kError, file, h.position, "txn-marker",
-                 std::string("control batch of a producer holds a ") + ControlTypeName(marker.type) +
+                 std::string("control batch of a producer holds a ") + ControlTypeName(marker->type) +
                      " record, expected an end-transaction marker (ABORT or COMMIT)");
         } else {
-          update = ApplyEndTxnMarker(h, marker, decoder.records().front().timestamp, file, sink);
+          update = ApplyEndTxnMarker(h, *marker, decoder.records().front().timestamp, file, sink);
         }
       }
     } else {

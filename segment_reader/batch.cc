@@ -1079,7 +1079,7 @@ bool ParseControlRecord(const Record& record, ControlRecord* control, std::strin
   control->raw_type = LoadI16(k + 2);
   control->type =
       control->raw_type >= 0 && control->raw_type <= 6 ? ControlType(control->raw_type) : ControlType::kUnknown;
-  if (control->type == ControlType::kAbort || control->type == ControlType::kCommit) {
+  if (IsEndTxnMarker(control->type)) {
     // EndTransactionMarker.deserializeValue
     if (!record.value || record.value->size() < 6) {
       *error = record.value
@@ -1095,6 +1095,18 @@ bool ParseControlRecord(const Record& record, ControlRecord* control, std::strin
     control->coordinator_epoch = LoadI32(record.value->data() + 2);
   }
   return true;
+}
+
+std::optional<ControlRecord> ControlBatchMarker(const std::vector<Record>& records, std::string* error) {
+  std::string why;
+  ControlRecord c;
+  if (records.empty()) {
+    why = "control batch has no record";
+  } else if (ParseControlRecord(records.front(), &c, &why)) {
+    return c;
+  }
+  if (error) *error = std::move(why);
+  return std::nullopt;
 }
 
 void SegmentTailSink::Report(const Problem& p) {

@@ -333,6 +333,15 @@ struct ControlRecord {
 // with *error if the key is shorter than 4 bytes, or an end-transaction value shorter than 6.
 bool ParseControlRecord(const Record& record, ControlRecord* control, std::string* error);
 
+// The one rule for a control batch's marker type: Kafka reads a control batch by its first record
+// (ControlRecordType.parse of the key; EndTransactionMarker.deserialize for ABORT / COMMIT), and every
+// reader here (producer state, consumers, verify, the cleaner, diff, the audit) goes through this.
+// `records` are the batch's decoded records. nullopt when there is none or the first does not parse
+// (then *error, when given, says why).
+std::optional<ControlRecord> ControlBatchMarker(const std::vector<Record>& records, std::string* error = nullptr);
+// ABORT or COMMIT: the marker ends a transaction.
+inline bool IsEndTxnMarker(ControlType t) { return t == ControlType::kAbort || t == ControlType::kCommit; }
+
 // Decodes the records of one batch: decompression with a size cap, v2 records with varints and
 // headers, v0/v1 inner messages of compressed wrappers with their offset rules (spec §3.3, §4.4, §5).
 // Buffers are reused across calls, so decoding many batches allocates only when a batch is larger

@@ -217,7 +217,7 @@ bool AppendV2Batch(const V2BatchOptions& o, std::span<const RecordInput> records
 }
 
 bool AppendEndTxnMarker(const EndTxnMarkerOptions& o, std::string* out, BuiltBatch* built, std::string* error) {
-  if (o.type != ControlType::kAbort && o.type != ControlType::kCommit) {
+  if (!IsEndTxnMarker(o.type)) {
     *error = "an end-transaction marker is ABORT or COMMIT";
     return false;
   }

@@ -143,15 +143,12 @@ bool ReadCopy(const std::string& dir, const std::set<int64_t>& producers, const 
     p.file = log.segments[segment].log_path;
     p.position = h.position;
     if (h.is_control) {
-      ControlRecord c;
-      std::string why;
       p.empty = h.record_count == 0;
       if (!p.empty) {
-        if (!decoder.Decode(b, p.file, &quiet) || decoder.records().empty() ||
-            !ParseControlRecord(decoder.records().front(), &c, &why))
-          return true;
-        p.type = c.type;
-        if (p.type != ControlType::kCommit && p.type != ControlType::kAbort) return true;
+        std::optional<ControlRecord> c;
+        if (!decoder.Decode(b, p.file, &quiet) || !(c = ControlBatchMarker(decoder.records()))) return true;
+        p.type = c->type;
+        if (!IsEndTxnMarker(p.type)) return true;
       }
     } else if (h.record_count == 0) {
       return true;

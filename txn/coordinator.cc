@@ -90,7 +90,9 @@ bool SameRecord(const CoordinatorRecord& a, const CoordinatorRecord& b) {
 bool ReadCopy(const std::string& dir, std::map<int64_t, std::pair<std::string, CoordinatorRecord>>* by_offset,
               std::set<std::string>* cluster_ids, ProblemSink* sink, std::string* error) {
   LoadedLog log;
-  if (!LoadedLog::Open(dir, LoadOptions{}, &log, sink, error)) return false;
+  LoadOptions options;
+  options.segments_only = true;  // the coordinator's log is read record by record below
+  if (!LoadedLog::Open(dir, options, &log, sink, error)) return false;
   if (log.cluster_id) cluster_ids->insert(*log.cluster_id);
   RecordDecoder decoder;
   auto visit = [&](size_t segment, const BatchView& b) {

@@ -339,12 +339,9 @@ void PartitionVerifier::ApplyProducerState(const std::string& file, const BatchH
     if (h.is_control) {
       if (h.record_count <= 0) {
         producers_.ApplyEmptyControlBatch(h);
-      } else if (!decoder_.records().empty()) {
-        ControlRecord marker;
-        std::string why;
-        if (ParseControlRecord(decoder_.records().front(), &marker, &why) &&
-            (marker.type == ControlType::kAbort || marker.type == ControlType::kCommit)) {
-          BatchUpdate u = producers_.ApplyEndTxnMarker(h, marker, decoder_.records().front().timestamp, file, sink_);
+      } else if (auto marker = ControlBatchMarker(decoder_.records())) {
+        if (IsEndTxnMarker(marker->type)) {
+          BatchUpdate u = producers_.ApplyEndTxnMarker(h, *marker, decoder_.records().front().timestamp, file, sink_);
           if (u.aborted_txn) expected->push_back(*u.aborted_txn);
         }
       }
@@ -559,12 +556,9 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
     }
     if (h->magic >= 1 && h->max_timestamp > running_max_ts) running_max_ts = h->max_timestamp;
 
-    if (h->magic >= 2 && h->is_control && decoded && !decoder_.records().empty()) {
-      ControlRecord c;
-      std::string why;
-      if (ParseControlRecord(decoder_.records().front(), &c, &why)) {
-        markers.push_back(Marker{h->base_offset, h->producer_id, c.type, pos});
-      }
+    if (h->magic >= 2 && h->is_control && decoded) {
+      if (auto c = ControlBatchMarker(decoder_.records()))
+        markers.push_back(Marker{h->base_offset, h->producer_id, c->type, pos});
     }
     // Producer state, epochs and the log end move only with batches Kafka's recovery would keep.
     if (h->crc_valid && (decoded || !decode)) {
@@ -1126,7 +1120,7 @@ std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::v
         if (!ParseControlRecord(r, &c, &why)) {
           problems.push_back(
               {pos, "control-record", fmt::format("control batch at {}, record at offset {}: {}", pos, r.offset, why)});
-        } else if (c.type == ControlType::kAbort || c.type == ControlType::kCommit) {
+        } else if (IsEndTxnMarker(c.type)) {
           end_txn = true;
         }
       }
