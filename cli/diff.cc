@@ -379,8 +379,15 @@ std::string HtmlReport(const DiffArgs& args, const std::vector<PartitionDiff>& d
 
 // ---------------------------------------------------------------------------------------------
 
-int Run(const DiffArgs& args) {
-  const bool json = args.common.json;
+int Run(const DiffArgs& given) {
+  const bool json = given.common.json;
+  DiffArgs args = given;
+  {
+    // Captures (segment_reader/capture.h): an archive alone stands for the log directories it holds.
+    std::string capture_error;
+    if (!PrepareCapturePaths(&args.paths, /*expand_roots=*/true, &capture_error))
+      return Fail("diff", kExitUnreadable, capture_error, json);
+  }
   BytesFormat format = args.common.bytes_format();
   // The output guard (segment_writer/output_guard.h) before any work: the report must not be, hold or
   // lie inside a replica (or its broker log dir), and replaces only a previous klf report (--force).

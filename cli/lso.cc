@@ -16,6 +16,7 @@
 #include "cli/txn_log.h"
 #include "diff/replica_state.h"
 #include "diff/lso.h"
+#include "segment_reader/capture.h"
 #include "segment_reader/layout.h"
 
 namespace klf::cli {
@@ -113,12 +114,12 @@ int RunLso(const LsoArgs& given) {
   ro.producer_id_expiration_ms = a.producer_id_expiration_ms;
   ro.transactions_only = true;  // memory independent of the record count
   ReplicaState target;
-  if (!std::filesystem::is_directory(a.dir) || !LoadReplica(a.dir, ro, &target, &error)) {
+  if (!IsInputDir(a.dir) || !LoadReplica(a.dir, ro, &target, &error)) {
     return Fail("lso", kExitUnreadable, error.empty() ? a.dir + ": not a partition directory" : error, a.json);
   }
   std::vector<ReplicaState> others(a.replicas.size());
   for (size_t i = 0; i < a.replicas.size(); ++i) {
-    if (!std::filesystem::is_directory(a.replicas[i]) || !LoadReplica(a.replicas[i], ro, &others[i], &error)) {
+    if (!IsInputDir(a.replicas[i]) || !LoadReplica(a.replicas[i], ro, &others[i], &error)) {
       return Fail("lso", kExitUnreadable, error.empty() ? a.replicas[i] + ": not a partition directory" : error,
                   a.json);
     }
