@@ -20,6 +20,7 @@
 #include "compactor/cleaner.h"
 #include "partition/coordination.h"
 #include "partition/loaded_log.h"
+#include "segment_reader/capture.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/problem.h"
@@ -326,7 +327,7 @@ int RunCompact(const CompactArgs& a) {
     for (const std::string& d : dirs) {
       // A replica that is not there cannot be read at all (exit 3); one that is there but damaged is
       // a finding (exit 1, FailOnLog).
-      if (!std::filesystem::is_directory(d)) {
+      if (!IsInputDir(d)) {
         return Fail("compact", kExitUnreadable, d + ": not a partition directory", json);
       }
       LoadOptions lo;

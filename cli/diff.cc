@@ -379,8 +379,19 @@ std::string HtmlReport(const DiffArgs& args, const std::vector<PartitionDiff>& d
 
 // ---------------------------------------------------------------------------------------------
 
-int Run(const DiffArgs& args) {
-  const bool json = args.common.json;
+int Run(const DiffArgs& given) {
+  const bool json = given.common.json;
+  DiffArgs args = given;
+  {
+    // Captures (segment_reader/capture.h): an archive alone stands for the log directories it holds.
+    std::string capture_error;
+    if (!PrepareCapturePaths(&args.paths, /*expand_roots=*/true, &capture_error))
+      return Fail("diff", kExitUnreadable, capture_error, json);
+    if (args.paths.size() < 2)
+      return Fail("diff", kExitUsage,
+                  "REPLICA_DIR: at least 2 required (two replicas, or a capture holding several broker log dirs)",
+                  json);
+  }
   BytesFormat format = args.common.bytes_format();
   // The output guard (segment_writer/output_guard.h) before any work: the report must not be, hold or
   // lie inside a replica (or its broker log dir), and replaces only a previous klf report (--force).
@@ -664,9 +675,12 @@ Command AddDiffCommand(CLI::App* parent) {
   AddTxnLogOptions(app, &args->txn_log);
   AddMetadataLogOptions(app, &args->metadata);
   AddOffsetsLogOptions(app, &args->metadata);
-  app->add_option("REPLICA_DIR", args->paths, "Partition directories (one per broker), or broker log directories")
+  // One PATH is enough when it is a capture holding the brokers' log dirs (Run checks for two after
+  // expanding captures, segment_reader/capture.h).
+  app->add_option("REPLICA_DIR", args->paths,
+                  "Partition directories (one per broker), broker log directories, or a capture holding them")
       ->required()
-      ->expected(2, -1)
+      ->expected(1, -1)
       ->type_name("DIR");
   Command command;
   command.app = app;

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/partition_paths.h"
 #include "cli/dump_printer.h"
 #include "cli/output.h"
 #include "cli/progress.h"
@@ -635,6 +636,11 @@ Command AddDumpCommand(CLI::App* parent) {
     DumpOptions& o = *options;
     o.paths.insert(o.paths.end(), o.files.begin(), o.files.end());
     if (o.paths.empty()) return Fail("dump", kExitUsage, "PATH is required (or --files)", o.common.json);
+    {
+      std::string capture_error;
+      if (!PrepareCapturePaths(&o.paths, /*expand_roots=*/true, &capture_error))
+        return Fail("dump", kExitUnreadable, capture_error, o.common.json);
+    }
     const int decoders = int(o.offsets_decoder) + int(o.transaction_log_decoder) + int(o.cluster_metadata_decoder) +
                          int(o.remote_log_metadata_decoder);
     if (decoders > 1 || (decoders == 1 && o.decoder != "auto")) {

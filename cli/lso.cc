@@ -21,6 +21,7 @@
 #include "cli/txn_log.h"
 #include "diff/replica_state.h"
 #include "diff/lso.h"
+#include "segment_reader/capture.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/parallel.h"
 
@@ -163,13 +164,13 @@ std::string SingleText(const LsoReport& rep, const std::string& dir, const TxnLo
 // Loads a partition's copy under `dir` and the other replicas.
 bool LoadCopies(const std::string& dir, const std::vector<std::string>& replicas, const ReplicaOptions& ro,
                 ReplicaState* target, std::vector<ReplicaState>* others, std::string* error) {
-  if (!std::filesystem::is_directory(dir) || !LoadReplica(dir, ro, target, error)) {
+  if (!IsInputDir(dir) || !LoadReplica(dir, ro, target, error)) {
     if (error->empty()) *error = dir + ": not a partition directory";
     return false;
   }
   others->resize(replicas.size());
   for (size_t i = 0; i < replicas.size(); ++i) {
-    if (!std::filesystem::is_directory(replicas[i]) || !LoadReplica(replicas[i], ro, &(*others)[i], error)) {
+    if (!IsInputDir(replicas[i]) || !LoadReplica(replicas[i], ro, &(*others)[i], error)) {
       if (error->empty()) *error = replicas[i] + ": not a partition directory";
       return false;
     }

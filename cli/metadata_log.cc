@@ -9,6 +9,7 @@
 
 #include "cli/output.h"
 #include "cli/partition_paths.h"
+#include "segment_reader/capture.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/file.h"
 
@@ -153,8 +154,7 @@ std::optional<int32_t> BrokerIdOf(const std::string& path) {
   for (const std::string& dir : {path, fs::path(path).lexically_normal().parent_path().string()}) {
     const std::string file = (fs::path(dir) / "meta.properties").string();
     std::string text, error;
-    std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) continue;
+    if (StatInput(file).kind != InputKind::kFile) continue;  // real or in a capture
     if (!ReadSmallFile(file, kMaxMetadataFileBytes, &text, &error)) continue;
     MetaProperties props;
     NullSink quiet;

@@ -8,14 +8,34 @@
 #include <fmt/ranges.h>
 
 #include "cli/command.h"
+#include "segment_reader/capture.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/problem.h"
 
 namespace klf::cli {
 
-bool ResolvePartitionPaths(const std::vector<std::string>& paths, size_t min_copies, ResolvedPaths* out,
+bool CheckCapturePath(const std::string& path, std::string* error) {
+  std::string archive, member;
+  if (!SplitCapturePath(path, &archive, &member)) return true;
+  return OpenCapture(archive, error) != nullptr;
+}
+
+bool PrepareCapturePaths(std::vector<std::string>* paths, bool expand_roots, std::string* error) {
+  for (const std::string& p : *paths) {
+    if (!CheckCapturePath(p, error)) return false;
+  }
+  if (expand_roots) *paths = ExpandCaptureRoots(*paths);
+  return true;
+}
+
+bool ResolvePartitionPaths(const std::vector<std::string>& given, size_t min_copies, ResolvedPaths* out,
                            std::string* error, int* exit_code) {
   *out = ResolvedPaths();
+  std::vector<std::string> paths = given;
+  if (!PrepareCapturePaths(&paths, /*expand_roots=*/true, error)) {
+    *exit_code = kExitUnreadable;
+    return false;
+  }
   std::vector<PathInfo> infos;
   for (const std::string& p : paths) {
     PathInfo info = ClassifyPath(p);

@@ -39,6 +39,16 @@ bool ResolvePartitionPaths(const std::vector<std::string>& paths, size_t min_cop
 bool ResolveOnePartition(const std::vector<std::string>& paths, const std::string& partition,
                          std::vector<std::string>* dirs, std::string* error, int* exit_code);
 
+// Captures among PATH arguments (segment_reader/capture.h): each PATH that runs through an archive
+// has the archive indexed now, so a refused archive (a member escaping it, a link, a device, ...) or
+// one that is no archive fails the command before any work, with the archive's message naming the
+// member (exit code 3, a PATH that cannot be read). With `expand_roots`, an archive given alone
+// stands for the broker log directories it holds (layout.h ExpandCaptureRoots). Real paths pass
+// through unchanged.
+bool PrepareCapturePaths(std::vector<std::string>* paths, bool expand_roots, std::string* error);
+// The same for one PATH (a partition directory, a log directory): no expansion.
+bool CheckCapturePath(const std::string& path, std::string* error);
+
 // The log dirs of PATHs: each PATH and its parent (a PATH may be a log dir, or a partition dir in one).
 std::vector<std::string> CandidateLogDirs(const std::vector<std::string>& paths);
 

@@ -12,6 +12,7 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
+#include "segment_reader/capture.h"
 #include "segment_reader/problem.h"
 #include "segment_writer/output_guard.h"
 #include "segment_writer/segment_writer.h"
@@ -82,7 +83,7 @@ int RunReindex(const ReindexArgs& a) {
   if (!CheckOutputPath({a.out, OutputKind::kDirectory, {a.dir}, a.force}, nullptr, &error)) {
     return Fail("reindex", kExitUsage, error, a.json);
   }
-  if (!std::filesystem::is_directory(a.dir)) {
+  if (!IsInputDir(a.dir)) {
     return Fail("reindex", kExitUnreadable, a.dir + ": not a partition directory", a.json);
   }
   CollectingSink sink;

@@ -23,6 +23,7 @@
 #include "cli/txn_log.h"
 #include "repair/repair.h"
 #include "salvage/salvage.h"
+#include "segment_reader/capture.h"
 #include "segment_reader/bytes.h"
 #include "segment_reader/layout.h"
 #include "segment_writer/output_guard.h"
@@ -127,7 +128,7 @@ nlohmann::json ActionJson(const RepairAction& a) {
 }
 
 int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration) {
-  if (!std::filesystem::is_directory(a.salvage)) {
+  if (!IsInputDir(a.salvage)) {
     return Fail("repair", kExitUnreadable, a.salvage + ": not a partition directory", a.json);
   }
   SalvageOptions so;
@@ -303,11 +304,11 @@ int RunRepair(const RepairArgs& a) {
 int RunResolved(const RepairArgs& a, RepairOptions options) {
   std::string error;
   for (const std::string& d : a.replicas) {
-    if (!std::filesystem::is_directory(d)) {
+    if (!IsInputDir(d)) {
       return Fail("repair", kExitUnreadable, d + ": not a partition directory", a.json);
     }
   }
-  if (!std::filesystem::is_directory(a.target)) {
+  if (!IsInputDir(a.target)) {
     return Fail("repair", kExitUnreadable, a.target + ": not a partition directory", a.json);
   }
   if (!a.rebuild_from.empty()) return RunRebuild(a, options);
@@ -425,7 +426,7 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
 
 int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
   std::string error;
-  if (!std::filesystem::is_directory(a.rebuild_from)) {
+  if (!IsInputDir(a.rebuild_from)) {
     return Fail("repair", kExitUnreadable, a.rebuild_from + ": not a partition directory", a.json);
   }
   if (a.dry_run) {

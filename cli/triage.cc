@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/partition_paths.h"
 #include "cli/output.h"
 #include "cli/triage_html.h"
 #include "segment_reader/env.h"
@@ -220,7 +221,10 @@ int RunTriage(const TriageArgs& a) {
   }
   TriageReport report;
   std::string error;
-  if (!TriageCapture(a.log_dirs, options, &report, &error)) return Fail("triage", kExitUsage, error, a.json);
+  std::vector<std::string> log_dirs = a.log_dirs;
+  if (!PrepareCapturePaths(&log_dirs, /*expand_roots=*/true, &error))
+    return Fail("triage", kExitUnreadable, error, a.json);
+  if (!TriageCapture(log_dirs, options, &report, &error)) return Fail("triage", kExitUsage, error, a.json);
   if (show_progress) std::fputs("\r\033[K", stderr);
 
   int exit_code = kExitOk;

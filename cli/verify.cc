@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "cli/partition_paths.h"
 #include "cli/output.h"
 #include "verify/verify.h"
 
@@ -110,6 +111,10 @@ class PrintingSink : public ProblemSink {
 };
 
 int Run(const VerifyArgs& args) {
+  std::vector<std::string> paths = args.paths;
+  std::string capture_error;
+  if (!PrepareCapturePaths(&paths, /*expand_roots=*/true, &capture_error))
+    return Fail("verify", kExitUnreadable, capture_error, args.common.json);
   VerifyOptions options;
   options.threads = args.threads;
   options.check_records = !args.headers_only;
@@ -118,7 +123,7 @@ int Run(const VerifyArgs& args) {
   if (args.common.json) out.Append("{\"problems\": [");
   VerifyStats total;
   std::vector<std::string> unreadable;
-  for (const std::string& path : args.paths) {
+  for (const std::string& path : paths) {
     VerifyStats s = VerifyPath(NamedPath(path), options, &sink);
     if (s.unreadable) unreadable.push_back(s.unreadable_reason);
     total.Add(s);

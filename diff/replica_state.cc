@@ -19,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "segment_reader/capture.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/crc.h"
 #include "segment_reader/file.h"
@@ -373,9 +374,8 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   std::vector<uint64_t> segment_bytes;
   uint64_t total_bytes = 0;
   for (const SegmentInfo& s : segments) {
-    std::error_code ec;
-    uint64_t size = std::filesystem::file_size(s.log_path, ec);
-    segment_bytes.push_back(ec ? 0 : size);
+    InputStat st = StatInput(s.log_path);  // real or in a capture (segment_reader/capture.h)
+    segment_bytes.push_back(st.kind == InputKind::kFile ? st.size : 0);
     total_bytes += segment_bytes.back();
   }
   uint64_t bytes_done = 0;

@@ -13,7 +13,7 @@ set_name=${1:-test}
 packages=(
   build-essential cmake pkg-config ccache
   libcli11-dev libboost-iostreams-dev zlib1g-dev liblz4-dev libsnappy-dev libzstd-dev
-  libisal-dev libssl-dev nlohmann-json3-dev libfmt-dev
+  libisal-dev libssl-dev nlohmann-json3-dev libfmt-dev libarchive-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 package_tools=(help2man dpkg-dev binutils file)
@@ -26,7 +26,7 @@ case "$set_name" in
       clang-14 libclang-rt-14-dev clang-format-14
       python3 python3-kafka python3-lz4 python3-snappy python3-zstandard python3-xxhash
       chromium
-      hyperfine time python3-crc32c
+      hyperfine time python3-crc32c zstd
     )
     ;;
   *) echo "install-deps: unknown set '$set_name' (build, test or package)" >&2; exit 2 ;;

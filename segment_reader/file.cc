@@ -58,10 +58,91 @@ static std::string OpenFailure(const std::string& path, int err, InputFailure* f
   return ErrnoMessage(path, err);
 }
 
+namespace {
+
+// A path into a capture: *stat says what it is. False for a real path.
+bool CaptureStat(const std::string& path, InputStat* stat) {
+  std::string archive, member;
+  if (!SplitCapturePath(path, &archive, &member)) return false;
+  *stat = StatInput(path);
+  return true;
+}
+
+// The member as an input file: false with *error and *failure unless it is a file of a capture.
+bool CaptureMemberUsable(const std::string& path, const InputStat& st, std::string* error, InputFailure* failure) {
+  switch (st.kind) {
+    case InputKind::kFile: *failure = InputFailure::kNone; return true;
+    case InputKind::kMissing:
+      *failure = InputFailure::kMissing;
+      *error = path + ": no such member in the capture";
+      return false;
+    case InputKind::kDir:
+      *failure = InputFailure::kUnreadable;
+      *error = path + ": a directory, not a regular file";
+      return false;
+    default:
+      *failure = InputFailure::kUnreadable;
+      *error = st.error.empty() ? path + ": cannot be read" : st.error;
+      return false;
+  }
+}
+
+// Opens a capture member for reading (capture.h); nullptr with *error.
+std::unique_ptr<CaptureMemberReader> OpenMemberReader(const std::string& path, InputFileInfo* info, std::string* error,
+                                                      InputFailure* failure, const CaptureMember** member_out = nullptr,
+                                                      std::shared_ptr<const Capture>* capture_out = nullptr) {
+  std::string archive, name;
+  SplitCapturePath(path, &archive, &name);
+  std::shared_ptr<const Capture> capture = OpenCapture(archive, error);
+  if (!capture) {
+    *failure = InputFailure::kUnreadable;
+    return nullptr;
+  }
+  const CaptureMember* m = capture->Find(name);
+  InputStat st;
+  st.kind = m == nullptr ? InputKind::kMissing : m->is_dir ? InputKind::kDir : InputKind::kFile;
+  if (!CaptureMemberUsable(path, st, error, failure)) return nullptr;
+  info->size = m->size;
+  info->mtime_ms = m->mtime_ms;
+  if (member_out) *member_out = m;
+  if (capture_out) *capture_out = capture;
+  auto reader = OpenCaptureMember(capture, *m, error);
+  if (!reader) *failure = InputFailure::kUnreadable;
+  return reader;
+}
+
+}  // namespace
+
+bool ProbeInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure) {
+  InputFailure ignored;
+  if (failure == nullptr) failure = &ignored;
+  InputStat st;
+  if (CaptureStat(path, &st)) {
+    if (!CaptureMemberUsable(path, st, error, failure)) return false;
+    info->size = st.size;
+    info->mtime_ms = st.mtime_ms;
+    return true;
+  }
+  int fd = OpenInputFile(path, info, error, failure);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
 int OpenInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure) {
   InputFailure ignored;
   if (failure == nullptr) failure = &ignored;
   *failure = InputFailure::kNone;
+  {
+    InputStat st;
+    if (CaptureStat(path, &st)) {
+      if (CaptureMemberUsable(path, st, error, failure)) {
+        *error = path + ": a member of a capture, which this reader cannot open; unpack the capture";
+        *failure = InputFailure::kUnreadable;
+      }
+      return -1;
+    }
+  }
   // O_NONBLOCK: opening a FIFO read-only would otherwise wait for a writer. It changes nothing for a
   // regular file (Linux ignores it for reads and mappings of regular files), the only kind kept.
   int fd;
@@ -90,7 +171,66 @@ int OpenInputFile(const std::string& path, InputFileInfo* info, std::string* err
   return fd;
 }
 
+std::unique_ptr<MappedFile> MappedFile::OpenMember(const std::string& path, std::string* error) {
+  InputFileInfo info;
+  InputFailure failure;
+  const CaptureMember* m = nullptr;
+  std::shared_ptr<const Capture> capture;
+  std::unique_ptr<CaptureMemberReader> reader = OpenMemberReader(path, &info, error, &failure, &m, &capture);
+  if (!reader) return nullptr;
+  std::unique_ptr<MappedFile> f(new MappedFile());
+  f->path_ = path;
+  f->size_ = info.size;
+  f->mtime_ms_ = info.mtime_ms;
+  if (f->size_ == 0) return f;
+  if (m->cached) {
+    f->keep_ = m->cached;
+    f->data_ = reinterpret_cast<const uint8_t*>(m->cached->data());
+    return f;
+  }
+  if (m->data_offset >= 0) {
+    // An uncompressed .tar: map the archive's pages that hold the member, read-only, in place.
+    int fd = ::open(capture->archive().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      *error = ErrnoMessage(capture->archive(), errno);
+      return nullptr;
+    }
+    const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+    const uint64_t start = uint64_t(m->data_offset) / page * page;
+    const uint64_t delta = uint64_t(m->data_offset) - start;
+    void* p = ::mmap(nullptr, f->size_ + delta, PROT_READ, MAP_PRIVATE, fd, off_t(start));
+    ::close(fd);
+    if (p == MAP_FAILED) {
+      *error = ErrnoMessage(path, errno);
+      return nullptr;
+    }
+    f->map_base_ = p;
+    f->map_len_ = f->size_ + delta;
+    f->data_ = static_cast<const uint8_t*>(p) + delta;
+    std::lock_guard<std::mutex> lock(g_mappings_mu);
+    Mappings()[f->data_] = f->size_;
+    return f;
+  }
+  // A compressed member that is not cached: decompressed whole into memory, under a cap.
+  if (f->size_ > kMaxCaptureMemberInMemoryBytes) {
+    *error = path + ": " + std::to_string(f->size_) + " bytes, more than the " +
+             std::to_string(kMaxCaptureMemberInMemoryBytes) +
+             " bytes klf holds in memory for a member of a compressed capture; unpack it, or use an "
+             "uncompressed .tar, which is read in place";
+    return nullptr;
+  }
+  auto bytes = std::shared_ptr<uint8_t[]>(new uint8_t[f->size_]);
+  if (!reader->Read(0, f->size_, bytes.get(), error)) return nullptr;
+  f->data_ = bytes.get();
+  f->keep_ = std::shared_ptr<const void>(bytes, bytes.get());
+  return f;
+}
+
 std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::string* error) {
+  {
+    std::string archive, member;
+    if (SplitCapturePath(path, &archive, &member)) return OpenMember(path, error);
+  }
   InputFileInfo info;
   int fd = OpenInputFile(path, &info, error);
   if (fd < 0) return nullptr;
@@ -107,6 +247,8 @@ std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::strin
       return nullptr;
     }
     f->data_ = static_cast<const uint8_t*>(p);
+    f->map_base_ = p;
+    f->map_len_ = f->size_;
     std::lock_guard<std::mutex> lock(g_mappings_mu);
     Mappings()[f->data_] = f->size_;
   }
@@ -115,17 +257,32 @@ std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::strin
 }
 
 MappedFile::~MappedFile() {
-  if (data_ != nullptr) {
+  if (map_base_ != nullptr) {
     {
       std::lock_guard<std::mutex> lock(g_mappings_mu);
       Mappings().erase(data_);
     }
-    ::munmap(const_cast<uint8_t*>(data_), size_);
+    ::munmap(map_base_, map_len_);
   }
 }
 
 std::unique_ptr<StreamedFile> StreamedFile::Open(const std::string& path, std::string* error, uint64_t chunk) {
   InputFileInfo info;
+  {
+    std::string archive, member;
+    if (SplitCapturePath(path, &archive, &member)) {
+      InputFailure failure;
+      std::unique_ptr<CaptureMemberReader> reader = OpenMemberReader(path, &info, error, &failure);
+      if (!reader) return nullptr;
+      std::unique_ptr<StreamedFile> f(new StreamedFile());
+      f->path_ = path;
+      f->member_ = std::move(reader);
+      f->size_ = info.size;
+      f->mtime_ms_ = info.mtime_ms;
+      f->chunk_ = chunk == 0 ? kDefaultChunk : chunk;
+      return f;
+    }
+  }
   int fd = OpenInputFile(path, &info, error);
   if (fd < 0) return nullptr;
   std::unique_ptr<StreamedFile> f(new StreamedFile());
@@ -161,6 +318,11 @@ const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error)
   buffered_ = keep;
   // Read to fill the buffer (not past the size seen at open), at least up to pos + n.
   uint64_t limit = std::min<uint64_t>(capacity_, size_ > pos ? size_ - pos : 0);
+  if (member_ && buffered_ < limit) {
+    // A capture member: exactly the bytes wanted (it does not shrink; the reader names errors).
+    if (!member_->Read(pos + buffered_, limit - buffered_, buffer_.get() + buffered_, error)) return nullptr;
+    buffered_ = limit;
+  }
   while (buffered_ < limit) {
     ssize_t got = ::pread(fd_, buffer_.get() + buffered_, limit - buffered_, off_t(pos + buffered_));
     if (got < 0) {
@@ -206,6 +368,25 @@ bool ReadSmallFile(const std::string& path, uint64_t max_bytes, std::string* con
   InputFailure ignored;
   if (failure == nullptr) failure = &ignored;
   InputFileInfo info;
+  {
+    std::string archive, member;
+    if (SplitCapturePath(path, &archive, &member)) {
+      std::unique_ptr<CaptureMemberReader> reader = OpenMemberReader(path, &info, error, failure);
+      if (!reader) return false;
+      if (info.size > max_bytes) {
+        *error = path + ": " + std::to_string(info.size) + " bytes, more than the " + std::to_string(max_bytes) +
+                 "-byte limit for this kind of file (not a file Kafka writes); not read";
+        *failure = InputFailure::kTooLarge;
+        return false;
+      }
+      contents->assign(size_t(info.size), '\0');
+      if (info.size > 0 && !reader->Read(0, info.size, reinterpret_cast<uint8_t*>(contents->data()), error)) {
+        *failure = InputFailure::kUnreadable;
+        return false;
+      }
+      return true;
+    }
+  }
   int fd = OpenInputFile(path, &info, error, failure);
   if (fd < 0) return false;
   auto too_large = [&](const std::string& size) {

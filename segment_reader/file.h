@@ -18,6 +18,7 @@
 #include <string>
 
 #include "segment_reader/bytes.h"
+#include "segment_reader/capture.h"
 
 namespace klf {
 
@@ -38,7 +39,13 @@ struct InputFileInfo {
 
 // Opens `path` for reading as described above and returns the descriptor (the caller closes it), or
 // -1 with *error = "<path>: <why>" and *failure set (when not null).
+// A path into a capture (segment_reader/capture.h) has no descriptor of its own: it is an error
+// ("a member of a capture") -- read it with MappedFile, StreamedFile or ReadSmallFile.
 int OpenInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure = nullptr);
+
+// Whether `path` can be read as an input, as OpenInputFile decides (then closes it), for real paths
+// and members of captures alike.
+bool ProbeInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure = nullptr);
 
 // "a FIFO", "a directory", "a character device", ... for a st_mode that is not a regular file.
 const char* FileTypeName(mode_t mode);
@@ -48,6 +55,10 @@ const char* FileTypeName(mode_t mode);
 // entry per producer) and far below what would hurt to read whole.
 constexpr uint64_t kMaxMetadataFileBytes = uint64_t(64) << 20;
 
+// Each of the three readers below also reads a member of a capture (segment_reader/capture.h) when
+// `path` runs through an archive: MappedFile maps it in place from an uncompressed .tar, or holds it in
+// memory (a cached small member, or one read whole up to kMaxCaptureMemberInMemoryBytes); StreamedFile
+// preads it in place or streams it; ReadSmallFile reads it under the same cap as a file's.
 class MappedFile {
  public:
   // Opens `path` read-only. On failure returns nullptr and sets *error ("<path>: <strerror>").
@@ -66,7 +77,11 @@ class MappedFile {
 
  private:
   MappedFile() = default;
+  static std::unique_ptr<MappedFile> OpenMember(const std::string& path, std::string* error);
   std::string path_;
+  void* map_base_ = nullptr;  // the mmap, when data_ is one (a capture member's starts inside it)
+  uint64_t map_len_ = 0;
+  std::shared_ptr<const void> keep_;  // a capture member's bytes in memory
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
   int64_t mtime_ms_ = 0;
@@ -100,6 +115,7 @@ class StreamedFile {
  private:
   StreamedFile() = default;
   std::string path_;
+  std::unique_ptr<CaptureMemberReader> member_;  // a member of a capture
   int fd_ = -1;
   uint64_t size_ = 0;
   int64_t mtime_ms_ = 0;

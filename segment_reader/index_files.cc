@@ -12,6 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "segment_reader/capture.h"
+#include "segment_reader/file.h"
+
 namespace klf {
 namespace {
 
@@ -39,6 +42,7 @@ void CheckLength(const std::string& file, uint64_t size, int entry_size, const c
 class IndexBytes {
  public:
   explicit IndexBytes(Bytes data) : data_(data), size_(data.size()), in_use_end_(data.size()) {}
+  IndexBytes(Bytes data, uint64_t in_use_end) : data_(data), size_(data.size()), in_use_end_(in_use_end) {}
   IndexBytes(int fd, uint64_t size, uint64_t in_use_end) : fd_(fd), size_(size), in_use_end_(in_use_end) {}
 
   uint64_t size() const { return size_; }
@@ -214,6 +218,17 @@ bool InUseEnd(int fd, uint64_t size, uint64_t* in_use_end, std::string* error) {
 class IndexFile {
  public:
   bool Open(const std::string& path, std::string* error) {
+    std::string archive, member;
+    if (SplitCapturePath(path, &archive, &member)) {
+      // A member of a capture (capture.h): its bytes as MappedFile holds them (in place, or in memory).
+      mapped_ = MappedFile::Open(path, error);
+      if (!mapped_) return false;
+      size_ = mapped_->size();
+      const uint8_t* p = mapped_->data().data();
+      in_use_end_ = size_;
+      while (in_use_end_ > 0 && p[in_use_end_ - 1] == 0) --in_use_end_;
+      return true;
+    }
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
@@ -230,9 +245,13 @@ class IndexFile {
   ~IndexFile() {
     if (fd_ >= 0) ::close(fd_);
   }
-  IndexBytes Bytes() const { return IndexBytes(fd_, size_, in_use_end_); }
+  IndexBytes Bytes() const {
+    if (mapped_) return IndexBytes(mapped_->data(), in_use_end_);
+    return IndexBytes(fd_, size_, in_use_end_);
+  }
 
  private:
+  std::unique_ptr<MappedFile> mapped_;  // a member of a capture
   int fd_ = -1;
   uint64_t size_ = 0;
   uint64_t in_use_end_ = 0;

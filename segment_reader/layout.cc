@@ -17,6 +17,7 @@
 #include <mutex>
 #include <system_error>
 
+#include "segment_reader/capture.h"
 #include "segment_reader/file.h"
 
 namespace klf {
@@ -95,9 +96,7 @@ void ProbeEntry(DirEntry d, Listing* out) {
   InputFileInfo info;
   std::string error;
   InputFailure failure = InputFailure::kNone;
-  int fd = OpenInputFile(d.path, &info, &error, &failure);
-  if (fd >= 0) {
-    ::close(fd);
+  if (ProbeInputFile(d.path, &info, &error, &failure)) {
     d.size = info.size;
     out->files.push_back(std::move(d));
   } else if (failure != InputFailure::kMissing) {  // missing: removed since it was listed
@@ -106,16 +105,15 @@ void ProbeEntry(DirEntry d, Listing* out) {
 }
 
 bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe probe = Probe::kOpen) {
-  std::error_code ec;
-  fs::directory_iterator it(path, ec);
-  if (ec) {
-    if (sink)
-      Report(sink, Severity::kError, path, 0, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
+  // Real directories and directories of captures alike (segment_reader/capture.h).
+  std::vector<InputDirEntry> entries;
+  std::string list_error;
+  if (!ListInputDir(path, &entries, &list_error)) {
+    if (sink) Report(sink, Severity::kError, path, 0, "dir-read", fmt::format("cannot list directory: {}", list_error));
     return false;
   }
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    std::string name = it->path().filename().string();
+  for (InputDirEntry& e : entries) {
+    std::string name = std::move(e.name);
     // klf's own output marker (segment_writer/output_guard.h): not Kafka data, not worth a note.
     if (name == ".klf-output") continue;
     DirEntry d;
@@ -132,20 +130,14 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe pro
       }
       continue;
     }
-    std::error_code e2;
-    if (it->is_directory(e2)) {
+    if (e.kind == InputKind::kDir) {
       out->dirs.push_back(name);
-    } else if (it->is_regular_file(e2)) {
-      d.size = it->file_size(e2);
+    } else if (e.kind == InputKind::kFile) {
+      d.size = e.size;
       out->files.push_back(std::move(d));
     } else {
       out->others.push_back(name);
     }
-  }
-  if (ec) {
-    if (sink)
-      Report(sink, Severity::kError, path, 0, "dir-read", fmt::format("cannot list directory: {}", ec.message()));
-    return false;
   }
   std::sort(out->files.begin(), out->files.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   std::sort(out->dirs.begin(), out->dirs.end());
@@ -710,16 +702,16 @@ std::vector<std::string> FindTopicPartitionDirs(const std::vector<std::string>& 
     return tp && tp->topic == topic;
   };
   std::set<std::string> found;
-  std::error_code ec;
   for (const std::string& path : paths) {
     if (is_topic(PartitionDirBaseName(path))) {
-      if (fs::is_directory(path, ec)) found.insert(path);
+      if (IsInputDir(path)) found.insert(path);
       continue;
     }
-    if (!fs::is_directory(path, ec)) continue;
-    fs::directory_iterator it(path, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-      if (is_topic(it->path().filename().string()) && it->is_directory(ec)) found.insert(it->path().string());
+    std::vector<InputDirEntry> entries;
+    std::string ignored;
+    if (!ListInputDir(path, &entries, &ignored)) continue;
+    for (const InputDirEntry& e : entries) {
+      if (is_topic(e.name) && e.kind == InputKind::kDir) found.insert(Join(path, e.name));
     }
   }
   return {found.begin(), found.end()};
@@ -746,13 +738,12 @@ PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path
 PathInfo ClassifyPath(const std::string& path_in) {
   PathInfo out;
   out.path = StripTrailingSlashes(path_in);
-  std::error_code ec;
-  fs::file_status st = fs::status(out.path, ec);
-  if (ec || !fs::exists(st)) {
+  InputStat st = StatInput(out.path);  // real paths and paths into captures (capture.h)
+  if (st.kind == InputKind::kMissing) {
     out.kind = PathKind::kMissing;
     return out;
   }
-  if (fs::is_directory(st)) {
+  if (st.kind == InputKind::kDir) {
     out.kind = ClassifyDir(out.path, /*look_into_subdirs=*/true);
     if (out.kind == PathKind::kPartitionDir) {
       out.partition_dir = out.path;
@@ -772,6 +763,43 @@ PathInfo ClassifyPath(const std::string& path_in) {
     out.partition_dir = parent;
     out.tp = ParsePartitionDirName(BaseName(parent));
     out.log_dir = ParentOf(parent);
+  }
+  return out;
+}
+
+std::vector<std::string> ExpandCaptureRoots(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& path : paths) {
+    std::string archive, member;
+    if (!SplitCapturePath(path, &archive, &member) || !member.empty()) {
+      out.push_back(path);
+      continue;
+    }
+    // The archive's root; below one lone top-level directory that is no Kafka directory, that one.
+    std::string dir = StripTrailingSlashes(path);
+    std::vector<InputDirEntry> entries;
+    std::string ignored;
+    for (int depth = 0; depth < 2; ++depth) {
+      PathKind kind = ClassifyPath(dir).kind;
+      if (kind != PathKind::kOtherDir || !ListInputDir(dir, &entries, &ignored)) break;
+      std::vector<std::string> subdirs;
+      for (const InputDirEntry& e : entries) {
+        if (e.kind == InputKind::kDir) subdirs.push_back(e.name);
+      }
+      if (subdirs.size() != 1) break;
+      dir = Join(dir, subdirs[0]);
+    }
+    if (ClassifyPath(dir).kind != PathKind::kOtherDir || !ListInputDir(dir, &entries, &ignored)) {
+      out.push_back(dir);
+      continue;
+    }
+    std::vector<std::string> subdirs;
+    for (const InputDirEntry& e : entries) {
+      if (e.kind == InputKind::kDir) subdirs.push_back(Join(dir, e.name));
+    }
+    std::sort(subdirs.begin(), subdirs.end());
+    if (subdirs.empty()) subdirs.push_back(dir);
+    out.insert(out.end(), subdirs.begin(), subdirs.end());
   }
   return out;
 }

@@ -219,4 +219,11 @@ struct PathInfo {
 // Never reads file contents.
 PathInfo ClassifyPath(const std::string& path);
 
+// PATH arguments with each capture (segment_reader/capture.h) given by its archive path alone
+// replaced by the broker log directories it holds: `klf triage cap.tar.zst` is `klf triage
+// cap.tar.zst/broker1 cap.tar.zst/broker2 ...` when the archive's root holds the log directories (or
+// one top-level directory that holds them). An archive whose root (or lone top-level directory) is
+// itself a log or partition directory stands for that directory; every other PATH is kept as given.
+std::vector<std::string> ExpandCaptureRoots(const std::vector<std::string>& paths);
+
 }  // namespace klf
