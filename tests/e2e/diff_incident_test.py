@@ -13,6 +13,10 @@ what happened, never against klf's own diff:
   at or after it); a `markerOffset` is such a lost marker; the lost marker's writtenAtMs lies between the
   window's record timestamps; `behindUntilAtLeastMs` is no later than the leader's removal of that marker and
   than the broker's return; the outage lasted at least `atLeastMs`.
+* The simulator's timelines (fixtures/aborted-to-committed.json, committed-to-aborted.json,
+  hanging-transaction.json, `klf simulate --json` steps): the marker step's offset lies in the hole, its clock
+  between the window's record timestamps, the broker's `down` step no later than the marker and its `up` step no
+  earlier than `behindUntilAtLeastMs`, the outage at least delete.retention.ms long.
 * delete.retention.ms comes from --delete-retention-ms (the truth's topic config), else the sentence says it is
   not in the files; producer.id.expiration.ms is named as not preventing; text shows ISO-8601 UTC beside epoch ms;
   the JSON's existing fields are those without the window (additive only).
@@ -21,7 +25,7 @@ import json
 import os
 import re
 
-from klf_e2e import FIX, REPLICAS, check, finish, run
+from klf_e2e import FIX, REPLICAS, SRC, check, finish, run, temp_dir
 
 ORACLE = os.path.join(FIX, "kafka-oracle")
 TXN_KINDS = ("lost_abort", "lost_commit", "hanging_transaction")
@@ -120,5 +124,38 @@ for tl in ("timeline-04", "timeline-05", "timeline-11"):
               f"{tl}: prevention {prev['delete.retention.ms']}")
 check(total >= 4, f"only {total} windows checked")
 print(f"{total} incident windows checked against the random timelines' truth")
+
+# --- the simulator's timelines: its own steps ---------------------------------------------------------
+with temp_dir("klf-incident-sim-") as tmp:
+    sim_windows = 0
+    for name in ("aborted-to-committed", "committed-to-aborted", "hanging-transaction"):
+        tl = os.path.join(SRC, "fixtures", name + ".json")
+        dr = json.load(open(tl))["config"]["delete.retention.ms"]
+        out = os.path.join(tmp, name)
+        rc, o, e = run("simulate", "--json", tl, "--out", out)
+        steps = json.loads(o)["steps"]
+        parts = [os.path.join(out, f"broker{b}", "foo-0") for b in (1, 2, 3)]
+        rc, o, e = run("diff", "--json", "--delete-retention-ms", str(dr), *parts)
+        j = json.loads(o)
+        for p, f in windows_of(j):
+            for w in f["incidentWindow"]:
+                sim_windows += 1
+                broker = int(w["name"].replace("broker", ""))
+                where = f"simulate {name}: {f['kind']} on {w['name']}"
+                down = [s for s in steps if s["op"] == "down" and s["detail"]["broker"] == broker]
+                up = [s for s in steps if s["op"] == "up" and s["detail"]["broker"] == broker]
+                markers = [s for s in steps if s["op"] in ("commit", "abort") and down and up and
+                           down[0]["step"] < s["step"] < up[0]["step"] and
+                           w["hole"][0] <= s["detail"]["markerOffset"] <= w["hole"][1]]
+                if not check(down and up and markers, f"{where}: no marker step in hole {w['hole']}: {down} {up}"):
+                    continue
+                m = markers[0]
+                check(w["lastBefore"]["timestamp"] <= m["clockMs"] <= w["firstAfter"]["timestamp"],
+                      f"{where}: marker at {m['clockMs']} outside {w['lastBefore']}..{w['firstAfter']}")
+                check(down[0]["clockMs"] <= m["clockMs"] and w["behindUntilAtLeastMs"] <= up[0]["clockMs"] and
+                      up[0]["clockMs"] - down[0]["clockMs"] >= dr,
+                      f"{where}: down {down[0]['clockMs']}, up {up[0]['clockMs']}, behind until {w['behindUntilAtLeastMs']}")
+    check(sim_windows >= 3, f"simulator: {sim_windows} windows")
+    print(f"{sim_windows} incident windows checked against the simulator's steps")
 
 finish()
