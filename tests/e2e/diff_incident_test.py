@@ -78,6 +78,12 @@ lines = [l for l in o.splitlines() if l.startswith("  incident window: ")]
 check(len(lines) == 1 and re.search(r"\d{13} \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z\)", lines[0]),
       f"text: incident window with ISO-8601 UTC beside epoch ms: {lines}")
 check(any(l.startswith("  prevention: delete.retention.ms") for l in o.splitlines()), "text: prevention line")
+with temp_dir("klf-incident-html-") as tmp:  # the page: the same sentences under the finding's evidence
+    page = os.path.join(tmp, "a2c.html")
+    rc, o, e = run("diff", "--json", "--html", page, "--delete-retention-ms", str(dr), *dirs)
+    text = open(page, encoding="utf-8").read()
+    check('<div class="incident"><b>incident window:</b>' in text and "prevention:" in text and
+          re.search(r"\d{13} \(\d{4}-\d\d-\d\dT", text), "html: no incident window with wall-clock times")
 
 # --- Kafka's random timelines: divergenceTruth.lostRecords and outages ---------------------------------
 total = 0
