@@ -45,6 +45,7 @@ struct DiffArgs {
   std::optional<int64_t> now;
   int64_t producer_id_expiration_ms = 86400000;
   int64_t transaction_max_timeout_ms = 900000;
+  std::optional<int64_t> delete_retention_ms;  // --delete-retention-ms: the topic's, for the incident window
   uint64_t memory_budget_mib = 2048;
   bool only_findings = false;  // log dirs: print only the partitions with a finding
   unsigned jobs = 0;           // partitions loaded and diffed at once (0: one per core)
@@ -75,6 +76,31 @@ int64_t FirstAffected(const Finding& f) {
 nlohmann::json BrokerIdJson(const std::string& replica_path) {
   std::optional<int32_t> id = BrokerIdOf(replica_path);
   return id ? nlohmann::json(*id) : nlohmann::json(nullptr);
+}
+
+// delete.retention.ms of `topic` as the metadata log has it: the topic's own config, else the cluster-wide
+// dynamic default log.cleaner.delete.retention.ms. Nothing when neither is there (a broker's
+// server.properties may still set it: the files do not say).
+void RetentionOf(const ClusterMetadata& m, const std::string& topic, std::optional<int64_t>* ms, std::string* from) {
+  auto parse = [](const std::string& v) -> std::optional<int64_t> {
+    try {
+      size_t used = 0;
+      int64_t x = std::stoll(v, &used);
+      if (used == v.size() && x >= 0) return x;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+  };
+  const ConfigMap& tc = m.TopicConfigs(topic);
+  if (auto it = tc.find("delete.retention.ms"); it != tc.end()) {
+    if ((*ms = parse(it->second.value))) *from = "topic config " + topic + " in the metadata log";
+    return;
+  }
+  auto d = m.broker_configs.find("");
+  if (d == m.broker_configs.end()) return;
+  if (auto it = d->second.find("log.cleaner.delete.retention.ms"); it != d->second.end()) {
+    if ((*ms = parse(it->second.value))) *from = "cluster default log.cleaner.delete.retention.ms in the metadata log";
+  }
 }
 
 bool HasBlastRadius(const Finding& f) {
@@ -164,6 +190,52 @@ bool IsTransactionFinding(const Finding& f) {
          f.kind == FindingKind::kHangingTransaction;
 }
 
+// A lost marker's incident window and the prevention settings (diff/incident.h): additive fields
+// `incidentWindow` (one object per affected replica) and `prevention`.
+nlohmann::json IncidentJson(const PartitionDiff& d, const Incident& incident) {
+  auto opt = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  auto ms = [](int64_t v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  nlohmann::json windows = nlohmann::json::array();
+  for (const IncidentWindow& w : incident.windows) {
+    const ReplicaState& r = d.replicas[w.replica];
+    nlohmann::json cleaned = nlohmann::json::array();
+    for (size_t h : w.cleaned_by) {
+      cleaned.push_back({{"replica", d.replicas[h].path}, {"cleanerCheckpoint", *d.replicas[h].cleaner_checkpoint}});
+    }
+    windows.push_back(
+        {{"replica", r.path},
+         {"name", r.label},
+         {"hole", {w.hole_from, w.hole_to}},
+         {"holesBeforeNextRecord", w.holes},
+         {"markerOffset", opt(w.marker_offset)},
+         {"markerOn", w.marker_offset ? nlohmann::json(d.replicas[w.marker_on].path) : nlohmann::json(nullptr)},
+         {"markerType", w.marker_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(w.marker_type)},
+         {"lastBefore",
+          {{"offset", w.before_offset >= 0 ? nlohmann::json(w.before_offset) : nullptr},
+           {"timestamp", ms(w.before_ms)}}},
+         {"firstAfter",
+          {{"offset", w.after_offset >= 0 ? nlohmann::json(w.after_offset) : nullptr},
+           {"timestamp", ms(w.after_ms)},
+           {"file", w.after_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(w.after_file)},
+           {"fileMtimeMs", ms(w.after_file_mtime_ms)}}},
+         {"fromMs", ms(w.before_ms)},
+         {"behindUntilAtLeastMs", opt(w.behind_until_at_least_ms)},
+         {"deleteRetentionMs", opt(w.delete_retention_ms)},
+         {"cleanedPastBy", cleaned},
+         {"sentence", w.sentence}});
+  }
+  nlohmann::json prevention = nlohmann::json::array();
+  for (const IncidentPrevention& p : incident.prevention) {
+    prevention.push_back({{"setting", p.setting},
+                          {"prevents", p.prevents},
+                          {"atLeastMs", opt(p.at_least_ms)},
+                          {"currentMs", opt(p.current_ms)},
+                          {"currentFrom", p.current_ms ? nlohmann::json(p.current_from) : nlohmann::json(nullptr)},
+                          {"sentence", p.sentence}});
+  }
+  return {{"incidentWindow", windows}, {"prevention", prevention}};
+}
+
 nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format, const ClusterRecords& cluster) {
   nlohmann::json j;
   j["partition"] = d.report.partition.empty() ? d.name : d.report.partition;
@@ -233,6 +305,7 @@ nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format, const Clus
     } else {
       fj["consumerGroups"] = nullptr;
     }
+    if (f.incident) fj.update(IncidentJson(d, *f.incident));
     j["findings"].push_back(fj);
   }
   j["leaderIsrHistory"] = cluster.metadata != nullptr && tp && tp->topic != "__cluster_metadata"
@@ -314,6 +387,12 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
                               x.file.empty() ? ""
                                              : fmt::format(" [{}{}]", Basename(x.file),
                                                            x.position >= 0 ? fmt::format(" @{}", x.position) : "")));
+    }
+    if (f.incident) {
+      for (const IncidentWindow& w : f.incident->windows)
+        out->Append(fmt::format("  incident window: {}\n", w.sentence));
+      for (const IncidentPrevention& p : f.incident->prevention)
+        out->Append(fmt::format("  prevention: {}\n", p.sentence));
     }
     if (HasBlastRadius(f) && cluster.offsets != nullptr && tp) {
       const int64_t from = FirstAffected(f);
@@ -493,6 +572,22 @@ int Run(const DiffArgs& given) {
     diff_options.coordinator = txn_log.get();
     diff_options.wall_clock_times = !json;
     diff_options.bytes = format;  // keys and values in the sentences follow --bytes
+    // The incident window's settings (diff/incident.h): delete.retention.ms of the topic as the metadata
+    // log has it (the topic's config, else the cluster-wide log.cleaner.delete.retention.ms), and the
+    // brokers' producer.id.expiration.ms in force.
+    if (args.delete_retention_ms) {
+      diff_options.delete_retention_ms = args.delete_retention_ms;
+      diff_options.delete_retention_from = "--delete-retention-ms";
+    }
+    if (metadata.get() && !d.replicas.empty() && d.replicas.front().tp) {
+      if (!args.delete_retention_ms) {
+        RetentionOf(*metadata.get(), d.replicas.front().tp->topic, &diff_options.delete_retention_ms,
+                    &diff_options.delete_retention_from);
+      }
+      diff_options.producer_id_expiration_ms = producer_id_expiration_ms;
+      diff_options.producer_id_expiration_from =
+          args.explicit_producer_id_expiration ? "--producer-id-expiration-ms" : "the metadata log or Kafka's default";
+    }
     d.report = DiffReplicas(d.replicas, diff_options);
     if (json && !args.html.empty()) {
       diff_options.wall_clock_times = true;
@@ -672,6 +767,11 @@ Command AddDiffCommand(CLI::App* parent) {
                   "epoch raises a suspected merge")
       ->type_name("MS")
       ->check(CLI::PositiveNumber);
+  app->add_option("--delete-retention-ms", args->delete_retention_ms,
+                  "The topic's delete.retention.ms, for a lost marker's incident window (default: the metadata log's "
+                  "topic config or cluster default; over it when given)")
+      ->type_name("MS")
+      ->check(CLI::NonNegativeNumber);
   AddTxnLogOptions(app, &args->txn_log);
   AddMetadataLogOptions(app, &args->metadata);
   AddOffsetsLogOptions(app, &args->metadata);

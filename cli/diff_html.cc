@@ -530,6 +530,16 @@ std::string ReplicaTable(const std::vector<ReplicaState>& replicas) {
   return s + "</table>";
 }
 
+// A lost marker's incident window and prevention settings (diff/incident.h), under its evidence.
+std::string IncidentHtml(const Finding& f) {
+  if (!f.incident) return "";
+  std::string s = R"(<div class="incident"><b>incident window:</b><ul>)";
+  for (const IncidentWindow& w : f.incident->windows) s += "<li>" + Esc(w.sentence) + "</li>";
+  s += "</ul><b>prevention:</b><ul>";
+  for (const IncidentPrevention& p : f.incident->prevention) s += "<li>" + Esc(p.sentence) + "</li>";
+  return s + "</ul></div>";
+}
+
 std::string FindingsTable(const HtmlPartition& p, size_t pi, BytesFormat format) {
   const DiffReport& report = *p.report;
   const std::vector<ReplicaState>& replicas = *p.replicas;
@@ -554,7 +564,7 @@ std::string FindingsTable(const HtmlPartition& p, size_t pi, BytesFormat format)
         Esc(Shorten(key, 40, false)),
         f.producer_id ? fmt::format("{} (epoch {})", *f.producer_id, f.producer_epoch.value_or(-1)) : "",
         fmt::join(a, ", "), fmt::join(h, ", "), f.outcome ? TxnOutcomeName(*f.outcome) : "", Esc(f.evidence),
-        HtmlFacts(replicas, f), Esc(f.impact));
+        HtmlFacts(replicas, f) + IncidentHtml(f), Esc(f.impact));
   }
   return s + "</table>";
 }

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "diff/incident.h"
 #include "diff/replica_state.h"
 #include "diff/txn_verdict.h"
 
@@ -63,6 +64,8 @@ struct Finding {
   std::vector<TxnFact> facts;             // each piece of evidence with its replica, file and position
   std::vector<int64_t> records_at_stake;  // offsets on the affected replica whose visibility is in question
   std::string settle_with;                // when the outcome is unknown: what would settle it
+  // A lost marker's incident window and the setting that would have prevented it (diff/incident.h).
+  std::optional<Incident> incident;
 };
 
 struct DiffOptions {
@@ -76,6 +79,12 @@ struct DiffOptions {
   bool wall_clock_times = false;
   // How keys and values read in the sentences (evidence, impact): --bytes.
   BytesFormat bytes = BytesFormat::kText;
+  // The topic's delete.retention.ms and the brokers' producer.id.expiration.ms when known (the metadata
+  // log), for the incident window (diff/incident.h); the wall-clock setting above applies to it too.
+  std::optional<int64_t> delete_retention_ms;
+  std::string delete_retention_from;
+  std::optional<int64_t> producer_id_expiration_ms;
+  std::string producer_id_expiration_from;
 };
 
 struct DiffReport {

@@ -335,6 +335,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   }
   const std::vector<SegmentInfo>& segments = log.segments;
   for (const SegmentInfo& s : segments) r.segment_files.push_back(s.log_path);
+  r.segment_mtimes_ms.assign(segments.size(), 0);
   const ProducerStateManager& loaded = log.producer_state;
   ProducerStateOptions pso;
   pso.producer_id_expiration_ms = options.producer_id_expiration_ms;
@@ -398,6 +399,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
     // it, and each batch is used once, right away (a BatchView lives until the next Next()).
     std::unique_ptr<LogReader> reader = LogReader::Open(path, &sink, ReadOptions(), error);
     if (!reader) return Untrustworthy(*error, error);
+    if (si < r.segment_mtimes_ms.size()) r.segment_mtimes_ms[si] = reader->file_mtime_ms();
     BatchView batch;
     int64_t next_base = si + 1 < segments.size() ? segments[si + 1].base_offset : INT64_MAX;
     // Damage stops the segment: its remaining offsets are unreadable. In the last segment that is what

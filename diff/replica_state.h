@@ -239,6 +239,11 @@ struct ReplicaState {
   std::optional<int64_t> snapshot_offset;     // producer snapshot the load started from
 
   std::vector<std::string> segment_files;
+  // Each segment file's modification time when it was read (ms since the epoch; parallel to
+  // segment_files, 0 when not read). A broker's append is a modification, so each batch was appended no
+  // later than its file's mtime (the cleaner gives a cleaned segment its last source's mtime); a copy
+  // that did not keep mtimes only makes the bound later.
+  std::vector<int64_t> segment_mtimes_ms;
   std::vector<BatchSpan> batches;
   std::vector<RecordDigest, LargeAllocator<RecordDigest>> records;  // ascending offsets, data and control
   std::vector<Marker> markers;                                      // ascending offsets

@@ -209,6 +209,7 @@ std::unique_ptr<LogReader> LogReader::Open(const std::string& path, ProblemSink*
   if (!f) return nullptr;
   std::unique_ptr<LogReader> r(new LogReader(path, Bytes(), sink, options));
   r->size_ = f->size();
+  r->mtime_ms_ = f->mtime_ms();
   r->stream_ = std::move(f);
   return r;
 }

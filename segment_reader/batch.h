@@ -177,6 +177,8 @@ class LogReader {
   uint64_t trailing_bytes() const { return size_ - valid_bytes_; }
   const std::string& file() const { return file_; }
   uint64_t file_size() const { return size_; }
+  // The file's modification time at open (ms since the epoch; 0 for a reader over bytes, not a file).
+  int64_t file_mtime_ms() const { return mtime_ms_; }
 
  private:
   enum class Streamed { kEntry, kEnd, kIrregular };
@@ -193,8 +195,9 @@ class LogReader {
   Bytes data_;
   uint64_t size_ = 0;
   std::unique_ptr<StreamedFile> stream_;  // streaming mode until the data turns irregular
-  std::unique_ptr<MappedFile> mapped_;    // the mapping a streaming reader falls back to
-  int hole_fd_ = -1;                      // for SEEK_DATA over a mapped sparse file (-2: unavailable)
+  int64_t mtime_ms_ = 0;
+  std::unique_ptr<MappedFile> mapped_;  // the mapping a streaming reader falls back to
+  int hole_fd_ = -1;                    // for SEEK_DATA over a mapped sparse file (-2: unavailable)
   ProblemSink* sink_;
   ReadOptions options_;
   uint64_t pos_ = 0;

@@ -193,6 +193,35 @@ def test_diff_shows_the_leader_and_isr_history():
         check(j and j["leaderIsrHistory"] and len(j["leaderIsrHistory"]["events"]) == len(want), "--metadata-log")
 
 
+def test_diff_incident_window_takes_delete_retention_from_the_metadata_log_only_when_it_is_there():
+    """The lost ABORT's incident window (issue 19) compares the outage with the topic's delete.retention.ms
+    when the metadata log holds it. Kafka's metadata log of kafka4 sets no delete.retention.ms for tv2-txn
+    and no cluster-wide log.cleaner.delete.retention.ms (its ConfigRecords in Kafka's own dump), so the
+    window says it is not in the files; --delete-retention-ms gives it; the brokers' producer.id.expiration.ms
+    in force is named beside the producer.id.expiration.ms entry."""
+    names = set()  # every ConfigRecord's name in Kafka's own dump of the metadata log (kafka-dump-log.sh)
+    dump = os.path.join(METADATA, "dump", "written")
+    for n in os.listdir(dump):
+        with open(os.path.join(dump, n), encoding="utf-8", errors="replace") as f:
+            names.update(re.findall(r'"CONFIG_RECORD".*?"name":"([^"]+)"', f.read()))
+    check(names, "the fixture's dump names no ConfigRecord")
+    check("delete.retention.ms" not in names and "log.cleaner.delete.retention.ms" not in names,
+          f"the fixture's configs: {sorted(names)}")
+    with temp_dir() as root:
+        dirs = capture(root, "tv2-txn", metadata=True)
+        parts = [os.path.join(d, "tv2-txn-0") for d in dirs]
+        rc, j, err = run_json("diff", "--json", *parts)
+        windows = [w for f in j["findings"] for w in f.get("incidentWindow", [])]
+        check(len(windows) == 1 and windows[0]["deleteRetentionMs"] is None and
+              "not in the files given" in windows[0]["sentence"], f"windows {windows}")
+        prev = {p["setting"]: p for f in j["findings"] for p in f.get("prevention", [])}
+        check(prev and prev["producer.id.expiration.ms"]["currentMs"] == 86400000, f"prevention {prev}")
+        rc, j, err = run_json("diff", "--json", "--delete-retention-ms", "600000", *parts)
+        windows = [w for f in j["findings"] for w in f.get("incidentWindow", [])]
+        check(len(windows) == 1 and windows[0]["deleteRetentionMs"] == 600000 and
+              windows[0]["behindUntilAtLeastMs"] == windows[0]["fromMs"] + 600000, f"windows {windows}")
+
+
 def test_compact_takes_the_topic_configs_from_the_metadata_log():
     fixtures_before = snapshot(TV2), snapshot(METADATA)
     with temp_dir() as root:

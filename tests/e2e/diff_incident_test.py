@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""klf diff's incident window of a lost marker (issue 19), checked against the timelines' own records of
+what happened, never against klf's own diff:
+
+* Kafka's aborted-to-committed (kafka-oracle/replicas, truth.json `timeline` steps): broker2 shut down before
+  the ABORT (step 8, offset 44) and started after the leader cleaned it. The window's hole holds offset 44; the
+  ABORT's write time (the step's clock) lies between the timestamps of broker2's records around the hole; the
+  window says broker2 was behind until at least T1 + delete.retention.ms, which is before its broker-start step;
+  the outage (shutdown to start) is at least the `atLeastMs` of the delete.retention.ms prevention entry.
+* Kafka's random timelines (kafka-oracle/random-replicas timeline-04, -05, -11; truth.json `divergenceTruth.
+  lostRecords`, `outages`): for every lost_abort / lost_commit / hanging_transaction window, a COMMIT/ABORT of
+  that producer that the truth says the broker lost lies in the hole (or, when the window names several holes,
+  at or after it); a `markerOffset` is such a lost marker; the lost marker's writtenAtMs lies between the
+  window's record timestamps; `behindUntilAtLeastMs` is no later than the leader's removal of that marker and
+  than the broker's return; the outage lasted at least `atLeastMs`.
+* The simulator's timelines (fixtures/aborted-to-committed.json, committed-to-aborted.json,
+  hanging-transaction.json, `klf simulate --json` steps): the marker step's offset lies in the hole, its clock
+  between the window's record timestamps, the broker's `down` step no later than the marker and its `up` step no
+  earlier than `behindUntilAtLeastMs`, the outage at least delete.retention.ms long.
+* delete.retention.ms comes from --delete-retention-ms (the truth's topic config), else the sentence says it is
+  not in the files; producer.id.expiration.ms is named as not preventing; text shows ISO-8601 UTC beside epoch ms;
+  the JSON's existing fields are those without the window (additive only).
+"""
+import json
+import os
+import re
+
+from klf_e2e import FIX, REPLICAS, SRC, check, finish, run, temp_dir
+
+ORACLE = os.path.join(FIX, "kafka-oracle")
+TXN_KINDS = ("lost_abort", "lost_commit", "hanging_transaction")
+
+
+def windows_of(j):
+    parts = j["partitions"] if "partitions" in j else [j]
+    for p in parts:
+        for f in p["findings"]:
+            if "incidentWindow" in f:
+                yield p, f
+
+
+# --- aborted-to-committed: the timeline's steps -------------------------------------------------------
+base = os.path.join(REPLICAS, "aborted-to-committed")
+truth = json.load(open(os.path.join(base, "truth.json")))
+dr = int(truth["config"]["topic foo"]["delete.retention.ms"])
+steps = truth["timeline"]
+abort = [s for s in steps if s["action"] == "end-txn" and "ABORT" in s.get("what", "")][0]
+down = [s for s in steps if s["action"] == "broker-shutdown" and s.get("broker") == 2][0]
+up = [s for s in steps if s["action"] == "broker-start" and s.get("broker") == 2][0]
+dirs = [os.path.join(base, b, "foo-0") for b in ("broker1", "broker2", "broker3")]
+rc, o, e = run("diff", "--json", "--delete-retention-ms", str(dr), *dirs)
+j = json.loads(o)
+found = list(windows_of(j))
+check(len(found) == 1 and found[0][1]["kind"] == "lost_abort", f"aborted-to-committed: {[(f['kind']) for _, f in found]}")
+for p, f in found:
+    w = f["incidentWindow"]
+    check(len(w) == 1 and w[0]["name"] == "broker2", f"aborted-to-committed: windows {w}")
+    w = w[0]
+    check(w["hole"][0] <= abort["offset"] <= w["hole"][1], f"hole {w['hole']} lacks the ABORT at {abort['offset']}")
+    check(w["lastBefore"]["timestamp"] <= abort["clockMs"] <= w["firstAfter"]["timestamp"],
+          f"ABORT written at {abort['clockMs']}, window {w['lastBefore']} .. {w['firstAfter']}")
+    check(w["behindUntilAtLeastMs"] == w["fromMs"] + dr and w["behindUntilAtLeastMs"] <= up["clockMs"],
+          f"behind until at least {w['behindUntilAtLeastMs']}, broker2 started at {up['clockMs']}")
+    prev = {x["setting"]: x for x in f["prevention"]}
+    check(prev["delete.retention.ms"]["prevents"] and prev["delete.retention.ms"]["atLeastMs"] == dr and
+          up["clockMs"] - down["clockMs"] >= dr, f"prevention {prev}")
+    check(not prev["producer.id.expiration.ms"]["prevents"], "producer.id.expiration.ms named as preventing")
+# Additive: the findings without the two new fields are the findings of a run that has them too.
+rc2, o2, _ = run("diff", "--json", *dirs)
+j2 = json.loads(o2)
+strip = lambda fs: [{k: v for k, v in f.items() if k not in ("incidentWindow", "prevention")} for f in fs]
+check(strip(j["findings"]) == strip(j2["findings"]), "the window changed other fields")
+w2 = j2["findings"][0]["incidentWindow"][0]
+check(w2["deleteRetentionMs"] is None and w2["behindUntilAtLeastMs"] is None and
+      "not in the files given" in w2["sentence"], f"without --delete-retention-ms: {w2}")
+rc, o, e = run("diff", "--delete-retention-ms", str(dr), *dirs)
+lines = [l for l in o.splitlines() if l.startswith("  incident window: ")]
+check(len(lines) == 1 and re.search(r"\d{13} \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z\)", lines[0]),
+      f"text: incident window with ISO-8601 UTC beside epoch ms: {lines}")
+check(any(l.startswith("  prevention: delete.retention.ms") for l in o.splitlines()), "text: prevention line")
+with temp_dir("klf-incident-html-") as tmp:  # the page: the same sentences under the finding's evidence
+    page = os.path.join(tmp, "a2c.html")
+    rc, o, e = run("diff", "--json", "--html", page, "--delete-retention-ms", str(dr), *dirs)
+    text = open(page, encoding="utf-8").read()
+    check('<div class="incident"><b>incident window:</b>' in text and "prevention:" in text and
+          re.search(r"\d{13} \(\d{4}-\d\d-\d\dT", text), "html: no incident window with wall-clock times")
+
+# --- Kafka's random timelines: divergenceTruth.lostRecords and outages ---------------------------------
+total = 0
+for tl in ("timeline-04", "timeline-05", "timeline-11"):
+    base = os.path.join(ORACLE, "random-replicas", tl)
+    truth = json.load(open(os.path.join(base, "truth.json")))
+    dr = int(truth["config"]["topic foo"]["delete.retention.ms"])
+    outages = {o["broker"]: o for o in truth["outages"]}
+    lost = [r for r in truth["divergenceTruth"]["lostRecords"] if r["kind"] in ("commit", "abort")]
+    rc, o, e = run("diff", "--json", "--delete-retention-ms", str(dr),
+                   *[os.path.join(base, b) for b in ("broker1", "broker2", "broker3")])
+    j = json.loads(o)
+    kinds = [f["kind"] for p in (j["partitions"] if "partitions" in j else [j]) for f in p["findings"]
+             if f["kind"] in TXN_KINDS]
+    found = list(windows_of(j))
+    check(len(found) == len(kinds), f"{tl}: {len(found)} windows for {len(kinds)} transaction findings")
+    for p, f in found:
+        for w in f["incidentWindow"]:
+            total += 1
+            where = f"{tl} {f['kind']} producer {f['producerId']} on {w['name']}"
+            out = outages.get(w["name"])
+            if not check(out, f"{where}: no outage of {w['name']} in the truth"):
+                continue
+            mine = [r for r in lost if r["broker"] == w["name"] and r["producerId"] == f["producerId"]]
+            lo, hi = w["hole"]
+            inside = [r for r in mine if lo <= r["offset"] <= hi] if w["holesBeforeNextRecord"] == 1 else \
+                [r for r in mine if r["offset"] >= lo]
+            if not check(inside, f"{where}: no marker the truth says was lost in hole {w['hole']} "
+                                 f"({[r['offset'] for r in mine]})"):
+                continue
+            if w["markerOffset"] is not None:
+                check(w["markerOffset"] in [r["offset"] for r in inside], f"{where}: markerOffset {w['markerOffset']}")
+            r = inside[0] if w["markerOffset"] is None else [x for x in inside if x["offset"] == w["markerOffset"]][0]
+            if w["holesBeforeNextRecord"] == 1:
+                check(w["lastBefore"]["timestamp"] <= r["writtenAtMs"] <= w["firstAfter"]["timestamp"],
+                      f"{where}: marker written {r['writtenAtMs']} outside {w['lastBefore']}..{w['firstAfter']}")
+            check(w["behindUntilAtLeastMs"] <= r["removedFromLeaderAtMs"] and
+                  w["behindUntilAtLeastMs"] <= out["backAtMs"],
+                  f"{where}: behind until at least {w['behindUntilAtLeastMs']}, removed {r['removedFromLeaderAtMs']}, "
+                  f"back {out['backAtMs']}")
+        prev = {x["setting"]: x for x in f["prevention"]}
+        check(prev["delete.retention.ms"]["atLeastMs"] == dr and
+              all(outages[w["name"]]["durationMs"] >= dr for w in f["incidentWindow"]),
+              f"{tl}: prevention {prev['delete.retention.ms']}")
+check(total >= 4, f"only {total} windows checked")
+print(f"{total} incident windows checked against the random timelines' truth")
+
+# --- the simulator's timelines: its own steps ---------------------------------------------------------
+with temp_dir("klf-incident-sim-") as tmp:
+    sim_windows = 0
+    for name in ("aborted-to-committed", "committed-to-aborted", "hanging-transaction"):
+        tl = os.path.join(SRC, "fixtures", name + ".json")
+        dr = json.load(open(tl))["config"]["delete.retention.ms"]
+        out = os.path.join(tmp, name)
+        rc, o, e = run("simulate", "--json", tl, "--out", out)
+        steps = json.loads(o)["steps"]
+        parts = [os.path.join(out, f"broker{b}", "foo-0") for b in (1, 2, 3)]
+        rc, o, e = run("diff", "--json", "--delete-retention-ms", str(dr), *parts)
+        j = json.loads(o)
+        for p, f in windows_of(j):
+            for w in f["incidentWindow"]:
+                sim_windows += 1
+                broker = int(w["name"].replace("broker", ""))
+                where = f"simulate {name}: {f['kind']} on {w['name']}"
+                down = [s for s in steps if s["op"] == "down" and s["detail"]["broker"] == broker]
+                up = [s for s in steps if s["op"] == "up" and s["detail"]["broker"] == broker]
+                markers = [s for s in steps if s["op"] in ("commit", "abort") and down and up and
+                           down[0]["step"] < s["step"] < up[0]["step"] and
+                           w["hole"][0] <= s["detail"]["markerOffset"] <= w["hole"][1]]
+                if not check(down and up and markers, f"{where}: no marker step in hole {w['hole']}: {down} {up}"):
+                    continue
+                m = markers[0]
+                check(w["lastBefore"]["timestamp"] <= m["clockMs"] <= w["firstAfter"]["timestamp"],
+                      f"{where}: marker at {m['clockMs']} outside {w['lastBefore']}..{w['firstAfter']}")
+                check(down[0]["clockMs"] <= m["clockMs"] and w["behindUntilAtLeastMs"] <= up[0]["clockMs"] and
+                      up[0]["clockMs"] - down[0]["clockMs"] >= dr,
+                      f"{where}: down {down[0]['clockMs']}, up {up[0]['clockMs']}, behind until {w['behindUntilAtLeastMs']}")
+    check(sim_windows >= 3, f"simulator: {sim_windows} windows")
+    print(f"{sim_windows} incident windows checked against the simulator's steps")
+
+finish()
