@@ -8,6 +8,7 @@
 // problems).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -52,6 +53,7 @@ nlohmann::json CopyJson(const TriagePartition& p, size_t i) {
                       {"errors", d.errors},
                       {"warnings", d.warnings},
                       {"firstError", d.first_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.first_error)}};
+  if (!c.digest.empty()) j["digest"] = c.digest;  // only for a copy read from a digest
   if (!c.loaded) {
     j["error"] = c.error;
     return j;
@@ -90,6 +92,9 @@ nlohmann::json PartitionJson(const TriagePartition& p) {
                                {"impact", f.impact},
                                {"certainty", FindingCertaintyName(f.certainty)},
                                {"outcome", f.outcome ? nlohmann::json(TxnOutcomeName(*f.outcome)) : nullptr}});
+      // Copies read from digests: the files (and offsets) to fetch for klf diff to show the bytes.
+      std::vector<std::string> fetch = FilesToFetch(p, f);
+      if (!fetch.empty()) j["findings"].back()["fetch"] = fetch;
     }
   }
   return j;
@@ -115,7 +120,16 @@ void PrintText(const TriageReport& r, Output* out) {
             f.certainty == FindingCertainty::kSuspected ? " (suspected)" : "", affected,
             f.first_offset >= 0 ? fmt::format(" (offsets {}..{})", f.first_offset, f.last_offset) : "", f.impact));
       }
-      out->Append(fmt::format("          details: klf diff{}\n", CopyPaths(p)));
+      std::vector<std::string> fetch;
+      for (const Finding& f : p.diff->findings) {
+        if (!IsDivergence(f.kind)) continue;
+        for (std::string& x : FilesToFetch(p, f)) {
+          if (std::find(fetch.begin(), fetch.end(), x) == fetch.end()) fetch.push_back(std::move(x));
+        }
+      }
+      for (const std::string& x : fetch) out->Append("          fetch " + EscapeInvalidUtf8(x) + "\n");
+      out->Append(fmt::format("          details: klf diff{}{}\n", CopyPaths(p),
+                              fetch.empty() ? "" : "  (on copies of the fetched partition directories)"));
     }
     for (const TriageCopy& c : p.copies) {
       if (!c.pinned_by.empty()) {
@@ -170,7 +184,9 @@ int RunTriage(const TriageArgs& a) {
   }
   TriageReport report;
   std::string error;
-  if (!TriageCapture(a.log_dirs, options, &report, &error)) return Fail("triage", kExitUsage, error, a.json);
+  if (!TriageCapture(a.log_dirs, options, &report, &error)) {
+    return Fail("triage", report.input_unreadable ? kExitUnreadable : kExitUsage, error, a.json);
+  }
   if (show_progress) std::fputs("\r\033[K", stderr);
 
   int exit_code = kExitOk;
@@ -185,6 +201,7 @@ int RunTriage(const TriageArgs& a) {
     const TriageCounts& n = report.counts;
     nlohmann::json j;
     j["logDirs"] = report.log_dirs;
+    if (!report.digests.empty()) j["digests"] = report.digests;
     j["brokers"] = report.brokers;
     j["counts"] = {{"partitions", n.partitions}, {"compared", n.compared}, {"singleCopy", n.single_copy},
                    {"diverged", n.diverged},     {"pinned", n.pinned},     {"damaged", n.damaged},
@@ -214,9 +231,13 @@ Command AddTriageCommand(CLI::App* parent) {
       "copy's last stable offset (an offline find-hanging) and compares log end offsets, then ranks what it\n"
       "found: divergences, pinned LSOs, damage, lag; partitions held by one broker are listed; healthy ones are\n"
       "counted. Each line names the klf command that shows the details. LOG_DIRs are the log directories of\n"
-      "several brokers, or several disks of one broker (JBOD: brokers are told apart by meta.properties).\n"
+      "several brokers, or several disks of one broker (JBOD: brokers are told apart by meta.properties), or\n"
+      "digests of them (klf digest, made on each broker host): the same findings; where a finding would quote\n"
+      "bytes a digest does not hold, it names the files and offsets to fetch from which broker for klf diff.\n"
       "Exit 1 when a partition diverged, is pinned or damaged; 3 when a copy cannot be read.");
-  app->add_option("LOG_DIR", args->log_dirs, "broker log directories (never modified)")->required()->type_name("DIR");
+  app->add_option("LOG_DIR", args->log_dirs, "broker log directories, or digests of them (klf digest); never modified")
+      ->required()
+      ->type_name("DIR|DIGEST");
   app->add_flag("--json", args->json, "the same findings and the counts as one JSON object");
   app->add_option("--jobs", args->jobs, "partitions processed at once (default: one per core)")
       ->check(CLI::Range(0, 256));
