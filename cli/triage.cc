@@ -75,6 +75,11 @@ nlohmann::json PartitionJson(const TriagePartition& p) {
   j["lagging"] = p.lagging();
   j["copies"] = nlohmann::json::array();
   for (size_t i = 0; i < p.copies.size(); ++i) j["copies"].push_back(CopyJson(p, i));
+  if (!p.undecided.empty()) {  // only with digests
+    j["undecided"] = {{"why", p.undecided},
+                      {"offsets", nlohmann::json::array({p.undecided_first, p.undecided_last})},
+                      {"fetch", FilesToFetch(p)}};
+  }
   j["findings"] = nlohmann::json::array();
   if (p.diff) {
     for (const Finding& f : p.diff->findings) {
@@ -104,9 +109,11 @@ void PrintText(const TriageReport& r, Output* out) {
   const TriageCounts& n = r.counts;
   out->Append(fmt::format(
       "klf triage: {} log dir{} ({} broker{}), {} partitions: {} compared, {} single-copy; {} diverged, {} pinned, "
-      "{} damaged, {} lagging, {} healthy\n",
+      "{} damaged, {} lagging, {} healthy{}\n",
       r.log_dirs.size(), r.log_dirs.size() == 1 ? "" : "s", r.brokers.size(), r.brokers.size() == 1 ? "" : "s",
-      n.partitions, n.compared, n.single_copy, n.diverged, n.pinned, n.damaged, n.lagging, n.healthy));
+      n.partitions, n.compared, n.single_copy, n.diverged, n.pinned, n.damaged, n.lagging, n.healthy,
+      n.undecided ? fmt::format(", {} undecided (digests cannot settle them: fetch the files named)", n.undecided)
+                  : ""));
   std::vector<std::string> single;
   for (const TriagePartition& p : r.partitions) {
     const std::string name = EscapeInvalidUtf8(p.name);
@@ -130,6 +137,11 @@ void PrintText(const TriageReport& r, Output* out) {
       for (const std::string& x : fetch) out->Append("          fetch " + EscapeInvalidUtf8(x) + "\n");
       out->Append(fmt::format("          details: klf diff{}{}\n", CopyPaths(p),
                               fetch.empty() ? "" : "  (on copies of the fetched partition directories)"));
+    }
+    if (!p.undecided.empty()) {
+      out->Append(fmt::format("UNDECIDED {}  {}\n", name, p.undecided));
+      for (const std::string& x : FilesToFetch(p)) out->Append("          fetch " + EscapeInvalidUtf8(x) + "\n");
+      out->Append(fmt::format("          then: klf diff on copies of the fetched partition directories\n"));
     }
     for (const TriageCopy& c : p.copies) {
       if (!c.pinned_by.empty()) {
@@ -191,7 +203,7 @@ int RunTriage(const TriageArgs& a) {
 
   int exit_code = kExitOk;
   for (const TriagePartition& p : report.partitions) {
-    if (p.diverged() || p.pinned() || p.damaged()) exit_code = kExitProblems;
+    if (p.diverged() || p.pinned() || p.damaged() || !p.undecided.empty()) exit_code = kExitProblems;
   }
   if (!report.log_dir_problems.empty()) exit_code = WorseExit(exit_code, kExitProblems);
   if (report.counts.unreadable > 0) exit_code = kExitUnreadable;
@@ -206,6 +218,7 @@ int RunTriage(const TriageArgs& a) {
     j["counts"] = {{"partitions", n.partitions}, {"compared", n.compared}, {"singleCopy", n.single_copy},
                    {"diverged", n.diverged},     {"pinned", n.pinned},     {"damaged", n.damaged},
                    {"lagging", n.lagging},       {"healthy", n.healthy},   {"unreadable", n.unreadable}};
+    if (!report.digests.empty()) j["counts"]["undecided"] = n.undecided;  // only with digests
     j["partitions"] = nlohmann::json::array();
     j["singleCopy"] = nlohmann::json::array();
     for (const TriagePartition& p : report.partitions) {

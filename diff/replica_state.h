@@ -266,6 +266,9 @@ struct ReplicaState {
   // Read from a digest (digest/digest.h), not from the files: no key or value bytes can be read again
   // (ReadRecordBytes returns nullopt), and the paths are those of the host that wrote the digest.
   bool from_digest = false;
+  // From a digest that kept only the batches' identities of this plain log (digest/digest.h
+  // IsPlainReplica): `records` is empty until RestoreElidedRecords fills it in.
+  bool records_elided = false;
 
   // Index of the record at `offset`, or -1.
   int64_t FindRecord(int64_t offset) const;

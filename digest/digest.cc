@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -119,7 +121,8 @@ class In {
   }
   size_t Count(size_t min_bytes_each = 1) {
     uint64_t n = Var();
-    if (ok() && n > left() / min_bytes_each) Fail(fmt::format("count {} exceeds what the {} bytes left can hold", n, left()));
+    if (ok() && n > left() / min_bytes_each)
+      Fail(fmt::format("count {} exceeds what the {} bytes left can hold", n, left()));
     return ok() ? size_t(n) : 0;
   }
   std::optional<int64_t> OptZig() {
@@ -140,6 +143,22 @@ class In {
 // Signed difference without overflow traps (wraps like the encoder's).
 int64_t Sub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
 int64_t Add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+
+// A path below `base` is stored as its suffix (flag 1), any other in full (flag 0).
+void PutPath(Out* o, const std::string& base, const std::string& path) {
+  if (!base.empty() && path.size() >= base.size() && path.compare(0, base.size(), base) == 0) {
+    o->U8(1);
+    o->Str(std::string_view(path).substr(base.size()));
+  } else {
+    o->U8(0);
+    o->Str(path);
+  }
+}
+std::string GetPath(In* in, const std::string& base) {
+  bool rel = in->Bool();
+  std::string s = in->Str();
+  return rel ? base + s : s;
+}
 
 void PutProblem(Out* o, const Problem& p) {
   o->U8(uint8_t(p.severity));
@@ -172,8 +191,8 @@ enum : uint8_t {
 };
 enum : uint8_t { kChgProducer = 1, kChgProducerEpoch = 2, kChgLeaderEpoch = 4, kChgTxn = 8 };
 
-void PutState(Out* o, const ReplicaState& r) {
-  o->Str(r.path);
+void PutState(Out* o, const ReplicaState& r, const std::string& base) {
+  PutPath(o, base, r.path);
   o->Str(r.label);
   o->U8(r.tp.has_value());
   if (r.tp) {
@@ -191,9 +210,11 @@ void PutState(Out* o, const ReplicaState& r) {
   o->OptZig(r.cleaner_checkpoint);
   o->OptZig(r.snapshot_offset);
   o->Zig(r.max_timestamp);
+  const bool elide = IsPlainReplica(r);
+  o->U8(elide);
 
   o->Var(r.segment_files.size());
-  for (const std::string& f : r.segment_files) o->Str(f);
+  for (const std::string& f : r.segment_files) PutPath(o, base, f);
 
   o->Var(r.batches.size());
   int64_t prev = 0, prev_pid = -1;
@@ -214,10 +235,11 @@ void PutState(Out* o, const ReplicaState& r) {
     o->Var(b.first_record);
   }
 
-  o->Var(r.records.size());
+  o->Var(elide ? 0 : r.records.size());
   RecordDigest last;
   int64_t prev_offset = -1, prev_ts = 0;
   for (const RecordDigest& d : r.records) {
+    if (elide) break;
     uint8_t flags = (d.transactional ? kRecTransactional : 0) | (d.control ? kRecControl : 0) |
                     (d.has_key ? kRecHasKey : 0) | (d.has_value ? kRecHasValue : 0) |
                     (d.read_committed ? kRecReadCommitted : 0) | (d.read_uncommitted ? kRecReadUncommitted : 0) |
@@ -285,7 +307,7 @@ void PutState(Out* o, const ReplicaState& r) {
     bool has_source = i < r.txn_index_sources.size();
     o->U8(has_source);
     if (has_source) {
-      o->Str(r.txn_index_sources[i].file);
+      PutPath(o, base, r.txn_index_sources[i].file);
       o->Var(r.txn_index_sources[i].position);
     }
   }
@@ -298,7 +320,7 @@ void PutState(Out* o, const ReplicaState& r) {
   for (const DamagedRange& d : r.damaged) {
     o->Zig(d.from);
     o->Zig(d.to);
-    o->Str(d.file);
+    PutPath(o, base, d.file);
     o->Var(d.position);
     o->Str(d.why);
   }
@@ -306,8 +328,8 @@ void PutState(Out* o, const ReplicaState& r) {
   for (const Problem& p : r.notes) PutProblem(o, p);
 }
 
-bool GetState(In* in, ReplicaState* r) {
-  r->path = in->Str();
+bool GetState(In* in, ReplicaState* r, const std::string& base) {
+  r->path = GetPath(in, base);
   r->label = in->Str();
   if (in->Bool()) {
     TopicPartition tp;
@@ -326,10 +348,11 @@ bool GetState(In* in, ReplicaState* r) {
   r->cleaner_checkpoint = in->OptZig();
   r->snapshot_offset = in->OptZig();
   r->max_timestamp = in->Zig();
+  r->records_elided = in->Bool();
 
-  size_t n = in->Count();
+  size_t n = in->Count(2);
   r->segment_files.reserve(n);
-  for (size_t i = 0; i < n && in->ok(); ++i) r->segment_files.push_back(in->Str());
+  for (size_t i = 0; i < n && in->ok(); ++i) r->segment_files.push_back(GetPath(in, base));
 
   n = in->Count(20);
   r->batches.reserve(n);
@@ -387,6 +410,7 @@ bool GetState(In* in, ReplicaState* r) {
     r->records.push_back(d);
   }
 
+  if (r->records_elided && !r->records.empty()) in->Fail("records of a log whose records are elided");
   n = in->Count(5);
   prev = 0;
   for (size_t i = 0; i < n && in->ok(); ++i) {
@@ -445,7 +469,7 @@ bool GetState(In* in, ReplicaState* r) {
     r->txn_index.push_back(e);
     if (in->Bool()) {
       ReplicaState::TxnIndexSource s;
-      s.file = in->Str();
+      s.file = GetPath(in, base);
       s.position = in->Var();
       if (sources) r->txn_index_sources.push_back(s);
     } else {
@@ -469,7 +493,7 @@ bool GetState(In* in, ReplicaState* r) {
     DamagedRange d;
     d.from = in->Zig();
     d.to = in->Zig();
-    d.file = in->Str();
+    d.file = GetPath(in, base);
     d.position = in->Var();
     d.why = in->Str();
     r->damaged.push_back(d);
@@ -482,11 +506,12 @@ bool GetState(In* in, ReplicaState* r) {
   // written wrong (or crafted) is refused rather than read out of bounds.
   for (const BatchSpan& b : r->batches) {
     if (b.segment >= r->segment_files.size() && !r->segment_files.empty()) {
-      in->Fail(fmt::format("batch at offset {} names segment {} of {}", b.base_offset, b.segment,
-                           r->segment_files.size()));
+      in->Fail(
+          fmt::format("batch at offset {} names segment {} of {}", b.base_offset, b.segment, r->segment_files.size()));
       return false;
     }
-    if (b.digested && (b.records < 0 || uint64_t(b.first_record) + uint64_t(b.records) > r->records.size())) {
+    if (b.digested && !r->records_elided &&
+        (b.records < 0 || uint64_t(b.first_record) + uint64_t(b.records) > r->records.size())) {
       in->Fail(fmt::format("batch at offset {} names records {}+{} of {}", b.base_offset, b.first_record, b.records,
                            r->records.size()));
       return false;
@@ -501,6 +526,31 @@ bool GetState(In* in, ReplicaState* r) {
   BuildKeyView(r);
   r->from_digest = true;
   return true;
+}
+
+// A Kafka file name "<20-digit offset><ext>" with a known ext is stored as the ext's number (1..) and the
+// offset; any other name as 0 and the string.
+constexpr const char* kExts[] = {".log", ".index", ".timeindex", ".snapshot", ".txnindex"};
+void PutFileName(Out* o, const std::string& name) {
+  for (size_t e = 0; e < std::size(kExts); ++e) {
+    std::string_view ext = kExts[e];
+    if (name.size() == 20 + ext.size() && name.ends_with(ext) && name.find_first_not_of("0123456789") == 20) {
+      o->U8(uint8_t(e + 1));
+      o->Var(std::stoull(name.substr(0, 20)));
+      return;
+    }
+  }
+  o->U8(0);
+  o->Str(name);
+}
+std::string GetFileName(In* in) {
+  uint8_t e = in->U8();
+  if (e == 0) return in->Str();
+  if (e > std::size(kExts)) {
+    in->Fail(fmt::format("unknown file kind {}", e));
+    return "";
+  }
+  return fmt::format("{:020d}{}", in->Var(), kExts[e - 1]);
 }
 
 void PutLE(std::string* s, uint64_t v, int bytes) {
@@ -545,8 +595,8 @@ bool CheckHeader(const std::string& path, std::string_view data, uint16_t* minor
     return false;
   }
   if (data.size() < kDigestHeaderSize) {
-    *error = fmt::format("{}: byte {}: the file ends inside the {}-byte digest header (truncated)", path,
-                         data.size(), kDigestHeaderSize);
+    *error = fmt::format("{}: byte {}: the file ends inside the {}-byte digest header (truncated)", path, data.size(),
+                         kDigestHeaderSize);
     return false;
   }
   uint16_t major = uint16_t(GetLE(data.data() + 8, 2));
@@ -572,8 +622,7 @@ struct SectionView {
 
 // Reads the section at *pos. 0: a complete, checked section; 1: the trailer; -1: error (truncated or
 // damaged), *error set.
-int NextSection(const std::string& path, std::string_view data, uint64_t* pos, SectionView* out,
-                std::string* error) {
+int NextSection(const std::string& path, std::string_view data, uint64_t* pos, SectionView* out, std::string* error) {
   uint64_t p = *pos;
   if (p >= data.size()) {
     *error = fmt::format("{}: byte {}: expected a section or the trailer, the file ends (truncated)", path, p);
@@ -621,8 +670,8 @@ bool DecodeSection(const std::string& path, const SectionView& s, uint16_t minor
     return true;
   }
   if (!*have_capture) {
-    *error = fmt::format("{}: byte {}: expected the capture section first, found section kind {}", path, s.start,
-                         s.kind);
+    *error =
+        fmt::format("{}: byte {}: expected the capture section first, found section kind {}", path, s.start, s.kind);
     return false;
   }
   if (s.kind == kDigestSectionCopy) {
@@ -648,6 +697,144 @@ bool DecodeSection(const std::string& path, const SectionView& s, uint16_t minor
 }
 
 }  // namespace
+
+// A partition restored from batch identities costs 64 bytes a record, as loading it from its files does;
+// a digest that claims more is refused (hostile input must not make klf allocate without bound).
+constexpr uint64_t kMaxRestoredRecords = uint64_t(1) << 28;
+
+bool IsPlainReplica(const ReplicaState& r) {
+  if (r.records_elided) {
+    // As decoded: the batches' structure (the records were checked when the digest was written).
+    uint64_t total = 0;
+    for (size_t i = 0; i < r.batches.size(); ++i) {
+      const BatchSpan& b = r.batches[i];
+      if (b.transactional || b.control || b.records < 1 || Sub(b.last_offset, b.base_offset) != b.records - 1 ||
+          (i > 0 && Add(r.batches[i - 1].last_offset, 1) != b.base_offset))
+        return false;
+      total += uint64_t(b.records);
+    }
+    return !r.batches.empty() && total <= kMaxRestoredRecords && r.batches.front().base_offset == r.log_start_offset &&
+           Add(r.batches.back().last_offset, 1) == r.log_end_offset && r.last_stable_offset == r.high_watermark;
+  }
+  if (r.batches.empty() || !r.markers.empty() || !r.txns.empty() || !r.open_txns.empty() || !r.txn_index.empty() ||
+      !r.gaps.empty() || !r.damaged.empty() || r.batches.front().base_offset != r.log_start_offset ||
+      Add(r.batches.back().last_offset, 1) != r.log_end_offset || r.last_stable_offset != r.high_watermark) {
+    return false;
+  }
+  size_t next = 0;
+  for (size_t i = 0; i < r.batches.size(); ++i) {
+    const BatchSpan& b = r.batches[i];
+    if (!b.digested || b.transactional || b.control || b.first_record != next || b.records < 1 ||
+        Sub(b.last_offset, b.base_offset) != b.records - 1 ||
+        (i > 0 && Add(r.batches[i - 1].last_offset, 1) != b.base_offset) || next + size_t(b.records) > r.records.size())
+      return false;
+    for (int32_t k = 0; k < b.records; ++k) {
+      const RecordDigest& d = r.records[next + size_t(k)];
+      if (d.offset != b.base_offset + k || d.transactional || d.control || d.txn != -1 || d.fate != TxnFate::kNone ||
+          d.producer_id != b.producer_id || d.producer_epoch != b.producer_epoch ||
+          d.read_uncommitted != (d.offset < r.high_watermark) || d.read_committed != (d.offset < r.last_stable_offset))
+        return false;
+    }
+    next += size_t(b.records);
+  }
+  return next == r.records.size();
+}
+
+bool RestoreElidedRecords(std::vector<ReplicaState>* replicas, std::string* why, int64_t* first, int64_t* last) {
+  std::vector<ReplicaState>& rs = *replicas;
+  bool any = false;
+  for (const ReplicaState& r : rs) any = any || r.records_elided;
+  if (!any) return true;
+  for (const ReplicaState& r : rs) {
+    if (!IsPlainReplica(r)) {
+      *why = fmt::format(
+          "the digest holds only batch identities for a plain copy, but {} is not plain (transactions, markers, "
+          "gaps, compaction or damage), so its records cannot be compared with those identities",
+          r.label.empty() ? r.path : r.label);
+      *first = r.log_start_offset;
+      *last = r.log_end_offset - 1;
+      for (const ReplicaState& x : rs) {
+        *first = std::min(*first, x.log_start_offset);
+        *last = std::max(*last, x.log_end_offset - 1);
+      }
+      return false;
+    }
+  }
+  auto same = [](const BatchSpan& a, const BatchSpan& b) {
+    return a.base_offset == b.base_offset && a.last_offset == b.last_offset && a.size == b.size && a.crc == b.crc &&
+           a.fingerprint == b.fingerprint;
+  };
+  // Every two agree batch for batch where they overlap.
+  for (size_t i = 0; i < rs.size(); ++i) {
+    for (size_t j = i + 1; j < rs.size(); ++j) {
+      const auto& x = rs[i].batches;
+      const auto& y = rs[j].batches;
+      size_t a = 0, b = 0;
+      while (a < x.size() && b < y.size()) {
+        if (x[a].last_offset < y[b].base_offset) {
+          ++a;
+        } else if (y[b].last_offset < x[a].base_offset) {
+          ++b;
+        } else {
+          if (!same(x[a], y[b])) {
+            *first = std::max(x[a].base_offset, y[b].base_offset);
+            *last = std::max(x[a].last_offset, y[b].last_offset);
+            *why = fmt::format(
+                "{} and {} hold different batches at offsets {}..{}; the digests keep only the identity of a "
+                "plain log's batches, so which records differ needs the files",
+                rs[i].label.empty() ? rs[i].path : rs[i].label, rs[j].label.empty() ? rs[j].path : rs[j].label, *first,
+                *last);
+            return false;
+          }
+          ++a;
+          ++b;
+        }
+      }
+    }
+  }
+  for (ReplicaState& r : rs) {
+    if (!r.records_elided) continue;
+    r.records.clear();
+    size_t total = 0;
+    for (const BatchSpan& b : r.batches) total += size_t(b.records);
+    r.records.reserve(total);  // IsPlainReplica bounded it
+    for (BatchSpan& b : r.batches) {
+      b.first_record = uint32_t(r.records.size());
+      const RecordDigest* from = nullptr;
+      for (const ReplicaState& o : rs) {
+        if (o.records_elided) continue;
+        auto it = std::lower_bound(o.batches.begin(), o.batches.end(), b.base_offset,
+                                   [](const BatchSpan& s, int64_t off) { return s.base_offset < off; });
+        if (it != o.batches.end() && same(*it, b) && it->first_record + size_t(it->records) <= o.records.size()) {
+          from = &o.records[it->first_record];
+          break;
+        }
+      }
+      for (int32_t k = 0; k < b.records; ++k) {
+        RecordDigest d;
+        if (from) {
+          d = from[k];
+        } else {
+          // Derived from the batch's identity: equal for equal batch bytes, different otherwise.
+          d.offset = b.base_offset + k;
+          uint64_t h1 = b.fingerprint ^ (uint64_t(b.crc) << 32 | b.size);
+          uint64_t h2 = uint64_t(k) * 0x9E3779B97F4A7C15ull ^ b.fingerprint;
+          std::memcpy(d.content.data(), &h1, 8);
+          std::memcpy(d.content.data() + 8, &h2, 4);
+          d.producer_id = b.producer_id;
+          d.producer_epoch = b.producer_epoch;
+          d.has_value = true;
+        }
+        d.read_uncommitted = d.offset < r.high_watermark;
+        d.read_committed = d.offset < r.last_stable_offset;
+        r.records.push_back(d);
+      }
+    }
+    r.records_elided = false;
+    BuildKeyView(&r);
+  }
+  return true;
+}
 
 std::string EncodeDigestCapture(const DigestCapture& c) {
   Out o;
@@ -706,12 +893,14 @@ std::string EncodeDigestCopy(const DigestCopy& c) {
   o.Var(c.damage.warnings);
   o.Str(c.damage.first_error);
   o.Var(c.files.size());
+  int64_t prev_mtime = 0;
   for (const DigestFileInfo& f : c.files) {
-    o.Str(f.name);
+    PutFileName(&o, f.name);
     o.Var(f.size);
-    o.Zig(f.mtime_ms);
+    o.Zig(Sub(f.mtime_ms, prev_mtime));
+    prev_mtime = f.mtime_ms;
   }
-  if (c.loaded) PutState(&o, c.state);
+  if (c.loaded) PutState(&o, c.state, c.path);
   return o.Take();
 }
 
@@ -728,14 +917,16 @@ bool DecodeDigestCopy(std::string_view payload, DigestCopy* out, std::string* er
   out->damage.warnings = in.Var();
   out->damage.first_error = in.Str();
   size_t n = in.Count(3);
+  int64_t prev_mtime = 0;
   for (size_t i = 0; i < n && in.ok(); ++i) {
     DigestFileInfo f;
-    f.name = in.Str();
+    f.name = GetFileName(&in);
     f.size = in.Var();
-    f.mtime_ms = in.Zig();
+    f.mtime_ms = Add(prev_mtime, in.Zig());
+    prev_mtime = f.mtime_ms;
     out->files.push_back(std::move(f));
   }
-  if (in.ok() && out->loaded) GetState(&in, &out->state);
+  if (in.ok() && out->loaded) GetState(&in, &out->state, out->path);
   if (!in.ok()) {
     *error = in.error();
     return false;
@@ -803,8 +994,8 @@ bool ReadDigestFile(const std::string& path, DigestFile* out, std::string* error
   uint32_t stored = uint32_t(GetLE(data.data() + trailer + 9, 4));
   uint32_t actual = Crc(data.substr(0, trailer));
   if (uint8_t(data[trailer]) != kDigestSectionTrailer || stored != actual) {
-    *error = fmt::format("{}: byte {}: whole-file CRC-32C is {:08x}, the trailer says {:08x} (damaged)", path,
-                         trailer, actual, stored);
+    *error = fmt::format("{}: byte {}: whole-file CRC-32C is {:08x}, the trailer says {:08x} (damaged)", path, trailer,
+                         actual, stored);
     return false;
   }
   uint64_t count = GetLE(data.data() + trailer + 1, 8);
@@ -859,8 +1050,8 @@ bool ReadPartialDigest(const std::string& path, DigestFile* out, uint64_t* valid
   uint16_t minor = 0;
   if (!CheckHeader(path, data, &minor, error)) return false;
   if (minor != kDigestMinor) {
-    *error = fmt::format("{}: byte 10: digest format {}.{}: --resume continues only a {}.{} digest", path,
-                         kDigestMajor, minor, kDigestMajor, kDigestMinor);
+    *error = fmt::format("{}: byte 10: digest format {}.{}: --resume continues only a {}.{} digest", path, kDigestMajor,
+                         minor, kDigestMajor, kDigestMinor);
     return false;
   }
   uint64_t pos = kDigestHeaderSize;

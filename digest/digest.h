@@ -84,6 +84,22 @@ struct DigestFile {
   std::shared_ptr<const std::string> bytes;  // the whole file, when read with keep_states = false
 };
 
+// A plain log: no transactional or control batch, no transaction index entry, no gap, no damage, its
+// batches contiguous from its log start to its end (so nothing was ever removed from it: a compacted
+// topic's log qualifies until its cleaner removes a record), every batch decoded, and its records'
+// consumer flags those of the high watermark and LSO. A digest keeps only the identity of such
+// a log's batches (size, CRC-32C, CRC-64 of the whole entry, offsets, producer), not its records: on a
+// plain log, what diff and lso find depends on the records only through "same batch bytes or not".
+bool IsPlainReplica(const ReplicaState& r);
+
+// For the replicas of one partition, some read from digests with their records elided: fills in the
+// records of those when the findings are then exactly those the records would give, that is when every
+// replica is plain and every two agree batch for batch (same offsets and bytes) where they overlap. A
+// batch some other replica holds with records takes those records; the others get records derived from
+// the batch's identity (equal exactly when the batch bytes are). Otherwise false: *why says what the
+// digests cannot settle and [*first, *last] the offsets concerned (the files to fetch).
+bool RestoreElidedRecords(std::vector<ReplicaState>* replicas, std::string* why, int64_t* first, int64_t* last);
+
 // Section payloads.
 std::string EncodeDigestCapture(const DigestCapture& c);
 std::string EncodeDigestCopy(const DigestCopy& c);

@@ -22,6 +22,7 @@ namespace klf {
 const char* TriageStatusName(TriageStatus s) {
   switch (s) {
     case TriageStatus::kDiverged: return "diverged";
+    case TriageStatus::kUndecided: return "undecided";
     case TriageStatus::kPinned: return "pinned";
     case TriageStatus::kDamaged: return "damaged";
     case TriageStatus::kLagging: return "lagging";
@@ -175,7 +176,10 @@ void TriageOne(const TriageOptions& options, TriagePartition* p) {
   if (labels.size() != replicas.size()) {
     for (ReplicaState& r : replicas) r.label = r.path;
   }
-  if (replicas.size() >= 2) {
+  if (replicas.size() >= 2 && any_digest &&
+      !RestoreElidedRecords(&replicas, &p->undecided, &p->undecided_first, &p->undecided_last)) {
+    p->diff_copies = loaded;
+  } else if (replicas.size() >= 2) {
     DiffOptions diff_options;
     diff_options.wall_clock_times = options.wall_clock_times;
     p->diff = DiffReplicas(replicas, diff_options);
@@ -193,6 +197,7 @@ void TriageOne(const TriageOptions& options, TriagePartition* p) {
 
 TriageStatus StatusOf(const TriagePartition& p) {
   if (p.diverged()) return TriageStatus::kDiverged;
+  if (!p.undecided.empty()) return TriageStatus::kUndecided;
   if (p.pinned()) return TriageStatus::kPinned;
   if (p.damaged()) return TriageStatus::kDamaged;
   if (p.lagging()) return TriageStatus::kLagging;
@@ -325,11 +330,11 @@ void VerifyDirs(const std::vector<std::string>& log_dirs, const TriageOptions& o
 
 }  // namespace
 
-std::vector<std::string> FilesToFetch(const TriagePartition& p, const Finding& f) {
+namespace {
+
+std::vector<std::string> FetchFor(const TriagePartition& p, const std::set<size_t>& named, int64_t first,
+                                  int64_t last) {
   std::vector<std::string> out;
-  std::set<size_t> named;
-  for (size_t i : f.affected) named.insert(i);
-  for (size_t i : f.healthy) named.insert(i);
   for (size_t k : named) {
     if (k >= p.diff_copies.size()) continue;
     const TriageCopy& c = p.copies[p.diff_copies[k]];
@@ -347,12 +352,27 @@ std::vector<std::string> FilesToFetch(const TriagePartition& p, const Finding& f
     for (size_t s = 0; s < logs.size(); ++s) {
       int64_t from = logs[s].first;
       int64_t to = s + 1 < logs.size() ? logs[s + 1].first - 1 : c.log_end_offset - 1;
-      if (f.first_offset >= 0 && (to < f.first_offset || from > f.last_offset)) continue;
+      if (first >= 0 && (to < first || from > last)) continue;
       out.push_back(fmt::format("{}:{}/{} (offsets {}..{}, {} bytes)", c.broker, c.path, logs[s].second->name, from,
                                 std::max(from, to), logs[s].second->size));
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> FilesToFetch(const TriagePartition& p, const Finding& f) {
+  std::set<size_t> named;
+  for (size_t i : f.affected) named.insert(i);
+  for (size_t i : f.healthy) named.insert(i);
+  return FetchFor(p, named, f.first_offset, f.last_offset);
+}
+
+std::vector<std::string> FilesToFetch(const TriagePartition& p) {
+  std::set<size_t> named;
+  for (size_t i = 0; i < p.diff_copies.size(); ++i) named.insert(i);
+  return FetchFor(p, named, p.undecided_first, p.undecided_last);
 }
 
 bool TriageScan(const std::vector<std::string>& log_dirs, const TriageOptions& options, TriageReport* out,
@@ -420,6 +440,7 @@ bool TriageCapture(const std::vector<std::string>& inputs, const TriageOptions& 
     n.damaged += p.damaged();
     n.lagging += p.lagging();
     n.healthy += p.status == TriageStatus::kHealthy;
+    n.undecided += !p.undecided.empty();
   }
   std::stable_sort(out->partitions.begin(), out->partitions.end(),
                    [](const TriagePartition& a, const TriagePartition& b) { return a.status < b.status; });

@@ -59,7 +59,8 @@ struct TriageDamage {
   std::string first_error;  // "<file>:<position> <check>: <message>"
 };
 
-enum class TriageStatus { kDiverged, kPinned, kDamaged, kLagging, kSingleCopy, kHealthy };
+// kUndecided: only with digests, when they cannot settle whether the copies diverge (TriagePartition::undecided).
+enum class TriageStatus { kDiverged, kUndecided, kPinned, kDamaged, kLagging, kSingleCopy, kHealthy };
 const char* TriageStatusName(TriageStatus s);  // "diverged", "pinned", ...
 
 struct TriagePartition {
@@ -70,6 +71,10 @@ struct TriagePartition {
   std::vector<std::string> diff_labels;          // the replica labels the diff's indices refer to
   std::vector<size_t> diff_copies;               // the copies the diff's indices refer to
   TriageStatus status = TriageStatus::kHealthy;  // the highest-ranked one
+  // Digests that kept only batch identities cannot settle the diff (RestoreElidedRecords): why, and the
+  // offsets whose files would (no diff then).
+  std::string undecided;
+  int64_t undecided_first = -1, undecided_last = -1;
   bool diverged() const;
   bool pinned() const;
   bool damaged() const;
@@ -78,7 +83,7 @@ struct TriagePartition {
 
 struct TriageCounts {
   size_t partitions = 0, compared = 0, single_copy = 0, diverged = 0, pinned = 0, damaged = 0, lagging = 0, healthy = 0,
-         unreadable = 0;
+         unreadable = 0, undecided = 0;
 };
 
 struct TriageReport {
@@ -109,5 +114,7 @@ bool TriageScan(const std::vector<std::string>& log_dirs, const TriageOptions& o
 // offsets [f.first_offset, f.last_offset] (the whole log when the finding has no offsets), as
 // "<broker>:<path> (offsets A..B, N bytes)": what to fetch from which broker before running klf diff.
 std::vector<std::string> FilesToFetch(const TriagePartition& p, const Finding& f);
+// The same for an undecided partition: every digest copy's files holding the undecided offsets.
+std::vector<std::string> FilesToFetch(const TriagePartition& p);
 
 }  // namespace klf

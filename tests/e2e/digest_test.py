@@ -16,8 +16,9 @@ import json
 import os
 import shutil
 import struct
+import subprocess
 
-from klf_e2e import ORACLE, REAL, SRC, FIX, check, process, run_tests, snapshot, temp_dir
+from klf_e2e import KLF, ORACLE, REAL, SRC, FIX, check, process, run_tests, snapshot, temp_dir
 
 SETS = []
 for base in (os.path.join(ORACLE, "replicas"), os.path.join(ORACLE, "random-replicas"),
@@ -72,7 +73,10 @@ def comparable(j):
             findings.append(x)
         parts.append({k: p[k] for k in ("partition", "status", "diverged", "pinned", "damaged", "lagging")} |
                      {"copies": copies, "findings": findings})
-    return {"logDirs": j["logDirs"], "brokers": j["brokers"], "counts": j["counts"], "singleCopy": j["singleCopy"],
+    counts = dict(j["counts"])
+    if counts.pop("undecided", 0):
+        check(False, f"undecided partitions: {[p['partition'] for p in j['partitions'] if 'undecided' in p]}")
+    return {"logDirs": j["logDirs"], "brokers": j["brokers"], "counts": counts, "singleCopy": j["singleCopy"],
             "logDirProblems": j["logDirProblems"], "partitions": parts}
 
 
@@ -221,6 +225,50 @@ def test_resume_and_guard():
         p = process(["digest", "--now", "1700000000000", "--out", os.path.join(work, "now.kdg"), dirs[0]])
         p = process(["triage", os.path.join(work, "now.kdg")])
         check(p.returncode == 2 and "--now" in p.stderr, f"options mismatch: {p.returncode} {p.stderr}")
+
+
+def test_plain_logs_kept_as_batches_and_undecided_named():
+    """A plain log (no transactions, nothing removed) is kept as batch identities: its digest is a small
+    share of the data. Two plain copies whose batches differ cannot be settled from digests: triage says
+    "undecided" (never a finding it cannot prove) and names the files to fetch; byte copies agree."""
+    bench = os.path.join(os.path.dirname(KLF), "bench", "klf-bench")
+    if not os.path.exists(bench):
+        print("SKIP test_plain_logs_kept_as_batches_and_undecided_named: no klf-bench built")
+        return
+    with temp_dir() as work:
+        dirs = []
+        for i, seed in enumerate((1, 1, 2)):
+            d = os.path.join(work, f"broker{i + 1}")
+            os.makedirs(d)
+            subprocess.run([bench, "gen", "--out", os.path.join(d, "plain-0"), "--bytes", "2000000", "--seed",
+                            str(seed)], check=True, capture_output=True)
+            dirs.append(d)
+        outs = []
+        for i, d in enumerate(dirs):
+            j = digest([d], os.path.join(work, f"{i}.kdg"))
+            if j is None:
+                return
+            check(j["digestBytes"] < j["dataBytes"] / 100, f"plain log digest {j['digestBytes']} of {j['dataBytes']}")
+            outs.append(os.path.join(work, f"{i}.kdg"))
+        # broker1 and broker2 hold the same bytes: the same (empty) findings as from the directories.
+        p0, j0 = triage(dirs[:2])
+        p1, j1 = triage(outs[:2])
+        if j0 and j1:
+            same("plain byte copies", j0, j1, "a digest per broker")
+        # broker3 holds other records: the directories say unrelated_logs; the digests cannot tell which
+        # records differ, so they say undecided and name the files, and exit 1.
+        p0, j0 = triage(dirs)
+        p1, j1 = triage(outs)
+        if j0 and j1:
+            check(j0["counts"]["diverged"] == 1, f"directories: {j0['counts']}")
+            check(j1["counts"]["diverged"] == 0 and j1["counts"]["undecided"] == 1, f"digests: {j1['counts']}")
+            part = j1["partitions"][0]
+            check(part["status"] == "undecided" and part["findings"] == [], f"undecided partition: {part}")
+            check(any("broker3" in x and "plain-0/00000000000000000000.log" in x for x in part["undecided"]["fetch"]),
+                  f"undecided names no file: {part['undecided']}")
+            check(p1.returncode == 1, f"undecided exit {p1.returncode}")
+            t = process(["triage", *outs])
+            check("UNDECIDED plain-0" in t.stdout and "fetch broker3:" in t.stdout, f"text: {t.stdout}")
 
 
 run_tests(globals())
