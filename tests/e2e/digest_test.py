@@ -271,4 +271,5 @@ def test_plain_logs_kept_as_batches_and_undecided_named():
             check("UNDECIDED plain-0" in t.stdout and "fetch broker3:" in t.stdout, f"text: {t.stdout}")
 
 
-run_tests(globals())
+if __name__ == "__main__":
+    run_tests(globals())
