@@ -564,28 +564,12 @@ uint64_t GetLE(const char* p, int bytes) {
 
 uint32_t Crc(std::string_view s) { return Crc32c(AsBytes(s)); }
 
-bool ReadWhole(const std::string& path, std::string* data, std::string* error) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    *error = fmt::format("{}: {}", path, std::strerror(errno));
-    return false;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    *error = fmt::format("{}: not a regular file", path);
-    return false;
-  }
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    *error = fmt::format("{}: cannot be opened", path);
-    return false;
-  }
-  data->assign(size_t(st.st_size), '\0');
-  f.read(data->data(), std::streamsize(data->size()));
-  if (size_t(f.gcount()) != data->size()) {
-    *error = fmt::format("{}: read {} of its {} bytes (is something writing to it?)", path, f.gcount(), data->size());
-    return false;
-  }
-  return true;
+// The file mapped read-only (MappedFile: regular files only); its bytes as a string_view.
+std::shared_ptr<const MappedFile> MapWhole(const std::string& path, std::string_view* data, std::string* error) {
+  std::shared_ptr<const MappedFile> f = MappedFile::Open(path, error);
+  if (!f) return nullptr;
+  *data = std::string_view(reinterpret_cast<const char*>(f->data().data()), f->data().size());
+  return f;
 }
 
 // Checks the file header; false with *error when it is not a digest this klf reads.
@@ -976,10 +960,9 @@ bool LooksLikeDigest(const std::string& path) {
 bool ReadDigestFile(const std::string& path, DigestFile* out, std::string* error, bool keep_states) {
   *out = DigestFile();
   out->path = path;
-  auto owned = std::make_shared<std::string>();
-  std::string& bytes = *owned;
-  if (!ReadWhole(path, &bytes, error)) return false;
-  std::string_view data(bytes);
+  std::string_view data;
+  std::shared_ptr<const MappedFile> mapping = MapWhole(path, &data, error);
+  if (!mapping) return false;
   uint16_t minor = 0;
   if (!CheckHeader(path, data, &minor, error)) return false;
   if (data.size() < kDigestHeaderSize + kDigestTrailerSize ||
@@ -1019,20 +1002,20 @@ bool ReadDigestFile(const std::string& path, DigestFile* out, std::string* error
                          count, seen, have_capture ? "" : " and no capture section");
     return false;
   }
-  if (!keep_states) out->bytes = std::move(owned);
+  if (!keep_states) out->mapping = std::move(mapping);
   return true;
 }
 
 bool DecodeDigestState(const DigestFile& file, DigestCopy* c, std::string* error) {
   if (c->state_decoded || !c->loaded) return true;
-  if (!file.bytes || c->payload_pos + c->payload_size > file.bytes->size()) {
+  if (!file.mapping || c->payload_pos + c->payload_size > file.mapping->size()) {
     *error = fmt::format("{}: the digest's bytes are not at hand to decode {}", file.path, c->path);
     return false;
   }
   DigestCopy full;
   std::string why;
-  if (!DecodeDigestCopy(std::string_view(*file.bytes).substr(c->payload_pos, c->payload_size), &full, &why) &&
-      why != "trailing") {
+  std::string_view bytes(reinterpret_cast<const char*>(file.mapping->data().data()), file.mapping->size());
+  if (!DecodeDigestCopy(bytes.substr(c->payload_pos, c->payload_size), &full, &why) && why != "trailing") {
     *error = fmt::format("{}: byte {}: partition section: {}", file.path, c->payload_pos - 9, why);
     return false;
   }
@@ -1044,9 +1027,9 @@ bool DecodeDigestState(const DigestFile& file, DigestCopy* c, std::string* error
 bool ReadPartialDigest(const std::string& path, DigestFile* out, uint64_t* valid_bytes, uint32_t* crc,
                        std::string* error) {
   *out = DigestFile();
-  std::string bytes;
-  if (!ReadWhole(path, &bytes, error)) return false;
-  std::string_view data(bytes);
+  std::string_view data;
+  std::shared_ptr<const MappedFile> mapping = MapWhole(path, &data, error);
+  if (!mapping) return false;
   uint16_t minor = 0;
   if (!CheckHeader(path, data, &minor, error)) return false;
   if (minor != kDigestMinor) {

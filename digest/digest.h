@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "diff/replica_state.h"
+#include "segment_reader/file.h"
 
 namespace klf {
 
@@ -81,7 +82,9 @@ struct DigestFile {
   std::string path;
   DigestCapture capture;
   std::vector<DigestCopy> copies;
-  std::shared_ptr<const std::string> bytes;  // the whole file, when read with keep_states = false
+  // The file, mapped read-only, when read with keep_states = false: triage's memory holds the pages of the
+  // digests it is decoding, which the kernel can drop again, not every digest's bytes.
+  std::shared_ptr<const MappedFile> mapping;
 };
 
 // A plain log: no transactional or control batch, no transaction index entry, no gap, no damage, its
@@ -120,7 +123,7 @@ bool LooksLikeDigest(const std::string& path);
 // expected there, for a file that is truncated, damaged, foreign or of a newer major version: a digest is
 // used whole or not at all.
 // With keep_states = false every section is still decoded and checked, but the replica states are
-// dropped again and the file's bytes kept: DecodeDigestState decodes one copy's state when it is needed,
+// dropped again and the file kept mapped: DecodeDigestState decodes one copy's state when it is needed,
 // so memory holds the compact digests, not every copy's states at once.
 bool ReadDigestFile(const std::string& path, DigestFile* out, std::string* error, bool keep_states = true);
 // Decodes c's state (c a copy of `file`, read with keep_states = false).

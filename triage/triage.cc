@@ -353,8 +353,9 @@ std::vector<std::string> FetchFor(const TriagePartition& p, const std::set<size_
       int64_t from = logs[s].first;
       int64_t to = s + 1 < logs.size() ? logs[s + 1].first - 1 : c.log_end_offset - 1;
       if (first >= 0 && (to < first || from > last)) continue;
-      out.push_back(fmt::format("{}:{}/{} (offsets {}..{}, {} bytes)", c.broker, c.path, logs[s].second->name, from,
-                                std::max(from, to), logs[s].second->size));
+      const std::string& host = c.source->capture.host;
+      out.push_back(fmt::format("{}{}: {}/{} (offsets {}..{}, {} bytes)", c.broker, host.empty() ? "" : " on " + host,
+                                c.path, logs[s].second->name, from, std::max(from, to), logs[s].second->size));
     }
   }
   return out;

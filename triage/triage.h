@@ -112,7 +112,7 @@ bool TriageScan(const std::vector<std::string>& log_dirs, const TriageOptions& o
 
 // For a finding of p's diff: per copy it names that comes from a digest, the segment files holding
 // offsets [f.first_offset, f.last_offset] (the whole log when the finding has no offsets), as
-// "<broker>:<path> (offsets A..B, N bytes)": what to fetch from which broker before running klf diff.
+// "<broker> on <host>: <path> (offsets A..B, N bytes)": what to fetch from which broker before klf diff.
 std::vector<std::string> FilesToFetch(const TriagePartition& p, const Finding& f);
 // The same for an undecided partition: every digest copy's files holding the undecided offsets.
 std::vector<std::string> FilesToFetch(const TriagePartition& p);
