@@ -78,6 +78,7 @@ Command AddReindexCommand(CLI::App* parent);   // reindex.cc (segment_writer hel
 Command AddCompactCommand(CLI::App* parent);   // compact.cc (compactor helper)
 Command AddVerifyCommand(CLI::App* parent);    // verify.cc (verify helper)
 Command AddDiffCommand(CLI::App* parent);      // diff.cc (diff helper)
+Command AddDigestCommand(CLI::App* parent);    // digest.cc (digest, triage helpers)
 Command AddRepairCommand(CLI::App* parent);    // repair.cc (repair helper)
 Command AddLsoCommand(CLI::App* parent);       // lso.cc (repair helper)
 Command AddSimulateCommand(CLI::App* parent);  // simulate.cc (simulator helper)

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   commands.push_back(AddLsoCommand(&app));
   commands.push_back(AddSimulateCommand(&app));
   commands.push_back(AddTriageCommand(&app));
+  commands.push_back(AddDigestCommand(&app));
   commands.push_back(AddTxnCommand(&app));
   commands.push_back(AddConsumeCommand(&app));
 

@@ -9,6 +9,7 @@
 // problems).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -61,6 +62,7 @@ nlohmann::json CopyJson(const TriagePartition& p, size_t i) {
                       {"errors", d.errors},
                       {"warnings", d.warnings},
                       {"firstError", d.first_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.first_error)}};
+  if (!c.digest.empty()) j["digest"] = c.digest;  // only for a copy read from a digest
   if (!c.loaded) {
     j["error"] = c.error;
     return j;
@@ -82,6 +84,11 @@ nlohmann::json PartitionJson(const TriagePartition& p) {
   j["lagging"] = p.lagging();
   j["copies"] = nlohmann::json::array();
   for (size_t i = 0; i < p.copies.size(); ++i) j["copies"].push_back(CopyJson(p, i));
+  if (!p.undecided.empty()) {  // only with digests
+    j["undecided"] = {{"why", p.undecided},
+                      {"offsets", nlohmann::json::array({p.undecided_first, p.undecided_last})},
+                      {"fetch", FilesToFetch(p)}};
+  }
   j["findings"] = nlohmann::json::array();
   if (p.diff) {
     for (const Finding& f : p.diff->findings) {
@@ -99,6 +106,9 @@ nlohmann::json PartitionJson(const TriagePartition& p) {
                                {"impact", f.impact},
                                {"certainty", FindingCertaintyName(f.certainty)},
                                {"outcome", f.outcome ? nlohmann::json(TxnOutcomeName(*f.outcome)) : nullptr}});
+      // Copies read from digests: the files (and offsets) to fetch for klf diff to show the bytes.
+      std::vector<std::string> fetch = FilesToFetch(p, f);
+      if (!fetch.empty()) j["findings"].back()["fetch"] = fetch;
     }
   }
   return j;
@@ -118,7 +128,21 @@ std::string PartitionText(const TriagePartition& p) {
                          f.first_offset >= 0 ? fmt::format(" (offsets {}..{})", f.first_offset, f.last_offset) : "",
                          f.impact);
     }
-    out += fmt::format("          details: klf diff{}\n", CopyPaths(p));
+    std::vector<std::string> fetch;
+    for (const Finding& f : p.diff->findings) {
+      if (!IsDivergence(f.kind)) continue;
+      for (std::string& x : FilesToFetch(p, f)) {
+        if (std::find(fetch.begin(), fetch.end(), x) == fetch.end()) fetch.push_back(std::move(x));
+      }
+    }
+    for (const std::string& x : fetch) out += "          fetch " + EscapeInvalidUtf8(x) + "\n";
+    out += fmt::format("          details: klf diff{}{}\n", CopyPaths(p),
+                       fetch.empty() ? "" : "  (on copies of the fetched partition directories)");
+  }
+  if (!p.undecided.empty()) {
+    out += fmt::format("UNDECIDED {}  {}\n", name, p.undecided);
+    for (const std::string& x : FilesToFetch(p)) out += "          fetch " + EscapeInvalidUtf8(x) + "\n";
+    out += "          then: klf diff on copies of the fetched partition directories\n";
   }
   for (const TriageCopy& c : p.copies) {
     if (!c.pinned_by.empty()) {
@@ -151,9 +175,11 @@ void PrintText(const TriageReport& r, Output* out) {
   const TriageCounts& n = r.counts;
   out->Append(fmt::format(
       "klf triage: {} log dir{} ({} broker{}), {} partitions: {} compared, {} single-copy; {} diverged, {} pinned, "
-      "{} damaged, {} lagging, {} healthy\n",
+      "{} damaged, {} lagging, {} healthy{}\n",
       r.log_dirs.size(), r.log_dirs.size() == 1 ? "" : "s", r.brokers.size(), r.brokers.size() == 1 ? "" : "s",
-      n.partitions, n.compared, n.single_copy, n.diverged, n.pinned, n.damaged, n.lagging, n.healthy));
+      n.partitions, n.compared, n.single_copy, n.diverged, n.pinned, n.damaged, n.lagging, n.healthy,
+      n.undecided ? fmt::format(", {} undecided (digests cannot settle them: fetch the files named)", n.undecided)
+                  : ""));
   std::vector<std::string> single;
   for (const TriagePartition& p : r.partitions) {
     out->Append(PartitionText(p));
@@ -224,12 +250,14 @@ int RunTriage(const TriageArgs& a) {
   std::vector<std::string> log_dirs = a.log_dirs;
   if (!PrepareCapturePaths(&log_dirs, /*expand_roots=*/true, &error))
     return Fail("triage", kExitUnreadable, error, a.json);
-  if (!TriageCapture(log_dirs, options, &report, &error)) return Fail("triage", kExitUsage, error, a.json);
+  if (!TriageCapture(log_dirs, options, &report, &error)) {
+    return Fail("triage", report.input_unreadable ? kExitUnreadable : kExitUsage, error, a.json);
+  }
   if (show_progress) std::fputs("\r\033[K", stderr);
 
   int exit_code = kExitOk;
   for (const TriagePartition& p : report.partitions) {
-    if (p.diverged() || p.pinned() || p.damaged()) exit_code = kExitProblems;
+    if (p.diverged() || p.pinned() || p.damaged() || !p.undecided.empty()) exit_code = kExitProblems;
   }
   if (!report.log_dir_problems.empty()) exit_code = WorseExit(exit_code, kExitProblems);
   if (report.counts.unreadable > 0) exit_code = kExitUnreadable;
@@ -246,10 +274,12 @@ int RunTriage(const TriageArgs& a) {
     const TriageCounts& n = report.counts;
     nlohmann::json j;
     j["logDirs"] = report.log_dirs;
+    if (!report.digests.empty()) j["digests"] = report.digests;
     j["brokers"] = report.brokers;
     j["counts"] = {{"partitions", n.partitions}, {"compared", n.compared}, {"singleCopy", n.single_copy},
                    {"diverged", n.diverged},     {"pinned", n.pinned},     {"damaged", n.damaged},
                    {"lagging", n.lagging},       {"healthy", n.healthy},   {"unreadable", n.unreadable}};
+    if (!report.digests.empty()) j["counts"]["undecided"] = n.undecided;  // only with digests
     j["partitions"] = nlohmann::json::array();
     j["singleCopy"] = nlohmann::json::array();
     for (const TriagePartition& p : report.partitions) {
@@ -275,9 +305,13 @@ Command AddTriageCommand(CLI::App* parent) {
       "copy's last stable offset (an offline find-hanging) and compares log end offsets, then ranks what it\n"
       "found: divergences, pinned LSOs, damage, lag; partitions held by one broker are listed; healthy ones are\n"
       "counted. Each line names the klf command that shows the details. LOG_DIRs are the log directories of\n"
-      "several brokers, or several disks of one broker (JBOD: brokers are told apart by meta.properties).\n"
+      "several brokers, or several disks of one broker (JBOD: brokers are told apart by meta.properties), or\n"
+      "digests of them (klf digest, made on each broker host): the same findings; where a finding would quote\n"
+      "bytes a digest does not hold, it names the files and offsets to fetch from which broker for klf diff.\n"
       "Exit 1 when a partition diverged, is pinned or damaged; 3 when a copy cannot be read.");
-  app->add_option("LOG_DIR", args->log_dirs, "broker log directories (never modified)")->required()->type_name("DIR");
+  app->add_option("LOG_DIR", args->log_dirs, "broker log directories, or digests of them (klf digest); never modified")
+      ->required()
+      ->type_name("DIR|DIGEST");
   app->add_flag("--json", args->json, "the same findings and the counts as one JSON object");
   app->add_option("--jobs", args->jobs, "partitions processed at once (default: one per core)")
       ->check(CLI::Range(0, 256));

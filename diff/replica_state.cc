@@ -99,6 +99,8 @@ std::string Label(const std::string& partition_dir) {
 // records' (key digest, index) pairs are bucketed by the digest's top prefix byte (one sequential pass)
 // and each bucket, small enough for the cache, is sorted by (digest in KeyLess order, index); within a
 // key the records are then in log order and the last one is the latest.
+}  // namespace
+
 void BuildKeyView(ReplicaState* r) {
   // The whole digest is in the entry, so sorting and grouping never go back to the records.
   struct Entry {
@@ -139,6 +141,8 @@ void BuildKeyView(ReplicaState* r) {
     r->key_view.emplace_back(d.key, k);
   }
 }
+
+namespace {
 
 constexpr size_t kHugePage = size_t(2) << 20;
 size_t LargeSize(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
@@ -670,6 +674,7 @@ bool LoadReplicas(const std::vector<std::string>& partition_dirs, const ReplicaO
 }
 
 std::optional<RecordBytes> ReadRecordBytes(const ReplicaState& replica, int64_t offset) {
+  if (replica.from_digest) return std::nullopt;
   auto it = std::lower_bound(replica.batches.begin(), replica.batches.end(), offset,
                              [](const BatchSpan& b, int64_t o) { return b.last_offset < o; });
   if (it == replica.batches.end() || it->base_offset > offset) return std::nullopt;

@@ -268,6 +268,12 @@ struct ReplicaState {
   std::vector<std::pair<Digest, KeyState>, LargeAllocator<std::pair<Digest, KeyState>>> key_view;
   std::vector<Problem> notes;  // problems met while loading (decode errors, txnindex vs markers)
   int64_t max_timestamp = -1;
+  // Read from a digest (digest/digest.h), not from the files: no key or value bytes can be read again
+  // (ReadRecordBytes returns nullopt), and the paths are those of the host that wrote the digest.
+  bool from_digest = false;
+  // From a digest that kept only the batches' identities of this plain log (digest/digest.h
+  // IsPlainReplica): `records` is empty until RestoreElidedRecords fills it in.
+  bool records_elided = false;
 
   // Index of the record at `offset`, or -1.
   int64_t FindRecord(int64_t offset) const;
@@ -287,6 +293,9 @@ struct ReplicaState {
   size_t ReadUncommittedCount() const;
 };
 
+// Builds key_view from records (what LoadReplica does after reading the log; a digest reader needs it).
+void BuildKeyView(ReplicaState* r);
+
 // Loads a partition directory. Returns false with *error when it cannot be read at all, or when a file
 // of it that the load needs (a segment, index, snapshot, checkpoint or meta.properties) exists but
 // cannot be read: *error names that file. Such a replica is never loaded as if the file were absent.
@@ -303,7 +312,8 @@ struct RecordBytes {
   std::optional<std::string> key, value;
   int64_t timestamp = -1;
 };
-// Reads one record's key and value again from the segment (nullopt when the offset is not held).
+// Reads one record's key and value again from the segment (nullopt when the offset is not held, or the
+// replica was read from a digest).
 std::optional<RecordBytes> ReadRecordBytes(const ReplicaState& replica, int64_t offset);
 
 }  // namespace klf

@@ -4,7 +4,7 @@
 #   scripts/install-deps.sh test    that plus the test tools: clang for libFuzzer and the sanitizers,
 #                                   Python and its Kafka client for the end-to-end tests, Chromium for
 #                                   the HTML report test, hyperfine for benchmarks, and what `make package`
-#                                   needs (make test, make bench)
+#                                   needs, and Ansible for the fleet playbook test (make test, make bench)
 #   scripts/install-deps.sh package the build set plus help2man (the man page) and dpkg-dev (make package)
 # Safe to run repeatedly: when everything is present it does nothing and touches nothing.
 set -euo pipefail
@@ -27,6 +27,7 @@ case "$set_name" in
       python3 python3-kafka python3-lz4 python3-snappy python3-zstandard python3-xxhash
       chromium
       hyperfine time python3-crc32c zstd
+      ansible
     )
     ;;
   *) echo "install-deps: unknown set '$set_name' (build, test or package)" >&2; exit 2 ;;

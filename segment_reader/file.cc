@@ -1,5 +1,7 @@
 #include "segment_reader/file.h"
 
+#include "segment_reader/read_throttle.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -238,6 +240,7 @@ std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::strin
   f->path_ = path;
   f->size_ = info.size;
   f->mtime_ms_ = info.mtime_ms;
+  ThrottleRead(f->size_);
   if (f->size_ > 0) {
     // mmap of a zero-length file fails with EINVAL, so an empty file keeps data_ == nullptr.
     void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -331,6 +334,7 @@ const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error)
       return nullptr;
     }
     if (got == 0) break;  // the file shrank
+    ThrottleRead(uint64_t(got));
     buffered_ += uint64_t(got);
   }
   if (buffered_ < n) {

@@ -177,6 +177,7 @@ bool IsKlfOutput(const std::string& path, OutputKind kind) {
   f.read(head.data(), std::streamsize(head.size()));
   head.resize(size_t(f.gcount()));
   if (kind == OutputKind::kDirectory) return head.starts_with(kOutputMarkerHeader);
+  if (head.starts_with(kDigestOutputMagic)) return true;  // a digest (klf digest, digest/digest.h)
   // The HTML marker is the comment right after the doctype, within the first line or two.
   return head.find(kHtmlOutputMarker) != std::string::npos;
 }

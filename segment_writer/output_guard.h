@@ -28,6 +28,8 @@ namespace klf {
 inline constexpr const char* kOutputMarkerName = ".klf-output";
 // First line of the marker file, and the start of its content check.
 inline constexpr std::string_view kOutputMarkerHeader = "klf-output 1";
+// The first bytes of every digest klf writes (`klf digest`, digest/digest.h kDigestMagic).
+inline constexpr std::string_view kDigestOutputMagic = "KLFDIGST";
 // The comment on the second line of every HTML report klf writes (`klf diff --html`).
 inline constexpr std::string_view kHtmlOutputMarker = "<!-- klf-output 1";
 

@@ -11,6 +11,7 @@
 
 #include "diff/lso.h"
 #include "diff/replica_state.h"
+#include "digest/digest.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/parallel.h"
 #include "segment_reader/problem.h"
@@ -21,6 +22,7 @@ namespace klf {
 const char* TriageStatusName(TriageStatus s) {
   switch (s) {
     case TriageStatus::kDiverged: return "diverged";
+    case TriageStatus::kUndecided: return "undecided";
     case TriageStatus::kPinned: return "pinned";
     case TriageStatus::kDamaged: return "damaged";
     case TriageStatus::kLagging: return "lagging";
@@ -102,25 +104,53 @@ void FillCopy(const ReplicaState& r, const LsoReport& lso, TriageCopy* c) {
   c->pinned_by = PinnedSentence(lso);
 }
 
+// A copy's state from its digest (why not, in *error).
+bool DigestState(const TriageCopy& c, ReplicaState* r, std::string* error) {
+  DigestCopy& dc = c.source->copies[c.source_copy];
+  if (!dc.loaded) {
+    *error = dc.error;
+    return false;
+  }
+  if (!DecodeDigestState(*c.source, &dc, error)) return false;
+  *r = std::move(dc.state);
+  dc.state_decoded = false;
+  return true;
+}
+
 // Every copy that loads takes part in the diff; one that does not is named with its error (errors[i]
-// for copies[i]).
-void LoadCopiesForDiff(const TriagePartition& p, const ReplicaOptions& ro, std::vector<ReplicaState>* replicas,
+// for copies[i]). A copy from a digest is decoded from it. Returns whether any copy came from a digest.
+bool LoadCopiesForDiff(const TriagePartition& p, const ReplicaOptions& ro, std::vector<ReplicaState>* replicas,
                        std::vector<size_t>* loaded, std::vector<std::string>* errors) {
   std::vector<std::string> dirs;
-  for (const TriageCopy& c : p.copies) dirs.push_back(c.path);
+  bool any_digest = false;
+  for (const TriageCopy& c : p.copies) {
+    dirs.push_back(c.path);
+    any_digest = any_digest || c.source != nullptr;
+  }
   errors->assign(dirs.size(), "");
   std::string error;
-  if (LoadReplicas(dirs, ro, replicas, &error, /*threads=*/1)) {
+  if (!any_digest && LoadReplicas(dirs, ro, replicas, &error, /*threads=*/1)) {
     for (size_t i = 0; i < dirs.size(); ++i) loaded->push_back(i);
-    return;
+    return false;
   }
   replicas->clear();
+  replicas->reserve(dirs.size());    // the reference below points into it
+  std::vector<size_t> reference_at;  // the first directory loaded is the others' reference (LoadReplicas)
   for (size_t i = 0; i < dirs.size(); ++i) {
     ReplicaState r;
-    if (!LoadReplica(dirs[i], ro, &r, &(*errors)[i])) continue;
+    const TriageCopy& c = p.copies[i];
+    if (c.source) {
+      if (!DigestState(c, &r, &(*errors)[i])) continue;
+    } else {
+      ReplicaOptions with = ro;
+      if (!reference_at.empty()) with.reference = &(*replicas)[reference_at.front()];
+      if (!LoadReplica(dirs[i], with, &r, &(*errors)[i])) continue;
+      reference_at.push_back(replicas->size());
+    }
     replicas->push_back(std::move(r));
     loaded->push_back(i);
   }
+  return any_digest;
 }
 
 // The replicas are named by broker; by path when two copies have the same broker.
@@ -153,24 +183,28 @@ void TriageOne(const TriageOptions& options, TriagePartition* p) {
     ro.transactions_only = true;  // no diff: memory independent of the record count
     ReplicaState r;
     TriageCopy& c = p->copies.front();
-    if (!LoadReplica(c.path, ro, &r, &c.error)) return;
+    if (c.source ? !DigestState(c, &r, &c.error) : !LoadReplica(c.path, ro, &r, &c.error)) return;
     FillCopy(r, ExplainLso(r, no_others, lo), &c);
     return;
   }
   std::vector<ReplicaState> replicas;
   std::vector<size_t> loaded;  // replicas[i] is copies[loaded[i]]
   std::vector<std::string> errors;
-  LoadCopiesForDiff(*p, ro, &replicas, &loaded, &errors);
+  const bool any_digest = LoadCopiesForDiff(*p, ro, &replicas, &loaded, &errors);
   for (size_t i = 0; i < errors.size(); ++i) p->copies[i].error = errors[i];
+  LabelReplicas(*p, loaded, &replicas);
   for (size_t k = 0; k < replicas.size(); ++k) {
     FillCopy(replicas[k], ExplainLso(replicas[k], no_others, lo), &p->copies[loaded[k]]);
   }
-  LabelReplicas(*p, loaded, &replicas);
-  if (replicas.size() >= 2) {
+  if (replicas.size() >= 2 && any_digest &&
+      !RestoreElidedRecords(&replicas, &p->undecided, &p->undecided_first, &p->undecided_last)) {
+    p->diff_copies = loaded;
+  } else if (replicas.size() >= 2) {
     DiffOptions diff_options;
     diff_options.wall_clock_times = options.wall_clock_times;
     p->diff = DiffReplicas(replicas, diff_options);
     for (const ReplicaState& r : replicas) p->diff_labels.push_back(r.label);
+    p->diff_copies = loaded;
   }
   int64_t max_end = 0;
   for (const TriageCopy& c : p->copies) {
@@ -183,6 +217,7 @@ void TriageOne(const TriageOptions& options, TriagePartition* p) {
 
 TriageStatus StatusOf(const TriagePartition& p) {
   if (p.diverged()) return TriageStatus::kDiverged;
+  if (!p.undecided.empty()) return TriageStatus::kUndecided;
   if (p.pinned()) return TriageStatus::kPinned;
   if (p.damaged()) return TriageStatus::kDamaged;
   if (p.lagging()) return TriageStatus::kLagging;
@@ -192,54 +227,116 @@ TriageStatus StatusOf(const TriagePartition& p) {
 
 }  // namespace
 
-bool TriageCapture(const std::vector<std::string>& log_dirs, const TriageOptions& options, TriageReport* out,
-                   std::string* error) {
-  *out = TriageReport();
-  out->log_dirs = log_dirs;
+namespace {
 
-  // 1. Scan: every live partition directory of every log directory, grouped by name.
-  std::map<std::string, std::vector<TriageCopy>> by_name;
-  for (const std::string& path : log_dirs) {
-    PathInfo info = ClassifyPath(path);
-    if (info.kind != PathKind::kLogDir) {
-      *error = fmt::format("{}: not a broker log directory ({}); triage takes the log directories of a capture", path,
-                           PathKindName(info.kind));
-      return false;
-    }
-    LogDir dir;
-    NullSink quiet;  // verify reports the scan's problems below
-    if (!ScanLogDir(info.path, &dir, &quiet)) {
-      *error = info.path + ": cannot list the directory";
-      return false;
-    }
-    std::string broker = std::filesystem::path(info.path).filename().string();
-    if (dir.meta_properties && dir.meta_properties->node_id()) {
-      broker = fmt::format("broker {}", *dir.meta_properties->node_id());
-    }
+// Step 1 for one log directory: its live partition directories, grouped by name.
+bool ScanOne(const std::string& path, TriageReport* out, std::map<std::string, std::vector<TriageCopy>>* by_name,
+             std::string* error) {
+  PathInfo info = ClassifyPath(path);
+  if (info.kind != PathKind::kLogDir) {
+    *error = fmt::format(
+        "{}: not a broker log directory ({}) nor a klf digest; triage takes the log directories of a capture, or "
+        "digests of them",
+        path, PathKindName(info.kind));
+    return false;
+  }
+  LogDir dir;
+  NullSink quiet;  // verify reports the scan's problems below
+  if (!ScanLogDir(info.path, &dir, &quiet)) {
+    *error = info.path + ": cannot list the directory";
+    return false;
+  }
+  std::string broker = std::filesystem::path(info.path).filename().string();
+  if (dir.meta_properties && dir.meta_properties->node_id()) {
+    broker = fmt::format("broker {}", *dir.meta_properties->node_id());
+  }
+  if (std::find(out->brokers.begin(), out->brokers.end(), broker) == out->brokers.end()) {
+    out->brokers.push_back(broker);
+  }
+  out->log_dir_brokers.push_back(broker);
+  for (const PartitionDir& pd : dir.partitions) {
+    if (pd.state != PartitionDirState::kLive) continue;
+    TriageCopy c;
+    c.log_dir = info.path;
+    c.path = pd.path;
+    c.broker = broker;
+    (*by_name)[pd.name].push_back(std::move(c));
+  }
+  return true;
+}
+
+// Step 1 for one digest: its copies, its log dirs' brokers and problems (verify ran where it was made).
+bool AddDigest(const std::string& path, const TriageOptions& options, TriageReport* out,
+               std::map<std::string, std::vector<TriageCopy>>* by_name, std::map<std::string, size_t>* from_digest,
+               std::string* error) {
+  auto file = std::make_shared<DigestFile>();
+  if (!ReadDigestFile(path, file.get(), error, /*keep_states=*/false)) {
+    out->input_unreadable = true;
+    return false;
+  }
+  const DigestCapture& cap = file->capture;
+  std::string other;
+  if (cap.now_ms != options.now_ms) {
+    other = fmt::format("--now {}", cap.now_ms ? std::to_string(*cap.now_ms) : "unset");
+  } else if (cap.producer_id_expiration_ms != options.producer_id_expiration_ms) {
+    other = fmt::format("--producer-id-expiration-ms {}", cap.producer_id_expiration_ms);
+  } else if (cap.verify_records != options.verify_records) {
+    other = cap.verify_records ? "full record verification" : "--headers-only";
+  }
+  if (!other.empty()) {
+    *error = fmt::format("{}: this digest was made with {}: run klf triage with the same options (or digest again)",
+                         path, other);
+    return false;
+  }
+  out->digests.push_back(path);
+  for (size_t i = 0; i < cap.log_dirs.size(); ++i) {
+    out->log_dirs.push_back(cap.log_dirs[i]);
+    const std::string& broker = cap.brokers[i];
     if (std::find(out->brokers.begin(), out->brokers.end(), broker) == out->brokers.end()) {
       out->brokers.push_back(broker);
     }
-    for (const PartitionDir& pd : dir.partitions) {
-      if (pd.state != PartitionDirState::kLive) continue;
-      TriageCopy c;
-      c.log_dir = info.path;
-      c.path = pd.path;
-      c.broker = broker;
-      by_name[pd.name].push_back(std::move(c));
-    }
   }
-  for (auto& [name, copies] : by_name) {
+  for (const std::string& p : cap.log_dir_problems) out->log_dir_problems.push_back(p);
+  for (size_t i = 0; i < file->copies.size(); ++i) {
+    const DigestCopy& dc = file->copies[i];
+    TriageCopy c;
+    c.log_dir = dc.log_dir;
+    c.path = dc.path;
+    c.broker = dc.broker;
+    c.digest = path;
+    c.files = dc.files;
+    c.source = file;
+    c.source_copy = i;
+    (*from_digest)[dc.path] = i;
+    (*by_name)[dc.partition].push_back(std::move(c));
+  }
+  return true;
+}
+
+void GroupPartitions(std::map<std::string, std::vector<TriageCopy>>* by_name, TriageReport* out) {
+  for (auto& [name, copies] : *by_name) {
     TriagePartition p;
     p.name = name;
     p.copies = std::move(copies);
     p.damage.resize(p.copies.size());
+    for (size_t i = 0; i < p.copies.size(); ++i) {
+      const TriageCopy& c = p.copies[i];
+      if (c.source) {
+        const DigestDamage& d = c.source->copies[c.source_copy].damage;
+        p.damage[i] = TriageDamage{d.errors, d.warnings, d.first_error};
+      }
+    }
     out->partitions.push_back(std::move(p));
   }
+}
 
-  // 2. Verify every log directory; its problems are attributed to the partition copies.
+// Step 2: verify every log directory given; its problems are attributed to the partition copies.
+void VerifyDirs(const std::vector<std::string>& log_dirs, const TriageOptions& options, TriageReport* out) {
   std::map<std::string, TriageDamage*> by_dir;
   for (TriagePartition& p : out->partitions) {
-    for (size_t i = 0; i < p.copies.size(); ++i) by_dir[p.copies[i].path] = &p.damage[i];
+    for (size_t i = 0; i < p.copies.size(); ++i) {
+      if (!p.copies[i].source) by_dir[p.copies[i].path] = &p.damage[i];
+    }
   }
   DamageSink sink(by_dir, &out->log_dir_problems);
   VerifyOptions vo;
@@ -249,6 +346,93 @@ bool TriageCapture(const std::vector<std::string>& log_dirs, const TriageOptions
     VerifyStats s = VerifyPath(std::filesystem::path(path).lexically_normal().string(), vo, &sink);
     if (s.unreadable) out->log_dir_problems.push_back(s.unreadable_reason);
   }
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<std::string> FetchFor(const TriagePartition& p, const std::set<size_t>& named, int64_t first,
+                                  int64_t last) {
+  std::vector<std::string> out;
+  for (size_t k : named) {
+    if (k >= p.diff_copies.size()) continue;
+    const TriageCopy& c = p.copies[p.diff_copies[k]];
+    if (!c.source) continue;
+    // Segments in base-offset order (their names); segment s holds [base_s, base_{s+1}).
+    std::vector<std::pair<int64_t, const DigestFileInfo*>> logs;
+    for (const DigestFileInfo& file : c.files) {
+      std::filesystem::path name(file.name);
+      if (name.extension() != ".log") continue;
+      std::string stem = name.stem().string();
+      if (stem.size() != 20 || stem.find_first_not_of("0123456789") != std::string::npos) continue;
+      logs.emplace_back(std::stoll(stem), &file);
+    }
+    std::sort(logs.begin(), logs.end());
+    for (size_t s = 0; s < logs.size(); ++s) {
+      int64_t from = logs[s].first;
+      int64_t to = s + 1 < logs.size() ? logs[s + 1].first - 1 : c.log_end_offset - 1;
+      if (first >= 0 && (to < first || from > last)) continue;
+      const std::string& host = c.source->capture.host;
+      out.push_back(fmt::format("{}{}: {}/{} (offsets {}..{}, {} bytes)", c.broker, host.empty() ? "" : " on " + host,
+                                c.path, logs[s].second->name, from, std::max(from, to), logs[s].second->size));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> FilesToFetch(const TriagePartition& p, const Finding& f) {
+  std::set<size_t> named;
+  for (size_t i : f.affected) named.insert(i);
+  for (size_t i : f.healthy) named.insert(i);
+  return FetchFor(p, named, f.first_offset, f.last_offset);
+}
+
+std::vector<std::string> FilesToFetch(const TriagePartition& p) {
+  std::set<size_t> named;
+  for (size_t i = 0; i < p.diff_copies.size(); ++i) named.insert(i);
+  return FetchFor(p, named, p.undecided_first, p.undecided_last);
+}
+
+bool TriageScan(const std::vector<std::string>& log_dirs, const TriageOptions& options, TriageReport* out,
+                std::string* error) {
+  *out = TriageReport();
+  out->log_dirs = log_dirs;
+  std::map<std::string, std::vector<TriageCopy>> by_name;
+  for (const std::string& path : log_dirs) {
+    if (!ScanOne(path, out, &by_name, error)) return false;
+  }
+  GroupPartitions(&by_name, out);
+  VerifyDirs(log_dirs, options, out);
+  return true;
+}
+
+bool TriageCapture(const std::vector<std::string>& inputs, const TriageOptions& options, TriageReport* out,
+                   std::string* error) {
+  *out = TriageReport();
+  // A file that starts like a digest but cannot be read whole is refused (never taken for a directory).
+
+  // 1. Scan: every live partition directory of every log directory, and every copy of every digest,
+  // grouped by name.
+  std::map<std::string, std::vector<TriageCopy>> by_name;
+  std::map<std::string, size_t> from_digest;
+  std::vector<std::string> log_dirs;
+  for (const std::string& path : inputs) {
+    if (LooksLikeDigest(path)) {
+      if (!AddDigest(path, options, out, &by_name, &from_digest, error)) return false;
+    } else {
+      out->log_dirs.push_back(path);
+      log_dirs.push_back(path);
+      if (!ScanOne(path, out, &by_name, error)) return false;
+    }
+  }
+  GroupPartitions(&by_name, out);
+
+  // 2. Verify every log directory; its problems are attributed to the partition copies. (A digest holds
+  // the verify results of the host that made it.)
+  VerifyDirs(log_dirs, options, out);
 
   // 3. Diff, LSO and lag, a partition per worker at a time.
   const size_t total = out->partitions.size();
@@ -277,6 +461,7 @@ bool TriageCapture(const std::vector<std::string>& log_dirs, const TriageOptions
     n.damaged += p.damaged();
     n.lagging += p.lagging();
     n.healthy += p.status == TriageStatus::kHealthy;
+    n.undecided += !p.undecided.empty();
   }
   std::stable_sort(out->partitions.begin(), out->partitions.end(),
                    [](const TriagePartition& a, const TriagePartition& b) { return a.status < b.status; });
@@ -289,9 +474,12 @@ bool TriageReloadForDiff(const TriagePartition& p, const TriageOptions& options,
   if (p.copies.size() < 2) return false;
   std::vector<size_t> loaded;
   std::vector<std::string> errors;
-  LoadCopiesForDiff(p, ReplicaOptionsOf(options), replicas, &loaded, &errors);
+  const bool any_digest = LoadCopiesForDiff(p, ReplicaOptionsOf(options), replicas, &loaded, &errors);
   if (replicas->size() < 2) return false;
   LabelReplicas(p, loaded, replicas);
+  std::string why;
+  int64_t first = -1, last = -1;
+  if (any_digest && !RestoreElidedRecords(replicas, &why, &first, &last)) return false;
   DiffOptions diff_options;
   diff_options.wall_clock_times = options.wall_clock_times;
   *report = DiffReplicas(*replicas, diff_options);

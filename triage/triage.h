@@ -13,11 +13,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "diff/diff.h"
+#include "digest/digest.h"
 
 namespace klf {
 
@@ -43,6 +45,12 @@ struct TriageCopy {
   // The open transaction that pins the LSO on this copy (klf lso), as one sentence; empty when none.
   std::string pinned_by;
   int64_t lag = 0;  // offsets behind the copy with the highest log end offset
+  // Read from a digest (klf digest) instead of its directory: the digest file, the files the partition
+  // directory held on the broker (what to fetch), and where its state is.
+  std::string digest;
+  std::vector<DigestFileInfo> files;
+  std::shared_ptr<DigestFile> source;
+  size_t source_copy = 0;
 };
 
 // Problems verify reported in one partition directory.
@@ -51,7 +59,8 @@ struct TriageDamage {
   std::string first_error;  // "<file>:<position> <check>: <message>"
 };
 
-enum class TriageStatus { kDiverged, kPinned, kDamaged, kLagging, kSingleCopy, kHealthy };
+// kUndecided: only with digests, when they cannot settle whether the copies diverge (TriagePartition::undecided).
+enum class TriageStatus { kDiverged, kUndecided, kPinned, kDamaged, kLagging, kSingleCopy, kHealthy };
 const char* TriageStatusName(TriageStatus s);  // "diverged", "pinned", ...
 
 struct TriagePartition {
@@ -60,7 +69,12 @@ struct TriagePartition {
   std::vector<TriageDamage> damage;              // per copy, same order
   std::optional<DiffReport> diff;                // when two or more copies were loaded
   std::vector<std::string> diff_labels;          // the replica labels the diff's indices refer to
+  std::vector<size_t> diff_copies;               // the copies the diff's indices refer to
   TriageStatus status = TriageStatus::kHealthy;  // the highest-ranked one
+  // Digests that kept only batch identities cannot settle the diff (RestoreElidedRecords): why, and the
+  // offsets whose files would (no diff then).
+  std::string undecided;
+  int64_t undecided_first = -1, undecided_last = -1;
   bool diverged() const;
   bool pinned() const;
   bool damaged() const;
@@ -69,26 +83,45 @@ struct TriagePartition {
 
 struct TriageCounts {
   size_t partitions = 0, compared = 0, single_copy = 0, diverged = 0, pinned = 0, damaged = 0, lagging = 0, healthy = 0,
-         unreadable = 0;
+         unreadable = 0, undecided = 0;
 };
 
 struct TriageReport {
-  std::vector<std::string> log_dirs;
+  std::vector<std::string> log_dirs;          // the log dirs given, and those the digests given were made of
+  std::vector<std::string> digests;           // the digest files given
+  std::vector<std::string> log_dir_brokers;   // the broker of each log dir scanned (TriageScan), same order
+  bool input_unreadable = false;              // TriageCapture failed on an input that cannot be read (exit 3)
   std::vector<std::string> brokers;           // distinct, in log-dir order
   std::vector<TriagePartition> partitions;    // ranked: status, then name
   std::vector<std::string> log_dir_problems;  // verify's errors about log-dir files, and unreadable dirs
   TriageCounts counts;
 };
 
-// Returns false with *error when a LOG_DIR is not a broker log directory or cannot be listed.
-bool TriageCapture(const std::vector<std::string>& log_dirs, const TriageOptions& options, TriageReport* out,
+// Returns false with *error when an input is neither a broker log directory nor a digest, when a log
+// directory cannot be listed, or when a digest cannot be read whole (digest/digest.h) or was made with
+// other options (--now, --producer-id-expiration-ms, --headers-only) than these.
+// Each input is a log directory or a digest file (klf digest); findings are the same either way, except
+// that sentences cannot quote key and value bytes a digest does not hold (they name what to fetch).
+bool TriageCapture(const std::vector<std::string>& inputs, const TriageOptions& options, TriageReport* out,
                    std::string* error);
 
 // The copies of one partition loaded again as TriageCapture loaded them for its diff (same options, same
 // labels) and diffed again, for a page that draws the replicas (klf triage --html): TriageCapture keeps
 // no replica, and a caller that reloads one partition at a time keeps memory at one partition's.
-// False when fewer than two copies load.
+// False when fewer than two copies load, or when digests cannot settle the diff (an undecided partition).
 bool TriageReloadForDiff(const TriagePartition& p, const TriageOptions& options, std::vector<ReplicaState>* replicas,
                          DiffReport* report);
+
+// Steps 1 and 2 of TriageCapture for log directories only (what klf digest records): the partition
+// copies grouped by name, the brokers, and verify's damage per copy and log-dir problems. Nothing loaded.
+bool TriageScan(const std::vector<std::string>& log_dirs, const TriageOptions& options, TriageReport* out,
+                std::string* error);
+
+// For a finding of p's diff: per copy it names that comes from a digest, the segment files holding
+// offsets [f.first_offset, f.last_offset] (the whole log when the finding has no offsets), as
+// "<broker> on <host>: <path> (offsets A..B, N bytes)": what to fetch from which broker before klf diff.
+std::vector<std::string> FilesToFetch(const TriagePartition& p, const Finding& f);
+// The same for an undecided partition: every digest copy's files holding the undecided offsets.
+std::vector<std::string> FilesToFetch(const TriagePartition& p);
 
 }  // namespace klf
