@@ -144,6 +144,7 @@ bool CapturesSupported() { return true; }
 namespace {
 
 std::atomic<uint64_t> g_cache_used{0};
+std::atomic<uint64_t> g_cache_member_max{kCaptureCacheMemberBytes};
 
 struct ArchiveCloser {
   void operator()(struct archive* a) const { archive_read_free(a); }
@@ -211,9 +212,11 @@ const char* EntryTypeName(mode_t type) {
   }
 }
 
-bool IsSmallCacheable(const CaptureMember& m) { return !m.is_dir && m.size <= kCaptureCacheMemberBytes; }
+bool IsSmallCacheable(const CaptureMember& m) { return !m.is_dir && m.size <= g_cache_member_max.load(); }
 
 }  // namespace
+
+void SetCaptureCacheMemberBytesForTesting(uint64_t bytes) { g_cache_member_max = bytes; }
 
 class CaptureBuilder {
  public:
@@ -513,6 +516,8 @@ std::unique_ptr<CaptureMemberReader> OpenCaptureMember(const std::shared_ptr<con
 #else  // !KLF_HAVE_LIBARCHIVE
 
 bool CapturesSupported() { return false; }
+
+void SetCaptureCacheMemberBytesForTesting(uint64_t) {}
 
 std::shared_ptr<const Capture> OpenCapture(const std::string& archive, std::string* error) {
   *error = archive +

@@ -133,6 +133,24 @@ def test_paths_inside_a_capture():
         check(code == 3 and "no such" in stderr, f"missing member: {code} {stderr}")
 
 
+def test_compact_reads_a_capture():
+    """`klf compact` of a partition inside a .tar.gz writes what it writes from the directory (Kafka's
+    compaction demo, cleaned)."""
+    parent, top = ORACLE + "/c-compact", "pass0-before"
+    args = ["--now", "1700000600000", "--config", "segment.bytes=400", "--config", "cleanup.policy=compact"]
+    with temp_dir() as tmp:
+        for kind in ("tar", "tar.gz"):
+            cap = make_capture(parent, top, kind, tmp)
+            a, b = os.path.join(tmp, f"from-dir-{kind}"), os.path.join(tmp, f"from-cap-{kind}")
+            want = out(["compact", os.path.join(parent, top, "compact-demo-0"), "--out", a, *args])
+            got = out(["compact", f"{cap}/{top}/compact-demo-0", "--out", b, *args])
+            check(got[0] == want[0] == 0, f"compact .{kind}: exit {got[0]} / {want[0]}: {got[2]} {want[2]}")
+            check(got[1].replace(b, a) == want[1], f"compact .{kind}: report differs: {got[1]!r} / {want[1]!r}")
+            sa, sb = snapshot(a), snapshot(b)
+            check({k: v[0] for k, v in sa.items()} == {k: v[0] for k, v in sb.items()},
+                  f"compact .{kind}: other bytes written from the capture")
+
+
 def hostile_tar(path, members):
     with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as t:
         for name, kind, extra in members:
