@@ -220,7 +220,9 @@ Command AddTriageCommand(CLI::App* parent) {
       "counted. Each line names the klf command that shows the details. LOG_DIRs are the log directories of\n"
       "several brokers, or several disks of one broker (JBOD: brokers are told apart by meta.properties).\n"
       "Exit 1 when a partition diverged, is pinned or damaged; 3 when a copy cannot be read.");
-  app->add_option("LOG_DIR", args->log_dirs, "broker log directories (never modified)")->required()->type_name("DIR");
+  app->add_option("LOG_DIR", args->log_dirs, "broker log directories, or captures holding them (never modified)")
+      ->required()
+      ->type_name("DIR");
   app->add_flag("--json", args->json, "the same findings and the counts as one JSON object");
   app->add_option("--jobs", args->jobs, "partitions processed at once (default: one per core)")
       ->check(CLI::Range(0, 256));

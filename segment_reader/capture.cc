@@ -39,7 +39,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 // Bytes of a member name as printable text: control bytes, backslashes, quotes and non-ASCII bytes
 // as \xNN, so a hostile name cannot rewrite the terminal or hide in the message.
-std::string Escaped(const std::string& name) {
+[[maybe_unused]] std::string Escaped(const std::string& name) {  // unused without libarchive
   std::string out;
   for (unsigned char c : name) {
     if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"') {

@@ -133,6 +133,24 @@ def test_paths_inside_a_capture():
         check(code == 3 and "no such" in stderr, f"missing member: {code} {stderr}")
 
 
+def test_coordinator_log_and_single_files():
+    """`klf txn describe` of the coordinator's log in a capture whose one top-level directory is the log
+    dir, and `klf verify` of one file inside a capture."""
+    parent, top = os.path.join(FIX, "kafka4", "txn-state"), "written"
+    real = os.path.join(parent, top)
+    with temp_dir() as tmp:
+        cap = make_capture(parent, top, "tar.zst", tmp)
+        want = out(["txn", "describe", "--json", real])
+        got = out(["txn", "describe", "--json", cap])
+        check((got[0], got[1].replace(f"{cap}/{top}", real)) == want[:2],
+              f"txn describe of a capture: exit {got[0]} / {want[0]}: {got[1][:300]} / {want[1][:300]} {got[2]}")
+        seg = "__transaction_state-0/00000000000000000000.log"
+        want = out(["verify", "--json", os.path.join(real, seg)])
+        got = out(["verify", "--json", f"{cap}/{top}/{seg}"])
+        check((got[0], got[1].replace(f"{cap}/{top}", real)) == want[:2],
+              f"verify of a file in a capture: {got[0]} / {want[0]}: {got[1][:300]} / {want[1][:300]} {got[2]}")
+
+
 def test_compact_reads_a_capture():
     """`klf compact` of a partition inside a .tar.gz writes what it writes from the directory (Kafka's
     compaction demo, cleaned)."""
