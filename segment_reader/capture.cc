@@ -522,7 +522,8 @@ void SetCaptureCacheMemberBytesForTesting(uint64_t) {}
 std::shared_ptr<const Capture> OpenCapture(const std::string& archive, std::string* error) {
   *error = archive +
            ": this build of klf reads no captures (it was built without libarchive, as the static "
-           "package is); unpack it (tar -xf / unzip) and give the directories, or use the Debian package's klf";
+           "klf of `make package` is); unpack it (tar -xf / unzip) and give the directories, or use a klf "
+           "built with `make`";
   return nullptr;
 }
 
