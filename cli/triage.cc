@@ -309,7 +309,8 @@ Command AddTriageCommand(CLI::App* parent) {
       "digests of them (klf digest, made on each broker host): the same findings; where a finding would quote\n"
       "bytes a digest does not hold, it names the files and offsets to fetch from which broker for klf diff.\n"
       "Exit 1 when a partition diverged, is pinned or damaged; 3 when a copy cannot be read.");
-  app->add_option("LOG_DIR", args->log_dirs, "broker log directories, or digests of them (klf digest); never modified")
+  app->add_option("LOG_DIR", args->log_dirs,
+                  "broker log directories, captures holding them, or digests of them (klf digest); never modified")
       ->required()
       ->type_name("DIR|DIGEST");
   app->add_flag("--json", args->json, "the same findings and the counts as one JSON object");

@@ -951,7 +951,30 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
   return true;
 }
 
+// A member of a capture (segment_reader/capture.h) copied to `to` through the Env, in 1 MiB pieces,
+// with the member's modification time.
+bool CopyCaptureMember(const fs::path& from, const fs::path& to, std::string* error, bool missing_ok) {
+  InputFileInfo info;
+  InputFailure failure = InputFailure::kNone;
+  std::unique_ptr<CaptureMemberReader> in = OpenInputReader(from.string(), &info, error, &failure);
+  if (!in) return missing_ok && failure == InputFailure::kMissing;
+  Env* env = Env::Default();
+  std::unique_ptr<WritableFile> out = env->NewWritableFile(to.string(), error);
+  if (!out) return false;
+  std::vector<uint8_t> buffer(size_t(1) << 20);
+  for (uint64_t pos = 0; pos < info.size;) {
+    const uint64_t n = std::min<uint64_t>(buffer.size(), info.size - pos);
+    if (!in->Read(pos, n, buffer.data(), error) || !out->Append(Bytes(buffer.data(), size_t(n)), error)) return false;
+    pos += n;
+  }
+  return out->Close(error) && env->SetMtimeMs(to.string(), info.mtime_ms, error);
+}
+
 bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* error, bool missing_ok) {
+  {
+    std::string archive, member;
+    if (SplitCapturePath(from.string(), &archive, &member)) return CopyCaptureMember(from, to, error, missing_ok);
+  }
   // Through the input door first (segment_reader/file.h): a FIFO, directory or symlink loop is an
   // error naming the file, never a hang in copy_file.
   InputFileInfo info;
@@ -979,7 +1002,7 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
   fs::path in = fs::absolute(partition_dir).lexically_normal();
   if (in.filename().empty()) in = in.parent_path();
   std::error_code ec;
-  if (!fs::is_directory(in, ec)) {
+  if (!IsInputDir(in.string())) {  // a real directory or one in a capture (segment_reader/capture.h)
     *error = partition_dir + ": not a directory";
     return false;
   }
@@ -996,24 +1019,24 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
     *error = staging_part.string() + ": " + ec.message();
     return false;
   }
-  for (fs::directory_iterator it(in, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+  std::vector<InputDirEntry> entries;
+  std::string list_error;
+  if (!ListInputDir(in.string(), &entries, &list_error)) {
+    *error = in.string() + ": " + list_error;
+    return false;
+  }
+  for (const InputDirEntry& e : entries) {
     // Segment .log files are read by the first pass from the input and copied by it only when left
     // unchanged (RunPass).
-    std::string n = it->path().filename().string();
+    const std::string& n = e.name;
     if (n.size() == 24 && n.compare(20, 4, ".log") == 0 &&
         std::all_of(n.begin(), n.begin() + 20, [](char c) { return c >= '0' && c <= '9'; }))
       continue;
-    std::error_code type_ec;
     FileName name = ClassifyFileName(n);
     // A file Kafka keeps here (an index, a snapshot, leader-epoch-checkpoint...) is copied, and must be
     // readable: a FIFO or symlink loop under its name fails the copy. Other non-files are not data.
-    if (!it->is_regular_file(type_ec) && (name.kind == FileKind::kUnknown || name.suffix != FileSuffix::kNone))
-      continue;
-    if (!CopyPreservingMtime(it->path(), staging_part / it->path().filename(), error)) return false;
-  }
-  if (ec) {
-    *error = in.string() + ": " + ec.message();
-    return false;
+    if (e.kind != InputKind::kFile && (name.kind == FileKind::kUnknown || name.suffix != FileSuffix::kNone)) continue;
+    if (!CopyPreservingMtime(in / n, staging_part / n, error)) return false;
   }
   for (const char* name : {"cleaner-offset-checkpoint", "log-start-offset-checkpoint",
                            "recovery-point-offset-checkpoint", "replication-offset-checkpoint"}) {
@@ -1038,28 +1061,31 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
 }
 
 bool IsLogDir(const std::string& path) {
-  std::error_code ec, type_ec;
-  for (fs::directory_iterator it(path, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    std::string n = it->path().filename().string();
+  std::vector<InputDirEntry> entries;  // a real directory or one in a capture (segment_reader/capture.h)
+  std::string ignored;
+  if (!ListInputDir(path, &entries, &ignored)) return false;
+  for (const InputDirEntry& e : entries) {
+    const std::string& n = e.name;
     if (n.size() == 24 && n.compare(20, 4, ".log") == 0) return false;  // a segment, even one that cannot be read
   }
-  for (fs::directory_iterator it(path, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    if (it->is_directory(type_ec) && ParsePartitionDirName(it->path().filename().string())) return true;
+  for (const InputDirEntry& e : entries) {
+    if (e.kind == InputKind::kDir && ParsePartitionDirName(e.name)) return true;
   }
   return false;
 }
 
 bool ChooseFilthiestLog(const std::string& log_dir, const CompactOptions& options, LogDirChoice* choice,
                         ProblemSink* sink, std::string* error) {
-  std::error_code ec, type_ec;
   std::vector<std::string> dirs;
-  for (fs::directory_iterator it(log_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    if (it->is_directory(type_ec) && ParsePartitionDirName(it->path().filename().string()))
-      dirs.push_back(it->path().string());
-  }
-  if (ec) {
-    *error = log_dir + ": cannot list directory: " + ec.message();
+  std::vector<InputDirEntry> entries;
+  std::string list_error;
+  if (!ListInputDir(log_dir, &entries, &list_error)) {
+    *error = log_dir + ": cannot list directory: " + list_error;
     return false;
+  }
+  for (const InputDirEntry& e : entries) {
+    if (e.kind == InputKind::kDir && ParsePartitionDirName(e.name))
+      dirs.push_back((fs::path(log_dir) / e.name).string());
   }
   std::sort(dirs.begin(), dirs.end());
   std::vector<CleaningDecision> decisions;

@@ -21,17 +21,6 @@ constexpr size_t kReadSize = size_t(256) << 10;
 // After finding the caller past it, batches the thread skips to get ahead again.
 constexpr int kLeadBatches = 32;
 
-bool ReadFully(int fd, uint8_t* dst, size_t n, uint64_t pos) {
-  size_t done = 0;
-  while (done < n) {
-    ssize_t r = pread(fd, dst + done, n - done, off_t(pos + done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    done += size_t(r);
-  }
-  return true;
-}
-
 }  // namespace
 
 LookupAhead::LookupAhead(const SkimpyOffsetMap& map, std::vector<Segment> segments, size_t max_batch_bytes)
@@ -95,8 +84,8 @@ void LookupAhead::RunLoop() {
   for (const Segment& seg : segments_) {
     InputFileInfo info;
     std::string open_error;
-    int fd = OpenInputFile(seg.path, &info, &open_error);
-    if (fd < 0) break;
+    std::unique_ptr<CaptureMemberReader> input = OpenInputReader(seg.path, &info, &open_error);
+    if (!input) break;
     uint64_t pos = 0;
     while (ok && pos < seg.size) {
       {
@@ -105,7 +94,7 @@ void LookupAhead::RunLoop() {
       }
       if (!ok) break;
       size_t n = size_t(std::min<uint64_t>(buffer.size(), seg.size - pos));
-      if (!ReadFully(fd, buffer.data(), n, pos)) {
+      if (!input->Read(pos, n, buffer.data(), &open_error)) {
         ok = false;
         break;
       }
@@ -148,10 +137,7 @@ void LookupAhead::RunLoop() {
                                          uint32_t(keys[i].size())});
           block->keys.append(reinterpret_cast<const char*>(keys[i].data()), keys[i].size());
         }
-        if (block->entries.size() >= kEntriesPerBlock && !Publish(std::move(block), &block)) {
-          close(fd);
-          return;
-        }
+        if (block->entries.size() >= kEntriesPerBlock && !Publish(std::move(block), &block)) return;
       }
       if (!ok) break;
       if (p == 0) {
@@ -165,7 +151,6 @@ void LookupAhead::RunLoop() {
       }
       pos += p;
     }
-    close(fd);
     if (!ok) break;
   }
   std::unique_ptr<Block> unused;

@@ -52,6 +52,14 @@ bool ChunkReader::Open(const std::string& path, uint64_t size, std::string* erro
   path_ = path;
   size_ = size;
   InputFileInfo info;
+  member_.reset();
+  {
+    std::string archive, member;
+    if (SplitCapturePath(path, &archive, &member)) {
+      member_ = OpenInputReader(path, &info, error);
+      return member_ != nullptr;
+    }
+  }
   fd_ = OpenInputFile(path, &info, error);
   if (fd_ < 0) return false;
   posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -64,6 +72,11 @@ bool ChunkReader::Read(uint64_t pos, size_t n, Bytes* out, std::string* error) {
   if (n > capacity_) {
     buffer_.reset(new uint8_t[n]);
     capacity_ = n;
+  }
+  if (member_) {
+    if (!member_->Read(pos, n, buffer_.get(), error)) return false;
+    *out = Bytes(buffer_.get(), n);
+    return true;
   }
   size_t done = 0;
   while (done < n) {

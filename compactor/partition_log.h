@@ -44,6 +44,7 @@ class ChunkReader {
  private:
   std::string path_;
   int fd_ = -1;
+  std::unique_ptr<CaptureMemberReader> member_;  // a member of a capture (segment_reader/capture.h)
   uint64_t size_ = 0;
   std::unique_ptr<uint8_t[]> buffer_;
   size_t capacity_ = 0;

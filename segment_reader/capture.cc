@@ -39,7 +39,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 // Bytes of a member name as printable text: control bytes, backslashes, quotes and non-ASCII bytes
 // as \xNN, so a hostile name cannot rewrite the terminal or hide in the message.
-std::string Escaped(const std::string& name) {
+[[maybe_unused]] std::string Escaped(const std::string& name) {  // unused without libarchive
   std::string out;
   for (unsigned char c : name) {
     if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"') {
@@ -144,6 +144,7 @@ bool CapturesSupported() { return true; }
 namespace {
 
 std::atomic<uint64_t> g_cache_used{0};
+std::atomic<uint64_t> g_cache_member_max{kCaptureCacheMemberBytes};
 
 struct ArchiveCloser {
   void operator()(struct archive* a) const { archive_read_free(a); }
@@ -211,9 +212,11 @@ const char* EntryTypeName(mode_t type) {
   }
 }
 
-bool IsSmallCacheable(const CaptureMember& m) { return !m.is_dir && m.size <= kCaptureCacheMemberBytes; }
+bool IsSmallCacheable(const CaptureMember& m) { return !m.is_dir && m.size <= g_cache_member_max.load(); }
 
 }  // namespace
+
+void SetCaptureCacheMemberBytesForTesting(uint64_t bytes) { g_cache_member_max = bytes; }
 
 class CaptureBuilder {
  public:
@@ -514,10 +517,13 @@ std::unique_ptr<CaptureMemberReader> OpenCaptureMember(const std::shared_ptr<con
 
 bool CapturesSupported() { return false; }
 
+void SetCaptureCacheMemberBytesForTesting(uint64_t) {}
+
 std::shared_ptr<const Capture> OpenCapture(const std::string& archive, std::string* error) {
   *error = archive +
            ": this build of klf reads no captures (it was built without libarchive, as the static "
-           "package is); unpack it (tar -xf / unzip) and give the directories, or use the Debian package's klf";
+           "klf of `make package` is); unpack it (tar -xf / unzip) and give the directories, or use a klf "
+           "built with `make`";
   return nullptr;
 }
 

@@ -46,6 +46,10 @@ constexpr uint64_t kCaptureCacheMemberBytes = uint64_t(16) << 20;
 constexpr uint64_t kCaptureCacheBudgetBytes = uint64_t(256) << 20;
 constexpr uint64_t kMaxCaptureMemberInMemoryBytes = uint64_t(1) << 30;
 
+// Tests: the largest member cached from now on (kCaptureCacheMemberBytes by default; 0 caches none,
+// so that every compressed member is streamed).
+void SetCaptureCacheMemberBytesForTesting(uint64_t bytes);
+
 // True when this build reads captures (linked with libarchive).
 bool CapturesSupported();
 

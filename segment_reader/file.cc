@@ -115,6 +115,46 @@ std::unique_ptr<CaptureMemberReader> OpenMemberReader(const std::string& path, I
 
 }  // namespace
 
+namespace {
+
+class FileReader : public CaptureMemberReader {
+ public:
+  FileReader(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~FileReader() override { ::close(fd_); }
+  bool Read(uint64_t pos, uint64_t n, uint8_t* out, std::string* error) override {
+    uint64_t done = 0;
+    while (done < n) {
+      ssize_t got = ::pread(fd_, out + done, n - done, off_t(pos + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        *error = path_ + ": position " + std::to_string(pos + done) + ": " +
+                 (got < 0 ? std::strerror(errno) : "file is shorter than when the log was loaded");
+        return false;
+      }
+      done += uint64_t(got);
+    }
+    return true;
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+}  // namespace
+
+std::unique_ptr<CaptureMemberReader> OpenInputReader(const std::string& path, InputFileInfo* info, std::string* error,
+                                                     InputFailure* failure) {
+  InputFailure ignored;
+  if (failure == nullptr) failure = &ignored;
+  std::string archive, member;
+  if (SplitCapturePath(path, &archive, &member)) return OpenMemberReader(path, info, error, failure);
+  int fd = OpenInputFile(path, info, error, failure);
+  if (fd < 0) return nullptr;
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  return std::make_unique<FileReader>(path, fd);
+}
+
 bool ProbeInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure) {
   InputFailure ignored;
   if (failure == nullptr) failure = &ignored;

@@ -126,6 +126,12 @@ class StreamedFile {
   uint64_t buffered_ = 0;    // valid bytes in buffer_
 };
 
+// Random access to an input (real file or capture member) for readers that pread by position: a real
+// file is opened by OpenInputFile and read with pread(2); a capture member is read as capture.h
+// describes. nullptr with *error (and *failure) as OpenInputFile.
+std::unique_ptr<CaptureMemberReader> OpenInputReader(const std::string& path, InputFileInfo* info, std::string* error,
+                                                     InputFailure* failure = nullptr);
+
 // Unmaps from this process the whole pages of [begin, end) that lie inside a live MappedFile's
 // mapping (madvise MADV_DONTNEED). The page cache keeps them and a later access maps them back with
 // the same bytes, so views into them stay valid; it only keeps resident memory flat while a large

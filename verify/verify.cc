@@ -957,12 +957,10 @@ VerifyStats VerifyFile(const PathInfo& info, const VerifyOptions& options, Probl
     // The PATH itself first: a FIFO or a directory given by name is not "missing from its segment".
     InputFileInfo file_info;
     std::string error;
-    int fd = OpenInputFile(path, &file_info, &error);
-    if (fd < 0) {
+    if (!ProbeInputFile(path, &file_info, &error)) {  // a real file or a member of a capture
       unreadable(error);
       return stats;
     }
-    ::close(fd);
   }
   switch (name.kind) {
     case FileKind::kLog:

@@ -133,6 +133,42 @@ def test_paths_inside_a_capture():
         check(code == 3 and "no such" in stderr, f"missing member: {code} {stderr}")
 
 
+def test_coordinator_log_and_single_files():
+    """`klf txn describe` of the coordinator's log in a capture whose one top-level directory is the log
+    dir, and `klf verify` of one file inside a capture."""
+    parent, top = os.path.join(FIX, "kafka4", "txn-state"), "written"
+    real = os.path.join(parent, top)
+    with temp_dir() as tmp:
+        cap = make_capture(parent, top, "tar.zst", tmp)
+        want = out(["txn", "describe", "--json", real])
+        got = out(["txn", "describe", "--json", cap])
+        check((got[0], got[1].replace(f"{cap}/{top}", real)) == want[:2],
+              f"txn describe of a capture: exit {got[0]} / {want[0]}: {got[1][:300]} / {want[1][:300]} {got[2]}")
+        seg = "__transaction_state-0/00000000000000000000.log"
+        want = out(["verify", "--json", os.path.join(real, seg)])
+        got = out(["verify", "--json", f"{cap}/{top}/{seg}"])
+        check((got[0], got[1].replace(f"{cap}/{top}", real)) == want[:2],
+              f"verify of a file in a capture: {got[0]} / {want[0]}: {got[1][:300]} / {want[1][:300]} {got[2]}")
+
+
+def test_compact_reads_a_capture():
+    """`klf compact` of a partition inside a .tar.gz writes what it writes from the directory (Kafka's
+    compaction demo, cleaned)."""
+    parent, top = ORACLE + "/c-compact", "pass0-before"
+    args = ["--now", "1700000600000", "--config", "segment.bytes=400", "--config", "cleanup.policy=compact"]
+    with temp_dir() as tmp:
+        for kind in ("tar", "tar.gz"):
+            cap = make_capture(parent, top, kind, tmp)
+            a, b = os.path.join(tmp, f"from-dir-{kind}"), os.path.join(tmp, f"from-cap-{kind}")
+            want = out(["compact", os.path.join(parent, top, "compact-demo-0"), "--out", a, *args])
+            got = out(["compact", f"{cap}/{top}/compact-demo-0", "--out", b, *args])
+            check(got[0] == want[0] == 0, f"compact .{kind}: exit {got[0]} / {want[0]}: {got[2]} {want[2]}")
+            check(got[1].replace(b, a) == want[1], f"compact .{kind}: report differs: {got[1]!r} / {want[1]!r}")
+            sa, sb = snapshot(a), snapshot(b)
+            check({k: v[0] for k, v in sa.items()} == {k: v[0] for k, v in sb.items()},
+                  f"compact .{kind}: other bytes written from the capture")
+
+
 def hostile_tar(path, members):
     with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as t:
         for name, kind, extra in members:
