@@ -411,6 +411,16 @@ class RecordDecoder {
   // has Reset for this batch. Returns what Decode returns. For checkers like verify.
   bool Check(const BatchView& batch, const std::string& file, ProblemSink* sink, RecordOffsetWalk* walk);
 
+  // As Decode, with the records section of a compressed v2 batch already decompressed (by another
+  // RecordDecoder over the same bytes with the same options: TakeDecompressed): *section is swapped in
+  // instead of decompressing again, and gets the decoder's previous buffer back. For a batch that is
+  // not compressed v2, exactly Decode. (The compactor's look-ahead thread decompresses a batch once
+  // for the cleaning pass.)
+  bool DecodeDecompressed(const BatchView& batch, const std::string& file, ProblemSink* sink, std::string* section);
+  // Swaps the decompressed records section of the last Decode/DecodeKeys of a compressed v2 batch into
+  // *out (whose buffer the decoder reuses) and clears records(); false when there is none.
+  bool TakeDecompressed(std::string* out);
+
   const std::vector<Record>& records() const { return records_; }
   // The headers of a record of the last Decode (none after DecodeKeys, none for v0/v1).
   RecordHeaders headers(const Record& r) const {
@@ -425,6 +435,8 @@ class RecordDecoder {
   enum class V2Mode { kFull, kKeysOnly, kCheckOnly };
   template <V2Mode kMode>
   bool DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink, RecordOffsetWalk* walk);
+  bool have_decompressed_ = false;        // decompressed_ holds the last batch's section
+  std::string* given_section_ = nullptr;  // DecodeDecompressed: used instead of decompressing
   bool DecodeLegacy(const BatchView& batch, const std::string& file, ProblemSink* sink);
 
   ReadOptions options_;
