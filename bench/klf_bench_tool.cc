@@ -13,6 +13,9 @@
 //   klf-bench decode FILE [--mmap|--populate]   LogReader + RecordDecoder, every record parsed: the
 //                              streaming reader (pread), or over a mapping (--populate: MADV_POPULATE_READ
 //                              the whole mapping first)
+//   klf-bench recompress FILE [--keep F]   the floor of compacting compressed data: every v2 batch's
+//                              records section decompressed once and the first F of its bytes (default
+//                              1; 0.1 for a 10%-live log) compressed again with the same codec, one thread
 //   klf-bench write --in LOG --out DIR [--no-sync] [--chunk-bytes N]
 //       Writes LOG's batches as a new segment through SegmentWriter (offset/time index entries by
 //       index.interval.bytes, trimmed index files, fsync, rename), one Append per batch (as recovery
@@ -268,6 +271,33 @@ int Floor(const std::string& file, bool mapped) {
   return r.ok && r.bad_crc == 0 ? 0 : 1;
 }
 
+int Recompress(const std::string& file, double keep) {
+  auto t0 = Clock::now();
+  CollectingSink sink;
+  std::string error;
+  std::unique_ptr<LogReader> reader = LogReader::Open(file, &sink, ReadOptions(), &error);
+  if (!reader) Die(error);
+  WalkResult r;
+  std::string plain, packed;
+  BatchView batch;
+  uint64_t out_bytes = 0;
+  while (reader->Next(&batch)) {
+    r.batches++;
+    const BatchHeader& h = batch.header;
+    if (h.magic < 2 || h.compression == Compression::kNone || h.size_in_bytes <= uint32_t(kRecordBatchOverhead))
+      continue;
+    Bytes section = batch.bytes.subspan(kRecordBatchOverhead, h.size_in_bytes - kRecordBatchOverhead);
+    if (!Decompress(h.compression, section, 2, kDefaultMaxDecompressedBytes, &plain, &error)) Die(error);
+    r.records += uint64_t(std::max(h.record_count, 0));
+    Compress(h.compression, AsBytes(plain).first(size_t(double(plain.size()) * keep)), 2, &packed);
+    out_bytes += packed.size();
+  }
+  r.bytes = reader->valid_bytes();
+  r.checksum = out_bytes;
+  PrintWalk("recompress", file, r, SecondsSince(t0));
+  return 0;
+}
+
 int Decode(const std::string& file, const std::string& mode) {
   auto t0 = Clock::now();
   if (mode.empty()) {  // what klf verify and dump do: the streaming LogReader
@@ -405,7 +435,7 @@ int Usage() {
   std::fprintf(stderr,
                "usage: klf-bench gen --out DIR --bytes N [--codec none|lz4|zstd] [--live F] [--segment-bytes N] "
                "[--seed S]\n"
-               "       klf-bench floor FILE | decode FILE\n"
+               "       klf-bench floor FILE | decode FILE | recompress FILE [--keep F]\n"
                "       klf-bench write --in LOG --out DIR [--no-sync] [--chunk-bytes N]\n");
   return 2;
 }
@@ -424,6 +454,8 @@ int main(int argc, char** argv) {
   };
   if (cmd == "floor") return Floor(args[0], args.size() > 1 && args[1] == "--mmap");
   if (cmd == "decode") return Decode(args[0], args.size() > 1 ? args[1] : "");
+  if (cmd == "recompress")
+    return Recompress(args[0], args.size() > 2 && args[1] == "--keep" ? std::atof(args[2].c_str()) : 1.0);
   if (cmd == "gen") {
     GenOptions o;
     for (size_t i = 0; i < args.size(); i++) {

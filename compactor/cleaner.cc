@@ -170,12 +170,23 @@ class Round {
   std::vector<OffsetMap::KeyDigest> digests_;
   std::vector<std::optional<int64_t>> found_;  // one batch's answers from lookahead_
   std::unique_ptr<LookupAhead> lookahead_;     // the cleaning pass's look-ahead, if any
+  std::string section_;                        // a records section the look-ahead decompressed
 };
 
 bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error, bool keys_only) {
   CollectingSink local;
-  if (keys_only ? decoder_.DecodeKeys(batch, seg.log_path, &local) : decoder_.Decode(batch, seg.log_path, &local))
-    return true;
+  const BatchHeader& h = batch.header;
+  bool ok;
+  if (keys_only) {
+    ok = decoder_.DecodeKeys(batch, seg.log_path, &local);
+  } else if (lookahead_ && h.magic >= 2 && LookupAhead::HandsOver(h.compression) && !h.is_control &&
+             lookahead_->TakeSection(seg.log_path, h, &section_)) {
+    // The look-ahead thread decompressed this batch already: each batch is decompressed once in the pass.
+    ok = decoder_.DecodeDecompressed(batch, seg.log_path, &local, &section_);
+  } else {
+    ok = decoder_.Decode(batch, seg.log_path, &local);
+  }
+  if (ok) return true;
   for (const auto& p : local.problems)
     if (sink_) sink_->Report(p);
   *error = local.problems.empty()

@@ -20,6 +20,9 @@ constexpr size_t kMaxReady = 64;          // blocks queued before the thread wai
 constexpr size_t kReadSize = size_t(256) << 10;
 // After finding the caller past it, batches the thread skips to get ahead again.
 constexpr int kLeadBatches = 32;
+// Decompressed sections queued for the pass (bounds memory; one larger section may wait alone).
+constexpr size_t kMaxSectionBytes = size_t(32) << 20;
+constexpr size_t kMaxSpareSections = 8;  // buffers given back, kept for the thread to reuse
 
 }  // namespace
 
@@ -56,6 +59,59 @@ bool LookupAhead::Publish(std::unique_ptr<Block> block, std::unique_ptr<Block>* 
   return true;
 }
 
+bool LookupAhead::PublishSection(Section* section, std::string* spare) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock,
+           [&] { return stop_ || sections_.empty() || section_bytes_ + section->data.size() <= kMaxSectionBytes; });
+  if (stop_) return false;
+  section_bytes_ += section->data.size();
+  sections_.push_back(std::move(*section));
+  sections_count_.store(sections_.size(), std::memory_order_release);
+  spare->clear();
+  if (!spare_sections_.empty()) {
+    spare->swap(spare_sections_.back());
+    spare_sections_.pop_back();
+  }
+  return true;
+}
+
+bool LookupAhead::TakeSection(const std::string& path, const BatchHeader& h, std::string* section) {
+  auto miss = [&] {
+    // The caller decompresses this batch itself: the thread need not.
+    if (h.last_offset > caller_offset_.load(std::memory_order_relaxed))
+      caller_offset_.store(h.last_offset, std::memory_order_relaxed);
+    return false;
+  };
+  if (sections_count_.load(std::memory_order_acquire) == 0) return miss();
+  bool taken = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (!sections_.empty()) {
+      Section& s = sections_.front();
+      if (s.last_offset > h.last_offset) break;
+      const bool same = s.last_offset == h.last_offset && s.position == h.position && s.crc == h.crc &&
+                        s.size_in_bytes == h.size_in_bytes && segments_[s.segment].path == path;
+      section_bytes_ -= s.data.size();
+      if (same) {
+        section->swap(s.data);  // s.data now holds the caller's previous buffer: kept for the thread
+        if (spare_sections_.size() < kMaxSpareSections && s.data.capacity() > 0) {
+          spare_sections_.push_back(std::move(s.data));
+        }
+      }
+      sections_.pop_front();
+      if (same) {
+        taken = true;
+        break;
+      }
+    }
+    sections_count_.store(sections_.size(), std::memory_order_release);
+  }
+  cv_.notify_all();
+  if (!taken) return miss();
+  sections_taken_++;
+  return true;
+}
+
 void LookupAhead::TEST_WaitUntilIdle() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return done_ || ready_.size() >= kMaxReady; });
@@ -76,12 +132,14 @@ void LookupAhead::RunLoop() {
   std::vector<int64_t> offsets;
   std::vector<KeyDigest> digests;
   std::vector<uint8_t> buffer(kReadSize);
+  std::string spare;  // a buffer for the decoder's next decompressed section
   auto block = std::make_unique<Block>();
   block->entries.reserve(kEntriesPerBlock + 64);
   const int64_t latest = map_.latest_offset();
   int skip = 0;
   bool ok = true;
-  for (const Segment& seg : segments_) {
+  for (size_t si = 0; si < segments_.size(); si++) {
+    const Segment& seg = segments_[si];
     InputFileInfo info;
     std::string open_error;
     std::unique_ptr<CaptureMemberReader> input = OpenInputReader(seg.path, &info, &open_error);
@@ -136,6 +194,11 @@ void LookupAhead::RunLoop() {
           block->entries.push_back(Entry{offsets[i], map_.GetHashed(digests[i].data()), uint32_t(block->keys.size()),
                                          uint32_t(keys[i].size())});
           block->keys.append(reinterpret_cast<const char*>(keys[i].data()), keys[i].size());
+        }
+        // What was decompressed for the keys serves the cleaning pass too (TakeSection).
+        if (h.magic >= 2 && HandsOver(h.compression)) {
+          Section section{si, h.position, h.last_offset, h.crc, h.size_in_bytes, std::move(spare)};
+          if (decoder.TakeDecompressed(&section.data) && !PublishSection(&section, &spare)) return;
         }
         if (block->entries.size() >= kEntriesPerBlock && !Publish(std::move(block), &block)) return;
       }

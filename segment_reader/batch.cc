@@ -567,14 +567,9 @@ void LogReader::Accept(Bytes entry, BatchView* batch) {
 
 namespace {
 
-// Kafka's ByteUtils.readVarint over a raw range (the hot loop avoids ByteCursor's out-of-line calls).
-// Returns nullptr on failure (end of data or a 5th byte with its continuation bit set).
-inline const uint8_t* ReadVarint32(const uint8_t* p, const uint8_t* end, int32_t* out) {
-  if (p < end && !(*p & 0x80)) {
-    uint32_t u = *p;
-    *out = int32_t((u >> 1) ^ (~(u & 1) + 1));
-    return p + 1;
-  }
+// Kafka's ByteUtils.readVarint over a raw range, the general case. Returns nullptr on failure (end of
+// data or a 5th byte with its continuation bit set).
+[[gnu::noinline]] const uint8_t* ReadVarint32Slow(const uint8_t* p, const uint8_t* end, int32_t* out) {
   uint32_t value = 0;
   for (int i = 0; i < 5; ++i) {
     if (p >= end) return nullptr;
@@ -591,12 +586,29 @@ inline const uint8_t* ReadVarint32(const uint8_t* p, const uint8_t* end, int32_t
   return p;
 }
 
-inline const uint8_t* ReadVarint64(const uint8_t* p, const uint8_t* end, int64_t* out) {
-  if (p < end && !(*p & 0x80)) {
-    uint64_t u = *p;
-    *out = int64_t((u >> 1) ^ (~(u & 1) + 1));
-    return p + 1;
+// Kafka's ByteUtils.readVarint (see ReadVarint32Slow), inline for the varints of one or two bytes
+// (values in [-8192, 8191]: record lengths, deltas, key and value lengths of ordinary records).
+[[gnu::always_inline]] inline const uint8_t* ReadVarint32(const uint8_t* p, const uint8_t* end, int32_t* out) {
+  if (p < end) [[likely]] {
+    const uint32_t b0 = p[0];
+    if (!(b0 & 0x80)) {
+      *out = int32_t((b0 >> 1) ^ (~(b0 & 1) + 1));
+      return p + 1;
+    }
+    if (end - p >= 2) [[likely]] {
+      const uint32_t b1 = p[1];
+      if (!(b1 & 0x80)) {
+        const uint32_t u = (b0 & 0x7f) | (b1 << 7);
+        *out = int32_t((u >> 1) ^ (~(u & 1) + 1));
+        return p + 2;
+      }
+    }
   }
+  return ReadVarint32Slow(p, end, out);
+}
+
+// Kafka's ByteUtils.readVarlong: at most 10 bytes.
+[[gnu::noinline]] const uint8_t* ReadVarint64Slow(const uint8_t* p, const uint8_t* end, int64_t* out) {
   uint64_t value = 0;
   int shift = 0;
   while (true) {
@@ -609,6 +621,25 @@ inline const uint8_t* ReadVarint64(const uint8_t* p, const uint8_t* end, int64_t
   }
   *out = int64_t((value >> 1) ^ (~(value & 1) + 1));
   return p;
+}
+
+[[gnu::always_inline]] inline const uint8_t* ReadVarint64(const uint8_t* p, const uint8_t* end, int64_t* out) {
+  if (p < end) [[likely]] {
+    const uint64_t b0 = p[0];
+    if (!(b0 & 0x80)) {
+      *out = int64_t((b0 >> 1) ^ (~(b0 & 1) + 1));
+      return p + 1;
+    }
+    if (end - p >= 2) [[likely]] {
+      const uint64_t b1 = p[1];
+      if (!(b1 & 0x80)) {
+        const uint64_t u = (b0 & 0x7f) | (b1 << 7);
+        *out = int64_t((u >> 1) ^ (~(u & 1) + 1));
+        return p + 2;
+      }
+    }
+  }
+  return ReadVarint64Slow(p, end, out);
 }
 
 void ReportTo(ProblemSink* sink, const std::string& file, uint64_t position, const char* check, std::string message) {
@@ -653,6 +684,7 @@ bool RecordDecoder::Start(const BatchView& batch, const std::string& file, Probl
   header_ = batch.header;
   records_.clear();
   data_ = Bytes();
+  have_decompressed_ = false;
   if (batch.bytes.size() < size_t(kHeaderSizeUpToMagic) || batch.bytes.size() < header_.size_in_bytes) {
     ReportTo(sink, file, header_.position, "batch-size", "entry bytes shorter than its header says");
     return false;
@@ -662,18 +694,46 @@ bool RecordDecoder::Start(const BatchView& batch, const std::string& file, Probl
 
 bool RecordDecoder::Decode(const BatchView& batch, const std::string& file, ProblemSink* sink) {
   if (!Start(batch, file, sink)) return false;
-  if (header_.magic >= 2) return DecodeV2<false>(batch, file, sink);
+  if (header_.magic >= 2) return DecodeV2<V2Mode::kFull>(batch, file, sink, nullptr);
   return DecodeLegacy(batch, file, sink);
 }
 
 bool RecordDecoder::DecodeKeys(const BatchView& batch, const std::string& file, ProblemSink* sink) {
   if (!Start(batch, file, sink)) return false;
-  if (header_.magic >= 2) return DecodeV2<true>(batch, file, sink);
+  if (header_.magic >= 2) return DecodeV2<V2Mode::kKeysOnly>(batch, file, sink, nullptr);
   return DecodeLegacy(batch, file, sink);
 }
 
-template <bool kKeysOnly>
-bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink) {
+bool RecordDecoder::DecodeDecompressed(const BatchView& batch, const std::string& file, ProblemSink* sink,
+                                       std::string* section) {
+  given_section_ = section;
+  const bool ok = Decode(batch, file, sink);
+  given_section_ = nullptr;
+  return ok;
+}
+
+bool RecordDecoder::TakeDecompressed(std::string* out) {
+  if (!have_decompressed_) return false;
+  out->swap(decompressed_);
+  have_decompressed_ = false;
+  records_.clear();
+  data_ = Bytes();
+  return true;
+}
+
+bool RecordDecoder::Check(const BatchView& batch, const std::string& file, ProblemSink* sink, RecordOffsetWalk* walk) {
+  if (!Start(batch, file, sink)) return false;
+  if (header_.magic >= 2) return DecodeV2<V2Mode::kCheckOnly>(batch, file, sink, walk);
+  return DecodeLegacy(batch, file, sink);  // not for v0/v1 (see batch.h): decoded whole
+}
+
+// kFull stores every record; kKeysOnly stores records without value and headers (skipped unparsed);
+// kCheckOnly parses every field as kFull does but stores nothing: offsets and timestamps go to `walk`.
+template <RecordDecoder::V2Mode kMode>
+bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink,
+                             RecordOffsetWalk* walk) {
+  constexpr bool kKeysOnly = kMode == V2Mode::kKeysOnly;
+  constexpr bool kStore = kMode != V2Mode::kCheckOnly;
   const BatchHeader& h = header_;
   const uint64_t pos = h.position;
   if (h.record_count < 0) {
@@ -694,13 +754,16 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
   bool compressed = h.compression != Compression::kNone;
   if (compressed) {
     std::string error;
-    if (!Decompress(h.compression, section, 2, options_.max_decompressed_bytes, &decompressed_, &error)) {
+    if (given_section_ != nullptr) {
+      decompressed_.swap(*given_section_);  // decompressed by another decoder with the same options
+    } else if (!Decompress(h.compression, section, 2, options_.max_decompressed_bytes, &decompressed_, &error)) {
       ReportTo(sink, file, pos + kRecordBatchOverhead, "decompress",
                "batch at " + Num(pos) + ": cannot decompress the " + CompressionName(h.compression) +
                    " records section: " + error);
       return false;
     }
     data = AsBytes(decompressed_);
+    have_decompressed_ = true;
   }
   data_ = data;
   // Where a failure in `data` is in the file: exact when uncompressed; the start of the compressed
@@ -724,7 +787,7 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
                  " records klf decodes of one batch; its records are not read");
     return false;
   }
-  if (records_.capacity() < plausible) records_.reserve(plausible);
+  if (kStore && records_.capacity() < plausible) records_.reserve(plausible);
   const bool log_append = h.timestamp_type == TimestampType::kLogAppendTime;
   const int64_t base_offset = h.base_offset;
   const int64_t base_ts = h.base_timestamp;
@@ -756,7 +819,9 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
     const char* why = nullptr;
     const uint8_t* fail_at = p;
     // Filled in place: no per-record temporaries (the vector keeps its capacity across batches).
-    Record& r = records_.emplace_back();
+    // A check-only walk stores nothing.
+    Record* r = nullptr;
+    if constexpr (kStore) r = &records_.emplace_back();
     int64_t ts_delta = 0;
     int32_t offset_delta = 0, key_len = 0, value_len = 0, header_count = 0;
     do {
@@ -764,7 +829,8 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
         why = "missing attributes";
         break;
       }
-      r.attributes = int8_t(*p++);
+      if constexpr (kStore) r->attributes = int8_t(*p);
+      ++p;
       fail_at = p;
       if (!(p = ReadVarint64(p, rend, &ts_delta))) {
         why = "malformed timestampDelta varlong";
@@ -785,7 +851,7 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
           why = "key length past the end of the record";
           break;
         }
-        r.key = Bytes(p, size_t(key_len));
+        if constexpr (kStore) r->key = Bytes(p, size_t(key_len));
         p += key_len;
       }
       if constexpr (kKeysOnly) {
@@ -802,7 +868,7 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
           why = "value length past the end of the record";
           break;
         }
-        r.value = Bytes(p, size_t(value_len));
+        if constexpr (kStore) r->value = Bytes(p, size_t(value_len));
         p += value_len;
       }
       fail_at = p;
@@ -820,8 +886,10 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
         why = "more record headers than the bytes left in the record can hold (2 bytes each at least)";
         break;
       }
-      r.headers_at = uint32_t(p - data.data());
-      r.header_count = uint32_t(header_count);
+      if constexpr (kStore) {
+        r->headers_at = uint32_t(p - data.data());
+        r->header_count = uint32_t(header_count);
+      }
       // Checked here, not stored: RecordHeaders parses them again when a reader asks.
       for (int32_t k = 0; k < header_count; ++k) {
         fail_at = p;
@@ -860,18 +928,22 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
       }
     } while (false);
     if (why != nullptr) {
-      records_.pop_back();
+      if (kStore) records_.pop_back();
       ReportTo(sink, file, where(fail_at), "record-parse",
                "record " + Num(i) + " of the batch at " + Num(pos) + " (body of " + Num(length) + " bytes at " +
                    (compressed ? "decompressed byte " + Num(body - data.data()) : "file byte " + Num(where(body))) +
                    "): " + why + inside(fail_at));
       return false;
     }
-    r.offset = JavaAdd(base_offset, offset_delta);
-    r.timestamp = log_append ? h.max_timestamp : JavaAdd(base_ts, ts_delta);
-    r.sequence = base_seq == kNoSequence ? kNoSequence : IncrementSequence(base_seq, offset_delta);
-    r.magic = 2;
-    r.size_in_bytes = uint32_t(rend - start);
+    if constexpr (kStore) {
+      r->offset = JavaAdd(base_offset, offset_delta);
+      r->timestamp = log_append ? h.max_timestamp : JavaAdd(base_ts, ts_delta);
+      r->sequence = base_seq == kNoSequence ? kNoSequence : IncrementSequence(base_seq, offset_delta);
+      r->magic = 2;
+      r->size_in_bytes = uint32_t(rend - start);
+    } else {
+      walk->Add(JavaAdd(base_offset, offset_delta), log_append ? h.max_timestamp : JavaAdd(base_ts, ts_delta));
+    }
   }
   if (p != end) {
     ReportTo(sink, file, where(p), "record-count",

@@ -19,10 +19,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "segment_reader/bytes.h"
 #include "segment_reader/compression.h"
+#include "segment_reader/java_long.h"
 #include "segment_reader/problem.h"
 
 namespace klf {
@@ -345,6 +347,59 @@ std::optional<ControlRecord> ControlBatchMarker(const std::vector<Record>& recor
 // ABORT or COMMIT: the marker ends a transaction.
 inline bool IsEndTxnMarker(ControlType t) { return t == ControlType::kAbort || t == ControlType::kCommit; }
 
+// The offsets and timestamps of one v2 batch's records, folded in record order: offsets strictly
+// increasing within [base offset, last offset], the holes between them (the cleaner keeps a batch's
+// base and last offset when it removes records), the largest record timestamp. verify's
+// CheckBatchRecords feeds it decoded records; RecordDecoder::Check feeds it straight from the bytes,
+// with no record materialised. Once a record breaks the order, the later ones are ignored.
+class RecordOffsetWalk {
+ public:
+  // Starts a batch. Holes go to `holes` (when not null) as [from, to), in order.
+  void Reset(const BatchHeader& h, std::vector<std::pair<int64_t, int64_t>>* holes) {
+    *this = RecordOffsetWalk();
+    base_offset_ = h.base_offset;
+    last_offset_ = h.last_offset;
+    expect_ = h.base_offset;
+    holes_ = holes;
+  }
+  void Add(int64_t offset, int64_t timestamp) {
+    if (broken_) return;
+    if (offset < expect_ || offset > last_offset_) {
+      broken_ = true;
+      bad_offset_ = offset;
+      return;
+    }
+    if (offset > expect_ && holes_ != nullptr) holes_->emplace_back(expect_, offset);
+    expect_ = JavaAdd(offset, 1);
+    if (timestamp > max_timestamp_) max_timestamp_ = timestamp;
+    ++in_order_;
+  }
+  // After the last record: the hole from the last record up to the batch's last offset.
+  void Finish() {
+    if (broken_ || in_order_ == 0 || holes_ == nullptr) return;
+    const int64_t to = JavaAdd(last_offset_, 1);
+    if (to > expect_) holes_->emplace_back(expect_, to);
+  }
+
+  bool broken() const { return broken_; }
+  // Records in order before the first that broke it (all of them when !broken()).
+  uint32_t in_order() const { return in_order_; }
+  // The offset of the record that broke the order, and the lowest offset it could have had.
+  int64_t bad_offset() const { return bad_offset_; }
+  int64_t expected() const { return expect_; }
+  int64_t max_timestamp() const { return max_timestamp_; }
+
+ private:
+  int64_t base_offset_ = 0;
+  int64_t last_offset_ = 0;
+  int64_t expect_ = 0;
+  int64_t max_timestamp_ = INT64_MIN;
+  int64_t bad_offset_ = 0;
+  uint32_t in_order_ = 0;
+  bool broken_ = false;
+  std::vector<std::pair<int64_t, int64_t>>* holes_ = nullptr;
+};
+
 // Decodes the records of one batch: decompression with a size cap, v2 records with varints and
 // headers, v0/v1 inner messages of compressed wrappers with their offset rules (spec §3.3, §4.4, §5).
 // Buffers are reused across calls, so decoding many batches allocates only when a batch is larger
@@ -362,6 +417,21 @@ class RecordDecoder {
   // damaged only there is not noticed). For readers that need keys alone, like the cleaner's offset
   // map (a value or headers are no part of it). v0/v1 batches are decoded whole.
   bool DecodeKeys(const BatchView& batch, const std::string& file, ProblemSink* sink);
+  // A check-only walk of a v2 batch (`batch.header.magic` >= 2): every length, count and field of every
+  // record parsed and checked as Decode does, with the same problem on failure, but no record is
+  // stored (records() stays empty): each record's offset and timestamp go to `walk`, which the caller
+  // has Reset for this batch. Returns what Decode returns. For checkers like verify.
+  bool Check(const BatchView& batch, const std::string& file, ProblemSink* sink, RecordOffsetWalk* walk);
+
+  // As Decode, with the records section of a compressed v2 batch already decompressed (by another
+  // RecordDecoder over the same bytes with the same options: TakeDecompressed): *section is swapped in
+  // instead of decompressing again, and gets the decoder's previous buffer back. For a batch that is
+  // not compressed v2, exactly Decode. (The compactor's look-ahead thread decompresses a batch once
+  // for the cleaning pass.)
+  bool DecodeDecompressed(const BatchView& batch, const std::string& file, ProblemSink* sink, std::string* section);
+  // Swaps the decompressed records section of the last Decode/DecodeKeys of a compressed v2 batch into
+  // *out (whose buffer the decoder reuses) and clears records(); false when there is none.
+  bool TakeDecompressed(std::string* out);
 
   const std::vector<Record>& records() const { return records_; }
   // The headers of a record of the last Decode (none after DecodeKeys, none for v0/v1).
@@ -374,8 +444,11 @@ class RecordDecoder {
 
  private:
   bool Start(const BatchView& batch, const std::string& file, ProblemSink* sink);
-  template <bool kKeysOnly>
-  bool DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink);
+  enum class V2Mode { kFull, kKeysOnly, kCheckOnly };
+  template <V2Mode kMode>
+  bool DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink, RecordOffsetWalk* walk);
+  bool have_decompressed_ = false;        // decompressed_ holds the last batch's section
+  std::string* given_section_ = nullptr;  // DecodeDecompressed: used instead of decompressing
   bool DecodeLegacy(const BatchView& batch, const std::string& file, ProblemSink* sink);
 
   ReadOptions options_;

@@ -170,6 +170,7 @@ class PartitionVerifier {
   void LoadSnapshots(const PartitionDir& dir);
   void VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone);
   void CheckRecords(const std::string& file, const BatchHeader& h, GapSummary* gaps);
+  bool DecodeAndCheck(const BatchView& batch, const std::string& file, GapSummary* gaps);
   void Gap(int64_t from, int64_t to_exclusive, uint64_t position, GapSummary* gaps);
   void ApplyProducerState(const std::string& file, const BatchHeader& h, std::vector<AbortedTxn>* expected);
   void CompareSnapshotsBefore(int64_t next_offset, bool at_end);
@@ -183,6 +184,8 @@ class PartitionVerifier {
   PartitionContext ctx_;
   RecordDecoder decoder_;
   std::vector<std::pair<int64_t, int64_t>> holes_;  // CheckRecords: one batch's offset holes
+  RecordOffsetWalk walk_;                           // DecodeAndCheck's check-only walk
+  std::vector<RecordsProblem> walk_problems_;
   ProducerStateManager producers_;
 
   // Across segments.
@@ -390,6 +393,33 @@ void PartitionVerifier::CheckRecords(const std::string& file, const BatchHeader&
   for (const RecordsProblem& p : problems) Report(sink_, Severity::kError, file, p.position, p.check, p.message);
 }
 
+// Decodes `batch` (valid CRC) and, with check_records, runs the record checks. A v2 batch that is no
+// control batch needs no record kept (nothing but the checks reads them): it is walked check-only
+// (RecordDecoder::Check: the same parse, the same problems, no record stored). Returns whether the
+// records parsed.
+bool PartitionVerifier::DecodeAndCheck(const BatchView& batch, const std::string& file, GapSummary* gaps) {
+  const BatchHeader& bh = batch.header;
+  if (!options_.check_records || bh.magic < 2 || bh.is_control) {
+    const bool decoded = decoder_.Decode(batch, file, sink_);
+    if (decoded && options_.check_records) {
+      CheckRecords(file, decoder_.header().base_offset_known ? decoder_.header() : bh, gaps);
+    }
+    return decoded;
+  }
+  holes_.clear();
+  walk_.Reset(bh, &holes_);
+  if (!decoder_.Check(batch, file, sink_, &walk_)) return false;
+  walk_.Finish();
+  // As CheckRecords: the records of a batch that parsed (its count), holes, then the problem that
+  // stopped the offsets' walk or the timestamp's.
+  stats_->records += uint64_t(std::max(bh.record_count, 0));
+  walk_problems_.clear();
+  AppendOffsetWalkProblems(bh, walk_, &walk_problems_);
+  for (const auto& [from, to] : holes_) Gap(from, to, bh.position, gaps);
+  for (const RecordsProblem& p : walk_problems_) Report(sink_, Severity::kError, file, p.position, p.check, p.message);
+  return true;
+}
+
 void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone) {
   // A segment's problems go through a CappedSink: garbage (a 64 MiB index of random entries, a log of
   // damaged batches) would otherwise make millions of them, each kept until the partition is printed.
@@ -490,9 +520,8 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
     bool decoded = false;
     const bool decode = h->crc_valid && (options_.check_records || !h->base_offset_known || h->is_control);
     if (decode) {
-      decoded = decoder_.Decode(batch, log_path, sink_);
+      decoded = DecodeAndCheck(batch, log_path, &gaps);
       if (decoder_.header().base_offset_known) h = &decoder_.header();
-      if (decoded && options_.check_records) CheckRecords(log_path, *h, &gaps);
     }
     const uint64_t pos = h->position;
     const int64_t first_offset = h->base_offset_known ? h->base_offset : h->last_offset;
@@ -697,9 +726,7 @@ void PartitionVerifier::VerifyBatchFile(const std::string& path) {
   while (reader->Next(&batch)) {
     ++stats_->batches;
     if (!batch.header.crc_valid || !options_.check_records) continue;
-    if (decoder_.Decode(batch, path, sink_)) {
-      CheckRecords(path, decoder_.header(), &gaps);
-    }
+    DecodeAndCheck(batch, path, &gaps);
   }
 }
 
@@ -1073,6 +1100,27 @@ VerifyStats VerifyPath(const std::string& path, const VerifyOptions& options, Pr
   return stats;
 }
 
+void AppendOffsetWalkProblems(const BatchHeader& h, const RecordOffsetWalk& walk,
+                              std::vector<RecordsProblem>* problems) {
+  const uint64_t pos = h.position;
+  if (walk.broken()) {
+    problems->push_back({pos, "record-offset",
+                         fmt::format("record {} of the batch at {} has offset {} (delta {}); expected above {} and "
+                                     "at most the batch's last offset {} (lastOffsetDelta {})",
+                                     walk.in_order(), pos, walk.bad_offset(), JavaSub(walk.bad_offset(), h.base_offset),
+                                     JavaSub(walk.expected(), 1), h.last_offset, h.last_offset_delta)});
+    return;
+  }
+  // LogValidator sets maxTimestamp to the largest record timestamp (CreateTime); the cleaner's
+  // rebuilt batches recompute it from the retained records.
+  if (walk.in_order() > 0 && h.timestamp_type == TimestampType::kCreateTime &&
+      walk.max_timestamp() != h.max_timestamp) {
+    problems->push_back({pos + 35, "batch-timestamp",
+                         fmt::format("batch at {}: maxTimestamp {} but the largest record timestamp is {}", pos,
+                                     h.max_timestamp, walk.max_timestamp())});
+  }
+}
+
 std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::vector<Record>& records,
                                               std::vector<std::pair<int64_t, int64_t>>* holes) {
   std::vector<RecordsProblem> problems;
@@ -1084,32 +1132,15 @@ std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::v
     // Offsets: strictly increasing deltas within [0, lastOffsetDelta]. The cleaner keeps a v2 batch's
     // base offset and last offset when it removes records (MemoryRecords.filterTo, overrideLastOffset),
     // so holes inside a batch are compaction, classified like gaps between batches.
-    int64_t expect = h.base_offset;
-    int64_t max_ts = LLONG_MIN;
-    for (size_t i = 0; i < records.size(); ++i) {
-      const Record& r = records[i];
-      if (r.offset < expect || r.offset > h.last_offset) {
-        problems.push_back({pos, "record-offset",
-                            fmt::format("record {} of the batch at {} has offset {} (delta {}); expected above {} and "
-                                        "at most the batch's last offset {} (lastOffsetDelta {})",
-                                        i, pos, r.offset, JavaSub(r.offset, h.base_offset), JavaSub(expect, 1),
-                                        h.last_offset, h.last_offset_delta)});
-        return problems;
-      }
-      if (r.offset > expect) hole(expect, r.offset);
-      expect = JavaAdd(r.offset, 1);
-      if (r.timestamp > max_ts) max_ts = r.timestamp;
+    RecordOffsetWalk walk;
+    walk.Reset(h, holes);
+    for (const Record& r : records) {
+      walk.Add(r.offset, r.timestamp);
+      if (walk.broken()) break;
     }
-    if (!records.empty()) {
-      hole(expect, JavaAdd(h.last_offset, 1));
-      // LogValidator sets maxTimestamp to the largest record timestamp (CreateTime); the cleaner's
-      // rebuilt batches recompute it from the retained records.
-      if (h.timestamp_type == TimestampType::kCreateTime && max_ts != h.max_timestamp) {
-        problems.push_back({pos + 35, "batch-timestamp",
-                            fmt::format("batch at {}: maxTimestamp {} but the largest record timestamp is {}", pos,
-                                        h.max_timestamp, max_ts)});
-      }
-    }
+    walk.Finish();
+    AppendOffsetWalkProblems(h, walk, &problems);
+    if (walk.broken()) return problems;
     if (h.is_control) {
       bool end_txn = false;
       for (const Record& r : records) {

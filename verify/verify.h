@@ -77,6 +77,13 @@ struct RecordsProblem {
 std::vector<RecordsProblem> CheckBatchRecords(const BatchHeader& h, const std::vector<Record>& records,
                                               std::vector<std::pair<int64_t, int64_t>>* holes);
 
+// The offset and timestamp problems of a v2 batch whose records were folded into `walk` (after its
+// Finish): the record that broke the offsets' order, else a CreateTime maxTimestamp that is not the
+// largest record timestamp. CheckBatchRecords reports these first; verify's check-only record walk
+// (RecordDecoder::Check) reports them for batches that are not control batches.
+void AppendOffsetWalkProblems(const BatchHeader& h, const RecordOffsetWalk& walk,
+                              std::vector<RecordsProblem>* problems);
+
 // Verifies `path` (a file, a partition directory or a broker log directory) and reports every
 // problem to `sink`. Returns what was checked and how many problems of each severity were found.
 VerifyStats VerifyPath(const std::string& path, const VerifyOptions& options, ProblemSink* sink);

@@ -1,10 +1,12 @@
 // libFuzzer target: arbitrary bytes as a .log file through LogReader and RecordDecoder (every framing
 // rule, resync, every codec with a small cap, v2 records, legacy wrappers, control records, and
-// DecodeKeys against Decode).
+// DecodeKeys and the check-only walk, Check, against Decode).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "segment_reader/batch.h"
 
@@ -15,7 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_decompressed_bytes = 1 << 20;
   NullSink sink;
   LogReader reader("fuzz.log", Bytes(data, size), &sink, options);
-  RecordDecoder decoder(options), keys(options);
+  RecordDecoder decoder(options), keys(options), checker(options);
+  RecordOffsetWalk walk, walk_of_records;
+  std::vector<std::pair<int64_t, int64_t>> holes, holes_of_records;
   BatchView batch;
   bool first = true;
   uint64_t last_position = 0;
@@ -31,7 +35,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // DecodeKeys reads a prefix of what Decode reads: whatever Decode accepts, it accepts, with the
     // same offsets and keys.
     bool keys_ok = keys.DecodeKeys(batch, "fuzz.log", &sink);
-    bool ok = decoder.Decode(batch, "fuzz.log", &sink);
+    CollectingSink decode_problems, check_problems;
+    bool ok = decoder.Decode(batch, "fuzz.log", &decode_problems);
+    // Check parses what Decode parses, reports the same problem, stores nothing, and folds the same
+    // offsets and timestamps.
+    if (batch.header.magic >= 2) {
+      holes.clear();
+      walk.Reset(batch.header, &holes);
+      bool check_ok = checker.Check(batch, "fuzz.log", &check_problems, &walk);
+      if (check_ok != ok || !checker.records().empty()) __builtin_trap();
+      if (check_problems.problems.size() != decode_problems.problems.size()) __builtin_trap();
+      for (size_t i = 0; i < check_problems.problems.size(); i++) {
+        const Problem& a = check_problems.problems[i];
+        const Problem& b = decode_problems.problems[i];
+        if (a.position != b.position || a.check != b.check || a.message != b.message) __builtin_trap();
+      }
+      if (ok) {
+        walk.Finish();
+        holes_of_records.clear();
+        walk_of_records.Reset(batch.header, &holes_of_records);
+        for (const Record& r : decoder.records()) walk_of_records.Add(r.offset, r.timestamp);
+        walk_of_records.Finish();
+        if (walk.broken() != walk_of_records.broken() || walk.in_order() != walk_of_records.in_order() ||
+            walk.bad_offset() != walk_of_records.bad_offset() || walk.expected() != walk_of_records.expected() ||
+            walk.max_timestamp() != walk_of_records.max_timestamp() || holes != holes_of_records) {
+          __builtin_trap();
+        }
+      }
+    }
     if (ok && (!keys_ok || keys.records().size() != decoder.records().size())) __builtin_trap();
     if (ok) {
       for (size_t i = 0; i < keys.records().size(); i++) {
