@@ -98,6 +98,7 @@ nlohmann::json LsoTxnJson(const LsoTxn& x, bool replicas_given) {
   return j;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the command's flag checks and the order of its steps; a printer
 int RunLso(const LsoArgs& given) {
   LsoArgs a = given;
   std::vector<std::string> paths = {a.dir};

@@ -13,6 +13,7 @@
 
 namespace klf::cli {
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one branch per PATH shape (file, partition dir, log dir, several brokers), cli.md's order
 bool ResolvePartitionPaths(const std::vector<std::string>& paths, size_t min_copies, ResolvedPaths* out,
                            std::string* error, int* exit_code) {
   *out = ResolvedPaths();

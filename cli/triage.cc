@@ -95,6 +95,7 @@ nlohmann::json PartitionJson(const TriagePartition& p) {
   return j;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one text section per triage finding kind; a printer
 void PrintText(const TriageReport& r, Output* out) {
   const TriageCounts& n = r.counts;
   out->Append(fmt::format(

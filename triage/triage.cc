@@ -103,6 +103,7 @@ void FillCopy(const ReplicaState& r, const LsoReport& lso, TriageCopy* c) {
 }
 
 // The work of one partition: load its copies, diff them, explain each copy's LSO.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): verify, diff and lso of one partition with their error exits; triage's order
 void TriageOne(const TriageOptions& options, TriagePartition* p) {
   ReplicaOptions ro;
   ro.now_ms = options.now_ms;
@@ -173,6 +174,7 @@ TriageStatus StatusOf(const TriagePartition& p) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the capture walk with its per-partition error exits
 bool TriageCapture(const std::vector<std::string>& log_dirs, const TriageOptions& options, TriageReport* out,
                    std::string* error) {
   *out = TriageReport();
