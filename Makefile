@@ -7,6 +7,7 @@
 #   make fuzz FUZZ_SECONDS=600 [FUZZ_RUNS=10000000]   longer fuzzing runs (see docs/ROBUSTNESS.md)
 #   make bench      build and run the benchmarks (see docs/PERFORMANCE.md)
 #   make tidy [BASE=REV]  clang-tidy's function-complexity check on the .cc files changed since REV
+#                   (BASE=--all: every .cc, as the tidy_check test in `make test` does)
 #   make package    a .deb (CPack: the binary, a man page from --help, the README) and a statically
 #                   linked klf for bare broker hosts, in build-package/ (tested by tests/package)
 

@@ -150,6 +150,7 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
   return j;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one line per field of a pass report, each printed only when set; flat, no logic
 void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size_t count) {
   const CleaningDecision& d = p.decision;
   if (count > 1) std::printf("pass %zu (now=%s)\n", index + 1, WithWallClock(p.now).c_str());
@@ -216,6 +217,7 @@ void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size
   }
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the command's flag checks and the order of its steps (configs, metadata, passes, output), read top to bottom
 int RunCompact(const CompactArgs& a) {
   const bool json = a.common.json;
   if (a.mode != "uncoordinated" && a.mode != "coordinated") {

@@ -39,6 +39,7 @@ struct ConsumeArgs {
   std::string partition;  // --partition T-P: which partition of a broker log directory
 };
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): flag checks, then the fetch loop and its printer; flat
 int RunConsume(const ConsumeArgs& a) {
   const bool json = a.common.json;
   int64_t from = std::numeric_limits<int64_t>::min(), to = std::numeric_limits<int64_t>::max();

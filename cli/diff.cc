@@ -314,6 +314,7 @@ nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format, const Clus
   return j;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one text section per finding kind, in the order of the report; a printer
 void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords& cluster, Output* out) {
   const std::optional<TopicPartition> tp = TopicPartitionOf(d.report.partition.empty() ? d.name : d.report.partition);
   out->Append(fmt::format("partition {}: {} replicas\n", d.report.partition.empty() ? d.name : d.report.partition,

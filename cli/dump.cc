@@ -227,6 +227,7 @@ class Dumper : public ProblemSink {
     }
   }
 
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): one branch per file kind of a partition directory (Kafka's dump-log-segments order)
   void DumpPartitionDir(const PartitionDir& dir) {
     topic_ = dir.tp ? std::optional<std::string>(dir.tp->topic) : std::nullopt;
     printer_->SetPartition(dir.tp);
@@ -289,6 +290,7 @@ class Dumper : public ProblemSink {
                "partition.metadata, meta.properties, quorum-state or a log-dir checkpoint file");
   }
 
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): the dump loop with its --offsets / --max-batches / --per-record options; kafka-dump-log's order
   void DumpLog(const std::string& path, const FileName& name) {
     std::string error;
     SegmentTailSink tail(&pending_, last_segment_);

@@ -256,6 +256,7 @@ nlohmann::json HistoryJson(const ClusterMetadata& m, const std::string& topic, i
   return {{"topicId", t->topic_id}, {"current", RegistrationJson(t->partitions.at(partition))}, {"events", a}};
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one text line per partition event kind (created, changed, snapshot); a printer
 std::string HistoryText(const ClusterMetadata& m, const std::string& topic, int32_t partition,
                         const std::string& indent) {
   const TopicImage* t = nullptr;

@@ -187,6 +187,7 @@ char* WriteBase64(char* o, Bytes b) {
 // The same decisions as FormatBytes' text mode (bytes.cc): well-formed UTF-8 is copied, every other
 // byte and every control character (TAB and DEL included) becomes \xNN. Written again here, into the output
 // buffer, because this runs for every key and value of a dump; output_test.cc compares the two.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the SSE2 fast path and the byte-by-byte UTF-8 path are one loop for speed (docs/PERFORMANCE.md)
 char* WriteText(char* o, Bytes b, bool json) {
   const uint8_t* p = b.data();
   const size_t n = b.size();

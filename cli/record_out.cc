@@ -14,6 +14,7 @@ void AppendOptBytes(Output* out, const std::optional<Bytes>& v, BytesFormat form
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one JSON key per record field, each written only when present
 void WriteRecordJson(Output* out, const RecordSource& source, const BatchHeader& h, const Record& r,
                      const RecordDecoder& decoded, BytesFormat bytes, const std::string* decoded_json) {
   const bool v2 = h.magic >= 2;

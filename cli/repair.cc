@@ -127,6 +127,7 @@ nlohmann::json ActionJson(const RepairAction& a) {
   return j;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the command's flag checks and the order of its steps
 int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration) {
   if (!IsInputDir(a.salvage)) {
     return Fail("repair", kExitUnreadable, a.salvage + ": not a partition directory", a.json);
@@ -239,6 +240,7 @@ std::string FindingStatus(const RepairPlan& plan, size_t i) {
   return status.empty() ? "see the step of an equal finding" : status;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the command's flag checks and the order of its steps
 int RunRepair(const RepairArgs& a) {
   RepairOptions options;
   options.now_ms = a.now;
@@ -301,6 +303,7 @@ int RunRepair(const RepairArgs& a) {
   return RunResolved(resolved, options);
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the command's steps (plan, guard the outputs, write, print) with their error exits
 int RunResolved(const RepairArgs& a, RepairOptions options) {
   std::string error;
   for (const std::string& d : a.replicas) {

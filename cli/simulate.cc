@@ -33,6 +33,7 @@ struct SimulateArgs {
 
 std::string Quote(const std::optional<std::string>& v) { return v ? "\"" + *v + "\"" : "<absent>"; }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one text line per timeline event kind; a printer
 void PrintText(const SimulationResult& r, const SimulateArgs& a) {
   std::printf("timeline %s (%s): %zu steps, clock %s\n", EscapeInvalidUtf8(r.timeline).c_str(),
               CoordinationModeName(r.mode), r.steps.size(), WithWallClock(r.end_clock_ms).c_str());

@@ -238,6 +238,7 @@ bool Round::GrowBuffersOrFail(const LoadedSegment& seg, Bytes chunk, size_t posi
   return true;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): Cleaner.buildOffsetMapForSegment's per-batch rules (aborted, control, transactional) in Kafka's order
 bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t start, CleanedTransactionMetadata* m,
                      bool* full, std::string* error) {
   const BatchHeader& h = batch.header;
@@ -337,6 +338,7 @@ bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* 
   return MapSegments(split, dirty.last, dirty.last, start, end, &m, full, error);
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): Cleaner.buildOffsetMap: segments, buffer growth and the map-full stop, in Kafka's order
 bool Round::MapSegments(size_t first, size_t last, size_t dirty_last, int64_t start, int64_t end,
                         CleanedTransactionMetadata* m, bool* full, std::string* error) {
   for (size_t i = first; i < last; i++) {
@@ -380,6 +382,7 @@ bool Round::MapSegments(size_t first, size_t last, size_t dirty_last, int64_t st
   return true;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): MemoryRecords.filterTo with Cleaner's RecordFilter inlined: one loop over the chunk, as Kafka's
 bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_position, CleanedTransactionMetadata* t,
                         const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound,
                         std::string* out, int64_t* max_offset, int64_t* max_timestamp, int64_t* shallow_offset,
@@ -589,6 +592,7 @@ bool Round::CleanInto(const LoadedSegment& seg, CleanedSegment* dest, CleanedTra
   return true;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): LogSplitOverflowException handling: Kafka's own step order, each with its error exit
 bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std::string* error) {
   // UnifiedLog.splitOverflowedSegment: only a segment whose own offsets overflow its base may be
   // split (require(segment.hasOverflow)); anything else is an IllegalArgumentException that makes the
@@ -684,6 +688,7 @@ bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std
   return true;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): Cleaner.doClean's steps in Kafka's order, each with its error exit
 bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset, int64_t* end_offset,
                     std::vector<GroupOutput>* groups, std::optional<size_t>* split_source, std::string* error) {
   const LogSummary& summary = log_.summary;
@@ -777,6 +782,7 @@ bool RemoveIfExists(const std::string& path, std::string* error) {
 }
 
 // Swaps the cleaned groups into the (staging) partition directory (replaceSegments, §6.2 step 6).
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): LocalLog.replaceSegments: rename, swap and delete in Kafka's crash-safe order
 bool ReplaceSegments(const PartitionLog& log, std::vector<GroupOutput>* groups, PassReport* report,
                      std::string* error) {
   Env* env = Env::Default();
@@ -862,6 +868,7 @@ bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* 
 // the first pass `read_dir` is the input directory, whose .log files were not copied beforehand:
 // the segments this pass rewrites are read from the input once and never copied at all (a copy
 // would cost as much as the whole clean); the ones it leaves alone are copied afterwards.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one cleaning round (cleanable range, map, groups, clean) in LogCleaner's order
 bool RunPass(const std::string& read_dir, const std::string& partition_dir, const CompactOptions& options,
              PassReport* report, ProblemSink* sink, std::string* error) {
   const CleanerConfig& config = options.config;
@@ -1008,6 +1015,7 @@ bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* 
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): rounds until clean, with each round's error exits; LogCleaner's loop
 bool CompactPartition(const std::string& partition_dir, const std::string& out_dir, const CompactOptions& options,
                       CompactReport* report, ProblemSink* sink, std::string* error) {
   fs::path in = fs::absolute(partition_dir).lexically_normal();

@@ -53,6 +53,7 @@ bool ParseBool(std::string_view v, bool* out) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one branch per cleaner config key (LogConfig / CleanerConfig), each with its own value syntax
 bool CleanerConfig::Set(std::string_view key, std::string_view value, std::string* error) {
   auto bad = [&](const char* expected) {
     *error = std::string("--config ") + std::string(key) + "=" + std::string(value) + ": expected " + expected;

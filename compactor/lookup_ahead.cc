@@ -124,6 +124,7 @@ void LookupAhead::Run() {
   cv_.notify_all();
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the look-ahead thread's read-decode-digest loop; its stop conditions are the thread's contract
 void LookupAhead::RunLoop() {
   // Any surprise (unreadable file, damaged batch, a batch larger than the buffer may grow) ends the
   // look-ahead: the pass asks the map itself from there on, and reports the damage when it gets there.

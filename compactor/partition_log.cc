@@ -151,6 +151,7 @@ std::vector<AbortedTxn> PartitionLog::CollectAbortedTransactions(int64_t start, 
 
 namespace {}  // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the compactor's segment summary walk (issue 16: to move onto LoadedLog)
 bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& config, int64_t now,
                       std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink, std::string* error) {
   out->dir = partition_dir;

@@ -52,6 +52,7 @@ struct Divergent {
   std::vector<size_t> affected, healthy;
 };
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one merge walk over the replicas' records; its cases are scenarios.md §5's
 void AlignRecords(const std::vector<ReplicaState>& rs, std::vector<std::vector<PairStats>>* stats,
                   std::vector<Divergent>* divergent) {
   size_t n = rs.size();
@@ -149,6 +150,7 @@ void AddFacts(std::vector<TxnFact>* to, const std::vector<TxnFact>& from) {
 }
 
 // The finding (if any) for transaction `ti` of replica `a`, whose data records are `records`.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one decision table over a transaction's evidence (scenarios.md §4, §6)
 std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, size_t a, int32_t ti,
                                         const std::vector<int64_t>& records, const DiffOptions& options) {
   const ReplicaState& A = rs[a];
@@ -319,6 +321,7 @@ bool DiffReport::HasDivergence() const {
   return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return IsDivergence(f.kind); });
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the diff's steps over all replicas (align, judge, findings), scenarios.md §4-§6
 DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& options) {
   DiffReport report;
   size_t n = rs.size();

@@ -181,6 +181,7 @@ std::string DescribeProducersCommand(const LsoOptions& options, const std::strin
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one explanation per reason the LSO is pinned (scenarios.md §2.5, §4.4, §6)
 LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& others, const LsoOptions& options) {
   LsoReport rep;
   if (r.tp) {

@@ -300,6 +300,7 @@ bool WithinBudget(const ReplicaState& r, const ReplicaOptions& options, size_t m
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): diff's per-record pass over LoadedLog (issue 16: still its own pass)
 bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options, ReplicaState* out,
                  std::string* error) {
   ReplicaState& r = *out;

@@ -89,6 +89,7 @@ class Replayer {
     }
   }
 
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per metadata record type the image keeps (MetadataDelta.replay's switch)
   void ReplayRecord(const Item& item) {
     const std::string& type = item.json.at("type").get_ref<const std::string&>();
     const OrderedJson& v = item.json.at("value");
@@ -259,6 +260,87 @@ ConfigMap ClusterMetadata::BrokerConfigs(std::optional<int32_t> broker_id) const
   return out;
 }
 
+namespace {
+
+// The snapshot to start from: the latest that reads cleanly and reaches the log's start. Its records
+// go to *items, its file, end offset and epoch to *out.
+void ChooseSnapshot(const LoadedLog& log, ClusterMetadata* out, std::vector<Item>* items, ProblemSink* sink) {
+  for (auto it = log.kraft_snapshots.rbegin(); it != log.kraft_snapshots.rend(); ++it) {
+    if (it->end_offset < out->log_start_offset) break;  // older ones leave a gap before the log
+    CollectingSink problems;
+    std::vector<Item> read;
+    std::string snapshot_error;
+    bool ok = ReadRecords(
+        it->file.path, true, 0, INT64_MAX, [&](Item i) { read.push_back(std::move(i)); }, &problems, &snapshot_error);
+    for (const Problem& p : problems.problems) sink->Report(p);
+    if (!ok || problems.ErrorCount() > 0) {
+      Report(sink, Severity::kWarning, it->file.path, 0, "cluster-metadata-snapshot",
+             ok ? "the snapshot has damaged records: an older snapshot or the log is used instead"
+                : snapshot_error + ": an older snapshot or the log is used instead");
+      continue;
+    }
+    *items = std::move(read);
+    out->snapshot_file = it->file.path;
+    out->snapshot_end_offset = it->end_offset;
+    out->snapshot_epoch = it->epoch;
+    return;
+  }
+}
+
+// What the log before the snapshot says, when it still holds it: the partitions' events and where each
+// config value was set (topic, broker), which the snapshot compresses away.
+struct EarlyHistory {
+  std::map<std::pair<std::string, int32_t>, std::vector<PartitionEvent>> partitions;
+  std::map<std::string, ConfigMap> configs[2];  // topic, broker
+};
+
+EarlyHistory ReplayBeforeSnapshot(const std::vector<SegmentInfo>& segments, int64_t from, ProblemSink* sink) {
+  EarlyHistory early;
+  ClusterMetadata scratch;
+  Replayer side(&scratch, sink);
+  for (const SegmentInfo& s : segments) {
+    if (s.base_offset >= from) break;
+    std::string ignored;  // a segment that cannot be opened fails the replay after the snapshot, or is not needed
+    ReadRecords(
+        s.log_path, false, 0, from, [&](Item i) { ApplyChecked(&side, std::move(i), sink); }, sink, &ignored);
+  }
+  for (const auto& [id, t] : scratch.topics)
+    for (const auto& [p, events] : t.history) early.partitions[{id, p}] = events;
+  early.configs[0] = std::move(scratch.topic_configs);
+  early.configs[1] = std::move(scratch.broker_configs);
+  return early;
+}
+
+// A config the snapshot holds with the value the log before it set: that record says when it was set.
+void MergeEarlyConfigs(const EarlyHistory& early, ClusterMetadata* out) {
+  for (int kind = 0; kind < 2; ++kind) {
+    for (auto& [name, configs] : kind == 0 ? out->topic_configs : out->broker_configs) {
+      auto e = early.configs[kind].find(name);
+      if (e == early.configs[kind].end()) continue;
+      for (auto& [key, v] : configs) {
+        auto x = e->second.find(key);
+        if (v.at.from_snapshot && x != e->second.end() && x->second.value == v.value) v.at = x->second.at;
+      }
+    }
+  }
+}
+
+void MergeEarlyEvents(const EarlyHistory& early, ClusterMetadata* out) {
+  for (auto& [id, t] : out->topics) {
+    for (auto& [p, events] : t.history) {
+      auto e = early.partitions.find({id, p});
+      if (e == early.partitions.end() || e->second.empty()) continue;
+      // The snapshot's own entry only restates what the log before it shows.
+      std::vector<PartitionEvent> merged = e->second;
+      for (PartitionEvent& x : events)
+        if (x.kind != "snapshot") merged.push_back(std::move(x));
+      events = std::move(merged);
+    }
+  }
+}
+
+}  // namespace
+
 bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSink* caller_sink, std::string* error) {
   OnceSink once(caller_sink);
   ProblemSink* sink = &once;
@@ -273,31 +355,9 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
   // hold the metadata log).
   out->log_start_offset = segments.empty() ? 0 : segments.front().base_offset;
 
-  // The snapshot to start from: the latest that reads cleanly and reaches the log's start.
-  int64_t from = 0;
-  Replayer replayer(out, sink);
   std::vector<Item> snapshot_items;
-  for (auto it = log.kraft_snapshots.rbegin(); it != log.kraft_snapshots.rend(); ++it) {
-    if (it->end_offset < out->log_start_offset) break;  // older ones leave a gap before the log
-    CollectingSink problems;
-    std::vector<Item> items;
-    std::string snapshot_error;
-    bool ok = ReadRecords(
-        it->file.path, true, 0, INT64_MAX, [&](Item i) { items.push_back(std::move(i)); }, &problems, &snapshot_error);
-    for (const Problem& p : problems.problems) sink->Report(p);
-    if (!ok || problems.ErrorCount() > 0) {
-      Report(sink, Severity::kWarning, it->file.path, 0, "cluster-metadata-snapshot",
-             ok ? "the snapshot has damaged records: an older snapshot or the log is used instead"
-                : snapshot_error + ": an older snapshot or the log is used instead");
-      continue;
-    }
-    snapshot_items = std::move(items);
-    out->snapshot_file = it->file.path;
-    out->snapshot_end_offset = it->end_offset;
-    out->snapshot_epoch = it->epoch;
-    from = it->end_offset;
-    break;
-  }
+  ChooseSnapshot(log, out, &snapshot_items, sink);
+  const int64_t from = out->snapshot_end_offset.value_or(0);
   if (!out->snapshot_end_offset && out->log_start_offset > 0) {
     *error = fmt::format(
         "{}: the log starts at offset {} and no readable snapshot (<end offset>-<epoch>.checkpoint) reaches it: "
@@ -305,26 +365,11 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
         dir, out->log_start_offset, out->log_start_offset);
     return false;
   }
+  EarlyHistory early;
+  if (out->snapshot_end_offset && out->log_start_offset == 0 && !segments.empty())
+    early = ReplayBeforeSnapshot(segments, from, sink);
 
-  // The log before the snapshot, when it still holds it, gives the history the snapshot compresses:
-  // replayed on the side for the partitions' events only.
-  std::map<std::pair<std::string, int32_t>, std::vector<PartitionEvent>> early;
-  std::map<std::string, ConfigMap> early_configs[2];  // topic, broker: where each value was set
-  if (out->snapshot_end_offset && out->log_start_offset == 0 && !segments.empty()) {
-    ClusterMetadata scratch;
-    Replayer side(&scratch, sink);
-    for (const SegmentInfo& s : segments) {
-      if (s.base_offset >= from) break;
-      std::string ignored;  // a segment that cannot be opened fails the replay below, or is not needed by it
-      ReadRecords(
-          s.log_path, false, 0, from, [&](Item i) { ApplyChecked(&side, std::move(i), sink); }, sink, &ignored);
-    }
-    for (const auto& [id, t] : scratch.topics)
-      for (const auto& [p, events] : t.history) early[{id, p}] = events;
-    early_configs[0] = std::move(scratch.topic_configs);
-    early_configs[1] = std::move(scratch.broker_configs);
-  }
-
+  Replayer replayer(out, sink);
   for (Item& i : snapshot_items) ApplyChecked(&replayer, std::move(i), sink);
   out->next_offset = from;
   for (size_t i = 0; i < segments.size(); ++i) {
@@ -346,28 +391,8 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
            fmt::format("a metadata transaction is open at the log end: its {} records are not applied",
                        replayer.pending()));
   }
-  // A config the snapshot holds with the value the log before it set: that record says when it was set.
-  for (int kind = 0; kind < 2; ++kind) {
-    for (auto& [name, configs] : kind == 0 ? out->topic_configs : out->broker_configs) {
-      auto e = early_configs[kind].find(name);
-      if (e == early_configs[kind].end()) continue;
-      for (auto& [key, v] : configs) {
-        auto x = e->second.find(key);
-        if (v.at.from_snapshot && x != e->second.end() && x->second.value == v.value) v.at = x->second.at;
-      }
-    }
-  }
-  for (auto& [id, t] : out->topics) {
-    for (auto& [p, events] : t.history) {
-      auto e = early.find({id, p});
-      if (e == early.end() || e->second.empty()) continue;
-      // The snapshot's own entry only restates what the log before it shows.
-      std::vector<PartitionEvent> merged = e->second;
-      for (PartitionEvent& x : events)
-        if (x.kind != "snapshot") merged.push_back(std::move(x));
-      events = std::move(merged);
-    }
-  }
+  MergeEarlyConfigs(early, out);
+  MergeEarlyEvents(early, out);
   return true;
 }
 

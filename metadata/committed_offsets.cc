@@ -132,6 +132,47 @@ std::vector<GroupExposure> GroupsPast(const CommittedOffsets& offsets, const std
   return out;
 }
 
+namespace {
+
+// One partition's events replayed in offset order, as the coordinator loads its partition
+// (OffsetMetadataManager.replay, replayEndTransactionMarker).
+void Replay(const std::map<int64_t, Event>& by_offset, CommittedOffsets* out) {
+  std::map<int64_t, std::map<GroupKey, Event>> pending;  // producer id -> its transactional commits
+  auto apply = [&](const GroupKey& key, const Event& e) {
+    if (e.kind == Event::kCommit) {
+      out->offsets[key] = e.value;
+    } else {
+      out->offsets.erase(key);
+    }
+  };
+  for (const auto& [offset, e] : by_offset) {
+    switch (e.kind) {
+      case Event::kCommit:
+      case Event::kTombstone:
+        if (e.transactional) {
+          pending[e.producer_id][e.key] = e;
+          break;
+        }
+        apply(e.key, e);
+        // A tombstone also removes the key's pending transactional offsets (replay of a null value).
+        if (e.kind == Event::kTombstone)
+          for (auto& [pid, p] : pending) p.erase(e.key);
+        break;
+      case Event::kCommitMarker:
+        if (auto it = pending.find(e.producer_id); it != pending.end()) {
+          for (const auto& [key, p] : it->second) apply(key, p);
+          pending.erase(it);
+        }
+        break;
+      case Event::kAbortMarker: pending.erase(e.producer_id); break;
+      case Event::kOther: break;
+    }
+  }
+  for (const auto& [pid, p] : pending) out->pending_transactional += int64_t(p.size());
+}
+
+}  // namespace
+
 bool LoadCommittedOffsets(const std::vector<std::string>& dirs, CommittedOffsets* out, ProblemSink* sink,
                           std::string* error) {
   *out = CommittedOffsets();
@@ -143,40 +184,7 @@ bool LoadCommittedOffsets(const std::vector<std::string>& dirs, CommittedOffsets
       if (!ReadCopy(dir, &by_offset, sink, error)) return false;
       out->partition_dirs.push_back(dir);
     }
-    // Replay in offset order, as the coordinator loads its partition.
-    std::map<int64_t, std::map<GroupKey, Event>> pending;  // producer id -> its transactional commits
-    for (auto& [offset, e] : by_offset) {
-      switch (e.kind) {
-        case Event::kCommit:
-        case Event::kTombstone:
-          if (e.transactional) {
-            pending[e.producer_id][e.key] = e;
-          } else if (e.kind == Event::kCommit) {
-            out->offsets[e.key] = e.value;
-          } else {
-            out->offsets.erase(e.key);
-            // A tombstone also removes the key's pending transactional offsets (replay of a null value).
-            for (auto& [pid, p] : pending) p.erase(e.key);
-          }
-          break;
-        case Event::kCommitMarker: {
-          auto it = pending.find(e.producer_id);
-          if (it == pending.end()) break;
-          for (auto& [key, p] : it->second) {
-            if (p.kind == Event::kCommit) {
-              out->offsets[key] = p.value;
-            } else {
-              out->offsets.erase(key);
-            }
-          }
-          pending.erase(it);
-          break;
-        }
-        case Event::kAbortMarker: pending.erase(e.producer_id); break;
-        case Event::kOther: break;
-      }
-    }
-    for (const auto& [pid, p] : pending) out->pending_transactional += int64_t(p.size());
+    Replay(by_offset, out);
   }
   return true;
 }

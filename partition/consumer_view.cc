@@ -56,6 +56,7 @@ struct Pass {
   bool stop_at_damage = false;      // FetchEnd's damage; otherwise records that do not decode are an error
 };
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): CompletedFetch's rules (bounds, aborted filter, control batches) in one pass, as Kafka's
 bool Consume(const LoadedLog& log, Isolation isolation, const Pass& pass, const FetchVisitor& visit, ProblemSink* sink,
              FetchEnd* end, std::string* error) {
   *end = FetchEnd();
@@ -74,6 +75,7 @@ bool Consume(const LoadedLog& log, Isolation isolation, const Pass& pass, const 
   DamageSink damage(sink);
   damage.tail_lost_records = log.high_watermark_checkpoint && *log.high_watermark_checkpoint > log.log_end_offset;
   bool done = false, failed = false;
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): one batch of CompletedFetch.nextFetchedRecord: bounds, control, aborted filter in Kafka's order
   auto each_batch = [&](size_t segment, const BatchView& b) {
     if (pass.stop_at_damage && damage.damage) return false;
     const BatchHeader& h = b.header;

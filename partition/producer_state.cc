@@ -303,6 +303,7 @@ bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms
   return LoadProducerState(dir, current_time_ms, state, result, sink, log_start_offset);
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): ProducerStateManager's snapshot fallback loop, in Kafka's order (truncateAndReload)
 bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, ProducerStateManager* state,
                        ProducerStateLoadResult* result, ProblemSink* sink, std::optional<int64_t> log_start_offset) {
   // A segment or snapshot that cannot be read is not absent: the state would be built from the rest

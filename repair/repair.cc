@@ -252,6 +252,7 @@ struct AssumptionUse {
 
 // `split_at_data_end`: the records at stake are all of the target's transaction up to its last data
 // offset (the target's own decided transaction that may hide a merge, AuditDecidedTransactions).
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one decision per finding kind and proof (scenarios.md §4, §6); each case is one of the spec's
 void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* coordinator, const Finding& f,
                      AssumptionUse* assume, std::vector<RepairAction>* out, bool split_at_data_end = false) {
   const ReplicaState& T = rs[0];
@@ -548,6 +549,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
   out->push_back(a);
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per tombstone finding (scenarios.md §6)
 void PlanTombstone(const std::vector<ReplicaState>& rs, const Finding& f, std::vector<RepairAction>* out) {
   const ReplicaState& T = rs[0];
   RepairAction a;
@@ -633,6 +635,7 @@ RepairAction Unrepairable(const Finding& f, std::string reason) {
   return a;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per evidence kind of the coordinator's decision (issue 18)
 void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, const CoordinatorLog* coordinator,
                               AssumptionUse* assume, RepairPlan* plan) {
   const ReplicaState& T = rs[0];
@@ -787,6 +790,7 @@ bool RepairPlan::HasUnrepairable() const {
   });
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per finding kind of a partition's diff
 RepairPlan PlanRepairOf(const std::vector<ReplicaState>& healthy, const ReplicaState& target,
                         const std::vector<RepairAssumption>& assumptions, const CoordinatorLog* coordinator) {
   AssumptionUse assume;
@@ -1067,6 +1071,7 @@ class StreamWriter {
 }  // namespace
 
 // What read_committed consumers get differently from `after` than from `before` (RepairResult's fields).
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per consumer-visible change (scenarios.md §6)
 static void ConsumerChanges(const ReplicaState& before, const ReplicaState& after, RepairResult* result) {
   auto note = [](std::vector<int64_t>* list, size_t* count, int64_t o) {
     if (list->size() < RepairResult::kMaxChangesListed) list->push_back(o);
@@ -1121,6 +1126,7 @@ static void ConsumerChanges(const ReplicaState& before, const ReplicaState& afte
   }
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the write steps (copy, patch, index, guard) in crash-safe order, each with its error exit
 bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out, const RepairOptions& options,
                        RepairResult* result, std::string* error) {
   *result = RepairResult();
@@ -1211,6 +1217,7 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
 // ---------------------------------------------------------------------------------------------
 // Rebuild from one replica (--rebuild-from): a follower's re-fetch of the whole log, offline.
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the write steps (copy, patch, index, guard) in crash-safe order, each with its error exit
 bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string& target_dir,
                       const std::vector<std::string>& compare, const std::string& out, const RepairOptions& options,
                       RepairResult* result, std::string* error) {

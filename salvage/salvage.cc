@@ -96,6 +96,7 @@ SalvageDrop UnreadableLogDrop(const UnreadableFile& u, const std::vector<const S
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): LogSegment.recover over a damaged directory: Kafka's steps in Kafka's order
 bool SalvagePartition(Env* env, const std::string& in, const std::string& out, const SalvageOptions& options,
                       SalvageResult* result, std::string* error) {
   *result = SalvageResult();

@@ -23,7 +23,7 @@ case "$set_name" in
   test)
     packages+=("${package_tools[@]}")
     packages+=(
-      clang-14 libclang-rt-14-dev clang-format-14
+      clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
       python3 python3-kafka python3-lz4 python3-snappy python3-zstandard python3-xxhash
       chromium
       hyperfine time python3-crc32c zstd

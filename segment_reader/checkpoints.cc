@@ -313,11 +313,13 @@ bool ParsePartitionMetadata(const std::string& file, std::string_view text, Part
   return true;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): java.util.Properties.load's grammar (continuations, comments, escapes)
 bool ParseMetaProperties(const std::string& file, std::string_view text, MetaProperties* out, ProblemSink* sink) {
   // java.util.Properties.load: natural lines joined by a trailing odd backslash; '#' or '!' starts
   // a comment; the key ends at the first unescaped '=', ':' or whitespace; escapes \t \n \r \f \uXXXX.
   out->properties.clear();
   size_t i = 0;
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): java.util.Properties' escapes, one case each (\t \n \r \f \uXXXX)
   auto unescape_into = [](std::string_view s, std::string* dst) {
     for (size_t k = 0; k < s.size(); ++k) {
       char c = s[k];

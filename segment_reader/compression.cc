@@ -98,6 +98,7 @@ bool LooksLikeGzipHeader(const uint8_t* p, size_t n) {
   return true;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): zlib's stream states, each with its error, plus the decompression cap
 bool GzipDecompress(Bytes input, size_t max_output, std::string* out, std::string* error) {
   CappedOutput o(out, max_output);
   if (!LooksLikeGzipHeader(input.data(), input.size())) {
@@ -317,6 +318,7 @@ uint32_t Xxh32(const uint8_t* p, size_t len, uint32_t seed) {
 
 namespace {
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the LZ4 frame format (Kafka's KafkaLZ4BlockInputStream): one check per header field
 bool Lz4Decompress(Bytes input, int magic, size_t max_output, std::string* out, std::string* error) {
   out->clear();
   const uint8_t* p = input.data();

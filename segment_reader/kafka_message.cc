@@ -38,6 +38,7 @@ class Reader {
   Reader(Bytes data, size_t base, const MessageDecodeOptions& options, const OrderedJson* root)
       : data_(data), c_(data), base_(base), options_(options), root_(root) {}
 
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): the generated message schema's struct rules (versions, tagged fields, flexible)
   bool Struct(const SchemaField* fields, uint16_t count, int version, bool flexible, OrderedJson* out) {
     std::vector<OrderedJson> values(count);
     std::vector<bool> present(count, false);
@@ -176,6 +177,7 @@ class Reader {
     return true;
   }
 
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): one switch over the schema's field types, as Kafka's generated readers
   bool Value(const SchemaField& f, int version, bool flexible, bool nullable, OrderedJson* out) {
     auto short_read = [&]() { return Fail(std::string(f.name) + ": " + c_.error()); };
     switch (f.type) {

@@ -372,6 +372,7 @@ bool CopyTail(const std::string& path, uint64_t from, uint64_t to, PartitionWrit
 }
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): LogSegment's index rebuild with index-full guards, in Kafka's order
 bool ReindexPartition(Env* env, const std::string& in, const std::string& out, const ReindexOptions& options,
                       ReindexResult* result, ProblemSink* sink, std::string* error) {
   *result = ReindexResult();

@@ -86,6 +86,30 @@ bool SameRecord(const CoordinatorRecord& a, const CoordinatorRecord& b) {
          a.state == b.state && a.partitions == b.partitions && a.last_update_ms == b.last_update_ms;
 }
 
+// One record of the coordinator's log, at `position` of `file`. False when it is reported (not a
+// transaction log record).
+bool ParseRecord(const std::string& file, uint64_t position, const Record& rec, CoordinatorRecord* r, std::string* id,
+                 ProblemSink* sink) {
+  r->file = file;
+  r->position = position;
+  r->offset = rec.offset;
+  r->timestamp = rec.timestamp;
+  DecodedRecord d;
+  std::string why;
+  bool ok = DecodeInternalRecord(TopicDecoder::kTransactionLog, rec, &d, &why);
+  try {
+    ok = ok && ToRecord(d.json, r, id, &why);
+  } catch (const std::exception& e) {  // a decoded field of an unexpected JSON type
+    ok = false;
+    why = e.what();
+  }
+  if (!ok) {
+    Report(sink, Severity::kError, file, position, "transaction-log",
+           "record at offset " + std::to_string(rec.offset) + " is not a transaction log record: " + why);
+  }
+  return ok;
+}
+
 // One copy of a `__transaction_state-N` partition: its records by offset, with their transactional ids.
 bool ReadCopy(const std::string& dir, std::map<int64_t, std::pair<std::string, CoordinatorRecord>>* by_offset,
               std::set<std::string>* cluster_ids, ProblemSink* sink, std::string* error) {
@@ -100,26 +124,9 @@ bool ReadCopy(const std::string& dir, std::map<int64_t, std::pair<std::string, C
     if (b.header.is_control || (b.header.magic >= 2 && b.header.record_count == 0)) return true;
     if (!decoder.Decode(b, file, sink)) return true;  // reported by the decoder
     for (const Record& rec : decoder.records()) {
-      if (rec.offset < log.log_start_offset) continue;
-      DecodedRecord d;
-      std::string why, id;
+      std::string id;
       CoordinatorRecord r;
-      r.file = file;
-      r.position = b.header.position;
-      r.offset = rec.offset;
-      r.timestamp = rec.timestamp;
-      bool ok = DecodeInternalRecord(TopicDecoder::kTransactionLog, rec, &d, &why);
-      try {
-        ok = ok && ToRecord(d.json, &r, &id, &why);
-      } catch (const std::exception& e) {  // a decoded field of an unexpected JSON type
-        ok = false;
-        why = e.what();
-      }
-      if (!ok) {
-        Report(sink, Severity::kError, file, b.header.position, "transaction-log",
-               "record at offset " + std::to_string(rec.offset) + " is not a transaction log record: " + why);
-        continue;
-      }
+      if (rec.offset < log.log_start_offset || !ParseRecord(file, b.header.position, rec, &r, &id, sink)) continue;
       auto [it, inserted] = by_offset->try_emplace(rec.offset, id, r);
       if (inserted) continue;
       // Another broker's copy of the same offset: replication makes it the same record.

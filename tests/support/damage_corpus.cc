@@ -104,6 +104,7 @@ std::string DamageCorpus::Materialise(const DamageCase& c, const std::string& pa
   return dir;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per damage kind of the corpus; test support
 bool DamageCorpus::Build(const std::string& source_dir, const std::string& dump_file, DamageCorpus* out,
                          std::string* error) {
   *out = DamageCorpus();
