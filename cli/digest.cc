@@ -148,6 +148,7 @@ class PartialFile {
   std::mutex mu_;
 };
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the command's flag checks and its steps (guard, priority, scan, verify, each copy, rename), each with its error exit
 int RunDigest(const DigestArgs& a) {
   const std::string command = "digest";
   auto start = std::chrono::steady_clock::now();

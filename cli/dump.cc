@@ -575,6 +575,7 @@ class Dumper : public ProblemSink {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): declarative: one option per flag, with kafka-dump-log's aliases
 Command AddDumpCommand(CLI::App* parent) {
   auto options = std::make_shared<DumpOptions>();
   CLI::App* app = parent->add_subcommand(

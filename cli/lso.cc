@@ -224,6 +224,7 @@ std::string UnpinnedLine(const LsoPartition& p) {
                      r.last_stable_offset, open);
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the log-dir form's steps (resolve, load on the pool, count, print text or JSON), each with its error exit
 int RunLsoLogDirs(const LsoArgs& a, const ResolvedPaths& resolved, const std::vector<std::string>& paths,
                   const ReplicaOptions& ro) {
   std::vector<const PartitionCopies*> held;  // the partitions PARTITION_DIR's log directory holds

@@ -61,6 +61,7 @@ int64_t SegmentOf(const ReplicaState& r, int64_t offset) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one bound per piece of evidence (the hole, the batches around it, healthy copies' checkpoints), each optional
 std::optional<Incident> ReconstructIncident(const std::vector<ReplicaState>& rs, const Finding& f,
                                             const IncidentOptions& options) {
   if (!f.producer_id || f.first_offset < 0) return std::nullopt;

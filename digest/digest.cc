@@ -191,6 +191,7 @@ enum : uint8_t {
 };
 enum : uint8_t { kChgProducer = 1, kChgProducerEpoch = 2, kChgLeaderEpoch = 4, kChgTxn = 8 };
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): a flat serializer: one ReplicaState field after another, in the format's order (docs/SCALE.md)
 void PutState(Out* o, const ReplicaState& r, const std::string& base) {
   PutPath(o, base, r.path);
   o->Str(r.label);
@@ -328,6 +329,7 @@ void PutState(Out* o, const ReplicaState& r, const std::string& base) {
   for (const Problem& p : r.notes) PutProblem(o, p);
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): a flat deserializer: one ReplicaState field after another, each checked, in the format's order (docs/SCALE.md)
 bool GetState(In* in, ReplicaState* r, const std::string& base) {
   r->path = GetPath(in, base);
   r->label = in->Str();
@@ -724,6 +726,7 @@ bool IsPlainReplica(const ReplicaState& r) {
   return next == r.records.size();
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): docs/SCALE.md's rule for plain logs kept as batch identities: every copy, batch and overlap checked in one pass
 bool RestoreElidedRecords(std::vector<ReplicaState>* replicas, std::string* why, int64_t* first, int64_t* last) {
   std::vector<ReplicaState>& rs = *replicas;
   bool any = false;

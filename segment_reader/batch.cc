@@ -732,6 +732,7 @@ bool RecordDecoder::Check(const BatchView& batch, const std::string& file, Probl
 // kFull stores every record; kKeysOnly stores records without value and headers (skipped unparsed);
 // kCheckOnly parses every field as kFull does but stores nothing: offsets and timestamps go to `walk`.
 template <RecordDecoder::V2Mode kMode>
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): DefaultRecord.readFrom: one check per record field, in the format's order (FMT §5)
 bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink,
                              RecordOffsetWalk* walk) {
   constexpr bool kKeysOnly = kMode == V2Mode::kKeysOnly;

@@ -770,6 +770,7 @@ PathInfo ClassifyPath(const std::string& path_in) {
   return out;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one archive root's descent with its two stop rules
 std::vector<std::string> ExpandCaptureRoots(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
   for (const std::string& path : paths) {

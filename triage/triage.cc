@@ -352,6 +352,7 @@ void VerifyDirs(const std::vector<std::string>& log_dirs, const TriageOptions& o
 
 namespace {
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the files of each copy that hold an offset range, by copy kind (directory or digest)
 std::vector<std::string> FetchFor(const TriagePartition& p, const std::set<size_t>& named, int64_t first,
                                   int64_t last) {
   std::vector<std::string> out;

@@ -238,6 +238,7 @@ CoordinatorView ViewOfTransaction(const CoordinatorLog& log, int64_t producer_id
 
 namespace {
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): TransactionMetadata's state machine: one case per state and epoch relation (issue 18)
 CoordinatorView ViewOfTransactionInLog(const CoordinatorLog& log, int64_t producer_id, int16_t epoch,
                                        const std::string& topic_partition) {
   CoordinatorView view;
