@@ -16,6 +16,7 @@ broker log directories, read in place by every command (segment_reader/capture.h
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -66,6 +67,11 @@ def out(args):
     return p.returncode, p.stdout, p.stderr
 
 
+def seconds(text):
+    """JSON text with every "fileMtimeMs" value truncated to a DOS time's two seconds."""
+    return re.sub(r'("fileMtimeMs": )(\d+)', lambda m: m.group(1) + str(int(m.group(2)) // 2000 * 2000), text)
+
+
 def test_same_findings_as_the_directories():
     with temp_dir() as tmp:
         for name, (parent, top) in sorted(SETS.items()):
@@ -88,7 +94,13 @@ def test_same_findings_as_the_directories():
                     code, stdout, stderr = got
                     stdout = stdout.replace(prefix, real_prefix)
                     stderr = stderr.replace(prefix, real_prefix)
-                    check((code, stdout, stderr) == want[what],
+                    expected = want[what]
+                    if kind == "zip":
+                        # A zip (as Python's zipfile writes it) keeps a member's mtime as a DOS time, to two
+                        # seconds; a directory to the nanosecond: diff's raw segment mtime (incidentWindow's
+                        # fileMtimeMs) is compared at the archive's resolution.
+                        stdout, expected = seconds(stdout), (expected[0], seconds(expected[1]), expected[2])
+                    check((code, stdout, stderr) == expected,
                           f"{name} .{kind}: klf {what} differs from the directories: exit {code} vs "
                           f"{want[what][0]}; stdout {stdout[:400]!r} vs {want[what][1][:400]!r}; stderr {stderr[:300]!r}")
 
