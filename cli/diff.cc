@@ -436,20 +436,13 @@ std::string HtmlReport(const DiffArgs& args, const std::vector<PartitionDiff>& d
     const DiffReport& report = d.html_report ? *d.html_report : d.report;
     partitions.push_back({report.partition.empty() ? d.name : report.partition, &d.replicas, &report});
   }
-  HtmlReportInfo info;
-  info.version = CurrentInvocation().version;
-  info.argv = CurrentInvocation().argv;
-  info.generated_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  info.inputs = args.paths;
+  HtmlReportInfo info = HtmlReportInfoNow(args.paths, exit_code);
   if (!txn_log.dirs.empty()) info.other_inputs.emplace_back("coordinator's records", txn_log.dirs);
   if (metadata.get()) {
     info.other_inputs.push_back({"metadata log", {MetadataLogText(*metadata.get())}});
   }
   if (offsets.get()) info.other_inputs.emplace_back("consumer offsets", offsets.get()->partition_dirs);
   info.unreadable = load_errors;
-  info.exit_code = exit_code;
   info.format = args.common.bytes_format();
   // The marker comment tells a later `klf diff --html FILE --force` that FILE is a report it may
   // replace (segment_writer/output_guard.h); nothing else is ever replaced.

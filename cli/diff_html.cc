@@ -7,6 +7,7 @@
 #include "cli/diff_html.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -15,6 +16,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "cli/command.h"
 
 #include <fmt/format.h>
 
@@ -853,5 +856,17 @@ std::string HtmlEscape(std::string_view raw) { return Esc(raw); }
 std::string HtmlEscapePath(std::string_view raw) { return EscPath(raw); }
 std::string HtmlIsoTime(int64_t ms) { return Iso(ms); }
 std::string HtmlShellQuote(const std::string& arg) { return ShellQuote(arg); }
+
+HtmlReportInfo HtmlReportInfoNow(std::vector<std::string> inputs, int exit_code) {
+  HtmlReportInfo info;
+  info.version = CurrentInvocation().version;
+  info.argv = CurrentInvocation().argv;
+  info.generated_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  info.inputs = std::move(inputs);
+  info.exit_code = exit_code;
+  return info;
+}
 
 }  // namespace klf::cli

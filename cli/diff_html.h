@@ -38,6 +38,10 @@ struct HtmlReportInfo {
   BytesFormat format = BytesFormat::kText;
 };
 
+// This run's header of a page: klf's version and command line (CurrentInvocation), the wall clock now,
+// the inputs as given and the exit code.
+HtmlReportInfo HtmlReportInfoNow(std::vector<std::string> inputs, int exit_code);
+
 // The page. Starts with "<!DOCTYPE html>\n" and then `marker` (the output guard's comment line).
 std::string DiffHtmlPage(const std::vector<HtmlPartition>& partitions, const HtmlReportInfo& info,
                          const std::string& marker);

@@ -162,6 +162,17 @@ std::string SingleText(const LsoReport& rep, const std::string& dir, const TxnLo
 }
 
 // Loads a partition's copy under `dir` and the other replicas.
+// How both forms explain: the coordinator's records, the clock, the abort command's bootstrap server.
+LsoOptions LsoOptionsOf(const LsoArgs& a, const TxnLog& txn_log) {
+  LsoOptions lo;
+  lo.coordinator = txn_log.get();
+  lo.now_ms = a.now;
+  lo.producer_id_expiration_ms = a.producer_id_expiration_ms;
+  lo.bootstrap_server = a.bootstrap;
+  lo.wall_clock_times = !a.json;
+  return lo;
+}
+
 bool LoadCopies(const std::string& dir, const std::vector<std::string>& replicas, const ReplicaOptions& ro,
                 ReplicaState* target, std::vector<ReplicaState>* others, std::string* error) {
   if (!IsInputDir(dir) || !LoadReplica(dir, ro, target, error)) {
@@ -235,12 +246,7 @@ int RunLsoLogDirs(const LsoArgs& a, const ResolvedPaths& resolved, const std::ve
   TxnLog txn_log;
   if (!LoadTxnLog(a.txn_log, paths, &txn_log, &error)) return Fail("lso", kExitUnreadable, error, a.json);
   for (const std::string& w : txn_log.warnings) PrintError("lso", w);
-  LsoOptions lo;
-  lo.coordinator = txn_log.get();
-  lo.now_ms = a.now;
-  lo.producer_id_expiration_ms = a.producer_id_expiration_ms;
-  lo.bootstrap_server = a.bootstrap;
-  lo.wall_clock_times = !a.json;
+  const LsoOptions lo = LsoOptionsOf(a, txn_log);
 
   // Loaded on `jobs` workers, each partition into its own slot (transactions only: memory independent of
   // the record count), reported in name order.
@@ -373,12 +379,7 @@ int RunLso(const LsoArgs& given) {
   TxnLog txn_log;
   if (!LoadTxnLog(a.txn_log, paths, &txn_log, &error)) return Fail("lso", kExitUnreadable, error, a.json);
   for (const std::string& w : txn_log.warnings) PrintError("lso", w);
-  LsoOptions lo;
-  lo.coordinator = txn_log.get();
-  lo.now_ms = a.now;
-  lo.producer_id_expiration_ms = a.producer_id_expiration_ms;
-  lo.bootstrap_server = a.bootstrap;
-  lo.wall_clock_times = !a.json;
+  const LsoOptions lo = LsoOptionsOf(a, txn_log);
   LsoReport rep = ExplainLso(target, others, lo);
   if (a.json) {
     std::printf("%s\n", DumpJson(SingleJson(rep, a.dir, txn_log), 2).c_str());

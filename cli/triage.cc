@@ -202,14 +202,7 @@ void PrintText(const TriageReport& r, Output* out) {
 std::string HtmlReport(const TriageArgs& a, const TriageOptions& options, const TriageReport& report, int exit_code) {
   std::vector<std::string> lines;
   for (const TriagePartition& p : report.partitions) lines.push_back(PartitionText(p));
-  HtmlReportInfo info;
-  info.version = CurrentInvocation().version;
-  info.argv = CurrentInvocation().argv;
-  info.generated_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  info.inputs = a.log_dirs;
-  info.exit_code = exit_code;
+  HtmlReportInfo info = HtmlReportInfoNow(a.log_dirs, exit_code);
   TriageOptions reload = options;
   reload.wall_clock_times = true;
   auto section = [&](size_t i) -> std::string {
