@@ -13,14 +13,6 @@
 namespace klf {
 namespace {
 
-std::string Duration(int64_t ms) {
-  if (ms < 0) return fmt::format("{} ms", ms);
-  if (ms < 120000) return fmt::format("{} s", ms / 1000);
-  if (ms < 7200000) return fmt::format("{} min", ms / 60000);
-  if (ms < 172800000) return fmt::format("{:.1f} h", ms / 3600000.0);
-  return fmt::format("{:.1f} days", ms / 86400000.0);
-}
-
 // The record of `r` at the greatest offset below `offset` with a timestamp, or nullptr.
 const RecordDigest* LastRecordBefore(const ReplicaState& r, int64_t offset) {
   auto it = std::lower_bound(r.records.begin(), r.records.end(), offset,
@@ -172,8 +164,8 @@ std::optional<Incident> ReconstructIncident(const std::vector<ReplicaState>& rs,
       s += fmt::format(
           " (delete.retention.ms {} ms = {}, {}): {} fetched nothing past offset {} for at least {}, "
           "until at least {}",
-          *options.delete_retention_ms, Duration(*options.delete_retention_ms), options.delete_retention_from, r.label,
-          w.hole_from - 1, Duration(*options.delete_retention_ms), time(*w.behind_until_at_least_ms));
+          *options.delete_retention_ms, HumanDuration(*options.delete_retention_ms), options.delete_retention_from,
+          r.label, w.hole_from - 1, HumanDuration(*options.delete_retention_ms), time(*w.behind_until_at_least_ms));
     } else {
       s += fmt::format(
           ": {} fetched nothing past offset {} for at least the topic's delete.retention.ms (not in the "
@@ -206,7 +198,8 @@ std::optional<Incident> ReconstructIncident(const std::vector<ReplicaState>& rs,
         "delete.retention.ms longer than the time the replica stayed behind would have kept the {} on the leader until "
         "it fetched it: the topic's {} ms ({}, {}) was not; the outage lasted at least that long, so it must be raised "
         "above {} and above the outage's real length (not in these files)",
-        lost, behind_at_least, Duration(behind_at_least), options.delete_retention_from, Duration(behind_at_least));
+        lost, behind_at_least, HumanDuration(behind_at_least), options.delete_retention_from,
+        HumanDuration(behind_at_least));
   } else {
     dr.sentence = fmt::format(
         "delete.retention.ms longer than the time the replica stayed behind would have kept the {} on the leader until "

@@ -26,14 +26,6 @@ const char* LsoReplicaMarkerKindName(LsoReplicaMarker::Kind k) {
 
 namespace {
 
-std::string Duration(int64_t ms) {
-  if (ms < 0) return fmt::format("{} ms", ms);
-  if (ms < 120000) return fmt::format("{} s", ms / 1000);
-  if (ms < 7200000) return fmt::format("{} min", ms / 60000);
-  if (ms < 172800000) return fmt::format("{:.1f} h", ms / 3600000.0);
-  return fmt::format("{:.1f} days", ms / 86400000.0);
-}
-
 std::string Join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string out;
   for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
@@ -352,9 +344,10 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
       "offset (now {}) past offset {}.{}{}",
       r.last_stable_offset, r.high_watermark, t.producer_id, t.producer_epoch, t.first_offset, t.last_offset,
       time(t.last_timestamp),
-      t.last_timestamp >= 0 ? fmt::format(" (the producer has been idle {} at {}; expiration is {})", Duration(idle),
-                                          time(now), Duration(options.producer_id_expiration_ms))
-                            : "",
+      t.last_timestamp >= 0
+          ? fmt::format(" (the producer has been idle {} at {}; expiration is {})", HumanDuration(idle), time(now),
+                        HumanDuration(options.producer_id_expiration_ms))
+          : "",
       t.producer_id, r.log_start_offset, t.first_offset,
       later_here
           ? fmt::format(" This log holds only an emptied control batch of producer {} after it, which closes "

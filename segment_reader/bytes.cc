@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <fmt/format.h>
+
 namespace klf {
 
 void PutBE16(std::string* out, uint16_t v) {
@@ -220,6 +222,14 @@ std::string FormatEpochMs(int64_t ms) {
 std::string WithWallClock(int64_t ms) {
   std::string iso = FormatEpochMs(ms);
   return iso.empty() ? std::to_string(ms) : std::to_string(ms) + " (" + iso + ")";
+}
+
+std::string HumanDuration(int64_t ms) {
+  if (ms < 0) return fmt::format("{} ms", ms);
+  if (ms < 120000) return fmt::format("{} s", ms / 1000);
+  if (ms < 7200000) return fmt::format("{} min", ms / 60000);
+  if (ms < 172800000) return fmt::format("{:.1f} h", ms / 3600000.0);
+  return fmt::format("{:.1f} days", ms / 86400000.0);
 }
 
 }  // namespace klf

@@ -126,6 +126,8 @@ std::string FormatEpochMs(int64_t ms);
 // "1700000000000 (2023-11-14T22:13:20.000Z)"; the raw number alone when FormatEpochMs gives "". The
 // one rendering of times for humans; JSON keeps the integers.
 std::string WithWallClock(int64_t ms);
+// How text prints a length of time: "45 s", "12 min", "3.5 h", "2.0 days" (a negative one in ms).
+std::string HumanDuration(int64_t ms);
 std::string Base64Encode(Bytes b);
 std::string HexEncode(Bytes b);
 
