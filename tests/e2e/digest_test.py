@@ -18,7 +18,7 @@ import shutil
 import struct
 import subprocess
 
-from klf_e2e import KLF, ORACLE, REAL, SRC, FIX, check, process, run_tests, snapshot, temp_dir
+from klf_e2e import KLF, ORACLE, REAL, SRC, FIX, check, process, run_tests, snapshot, temp_dir, triage_json
 
 SETS = []
 for base in (os.path.join(ORACLE, "replicas"), os.path.join(ORACLE, "random-replicas"),
@@ -43,15 +43,6 @@ FINDING_FIELDS = ("kind", "divergence", "offsets", "producerId", "affectedReplic
                   "certainty", "outcome")
 # Sentences a digest states without key/value bytes: compared only for findings that quote none.
 BYTE_QUOTING = ("lost_tombstone", "divergent_record", "lost_abort", "lost_commit", "hanging_transaction")
-
-
-def triage(inputs, *extra):
-    p = process(["triage", "--json", *extra, *inputs], timeout=600)
-    try:
-        return p, json.loads(p.stdout)
-    except ValueError:
-        check(False, f"triage {inputs}: stdout is not JSON: {p.stdout[:300]} {p.stderr[:300]}")
-        return p, None
 
 
 def digest(dirs, out, *extra):
@@ -93,7 +84,7 @@ def same(name, a, b, what):
 
 def compare_set(name, dirs, work):
     before = [snapshot(d) for d in dirs]
-    p0, j0 = triage(dirs)
+    p0, j0 = triage_json(dirs)
     if j0 is None:
         return
     # One digest per broker (how a fleet runs it).
@@ -103,7 +94,7 @@ def compare_set(name, dirs, work):
         if digest([d], out) is None:
             return
         outs.append(out)
-    p1, j1 = triage(outs)
+    p1, j1 = triage_json(outs)
     if j1 is None:
         return
     check(p0.returncode == p1.returncode, f"{name}: exit {p0.returncode} from dirs, {p1.returncode} from digests")
@@ -118,10 +109,10 @@ def compare_set(name, dirs, work):
     # One digest of every log dir (a host with several disks), and digests mixed with directories.
     both = os.path.join(work, "all.kdg")
     if digest(dirs, both) is not None:
-        p2, j2 = triage([both])
+        p2, j2 = triage_json([both])
         if j2 is not None:
             same(name, j0, j2, "one digest of all log dirs")
-    p3, j3 = triage([outs[0], *dirs[1:]])
+    p3, j3 = triage_json([outs[0], *dirs[1:]])
     if j3 is not None:
         same(name, j0, j3, "a digest and directories")
     check(before == [snapshot(d) for d in dirs], f"{name}: digest or triage modified its input")
@@ -205,8 +196,8 @@ def test_resume_and_guard():
         if j is not None:
             check(j["resumedCopies"] >= 1, f"resume: {j}")
             check(not os.path.exists(out + ".partial"), "resume: the partial file is left")
-            _, a = triage([full])
-            _, b = triage([out])
+            _, a = triage_json([full])
+            _, b = triage_json([out])
             if a and b:
                 same("resume", a, b, "resumed digest")
         # --out inside an input is refused; an existing non-digest file is not replaced.
@@ -251,14 +242,14 @@ def test_plain_logs_kept_as_batches_and_undecided_named():
             check(j["digestBytes"] < j["dataBytes"] / 100, f"plain log digest {j['digestBytes']} of {j['dataBytes']}")
             outs.append(os.path.join(work, f"{i}.kdg"))
         # broker1 and broker2 hold the same bytes: the same (empty) findings as from the directories.
-        p0, j0 = triage(dirs[:2])
-        p1, j1 = triage(outs[:2])
+        p0, j0 = triage_json(dirs[:2])
+        p1, j1 = triage_json(outs[:2])
         if j0 and j1:
             same("plain byte copies", j0, j1, "a digest per broker")
         # broker3 holds other records: the directories say unrelated_logs; the digests cannot tell which
         # records differ, so they say undecided and name the files, and exit 1.
-        p0, j0 = triage(dirs)
-        p1, j1 = triage(outs)
+        p0, j0 = triage_json(dirs)
+        p1, j1 = triage_json(outs)
         if j0 and j1:
             check(j0["counts"]["diverged"] == 1, f"directories: {j0['counts']}")
             check(j1["counts"]["diverged"] == 0 and j1["counts"]["undecided"] == 1, f"digests: {j1['counts']}")

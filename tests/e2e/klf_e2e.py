@@ -72,6 +72,17 @@ def run_json(*args):
         return rc, None, e
 
 
+def triage_json(inputs, *extra):
+    """Runs `klf triage --json EXTRA... INPUTS...` (log dirs, captures or digests): (the completed
+    process, its parsed JSON or None); stdout that is not JSON is a failure."""
+    p = process(["triage", "--json", *extra, *inputs], timeout=600)
+    try:
+        return p, json.loads(p.stdout)
+    except ValueError:
+        check(False, f"triage {inputs}: stdout is not JSON: {p.stdout[:300]} {p.stderr[:300]}")
+        return p, None
+
+
 def klf_text(b):
     """What `--bytes text` prints for bytes b (and what header keys always print as, cli.md): well-formed
     UTF-8 as is; every other byte and every control character (TAB and DEL included) as \\xNN. Written

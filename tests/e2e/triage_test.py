@@ -12,7 +12,7 @@ import json
 import os
 import re
 
-from klf_e2e import ORACLE, REAL, check, process, run_tests, snapshot
+from klf_e2e import ORACLE, REAL, check, process, run_tests, snapshot, triage_json
 
 MULTI = {
     "cesaralcancio__study-kafka/data": ["kafka1", "kafka2", "kafka3", "kafka4", "kafka5"],
@@ -29,20 +29,11 @@ def live_partitions(log_dir):
             if os.path.isdir(os.path.join(log_dir, n)) and PARTITION.match(n) and "." not in n.split("-")[-1]}
 
 
-def triage(dirs, *extra):
-    p = process(["triage", "--json", *extra, *dirs], timeout=600)
-    try:
-        return p, json.loads(p.stdout)
-    except ValueError:
-        check(False, f"triage {dirs}: stdout is not JSON: {p.stdout[:300]} {p.stderr[:300]}")
-        return p, None
-
-
 def test_real_multi_broker_captures():
     for base, brokers in sorted(MULTI.items()):
         dirs = [os.path.join(REAL, base, b) for b in brokers]
         before = snapshot(os.path.join(REAL, base))
-        p, j = triage(dirs)
+        p, j = triage_json(dirs)
         if j is None:
             continue
         held = {}
@@ -75,7 +66,7 @@ def test_kafka_timelines_diverge_as_kafka_says():
             truth = json.load(f)
         differs = bool(truth["divergence"]["finalKeyValuesDiffer"])
         dirs = [os.path.join(base, t, b) for b in ("broker1", "broker2", "broker3")]
-        p, j = triage(dirs)
+        p, j = triage_json(dirs)
         if j is None:
             continue
         check(j["counts"]["partitions"] == 1 and j["counts"]["compared"] == 1, f"{t}: counts {j['counts']}")
@@ -92,8 +83,8 @@ def test_kafka_timelines_diverge_as_kafka_says():
 
 def test_jobs_do_not_change_the_answer():
     dirs = [os.path.join(REAL, "cesaralcancio__study-kafka/data", b) for b in ("kafka1", "kafka2", "kafka3")]
-    _, one = triage(dirs, "--jobs", "1")
-    _, two = triage(dirs, "--jobs", "2")
+    _, one = triage_json(dirs, "--jobs", "1")
+    _, two = triage_json(dirs, "--jobs", "2")
     check(one == two, "--jobs 1 and --jobs 2 differ")
 
 
