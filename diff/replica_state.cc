@@ -425,6 +425,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       damage(si, reader.valid_bytes(), "segment ends in a torn or corrupt tail");
     errors_seen = sink.problems.size();
   };
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): one batch of diff's pass: framing, digests, markers, transactions, consumer views
   pass.batch = [&](size_t si, const BatchView& batch) {
     const std::string& path = segments[si].log_path;
     const int64_t next_base = si + 1 < segments.size() ? segments[si + 1].base_offset : INT64_MAX;
