@@ -353,6 +353,10 @@ class NoSyncEnv : public Env {
   }
   bool RemoveDirRecursively(const std::string& p, std::string* e) override { return base_->RemoveDirRecursively(p, e); }
   bool SyncDir(const std::string&, std::string*) override { return true; }
+  bool SyncFileSystem(const std::string&, std::string*) override { return true; }
+  bool CopyFile(const std::string& a, const std::string& b, std::string* e) override {
+    return base_->CopyFile(a, b, e);
+  }
   bool FileExists(const std::string& p) override { return base_->FileExists(p); }
   bool IsNonEmptyDir(const std::string& p) override { return base_->IsNonEmptyDir(p); }
   bool SetMtimeMs(const std::string& p, int64_t ms, std::string* e) override { return base_->SetMtimeMs(p, ms, e); }

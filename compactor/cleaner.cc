@@ -39,8 +39,8 @@ class CleanedSegment {
   CleanedSegment(int64_t base_offset, int32_t index_interval_bytes)
       : base_offset_(base_offset), interval_(index_interval_bytes), offset_of_max_timestamp_(base_offset) {}
 
-  bool Open(const std::string& dir, std::string* error) {
-    log_ = AtomicFile::Create(Env::Default(), dir + "/" + SegmentFileName(base_offset_, ".log.cleaned"), error);
+  bool Open(Env* env, const std::string& dir, std::string* error) {
+    log_ = AtomicFile::Create(env, dir + "/" + SegmentFileName(base_offset_, ".log.cleaned"), error);
     return log_ != nullptr;
   }
 
@@ -131,6 +131,7 @@ class Round {
     mxro_ = mxro;
   }
   void SetParallelMinBytes(uint64_t bytes) { parallel_min_bytes_ = bytes; }
+  void SetEnv(Env* env) { env_ = env; }
 
  private:
   bool BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* error);
@@ -163,6 +164,7 @@ class Round {
   bool explain_;
   std::optional<int64_t> mtro_, mxro_;        // exclusive removal limits; nullopt = Kafka's rules only
   uint64_t parallel_min_bytes_ = UINT64_MAX;  // CompactOptions::parallel_min_bytes
+  Env* env_ = Env::Default();                 // CompactOptions::env
   int32_t io_buffer_size_;
   int32_t capacity_;  // current read (and write) buffer capacity
   RecordDecoder decoder_;
@@ -647,7 +649,7 @@ bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std
     if (first_split) go.sources = {si};  // replaces the source segment; the others are new
     first_split = false;
     go.segment = std::make_unique<CleanedSegment>(base, config_.index_interval_bytes);
-    if (!go.segment->Open(log_.dir, error)) return false;
+    if (!go.segment->Open(env_, log_.dir, error)) return false;
     go.mtime_ms = summary.last_modified_ms;
     // LogSegment.appendFromFile: chunks of whole batches, each below the read buffer's capacity
     // (1 MiB, grown to a single larger batch by the GrowableBufferSupplier), until a batch's last
@@ -730,7 +732,7 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
     for (size_t k : g) go.sources.push_back(to_clean.first + k);
     const LoadedSegment& first = log_.segments[go.sources.front()];
     go.segment = std::make_unique<CleanedSegment>(first.base_offset, config_.index_interval_bytes);
-    if (!go.segment->Open(log_.dir, error)) return false;
+    if (!go.segment->Open(env_, log_.dir, error)) return false;
     t.set_cleaned_index(go.segment->txn_index());
     for (size_t j = 0; j < go.sources.size(); j++) {
       size_t si = go.sources[j];
@@ -771,21 +773,14 @@ std::string EncodeTimeIndex(const std::vector<TimeIndexEntry>& entries, int64_t 
   return s;
 }
 
-bool RemoveIfExists(const std::string& path, std::string* error) {
-  std::error_code ec;
-  fs::remove(path, ec);
-  if (ec) {
-    *error = path + ": cannot remove: " + ec.message();
-    return false;
-  }
-  return true;
+bool RemoveIfExists(Env* env, const std::string& path, std::string* error) {
+  return !env->FileExists(path) || env->RemoveFile(path, error);
 }
 
 // Swaps the cleaned groups into the (staging) partition directory (replaceSegments, §6.2 step 6).
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): LocalLog.replaceSegments: rename, swap and delete in Kafka's crash-safe order
-bool ReplaceSegments(const PartitionLog& log, std::vector<GroupOutput>* groups, PassReport* report,
+bool ReplaceSegments(Env* env, const PartitionLog& log, std::vector<GroupOutput>* groups, PassReport* report,
                      std::string* error) {
-  Env* env = Env::Default();
   const std::string& dir = log.dir;
   // Write every new segment as .cleaned first, so a failure leaves the old segments in place.
   for (auto& g : *groups) {
@@ -810,14 +805,14 @@ bool ReplaceSegments(const PartitionLog& log, std::vector<GroupOutput>* groups, 
       int64_t b = log.segments[si].base_offset;
       os.merged_from.push_back(b);
       for (const char* suffix : {".log", ".index", ".timeindex", ".txnindex"})
-        if (!RemoveIfExists(dir + "/" + SegmentFileName(b, suffix), error)) return false;
+        if (!RemoveIfExists(env, dir + "/" + SegmentFileName(b, suffix), error)) return false;
       // Snapshots of merged-away segments go with them (not the group's first).
-      if (b != base && !RemoveIfExists(dir + "/" + SegmentFileName(b, ".snapshot"), error)) return false;
+      if (b != base && !RemoveIfExists(env, dir + "/" + SegmentFileName(b, ".snapshot"), error)) return false;
     }
     for (const char* suffix : {".log", ".index", ".timeindex", ".txnindex"}) {
       std::string final_path = dir + "/" + SegmentFileName(base, suffix);
       std::string cleaned = final_path + ".cleaned";
-      if (!fs::exists(cleaned)) continue;
+      if (!env->FileExists(cleaned)) continue;
       if (!env->RenameFile(cleaned, final_path, error)) return false;
       if (std::string(suffix) != ".txnindex" && !env->SetMtimeMs(final_path, g.mtime_ms, error)) return false;
     }
@@ -826,18 +821,17 @@ bool ReplaceSegments(const PartitionLog& log, std::vector<GroupOutput>* groups, 
   return env->SyncDir(dir, error);
 }
 
-bool WriteCleanerCheckpoint(const PartitionLog& log, int64_t value, std::string* error) {
+bool WriteCleanerCheckpoint(Env* env, const PartitionLog& log, int64_t value, std::string* error) {
   // The file keeps only partitions hosted in the log dir (§11): the output holds this one.
   std::vector<OffsetCheckpointEntry> entries{OffsetCheckpointEntry{log.tp, value}};
-  return WriteFileAtomically(Env::Default(), log.log_dir + "/cleaner-offset-checkpoint",
-                             EncodeOffsetCheckpoint(entries), error);
+  return WriteFileAtomically(env, log.log_dir + "/cleaner-offset-checkpoint", EncodeOffsetCheckpoint(entries), error);
 }
 
 // What a broker's log load does to snapshot files before the cleaner ever runs
 // (ProducerStateManager.removeStraySnapshots and truncateAndReload): snapshots that are not at a
 // segment base offset are deleted, except the largest one if it is at or above the last segment's
 // base (the clean-shutdown snapshot); snapshots above the log end or at/below the log start go too.
-bool RemoveSnapshotsAsLoadDoes(const PartitionLog& log, ProblemSink* sink, std::string* error) {
+bool RemoveSnapshotsAsLoadDoes(Env* env, const PartitionLog& log, ProblemSink* sink, std::string* error) {
   std::set<int64_t> bases;
   for (const auto& s : log.segments) bases.insert(s.base_offset);
   int64_t max_base = *bases.rbegin();
@@ -853,16 +847,17 @@ bool RemoveSnapshotsAsLoadDoes(const PartitionLog& log, ProblemSink* sink, std::
     if (offset > log.summary.log_end_offset || offset <= log.summary.log_start_offset) remove.push_back(offset);
   for (int64_t offset : remove) {
     auto it = log.snapshot_files.find(offset);
-    if (it == log.snapshot_files.end() || !fs::exists(it->second)) continue;
+    if (it == log.snapshot_files.end() || !env->FileExists(it->second)) continue;
     if (sink)
       sink->Report(Problem{Severity::kInfo, it->second, 0, "stray-snapshot",
                            "deleted as a broker's log load would (removeStraySnapshots/truncateAndReload)"});
-    if (!RemoveIfExists(it->second, error)) return false;
+    if (!env->RemoveFile(it->second, error)) return false;
   }
   return true;
 }
 
-bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* error, bool missing_ok = false);
+bool CopyPreservingMtime(Env* env, const fs::path& from, const fs::path& to, std::string* error,
+                         bool missing_ok = false);
 
 // One pass. It reads the log from `read_dir` and writes into `partition_dir` (the staging copy). On
 // the first pass `read_dir` is the input directory, whose .log files were not copied beforehand:
@@ -893,7 +888,7 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
   report->expired_producers = log.expired_producers;
   report->cleaner_checkpoint_before = log.summary.cleaner_checkpoint;
   if (options.first_dirty_offset) log.summary.cleaner_checkpoint = options.first_dirty_offset;
-  if (!RemoveSnapshotsAsLoadDoes(log, sink, error)) return false;
+  if (!RemoveSnapshotsAsLoadDoes(options.env, log, sink, error)) return false;
 
   CleaningDecision d = DecideCleaning(log.summary, config, options.now);
   report->decision = d;
@@ -917,13 +912,14 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
     Round round(log, config, options.now, map.get(), report, sink, options.explain);
     round.SetRemovalLimits(options.max_tombstone_remove_offset, options.max_tx_end_remove_offset);
     round.SetParallelMinBytes(options.parallel_min_bytes);
+    round.SetEnv(options.env);
     std::vector<GroupOutput> groups;
     int64_t end_offset = 0;
     std::optional<size_t> split;
     if (!round.DoClean(d.offsets.first_dirty_offset, d.range.first_uncleanable_offset, &end_offset, &groups, &split,
                        error))
       return false;
-    if (!ReplaceSegments(log, &groups, report, error)) return false;
+    if (!ReplaceSegments(options.env, log, &groups, report, error)) return false;
     if (split) {
       // The round was aborted after the split: LogCleaner.cleanLog's doneCleaning writes the
       // checkpoint back as firstDirtyOffset (§11); the groups cleaned before stay cleaned.
@@ -936,7 +932,7 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
     }
   }
   if (checkpoint) {
-    if (!WriteCleanerCheckpoint(log, *checkpoint, error)) return false;
+    if (!WriteCleanerCheckpoint(options.env, log, *checkpoint, error)) return false;
     report->checkpoint_written = checkpoint;
   }
   if (read_dir != partition_dir) {
@@ -944,7 +940,8 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
     for (const auto& os : report->segments) replaced.insert(os.merged_from.begin(), os.merged_from.end());
     for (const auto& seg : log.segments) {
       if (replaced.count(seg.base_offset)) continue;
-      if (!CopyPreservingMtime(seg.log_path, fs::path(partition_dir) / fs::path(seg.log_path).filename(), error))
+      if (!CopyPreservingMtime(options.env, seg.log_path, fs::path(partition_dir) / fs::path(seg.log_path).filename(),
+                               error))
         return false;
     }
   }
@@ -969,48 +966,27 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
   return true;
 }
 
-// A member of a capture (segment_reader/capture.h) copied to `to` through the Env, in 1 MiB pieces,
-// with the member's modification time.
-bool CopyCaptureMember(const fs::path& from, const fs::path& to, std::string* error, bool missing_ok) {
+// `from` (a file, or a member of a capture: segment_reader/capture.h) copied to `to` through the Env, with
+// its modification time. A missing `from` is no error when `missing_ok`.
+bool CopyPreservingMtime(Env* env, const fs::path& from, const fs::path& to, std::string* error, bool missing_ok) {
   InputFileInfo info;
   InputFailure failure = InputFailure::kNone;
+  std::string archive, member;
+  if (!SplitCapturePath(from.string(), &archive, &member)) {
+    if (!ProbeInputFile(from.string(), &info, error, &failure)) return missing_ok && failure == InputFailure::kMissing;
+    return env->CopyFile(from.string(), to.string(), error);
+  }
   std::unique_ptr<CaptureMemberReader> in = OpenInputReader(from.string(), &info, error, &failure);
   if (!in) return missing_ok && failure == InputFailure::kMissing;
-  Env* env = Env::Default();
   std::unique_ptr<WritableFile> out = env->NewWritableFile(to.string(), error);
   if (!out) return false;
-  std::vector<uint8_t> buffer(size_t(1) << 20);
+  std::vector<uint8_t> buffer(size_t(1) << 20);  // in 1 MiB pieces
   for (uint64_t pos = 0; pos < info.size;) {
     const uint64_t n = std::min<uint64_t>(buffer.size(), info.size - pos);
     if (!in->Read(pos, n, buffer.data(), error) || !out->Append(Bytes(buffer.data(), size_t(n)), error)) return false;
     pos += n;
   }
   return out->Close(error) && env->SetMtimeMs(to.string(), info.mtime_ms, error);
-}
-
-bool CopyPreservingMtime(const fs::path& from, const fs::path& to, std::string* error, bool missing_ok) {
-  {
-    std::string archive, member;
-    if (SplitCapturePath(from.string(), &archive, &member)) return CopyCaptureMember(from, to, error, missing_ok);
-  }
-  // Through the input door first (segment_reader/file.h): a FIFO, directory or symlink loop is an
-  // error naming the file, never a hang in copy_file.
-  InputFileInfo info;
-  InputFailure failure = InputFailure::kNone;
-  int fd = OpenInputFile(from.string(), &info, error, &failure);
-  if (fd < 0) return missing_ok && failure == InputFailure::kMissing;
-  ::close(fd);
-  std::error_code ec;
-  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-  if (!ec)
-    fs::permissions(to, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read,
-                    ec);
-  if (!ec) fs::last_write_time(to, fs::last_write_time(from, ec), ec);
-  if (ec) {
-    *error = from.string() + " -> " + to.string() + ": " + ec.message();
-    return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -1030,14 +1006,10 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
   so.force = options.force;
   // --out must not be (or be inside) the partition directory being read.
   so.inputs = {in.string()};
-  auto staged = StagedDirectory::Create(Env::Default(), out_dir, so, error);
+  auto staged = StagedDirectory::Create(options.env, out_dir, so, error);
   if (!staged) return false;
   fs::path staging_part = fs::path(staged->path()) / in.filename();
-  fs::create_directories(staging_part, ec);
-  if (ec) {
-    *error = staging_part.string() + ": " + ec.message();
-    return false;
-  }
+  if (!options.env->CreateDir(staging_part.string(), error)) return false;
   std::vector<InputDirEntry> entries;
   std::string list_error;
   if (!ListInputDir(in.string(), &entries, &list_error)) {
@@ -1055,12 +1027,12 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
     // A file Kafka keeps here (an index, a snapshot, leader-epoch-checkpoint...) is copied, and must be
     // readable: a FIFO or symlink loop under its name fails the copy. Other non-files are not data.
     if (e.kind != InputKind::kFile && (name.kind == FileKind::kUnknown || name.suffix != FileSuffix::kNone)) continue;
-    if (!CopyPreservingMtime(in / n, staging_part / n, error)) return false;
+    if (!CopyPreservingMtime(options.env, in / n, staging_part / n, error)) return false;
   }
   for (const char* name : {"cleaner-offset-checkpoint", "log-start-offset-checkpoint",
                            "recovery-point-offset-checkpoint", "replication-offset-checkpoint"}) {
     fs::path p = log_dir / name;
-    if (!CopyPreservingMtime(p, fs::path(staged->path()) / name, error, /*missing_ok=*/true)) return false;
+    if (!CopyPreservingMtime(options.env, p, fs::path(staged->path()) / name, error, /*missing_ok=*/true)) return false;
   }
   for (int pass = 0; pass < std::max(options.passes, 1); pass++) {
     PassReport pr;

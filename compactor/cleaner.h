@@ -26,6 +26,7 @@
 #include "compactor/cleanable.h"
 #include "compactor/config.h"
 #include "compactor/retention.h"
+#include "segment_reader/env.h"
 #include "segment_reader/problem.h"
 
 namespace klf {
@@ -60,6 +61,8 @@ struct CompactOptions {
   // judges each partition directory with config_for(dir) instead of `config` (klf compact takes them
   // from the metadata log).
   std::function<CleanerConfig(const std::string& partition_dir)> config_for;
+  // Every file the compactor writes, copies, renames or removes goes through it (tests inject faults).
+  Env* env = Env::Default();
 };
 
 // What --explain prints for one record.

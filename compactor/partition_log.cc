@@ -1,7 +1,6 @@
 #include "compactor/partition_log.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,31 +16,6 @@
 
 namespace klf {
 namespace fs = std::filesystem;
-
-namespace {
-
-// Walks a mapped file front to back while unmapping the pages already passed (MADV_DONTNEED on a
-// read-only private mapping only drops this process's page-table entries; the page cache keeps the
-// bytes), so a header walk over a 1 GiB segment does not leave 1 GiB resident in this process.
-class PageDropper {
- public:
-  explicit PageDropper(Bytes data) : data_(data) {}
-  void Passed(size_t pos) {
-    if (pos - dropped_ < kWindow) return;
-    uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-    uintptr_t begin = (uintptr_t(data_.data()) + dropped_) & ~(page - 1);
-    uintptr_t end = (uintptr_t(data_.data()) + pos) & ~(page - 1);
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-    dropped_ = pos;
-  }
-
- private:
-  static constexpr size_t kWindow = size_t(16) << 20;
-  Bytes data_;
-  size_t dropped_ = 0;
-};
-
-}  // namespace
 
 ChunkReader::~ChunkReader() {
   if (fd_ >= 0) close(fd_);
@@ -149,9 +123,7 @@ std::vector<AbortedTxn> PartitionLog::CollectAbortedTransactions(int64_t start, 
   return out;
 }
 
-namespace {}  // namespace
-
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): the compactor's segment summary walk (issue 16: to move onto LoadedLog)
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): per segment of LoadedLog, LogSegment.readNextOffset (index shortcut, else every header)
 bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& config, int64_t now,
                       std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink, std::string* error) {
   out->dir = partition_dir;
@@ -222,7 +194,7 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     }
     bool whole_walk = resume == 0, jumped = false, check_resumed = false;
     Bytes data = file->data();
-    PageDropper dropper(data);
+    size_t released = 0;  // the mapping's pages below this were handed back (ReleaseMappedPages)
     ChunkReader reader;
     if (!data.empty() && !reader.Open(path, data.size(), error)) return false;
     constexpr size_t kWindow = size_t(1) << 20;
@@ -251,7 +223,12 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
         EntryStatus st = NextEntry(window, 0, pos, &b, &err);
         if (st != EntryStatus::kIncomplete || window.size() < kWindow) return st;
       }
-      dropper.Passed(pos);
+      // Pages already passed leave this process (the page cache keeps them), so a walk over a 1 GiB
+      // segment does not leave 1 GiB resident.
+      if (pos - released >= (size_t(16) << 20)) {
+        ReleaseMappedPages(data.data() + released, data.data() + pos);
+        released = pos;
+      }
       return NextEntry(data, pos, pos, &b, &err);  // an entry larger than the window
     };
     while (true) {

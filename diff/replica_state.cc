@@ -300,7 +300,7 @@ bool WithinBudget(const ReplicaState& r, const ReplicaOptions& options, size_t m
 
 }  // namespace
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): diff's per-record pass over LoadedLog (issue 16: still its own pass)
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): diff's visitor over LoadedLog::ForEachBatch: per batch, its digests, markers, transactions and consumer views
 bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options, ReplicaState* out,
                  std::string* error) {
   ReplicaState& r = *out;
@@ -386,8 +386,26 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   }
   uint64_t bytes_done = 0;
   int64_t prev_end = -1;
-  for (uint32_t si = 0; si < segments.size(); ++si) {
-    const std::string& path = segments[si].log_path;
+  // Damage stops the segment: its remaining offsets are unreadable. In the last segment that is what
+  // Kafka's recovery truncates (the log end moves back, already reflected by the producer-state load);
+  // in an earlier one the range up to the next segment is marked damaged and never compared.
+  auto damage = [&](size_t si, uint64_t position, const std::string& why) {
+    if (si + 1 >= segments.size()) return;
+    DamagedRange d;
+    d.from = std::max(prev_end, segments[si].base_offset);
+    d.to = segments[si + 1].base_offset;
+    d.file = segments[si].log_path;
+    d.position = position;
+    d.why = why;
+    if (d.to > d.from) r.damaged.push_back(d);
+  };
+  // Streamed with pread(2) through one reused buffer (LoadedLog::ForEachBatch): on this VM mapping a page
+  // costs more than reading it, and each batch is used once, right away.
+  CollectingSink sink;
+  bool damaged = false, over_budget = false;
+  size_t errors_seen = 0;  // sink.problems[0..errors_seen) hold no error of this segment
+  LoadedLog::SegmentVisitor pass;
+  pass.begin = [&](size_t si, const LogReader& reader) {
     if (ref == nullptr && bytes_done > 0 && !r.records.empty()) {
       double per_byte = double(r.records.size()) / double(bytes_done);
       size_t want = size_t(per_byte * double(total_bytes) * 1.02) + 1024;
@@ -399,197 +417,189 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       }
     }
     bytes_done += segment_bytes[si];
-    CollectingSink sink;
-    // Streamed with pread(2) through one reused buffer: on this VM mapping a page costs more than reading
-    // it, and each batch is used once, right away (a BatchView lives until the next Next()).
-    std::unique_ptr<LogReader> reader = LogReader::Open(path, &sink, ReadOptions(), error);
-    if (!reader) return Untrustworthy(*error, error);
-    if (si < r.segment_mtimes_ms.size()) r.segment_mtimes_ms[si] = reader->file_mtime_ms();
-    BatchView batch;
-    int64_t next_base = si + 1 < segments.size() ? segments[si + 1].base_offset : INT64_MAX;
-    // Damage stops the segment: its remaining offsets are unreadable. In the last segment that is what
-    // Kafka's recovery truncates (the log end moves back, already reflected by the producer-state load);
-    // in an earlier one the range up to the next segment is marked damaged and never compared.
-    auto damage = [&](uint64_t position, const std::string& why) {
-      if (si + 1 >= segments.size()) return;
-      DamagedRange d;
-      d.from = std::max(prev_end, segments[si].base_offset);
-      d.to = next_base;
-      d.file = path;
-      d.position = position;
-      d.why = why;
-      if (d.to > d.from) r.damaged.push_back(d);
+    r.segment_mtimes_ms[si] = reader.file_mtime_ms();
+    damaged = false;
+  };
+  pass.end = [&](size_t si, const LogReader& reader) {
+    if (!damaged && reader.end() != LogEnd::kEndOfData)
+      damage(si, reader.valid_bytes(), "segment ends in a torn or corrupt tail");
+    errors_seen = sink.problems.size();
+  };
+  // NOLINTNEXTLINE(readability-function-cognitive-complexity): one batch of diff's pass: framing, digests, markers, transactions, consumer views
+  pass.batch = [&](size_t si, const BatchView& batch) {
+    const std::string& path = segments[si].log_path;
+    const int64_t next_base = si + 1 < segments.size() ? segments[si + 1].base_offset : INT64_MAX;
+    bool framing_error = false;
+    for (; errors_seen < sink.problems.size(); ++errors_seen) {
+      if (sink.problems[errors_seen].severity == Severity::kError) {
+        framing_error = true;
+        break;
+      }
+    }
+    if (!batch.header.crc_valid || framing_error) {
+      damage(si, batch.header.position, !batch.header.crc_valid ? "batch CRC mismatch" : sink.problems.back().message);
+      damaged = true;
+      return LoadedLog::Step::kNextSegment;
+    }
+    BatchSpan span;
+    span.size = uint32_t(batch.bytes.size());
+    span.crc = batch.header.crc;
+    span.fingerprint = Crc64Extend(0, batch.bytes);
+    // The reference's batch with the same bytes, if any: its records' digests are this batch's.
+    const BatchSpan* same = nullptr;
+    if (ref != nullptr && batch.header.magic >= 2 && !batch.header.is_control) {
+      const std::vector<BatchSpan>& rb = ref->batches;
+      if (ref_batch >= rb.size() || rb[ref_batch].base_offset > batch.header.base_offset) ref_batch = 0;
+      ref_batch = std::lower_bound(rb.begin() + ref_batch, rb.end(), batch.header.base_offset,
+                                   [](const BatchSpan& b, int64_t o) { return b.base_offset < o; }) -
+                  rb.begin();
+      if (ref_batch < rb.size()) {
+        const BatchSpan& c = rb[ref_batch];
+        if (c.digested && !c.control && c.base_offset == batch.header.base_offset && c.size == span.size &&
+            c.crc == span.crc && c.fingerprint == span.fingerprint) {
+          same = &c;
+        }
+      }
+    }
+    size_t problems_before = sink.problems.size();
+    // Transactions only (klf lso): a v2 data batch's header says all that is needed of it.
+    const bool header_only = options.transactions_only && batch.header.magic >= 2 && !batch.header.is_control;
+    bool decoded = same != nullptr || (!header_only && decoder.Decode(batch, path, &sink));
+    const BatchHeader& h = same == nullptr && decoded ? decoder.header() : batch.header;
+    if (h.base_offset < std::max<int64_t>(prev_end, 0) || h.last_offset >= next_base) {
+      damage(si, h.position,
+             "batch offsets " + std::to_string(h.base_offset) + ".." + std::to_string(h.last_offset) + " out of order");
+      damaged = true;
+      return LoadedLog::Step::kNextSegment;
+    }
+    span.base_offset = h.base_offset;
+    span.last_offset = h.last_offset;
+    span.producer_id = h.producer_id;
+    span.producer_epoch = h.producer_epoch;
+    span.transactional = h.is_transactional;
+    span.control = h.is_control;
+    span.records = same != nullptr ? same->records
+                   : header_only   ? std::max(h.record_count, 0)
+                                   : int32_t(decoder.records().size());
+    span.segment = si;
+    span.position = h.position;
+    span.first_record = uint32_t(r.records.size());
+    span.digested = decoded && sink.problems.size() == problems_before;
+    if (prev_end >= 0 && span.base_offset > prev_end) r.gaps.push_back({prev_end, span.base_offset});
+    if (prev_end < 0 && span.base_offset > r.log_start_offset) r.gaps.push_back({r.log_start_offset, span.base_offset});
+    prev_end = std::max(prev_end, JavaAdd(span.last_offset, 1));
+    if (!options.transactions_only) r.batches.push_back(span);
+
+    // Transaction structure (replay from the log start).
+    BatchUpdate u = replay.Apply(batch, path, nullptr);
+    int32_t txn_index = -1;
+    if (h.magic >= 2 && h.has_producer_id()) {
+      if (h.is_control) {
+        Marker m;
+        m.offset = h.base_offset;
+        m.producer_id = h.producer_id;
+        m.producer_epoch = h.producer_epoch;
+        m.type = MarkerType::kEmpty;
+        if (decoded && !decoder.records().empty()) {
+          m.type = MarkerType::kOther;
+          if (auto c = ControlBatchMarker(decoder.records())) {
+            if (c->type == ControlType::kCommit) m.type = MarkerType::kCommit;
+            if (c->type == ControlType::kAbort) m.type = MarkerType::kAbort;
+            m.coordinator_epoch = c->coordinator_epoch;
+          }
+        }
+        r.markers.push_back(m);
+        if (u.completed) {
+          auto it = txn_by_first.find({u.completed->producer_id, u.completed->first_offset});
+          if (it != txn_by_first.end()) {
+            Txn& t = r.txns[it->second];
+            t.marker_offset = u.completed->last_offset;
+            t.fate = u.completed->is_aborted ? TxnFate::kAborted : TxnFate::kCommitted;
+            txn_by_first.erase(it);
+          }
+        }
+      } else if (h.is_transactional) {
+        const ProducerStateEntry* e = replay.Find(h.producer_id);
+        if (e && e->current_txn_first_offset) {
+          auto key = std::make_pair(h.producer_id, *e->current_txn_first_offset);
+          auto it = txn_by_first.find(key);
+          if (it == txn_by_first.end()) {
+            Txn t;
+            t.producer_id = h.producer_id;
+            t.producer_epoch = h.producer_epoch;
+            t.first_offset = *e->current_txn_first_offset;
+            it = txn_by_first.emplace(key, int32_t(r.txns.size())).first;
+            r.txns.push_back(t);
+          }
+          txn_index = it->second;
+          r.txns[txn_index].last_data_offset = h.last_offset;
+          r.txns[txn_index].producer_epoch = h.producer_epoch;
+        }
+      }
+    }
+
+    // read_committed as CompletedFetch filters it (aborted list from the .txnindex, ABORT markers).
+    const bool abort_marker = h.is_control && !r.markers.empty() && r.markers.back().offset == h.base_offset &&
+                              r.markers.back().type == MarkerType::kAbort;
+    const bool batch_aborted = read_committed.SkipsBatch(h, abort_marker);
+
+    if (options.transactions_only) {
+      // The newest record timestamp (the default clock) from the headers: a batch's maxTimestamp.
+      if (header_only || decoded) r.max_timestamp = std::max(r.max_timestamp, h.max_timestamp);
+      return LoadedLog::Step::kNext;
+    }
+    if (!decoded) return LoadedLog::Step::kNext;
+    auto consumers = [&](RecordDigest& d) {
+      d.read_uncommitted = !h.is_control && bounds.ReadUncommitted(d.offset);
+      d.read_committed = !h.is_control && bounds.BelowLastStable(d.offset) && !batch_aborted;
+      r.max_timestamp = std::max(r.max_timestamp, d.timestamp);
     };
-    bool damaged = false;
-    size_t errors_seen = 0;  // sink.problems[0..errors_seen) hold no error
-    while (reader->Next(&batch)) {
-      bool framing_error = false;
-      for (; errors_seen < sink.problems.size(); ++errors_seen) {
-        if (sink.problems[errors_seen].severity == Severity::kError) {
-          framing_error = true;
-          break;
-        }
+    if (same != nullptr) {
+      if (!WithinBudget(r, options, size_t(same->records), path, h.position, error)) {
+        over_budget = true;
+        return LoadedLog::Step::kStop;
       }
-      if (!batch.header.crc_valid || framing_error) {
-        damage(batch.header.position, !batch.header.crc_valid ? "batch CRC mismatch" : sink.problems.back().message);
-        damaged = true;
-        break;
-      }
-      BatchSpan span;
-      span.size = uint32_t(batch.bytes.size());
-      span.crc = batch.header.crc;
-      span.fingerprint = Crc64Extend(0, batch.bytes);
-      // The reference's batch with the same bytes, if any: its records' digests are this batch's.
-      const BatchSpan* same = nullptr;
-      if (ref != nullptr && batch.header.magic >= 2 && !batch.header.is_control) {
-        const std::vector<BatchSpan>& rb = ref->batches;
-        if (ref_batch >= rb.size() || rb[ref_batch].base_offset > batch.header.base_offset) ref_batch = 0;
-        ref_batch = std::lower_bound(rb.begin() + ref_batch, rb.end(), batch.header.base_offset,
-                                     [](const BatchSpan& b, int64_t o) { return b.base_offset < o; }) -
-                    rb.begin();
-        if (ref_batch < rb.size()) {
-          const BatchSpan& c = rb[ref_batch];
-          if (c.digested && !c.control && c.base_offset == batch.header.base_offset && c.size == span.size &&
-              c.crc == span.crc && c.fingerprint == span.fingerprint) {
-            same = &c;
-          }
-        }
-      }
-      size_t problems_before = sink.problems.size();
-      // Transactions only (klf lso): a v2 data batch's header says all that is needed of it.
-      const bool header_only = options.transactions_only && batch.header.magic >= 2 && !batch.header.is_control;
-      bool decoded = same != nullptr || (!header_only && decoder.Decode(batch, path, &sink));
-      const BatchHeader& h = same == nullptr && decoded ? decoder.header() : batch.header;
-      if (h.base_offset < std::max<int64_t>(prev_end, 0) || h.last_offset >= next_base) {
-        damage(h.position, "batch offsets " + std::to_string(h.base_offset) + ".." + std::to_string(h.last_offset) +
-                               " out of order");
-        damaged = true;
-        break;
-      }
-      span.base_offset = h.base_offset;
-      span.last_offset = h.last_offset;
-      span.producer_id = h.producer_id;
-      span.producer_epoch = h.producer_epoch;
-      span.transactional = h.is_transactional;
-      span.control = h.is_control;
-      span.records = same != nullptr ? same->records
-                     : header_only   ? std::max(h.record_count, 0)
-                                     : int32_t(decoder.records().size());
-      span.segment = si;
-      span.position = h.position;
-      span.first_record = uint32_t(r.records.size());
-      span.digested = decoded && sink.problems.size() == problems_before;
-      if (prev_end >= 0 && span.base_offset > prev_end) r.gaps.push_back({prev_end, span.base_offset});
-      if (prev_end < 0 && span.base_offset > r.log_start_offset)
-        r.gaps.push_back({r.log_start_offset, span.base_offset});
-      prev_end = std::max(prev_end, JavaAdd(span.last_offset, 1));
-      if (!options.transactions_only) r.batches.push_back(span);
-
-      // Transaction structure (replay from the log start).
-      BatchUpdate u = replay.Apply(batch, path, nullptr);
-      int32_t txn_index = -1;
-      if (h.magic >= 2 && h.has_producer_id()) {
-        if (h.is_control) {
-          Marker m;
-          m.offset = h.base_offset;
-          m.producer_id = h.producer_id;
-          m.producer_epoch = h.producer_epoch;
-          m.type = MarkerType::kEmpty;
-          if (decoded && !decoder.records().empty()) {
-            m.type = MarkerType::kOther;
-            if (auto c = ControlBatchMarker(decoder.records())) {
-              if (c->type == ControlType::kCommit) m.type = MarkerType::kCommit;
-              if (c->type == ControlType::kAbort) m.type = MarkerType::kAbort;
-              m.coordinator_epoch = c->coordinator_epoch;
-            }
-          }
-          r.markers.push_back(m);
-          if (u.completed) {
-            auto it = txn_by_first.find({u.completed->producer_id, u.completed->first_offset});
-            if (it != txn_by_first.end()) {
-              Txn& t = r.txns[it->second];
-              t.marker_offset = u.completed->last_offset;
-              t.fate = u.completed->is_aborted ? TxnFate::kAborted : TxnFate::kCommitted;
-              txn_by_first.erase(it);
-            }
-          }
-        } else if (h.is_transactional) {
-          const ProducerStateEntry* e = replay.Find(h.producer_id);
-          if (e && e->current_txn_first_offset) {
-            auto key = std::make_pair(h.producer_id, *e->current_txn_first_offset);
-            auto it = txn_by_first.find(key);
-            if (it == txn_by_first.end()) {
-              Txn t;
-              t.producer_id = h.producer_id;
-              t.producer_epoch = h.producer_epoch;
-              t.first_offset = *e->current_txn_first_offset;
-              it = txn_by_first.emplace(key, int32_t(r.txns.size())).first;
-              r.txns.push_back(t);
-            }
-            txn_index = it->second;
-            r.txns[txn_index].last_data_offset = h.last_offset;
-            r.txns[txn_index].producer_epoch = h.producer_epoch;
-          }
-        }
-      }
-
-      // read_committed as CompletedFetch filters it (aborted list from the .txnindex, ABORT markers).
-      const bool abort_marker = h.is_control && !r.markers.empty() && r.markers.back().offset == h.base_offset &&
-                                r.markers.back().type == MarkerType::kAbort;
-      const bool batch_aborted = read_committed.SkipsBatch(h, abort_marker);
-
-      if (options.transactions_only) {
-        // The newest record timestamp (the default clock) from the headers: a batch's maxTimestamp.
-        if (header_only || decoded) r.max_timestamp = std::max(r.max_timestamp, h.max_timestamp);
-        continue;
-      }
-      if (!decoded) continue;
-      auto consumers = [&](RecordDigest& d) {
-        d.read_uncommitted = !h.is_control && bounds.ReadUncommitted(d.offset);
-        d.read_committed = !h.is_control && bounds.BelowLastStable(d.offset) && !batch_aborted;
-        r.max_timestamp = std::max(r.max_timestamp, d.timestamp);
-      };
-      if (same != nullptr) {
-        if (!WithinBudget(r, options, size_t(same->records), path, h.position, error)) return false;
-        for (uint32_t i = same->first_record; i < same->first_record + uint32_t(same->records); ++i) {
-          RecordDigest d = ref->records[i];
-          d.txn = txn_index;  // not a control batch
-          d.fate = TxnFate::kNone;
-          consumers(d);
-          r.records.push_back(d);
-        }
-        continue;
-      }
-      if (!WithinBudget(r, options, decoder.records().size(), path, h.position, error)) return false;
-      keys.clear();
-      for (const Record& rec : decoder.records())
-        if (rec.key) keys.push_back(*rec.key);
-      key_digests.resize(keys.size());
-      Md5Many(keys.data(), keys.size(), key_digests.data());
-      size_t next_key = 0;
-      for (const Record& rec : decoder.records()) {
-        RecordDigest d;
-        d.offset = rec.offset;
-        d.timestamp = rec.timestamp;
-        d.producer_id = h.producer_id;
-        d.producer_epoch = h.producer_epoch;
-        d.leader_epoch = h.partition_leader_epoch;
-        d.transactional = h.is_transactional;
-        d.control = h.is_control;
-        d.has_key = rec.key.has_value();
-        d.has_value = rec.value.has_value();
-        d.txn = h.is_control ? -1 : txn_index;
-        if (rec.key) d.key = key_digests[next_key++];
-        d.content = ContentDigest(rec.timestamp, h.is_control, rec.key, rec.value, decoder.headers(rec));
+      for (uint32_t i = same->first_record; i < same->first_record + uint32_t(same->records); ++i) {
+        RecordDigest d = ref->records[i];
+        d.txn = txn_index;  // not a control batch
+        d.fate = TxnFate::kNone;
         consumers(d);
         r.records.push_back(d);
       }
+      return LoadedLog::Step::kNext;
     }
-    if (!damaged && reader->end() != LogEnd::kEndOfData) {
-      damage(reader->valid_bytes(), "segment ends in a torn or corrupt tail");
+    if (!WithinBudget(r, options, decoder.records().size(), path, h.position, error)) {
+      over_budget = true;
+      return LoadedLog::Step::kStop;
     }
-    for (const Problem& p : sink.problems) r.notes.push_back(p);
-  }
+    keys.clear();
+    for (const Record& rec : decoder.records())
+      if (rec.key) keys.push_back(*rec.key);
+    key_digests.resize(keys.size());
+    Md5Many(keys.data(), keys.size(), key_digests.data());
+    size_t next_key = 0;
+    for (const Record& rec : decoder.records()) {
+      RecordDigest d;
+      d.offset = rec.offset;
+      d.timestamp = rec.timestamp;
+      d.producer_id = h.producer_id;
+      d.producer_epoch = h.producer_epoch;
+      d.leader_epoch = h.partition_leader_epoch;
+      d.transactional = h.is_transactional;
+      d.control = h.is_control;
+      d.has_key = rec.key.has_value();
+      d.has_value = rec.value.has_value();
+      d.txn = h.is_control ? -1 : txn_index;
+      if (rec.key) d.key = key_digests[next_key++];
+      d.content = ContentDigest(rec.timestamp, h.is_control, rec.key, rec.value, decoder.headers(rec));
+      consumers(d);
+      r.records.push_back(d);
+    }
+    return LoadedLog::Step::kNext;
+  };
+  if (!log.ForEachBatch(pass, &sink, error)) return Untrustworthy(*error, error);
+  if (over_budget) return false;
+  for (Problem& p : sink.problems) r.notes.push_back(std::move(p));
   if (options.transactions_only) return true;
   // Records of a transaction take its fate; transactions still open at the end stay open.
   for (RecordDigest& d : r.records) {

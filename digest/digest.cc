@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <iterator>
 
@@ -531,14 +532,16 @@ bool GetState(In* in, ReplicaState* r, const std::string& base) {
 }
 
 // A Kafka file name "<20-digit offset><ext>" with a known ext is stored as the ext's number (1..) and the
-// offset; any other name as 0 and the string.
+// offset; any other name (20 digits that overflow 64 bits among them) as 0 and the string.
 constexpr const char* kExts[] = {".log", ".index", ".timeindex", ".snapshot", ".txnindex"};
 void PutFileName(Out* o, const std::string& name) {
   for (size_t e = 0; e < std::size(kExts); ++e) {
     std::string_view ext = kExts[e];
-    if (name.size() == 20 + ext.size() && name.ends_with(ext) && name.find_first_not_of("0123456789") == 20) {
+    uint64_t offset = 0;
+    if (name.size() == 20 + ext.size() && name.ends_with(ext) && name.find_first_not_of("0123456789") == 20 &&
+        std::from_chars(name.data(), name.data() + 20, offset).ec == std::errc()) {
       o->U8(uint8_t(e + 1));
-      o->Var(std::stoull(name.substr(0, 20)));
+      o->Var(offset);
       return;
     }
   }

@@ -186,12 +186,22 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
 }
 
 bool LoadedLog::ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read) const {
+  SegmentVisitor v;
+  v.batch = [&](size_t segment, const BatchView& b) { return visit(segment, b) ? Step::kNext : Step::kStop; };
+  return ForEachBatch(v, sink, error, read);
+}
+
+bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std::string* error,
+                             ReadOptions read) const {
   for (size_t i = 0; i < segments.size(); ++i) {
     std::unique_ptr<LogReader> reader = LogReader::Open(segments[i].log_path, sink, read, error);
     if (!reader) return false;
+    if (visit.begin) visit.begin(i, *reader);
     BatchView b;
-    while (reader->Next(&b))
-      if (!visit(i, b)) return true;
+    Step step = Step::kNext;
+    while (step == Step::kNext && reader->Next(&b)) step = visit.batch(i, b);
+    if (step == Step::kStop) return true;
+    if (visit.end) visit.end(i, *reader);
   }
   return true;
 }

@@ -99,6 +99,18 @@ struct LoadedLog {
   // Streams every batch of every segment front to back (LogReader::Open with `read`). Problems of the
   // framing go to `sink`. Returns false with *error when a segment cannot be opened.
   bool ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read = {}) const;
+
+  // The same pass for a visitor that also sees the segments' boundaries: `begin` (optional) when a
+  // segment is opened, before its first batch (the reader knows the file's size and mtime); `batch` for
+  // each batch, saying whether to go on, skip the rest of the segment or stop; `end` (optional) after
+  // the segment's last batch or the skip (the reader says how the segment ended).
+  enum class Step { kNext, kNextSegment, kStop };
+  struct SegmentVisitor {
+    std::function<void(size_t segment, const LogReader& reader)> begin;
+    std::function<Step(size_t segment, const BatchView& batch)> batch;
+    std::function<void(size_t segment, const LogReader& reader)> end;
+  };
+  bool ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read = {}) const;
 };
 
 }  // namespace klf

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "segment_reader/file.h"
+
 namespace klf {
 namespace {
 
@@ -200,6 +202,32 @@ class PosixEnv : public Env {
     ::close(fd);
     if (!ok) *error = ErrnoMessage(path, "fsync directory", err);
     return ok;
+  }
+  bool SyncFileSystem(const std::string& path, std::string* error) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || ::syncfs(fd) != 0) {
+      *error = ErrnoMessage(path, "syncfs", errno);
+      if (fd >= 0) ::close(fd);
+      return false;
+    }
+    ::close(fd);
+    return true;
+  }
+  bool CopyFile(const std::string& from, const std::string& to, std::string* error) override {
+    // Through the input door first: a FIFO, directory or symlink loop is an error naming the file.
+    InputFileInfo info;
+    int fd = OpenInputFile(from, &info, error);
+    if (fd < 0) return false;
+    ::close(fd);
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);  // copy_file_range(2) in the kernel
+    if (!ec)
+      fs::permissions(
+          to, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read, ec);
+    if (!ec) fs::last_write_time(to, fs::last_write_time(from, ec), ec);
+    if (ec) *error = from + " -> " + to + ": " + ec.message();
+    return !ec;
   }
   bool FileExists(const std::string& path) override { return ::access(path.c_str(), F_OK) == 0; }
   bool IsNonEmptyDir(const std::string& path) override {

@@ -1,6 +1,7 @@
 // The one place klf touches the file system for its outputs (LevelDB's Env idea): creating, writing,
-// renaming and removing files and directories. Every output goes through an Env, so tests can swap in
-// segment_writer's FaultInjectionEnv. Env::Default() is the POSIX implementation.
+// copying, renaming and removing files and directories, and making them durable. Every output goes
+// through an Env, so tests can swap in segment_writer's FaultInjectionEnv (the compactor and the
+// simulator take one in their options). Env::Default() is the POSIX implementation.
 #pragma once
 
 #include <cstddef>
@@ -65,6 +66,12 @@ class Env {
   virtual bool RemoveDirRecursively(const std::string& path, std::string* error) = 0;
   // fsync of a directory, making renames and creations in it durable.
   virtual bool SyncDir(const std::string& path, std::string* error) = 0;
+  // syncfs(2): everything written to the file system holding `path`, in one call.
+  virtual bool SyncFileSystem(const std::string& path, std::string* error) = 0;
+  // Copies the input file `from` (opened as segment_reader/file.h's OpenInputFile opens inputs: a FIFO or
+  // a directory is an error, never a hang) to `to` (created or replaced, mode 0644), with `from`'s
+  // modification time. Not durable until synced.
+  virtual bool CopyFile(const std::string& from, const std::string& to, std::string* error) = 0;
   virtual bool FileExists(const std::string& path) = 0;
   // Directory exists and holds at least one entry.
   virtual bool IsNonEmptyDir(const std::string& path) = 0;

@@ -185,7 +185,9 @@ class FaultyFile : public WritableFile {
     return ok;
   }
   bool Flush(std::string* error) override { return !env_->Crashed(error) && base_->Flush(error); }
-  bool Sync(std::string* error) override { return !env_->Crashed(error) && base_->Sync(error); }
+  bool Sync(std::string* error) override {
+    return !env_->Crashed(error) && base_->Flush(error) && !env_->SyncFails(path(), error) && base_->Sync(error);
+  }
   bool Close(std::string* error) override {
     // A crashed process's files are closed by the kernel; nothing more is written.
     std::string ignored;
@@ -207,6 +209,11 @@ class FaultyFile : public WritableFile {
 bool FaultInjectionEnv::Crashed(std::string* error) {
   if (crashed_) *error = "simulated crash";
   return crashed_;
+}
+
+bool FaultInjectionEnv::SyncFails(const std::string& path, std::string* error) {
+  if (fail_sync_) *error = path + ": fsync: Input/output error (simulated)";
+  return fail_sync_;
 }
 
 bool FaultInjectionEnv::ChargeWrite(const std::string& path, size_t* n, std::string* error) {
@@ -270,7 +277,21 @@ bool FaultInjectionEnv::RemoveDirRecursively(const std::string& path, std::strin
   return !Crashed(error) && base_->RemoveDirRecursively(path, error);
 }
 bool FaultInjectionEnv::SyncDir(const std::string& path, std::string* error) {
-  return !Crashed(error) && base_->SyncDir(path, error);
+  return !Crashed(error) && !SyncFails(path, error) && base_->SyncDir(path, error);
+}
+bool FaultInjectionEnv::SyncFileSystem(const std::string& path, std::string* error) {
+  return !Crashed(error) && !SyncFails(path, error) && base_->SyncFileSystem(path, error);
+}
+bool FaultInjectionEnv::CopyFile(const std::string& from, const std::string& to, std::string* error) {
+  if (Crashed(error) || !base_->CopyFile(from, to, error)) return false;
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(to, ec);
+  size_t n = size_t(size);
+  ++write_calls_;
+  const bool ok = ChargeBytes(to, &n, error);
+  bytes_written_ += n;
+  if (!ok) std::filesystem::resize_file(to, n, ec);  // what fitted
+  return ok;
 }
 bool FaultInjectionEnv::SetMtimeMs(const std::string& path, int64_t mtime_ms, std::string* error) {
   return !Crashed(error) && base_->SetMtimeMs(path, mtime_ms, error);

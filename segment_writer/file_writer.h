@@ -114,6 +114,8 @@ class FaultInjectionEnv : public Env {
     crash_on_rename_ = true;
   }
   bool crashed() const { return crashed_; }
+  // Every fsync from now on (a file's Sync, SyncDir, SyncFileSystem) fails with EIO.
+  void FailSync() { fail_sync_ = true; }
   // Writes that reached the base Env's files (after buffering), and their bytes: what write(2)
   // calls a run would make.
   uint64_t write_calls() const { return write_calls_; }
@@ -126,12 +128,16 @@ class FaultInjectionEnv : public Env {
   bool CreateUniqueDir(const std::string& prefix, std::string* path, std::string* error) override;
   bool RemoveDirRecursively(const std::string& path, std::string* error) override;
   bool SyncDir(const std::string& path, std::string* error) override;
+  bool SyncFileSystem(const std::string& path, std::string* error) override;
+  // The copy is charged as one write of the file's size (a short write or ENOSPC leaves what fitted).
+  bool CopyFile(const std::string& from, const std::string& to, std::string* error) override;
   bool FileExists(const std::string& path) override { return base_->FileExists(path); }
   bool IsNonEmptyDir(const std::string& path) override { return base_->IsNonEmptyDir(path); }
   bool SetMtimeMs(const std::string& path, int64_t mtime_ms, std::string* error) override;
 
   // Internal (used by the wrapped files).
   bool Crashed(std::string* error);
+  bool SyncFails(const std::string& path, std::string* error);
   bool ChargeWrite(const std::string& path, size_t* n, std::string* error);
 
  private:
@@ -145,6 +151,7 @@ class FaultInjectionEnv : public Env {
   int renames_left_ = 0;
   bool crash_on_rename_ = false;
   bool crashed_ = false;
+  bool fail_sync_ = false;
   uint64_t write_calls_ = 0;
   uint64_t bytes_written_ = 0;
 };

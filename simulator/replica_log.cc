@@ -44,7 +44,7 @@ std::map<int64_t, std::string> ClosedSegments(const std::string& dir) {
 
 }  // namespace
 
-std::unique_ptr<ReplicaLog> ReplicaLog::Create(const std::string& log_dir, const TopicPartition& tp,
+std::unique_ptr<ReplicaLog> ReplicaLog::Create(Env* env, const std::string& log_dir, const TopicPartition& tp,
                                                const std::string& topic_id, int32_t broker_id, const LogConfig& config,
                                                const ProducerStateOptions& producer_state, std::string* error) {
   std::unique_ptr<ReplicaLog> log(new ReplicaLog(producer_state));
@@ -53,13 +53,9 @@ std::unique_ptr<ReplicaLog> ReplicaLog::Create(const std::string& log_dir, const
   log->tp_ = tp;
   log->broker_id_ = broker_id;
   log->config_ = config;
-  std::error_code ec;
-  fs::create_directories(log->dir_, ec);
-  if (ec) {
-    *error = log->dir_ + ": cannot create: " + ec.message();
-    return nullptr;
-  }
-  Env* env = Env::Default();
+  log->env_ = env;
+  for (const std::string& d : {log_dir, log->dir_})
+    if (!env->FileExists(d) && !env->CreateDir(d, error)) return nullptr;
   // meta.properties as a KRaft broker writes it (version 1), so the directory reads as a log dir.
   std::string meta = fmt::format("#\nnode.id={}\nversion=1\ncluster.id=klf-simulated-cluster\n", broker_id);
   if (!WriteFileAtomically(env, log_dir + "/meta.properties", meta, error)) return nullptr;
@@ -130,7 +126,7 @@ bool ReplicaLog::CloseActive(int64_t now_ms, std::string* error) {
 }
 
 bool ReplicaLog::WriteActive(std::string* error) const {
-  auto w = SegmentWriter::Create(Env::Default(), dir_, active_base_, config_, error);
+  auto w = SegmentWriter::Create(env_, dir_, active_base_, config_, error);
   if (!w) return false;
   for (const Chunk& c : active_chunks_)
     if (!w->Append(AsBytes(c.bytes), c.info, error)) return false;
@@ -144,11 +140,10 @@ bool ReplicaLog::WriteActive(std::string* error) const {
 
 bool ReplicaLog::WriteSnapshot(std::string* error) const {
   std::string path = dir_ + "/" + OffsetFileNamePrefix(producer_state_.map_end_offset()) + ".snapshot";
-  return WriteFileAtomically(Env::Default(), path, producer_state_.EncodeSnapshot(), error);
+  return WriteFileAtomically(env_, path, producer_state_.EncodeSnapshot(), error);
 }
 
 bool ReplicaLog::WriteLogDirCheckpoints(std::string* error) const {
-  Env* env = Env::Default();
   // A log dir's checkpoint files list every partition in it: the entries other logs of this log dir
   // wrote (the coordinator's __transaction_state-0 beside the data) are kept, this partition's entry
   // replaced, in (topic, partition) order. A log dir holding one partition gets a one-entry file.
@@ -156,7 +151,7 @@ bool ReplicaLog::WriteLogDirCheckpoints(std::string* error) const {
     const std::string path = log_dir_ + "/" + name;
     std::vector<OffsetCheckpointEntry> entries;
     std::string text, ignored;
-    if (fs::exists(path) && ReadSmallFile(path, kMaxMetadataFileBytes, &text, &ignored)) {
+    if (env_->FileExists(path) && ReadSmallFile(path, kMaxMetadataFileBytes, &text, &ignored)) {
       NullSink quiet;
       ParseOffsetCheckpoint(path, text, &entries, &quiet);
     }
@@ -164,7 +159,7 @@ bool ReplicaLog::WriteLogDirCheckpoints(std::string* error) const {
     entries.push_back(OffsetCheckpointEntry{tp_, value});
     std::sort(entries.begin(), entries.end(),
               [](const OffsetCheckpointEntry& a, const OffsetCheckpointEntry& b) { return a.tp < b.tp; });
-    return WriteOffsetCheckpointFile(env, path, entries, error);
+    return WriteOffsetCheckpointFile(env_, path, entries, error);
   };
   return one("recovery-point-offset-checkpoint", log_end_offset_) &&
          one("replication-offset-checkpoint", high_watermark_) &&
@@ -174,7 +169,7 @@ bool ReplicaLog::WriteLogDirCheckpoints(std::string* error) const {
 bool ReplicaLog::Flush(bool shutdown, int64_t now_ms, std::string* error) {
   if (!WriteActive(error)) return false;
   if (shutdown && producer_state_.map_end_offset() > 0 && !WriteSnapshot(error)) return false;
-  if (!WriteLeaderEpochCheckpointFile(Env::Default(), dir_, leader_epochs_, error)) return false;
+  if (!WriteLeaderEpochCheckpointFile(env_, dir_, leader_epochs_, error)) return false;
   return WriteLogDirCheckpoints(error);
 }
 
@@ -217,31 +212,30 @@ bool ReplicaLog::Clean(const CompactOptions& options, const std::string& scratch
                        ProblemSink* sink, std::string* error) {
   if (!Flush(false, options.now, error)) return false;
   std::string out = scratch_dir + "/" + fmt::format("broker{}-clean", broker_id_);
-  std::error_code ec;
-  fs::remove_all(out, ec);
+  std::string ignored;
+  env_->RemoveDirRecursively(out, &ignored);
   CompactOptions o = options;
   o.passes = 1;
   o.high_watermark = high_watermark_;
+  o.env = env_;
   CompactReport r;
   if (!CompactPartition(dir_, out, o, &r, sink, error)) return false;
   if (!r.passes.empty()) *report = r.passes.front();
   // Swap the cleaned copy in: the old directory aside, the new one renamed in, the old one removed.
   std::string old = scratch_dir + "/" + fmt::format("broker{}-old", broker_id_);
-  fs::remove_all(old, ec);
-  fs::rename(dir_, old, ec);
-  if (!ec) fs::rename(out + "/" + tp_.ToString(), dir_, ec);
-  if (ec) {
-    *error = dir_ + ": swapping in the cleaned log: " + ec.message();
+  env_->RemoveDirRecursively(old, &ignored);
+  if (!env_->RenameFile(dir_, old, error) || !env_->RenameFile(out + "/" + tp_.ToString(), dir_, error)) {
+    *error = dir_ + ": swapping in the cleaned log: " + *error;
     return false;
   }
-  fs::remove_all(old, ec);
+  env_->RemoveDirRecursively(old, &ignored);
   if (report->checkpoint_written) {
     cleaner_checkpoint_ = report->checkpoint_written;
-    if (!WriteOffsetCheckpointFile(Env::Default(), log_dir_ + "/cleaner-offset-checkpoint",
+    if (!WriteOffsetCheckpointFile(env_, log_dir_ + "/cleaner-offset-checkpoint",
                                    {OffsetCheckpointEntry{tp_, *cleaner_checkpoint_}}, error))
       return false;
   }
-  fs::remove_all(out, ec);
+  env_->RemoveDirRecursively(out, &ignored);
   return true;
 }
 

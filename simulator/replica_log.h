@@ -24,8 +24,8 @@ namespace klf {
 class ReplicaLog {
  public:
   // Creates `<log_dir>/<tp>` (log_dir is created if needed) holding an empty log: partition.metadata
-  // with `topic_id`, an empty active segment at offset 0.
-  static std::unique_ptr<ReplicaLog> Create(const std::string& log_dir, const TopicPartition& tp,
+  // with `topic_id`, an empty active segment at offset 0. Every file of the log is written through `env`.
+  static std::unique_ptr<ReplicaLog> Create(Env* env, const std::string& log_dir, const TopicPartition& tp,
                                             const std::string& topic_id, int32_t broker_id, const LogConfig& config,
                                             const ProducerStateOptions& producer_state, std::string* error);
 
@@ -84,6 +84,7 @@ class ReplicaLog {
   bool WriteSnapshot(std::string* error) const;
   bool WriteLogDirCheckpoints(std::string* error) const;
 
+  Env* env_ = nullptr;
   std::string log_dir_, dir_;
   TopicPartition tp_;
   int32_t broker_id_ = 0;

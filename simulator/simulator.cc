@@ -2,12 +2,7 @@
 
 #include "partition/coordination.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <memory>
@@ -289,13 +284,12 @@ bool Cluster::Setup(const std::string& root, std::string* error) {
   clock_ = t_.start_ms;
   leader_ = t_.leader;
   scratch_ = root + "/.klf-simulate-scratch";
-  std::error_code ec;
-  fs::create_directories(scratch_, ec);
+  if (!o_.env->CreateDir(scratch_, error)) return false;
   std::string topic_id = TopicIdFor(t_.tp.topic);
   for (int i = 1; i <= t_.brokers; i++) {
     Broker b;
     b.id = i;
-    b.log = ReplicaLog::Create(root + "/broker" + std::to_string(i), t_.tp, topic_id, i, log_config_,
+    b.log = ReplicaLog::Create(o_.env, root + "/broker" + std::to_string(i), t_.tp, topic_id, i, log_config_,
                                ProducerStateOptions{cleaner_.producer_id_expiration_ms}, error);
     if (!b.log) return false;
     brokers_.push_back(std::move(b));
@@ -334,8 +328,8 @@ bool Cluster::SetupCoordinator(const std::string& root, std::string* error) {
   LogConfig config;
   config.segment_bytes = 100 << 20;
   for (Broker& b : brokers_) {
-    b.txn_log = ReplicaLog::Create(root + "/broker" + std::to_string(b.id), txn_tp, TopicIdFor(txn_tp.topic), b.id,
-                                   config, ProducerStateOptions{cleaner_.producer_id_expiration_ms}, error);
+    b.txn_log = ReplicaLog::Create(o_.env, root + "/broker" + std::to_string(b.id), txn_tp, TopicIdFor(txn_tp.topic),
+                                   b.id, config, ProducerStateOptions{cleaner_.producer_id_expiration_ms}, error);
     if (!b.txn_log) return false;
   }
   leader().txn_log->AssignLeaderEpoch(leader_epoch_);
@@ -984,8 +978,8 @@ bool Cluster::Run(const std::string& root, std::string* error) {
     s.leader = b.id == leader_;
     r_->brokers.push_back(std::move(s));
   }
-  std::error_code ec;
-  fs::remove_all(scratch_, ec);
+  std::string ignored;
+  o_.env->RemoveDirRecursively(scratch_, &ignored);
   return true;
 }
 
@@ -1041,36 +1035,17 @@ DivergenceReport CompareReplicas(const std::vector<BrokerSummary>& all) {
 namespace {
 
 // Copies a directory tree keeping modification times (the cleaner reads segment mtimes).
-bool CopyTree(const std::string& from, const std::string& to, std::string* error) {
+bool CopyTree(Env* env, const std::string& from, const std::string& to, std::string* error) {
+  if (!env->CreateDir(to, error)) return false;
   std::error_code ec;
-  fs::create_directories(to, ec);
   for (const auto& e : fs::directory_iterator(from, ec)) {
-    fs::path target = fs::path(to) / e.path().filename();
-    if (e.is_directory()) {
-      if (!CopyTree(e.path().string(), target.string(), error)) return false;
-      continue;
-    }
-    fs::copy_file(e.path(), target, fs::copy_options::overwrite_existing, ec);
-    if (!ec) fs::last_write_time(target, fs::last_write_time(e.path(), ec), ec);
-    if (ec) break;
+    const std::string target = to + "/" + e.path().filename().string();
+    if (!(e.is_directory() ? CopyTree(env, e.path().string(), target, error)
+                           : env->CopyFile(e.path().string(), target, error)))
+      return false;
   }
-  if (ec) {
-    *error = from + " -> " + to + ": " + ec.message();
-    return false;
-  }
-  return true;
-}
-
-// One syncfs(2) for the whole output instead of an fsync per file.
-bool SyncFilesystem(const std::string& dir, std::string* error) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0 || ::syncfs(fd) != 0) {
-    *error = dir + ": syncfs: " + std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    return false;
-  }
-  ::close(fd);
-  return true;
+  if (ec) *error = from + ": " + ec.message();
+  return !ec;
 }
 
 }  // namespace
@@ -1092,7 +1067,7 @@ bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, S
   StagedDirectory::Options so;
   so.force = options.force;
   so.inputs = options.inputs;
-  auto staged = StagedDirectory::Create(Env::Default(), options.out_dir, so, error);
+  auto staged = StagedDirectory::Create(options.env, options.out_dir, so, error);
   if (!staged) return false;
   // The brokers live in a scratch directory on tmpfs while the timeline runs: every segment, index
   // and checkpoint write (and every cleaner pass) is written atomically with an fsync, which on a
@@ -1101,7 +1076,7 @@ bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, S
   // The tmpfs directory is named klf-simulate-<pid>-XXXXXX and registered as scratch: removed on
   // return, on SIGINT/SIGTERM/SIGHUP, and (after a SIGKILL) by the next run (segment_writer/scratch.h).
   std::string work;
-  Env* env = Env::Default();
+  Env* env = options.env;
   std::string ignored;
   RemoveStaleScratch("/dev/shm", "klf-simulate-");
   if (!env->CreateUniqueDir(ScratchPrefix("/dev/shm/klf-simulate-"), &work, &ignored) &&
@@ -1109,26 +1084,25 @@ bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, S
     return false;
   RegisterScratch(work);
   struct Cleanup {
+    Env* env;
     std::string dir;
     ~Cleanup() {
-      std::error_code ec;
-      if (!dir.empty()) fs::remove_all(dir, ec);
+      std::string ignored;
+      if (!dir.empty()) env->RemoveDirRecursively(dir, &ignored);
       UnregisterScratch(dir);
     }
-  } cleanup{work};
+  } cleanup{env, work};
   Cluster cluster(timeline, options, result);
   if (!cluster.Run(work, error)) return false;
   for (const auto& b : result->brokers) {
     std::string name = "broker" + std::to_string(b.broker);
-    if (!CopyTree(work + "/" + name, staged->path() + "/" + name, error)) return false;
+    if (!CopyTree(env, work + "/" + name, staged->path() + "/" + name, error)) return false;
   }
-  {
-    std::error_code ec;
-    fs::remove_all(work, ec);
-    UnregisterScratch(work);
-    cleanup.dir.clear();
-  }
-  if (!SyncFilesystem(staged->path(), error) || !staged->Commit(error)) return false;
+  env->RemoveDirRecursively(work, &ignored);
+  UnregisterScratch(work);
+  cleanup.dir.clear();
+  // One syncfs(2) for the whole output instead of an fsync per file.
+  if (!env->SyncFileSystem(staged->path(), error) || !staged->Commit(error)) return false;
   result->out_dir = staged->final_path();
   CleanerConfig c;
   for (const auto& [k, v] : timeline.config) c.Set(k, v, error);

@@ -32,6 +32,7 @@
 
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/compression.h"
+#include "segment_reader/env.h"
 #include "simulator/replica_view.h"
 
 namespace klf {
@@ -83,6 +84,9 @@ struct SimulationOptions {
   bool force = false;   // replace out_dir when it is a previous klf output
   // What the run reads (the timeline file): out_dir must not be, hold or lie inside any of them.
   std::vector<std::string> inputs;
+  // Every file the run writes (the brokers' working copies, their cleaner passes, the output) goes
+  // through it (tests inject faults).
+  Env* env = Env::Default();
 };
 
 // One executed event, for the report.

@@ -1,6 +1,7 @@
 #include "triage/triage.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -366,8 +367,11 @@ std::vector<std::string> FetchFor(const TriagePartition& p, const std::set<size_
       std::filesystem::path name(file.name);
       if (name.extension() != ".log") continue;
       std::string stem = name.stem().string();
-      if (stem.size() != 20 || stem.find_first_not_of("0123456789") != std::string::npos) continue;
-      logs.emplace_back(std::stoll(stem), &file);
+      int64_t base = 0;  // 20 digits that overflow an offset name no segment (a warning of verify's)
+      if (stem.size() != 20 || stem.find_first_not_of("0123456789") != std::string::npos ||
+          std::from_chars(stem.data(), stem.data() + stem.size(), base).ec != std::errc())
+        continue;
+      logs.emplace_back(base, &file);
     }
     std::sort(logs.begin(), logs.end());
     for (size_t s = 0; s < logs.size(); ++s) {

@@ -12,16 +12,24 @@ partition (kafka-oracle replicas/aborted-to-committed) where broker 1 holds one 
   non-utf8-file      a segment copy named "\\xfe.log"
   non-utf8-dir       broker 1's log directory is named "broker\\xff1"
 
-dump, verify, compact, reindex, diff, repair (broker 1 as a healthy replica), repair --salvage and lso
-run on each, in text and --json mode, with a timeout (a hang fails). Each run must exit with the
+dump, verify, compact, reindex, diff, repair (broker 1 as a healthy replica), repair --salvage, lso,
+consume, triage (of the log dirs, and of broker 1's digest), digest, txn find-hanging and txn audit run
+on each, in text and --json mode, with a timeout (a hang fails). Each run must exit with the
 documented code (below) -- never a signal --, print only UTF-8 (names that are not are escaped as
 \\xNN), print JSON that parses, and name the odd file when it matters; the inputs are unchanged.
 
 A file that exists but cannot be read (a FIFO, a directory, a symlink loop, no permission) is never
 taken as absent: every command that needs it exits 3 naming it; salvage exits 1 reporting the offsets
 it could not read. Odd names are warnings (verify exit as without them; dump counts warnings: 1).
-The chmod 000 case runs klf as `nobody` (setpriv) when the test runs as root, and is skipped with the
-reason printed otherwise. simulate gets a FIFO and a directory as its timeline, and an --out whose
+klf digest records such a copy and exits 0 (the data's problems are triage's to report); klf triage of
+the digest exits 3 naming it. The chmod 000 case runs klf as `nobody` (setpriv) when the test runs as
+root, and is skipped with the reason printed otherwise.
+
+The internal logs given as inputs -- --metadata-log (__cluster_metadata-0), --offsets-log
+(__consumer_offsets-N), --txn-log and txn's PATHs (__transaction_state-N) -- meet the same odd entries
+(overflow-name, non-digit-name, dir-log, fifo-log) in copies of kafka4's: every command that reads the
+log names an odd name (a warning: the exit code is unchanged) and exits 3 naming an unreadable file;
+the others, and triage's warnings, are unaffected. simulate gets a FIFO and a directory as its timeline, and an --out whose
 name is not UTF-8."""
 import json
 import os
@@ -29,9 +37,15 @@ import shutil
 import stat
 import subprocess
 
-from klf_e2e import KLF, REPLICAS, SRC, check, copy_fixture, fail, process, run_tests, snapshot, temp_dir
+from klf_e2e import FIX, KLF, REPLICAS, SRC, check, copy_fixture, fail, process, run_tests, snapshot, temp_dir
 
 FIXTURE = os.path.join(REPLICAS, "aborted-to-committed")
+KAFKA4 = os.path.join(FIX, "kafka4")
+INTERNAL_LOGS = {  # input -> (kafka4 fixture log dir, its partition directory)
+    "metadata": ("cluster-metadata", "__cluster_metadata-0"),
+    "offsets": ("consumer-offsets", "__consumer_offsets-0"),
+    "txn": ("txn-state", "__transaction_state-0"),
+}
 TIMEOUT = 120  # seconds per run; every run takes well under one
 PART = "foo-0"
 SEG0 = "00000000000000000000.log"
@@ -42,9 +56,10 @@ def last_segment(part_dir):
     return sorted(n for n in os.listdir(part_dir) if n.endswith(".log"))[-1]
 
 
-def damage(case, b1):
-    """Applies case `case` to broker 1's log directory b1; returns (b1, path of the odd entry)."""
-    part = os.path.join(b1, PART)
+def damage(case, b1, part_name=PART):
+    """Applies case `case` to broker 1's log directory b1 (its partition `part_name`); returns (b1, path of
+    the odd entry)."""
+    part = os.path.join(b1, part_name)
     seg0 = os.path.join(part, SEG0)
     if case == "overflow-name":
         odd = os.path.join(part, "99999999999999999999.log")
@@ -94,8 +109,9 @@ def shown(path):
     return os.path.basename(os.fsencode(path)).decode("utf-8", "backslashreplace")
 
 
-def commands(b1, b2, b3, out):
-    """name -> klf arguments (text mode; --json is added for the JSON run)."""
+def commands(b1, b2, b3, out, txn):
+    """name -> klf arguments (text mode; --json is added for the JSON run). `txn`: a log dir holding a
+    __transaction_state partition, for txn audit."""
     p1, p2, p3 = (os.path.join(b, PART) for b in (b1, b2, b3))
     return {
         "dump": ["dump", p1],
@@ -109,19 +125,33 @@ def commands(b1, b2, b3, out):
         "salvage": ["repair", "--salvage", p1, "--out", out + "-salvage"],
         "lso": ["lso", p1],
         "consume": ["consume", "--isolation", "read_committed", p1],
+        "triage": ["triage", b1, b2, b3],
+        "digest": ["digest", b1, "--out", out + "-digest"],
+        "triage-digest": ["triage", out + "-digest", b2, b3],  # after digest (dicts keep their order)
+        "find-hanging": ["txn", "find-hanging", p1],
+        "audit": ["txn", "audit", txn, b1, b2, b3],
     }
+
+
+def with_json(args):
+    """args with --json after the (sub)command's name."""
+    at = 2 if args[0] == "txn" else 1
+    return [*args[:at], "--json", *args[at:]]
 
 
 # Commands that never read the log directory's checkpoint files (they dump or rebuild the partition
 # directory alone): a FIFO or oversized checkpoint beside it does not concern them.
 IGNORES_LOGDIR_CHECKPOINTS = ("dump", "reindex")
+# Commands that do not judge the data: digest records an unreadable or damaged copy for triage (exit 0
+# when the digest was written).
+RECORDS_FOR_TRIAGE = ("digest",)
 
 
 def expected_exit(case, name, baseline):
     if case == "clean":
         return None  # the baseline itself
     if case in UNREADABLE:
-        if case == "fifo-checkpoint" and name in IGNORES_LOGDIR_CHECKPOINTS:
+        if (case == "fifo-checkpoint" and name in IGNORES_LOGDIR_CHECKPOINTS) or name in RECORDS_FOR_TRIAGE:
             return baseline
         return 1 if name == "salvage" else 3
     if case == "big-checkpoint":
@@ -140,8 +170,8 @@ def names_the_file(case, name, mode):
         if case in ("fifo-checkpoint", "big-checkpoint") and name in IGNORES_LOGDIR_CHECKPOINTS:
             return False
         if case == "big-checkpoint":
-            return name in ("verify", "verify-logdir", "dump-logdir", "compact")
-        return True
+            return name in ("verify", "verify-logdir", "dump-logdir", "compact", "triage")
+        return name not in RECORDS_FOR_TRIAGE
     if case == "non-utf8-dir":
         # Every input path these print holds the directory's name (verify, compact and reindex print
         # only problems and their outputs' paths; salvage's JSON names only its output).
@@ -182,6 +212,7 @@ def run_case(tmp, case, baselines, wrapper=(), prepare=None):
     os.mkdir(root)
     brokers = [copy_fixture(os.path.join(FIXTURE, f"broker{i}"), os.path.join(root, f"broker{i}")) for i in (1, 2, 3)]
     b1, odd = damage(case, brokers[0])
+    txn = copy_fixture(os.path.join(KAFKA4, "txn-state", "written"), os.path.join(root, "txn"))
     outs = os.path.join(tmp, case + "-out")
     os.mkdir(outs)
     if prepare:
@@ -189,9 +220,9 @@ def run_case(tmp, case, baselines, wrapper=(), prepare=None):
     before = snapshot(root)
     for mode in ("text", "json"):
         out = os.path.join(outs, mode)
-        for name, args in commands(b1, brokers[1], brokers[2], out).items():
+        for name, args in commands(b1, brokers[1], brokers[2], out, txn).items():
             if mode == "json":
-                args = [args[0], "--json", *args[1:]]
+                args = with_json(args)
             label = f"{case}: klf {name} ({mode})"
             want = expected_exit(case, name, baselines.get(name, 0))
             p = run_one(label, args, want, odd if names_the_file(case, name, mode) else None, wrapper)
@@ -222,6 +253,55 @@ def test_every_command_on_every_hostile_entry():
         for case in ("overflow-name", "non-digit-name", "dir-log", "fifo-log", "loop-log", "fifo-checkpoint",
                      "big-checkpoint", "non-utf8-file", "non-utf8-dir"):
             run_case(tmp, case, baselines)
+
+
+def internal_log_commands(p, b, logs, out):
+    """name -> (klf arguments, the internal logs it reads)."""
+    return {
+        "diff": (["diff", *p, "--metadata-log", logs["metadata"], "--offsets-log", logs["offsets"], "--txn-log",
+                  logs["txn"]], ("metadata", "offsets", "txn")),
+        "compact": (["compact", p[0], "--out", out + "-compact", "--metadata-log", logs["metadata"]], ("metadata",)),
+        "lso": (["lso", p[0], "--txn-log", logs["txn"]], ("txn",)),
+        "repair": (["repair", "--replica", p[0], "--replica", p[2], "--target", p[1], "--out", out + "-repair",
+                    "--txn-log", logs["txn"]], ("txn",)),
+        "find-hanging": (["txn", "find-hanging", logs["txn"], *b], ("txn",)),
+        "audit": (["txn", "audit", logs["txn"], *b], ("txn",)),
+        "describe": (["txn", "describe", logs["txn"]], ("txn",)),
+        "triage": (["triage", *b, logs["metadata"], logs["offsets"], logs["txn"]], ("metadata", "offsets", "txn")),
+        "verify": (["verify", logs["metadata"], logs["offsets"], logs["txn"]], ("metadata", "offsets", "txn")),
+    }
+
+
+def test_internal_logs_with_odd_entries():
+    with temp_dir("klf-hostile-internal-") as tmp:
+        baselines = {}
+        for case in ("clean", "overflow-name", "non-digit-name", "dir-log", "fifo-log"):
+            for which in (("metadata",) if case == "clean" else INTERNAL_LOGS):
+                root = os.path.join(tmp, f"{case}-{which}")
+                os.mkdir(root)
+                b = [copy_fixture(os.path.join(FIXTURE, f"broker{i}"), os.path.join(root, f"broker{i}")) for i in (1, 2, 3)]
+                logs = {k: copy_fixture(os.path.join(KAFKA4, v[0], "written"), os.path.join(root, k))
+                        for k, v in INTERNAL_LOGS.items()}
+                odd = damage(case, logs[which], INTERNAL_LOGS[which][1])[1]
+                before = snapshot(root)
+                for mode in ("text", "json"):
+                    out = os.path.join(tmp, f"{case}-{which}-{mode}")
+                    p = [os.path.join(x, PART) for x in b]
+                    for name, (args, reads) in internal_log_commands(p, b, logs, out).items():
+                        label = f"{case} in --{which}-log: klf {name} ({mode})"
+                        if mode == "json":
+                            args = with_json(args)
+                        reader = which in reads
+                        if case == "clean":
+                            want, named = baselines.get((name, mode)), None
+                        elif case in UNREADABLE:
+                            want, named = (3, odd) if reader else (baselines[(name, mode)], None)
+                        else:  # an odd name: a warning where the log is read; triage ranks findings, not warnings
+                            want, named = baselines[(name, mode)], odd if reader and name != "triage" else None
+                        r = run_one(label, args, want, named)
+                        if r is not None and case == "clean":
+                            baselines[(name, mode)] = r.returncode
+                check(snapshot(root) == before, f"{case} in --{which}-log: an input changed")
 
 
 def test_unreadable_segment_as_another_user():

@@ -74,6 +74,10 @@ class NoSyncEnv : public Env {
     return base_->RemoveDirRecursively(path, error);
   }
   bool SyncDir(const std::string&, std::string*) override { return true; }
+  bool SyncFileSystem(const std::string&, std::string*) override { return true; }
+  bool CopyFile(const std::string& from, const std::string& to, std::string* e) override {
+    return base_->CopyFile(from, to, e);
+  }
   bool FileExists(const std::string& path) override { return base_->FileExists(path); }
   bool IsNonEmptyDir(const std::string& path) override { return base_->IsNonEmptyDir(path); }
   bool SetMtimeMs(const std::string& path, int64_t mtime_ms, std::string* error) override {

@@ -1,0 +1,138 @@
+// CompactPartition through segment_writer's FaultInjectionEnv (CompactOptions::env): a full disk, a short
+// write, a failing fsync or a crash at any rename ends the run with an error, never with a partial --out,
+// and the input directory is never touched. The same faults as the writer's own tests
+// (tests/segment_writer/segment_writer_test.cc, Reindex.*).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compactor/cleaner.h"
+#include "segment_writer/file_writer.h"
+#include "tests/support/test_files.h"
+
+namespace klf {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+const std::string kInput = std::string(KLF_FIXTURES_DIR) + "/kafka-oracle/b-txn";
+
+struct CompactRun {
+  bool ok = false;
+  std::string error;
+  CompactReport report;
+};
+
+// Compacts a copy of b-txn/txn-0 (one pass that cleans: fixtures/README.md) into tmp/out through `env`.
+CompactRun Compact(const TempDir& tmp, Env* env) {
+  CompactOptions o;
+  o.now = 1700000600000;
+  o.env = env;
+  std::string error;
+  EXPECT_TRUE(o.config.Set("cleanup.policy", "compact", &error) && o.config.Set("segment.bytes", "500", &error) &&
+              o.config.Set("index.interval.bytes", "128", &error))
+      << error;
+  CompactRun r;
+  CollectingSink sink;
+  r.ok = CompactPartition(tmp.path() + "/in/txn-0", tmp.path() + "/out", o, &r.report, &sink, &r.error);
+  return r;
+}
+
+// A fresh copy of the input under tmp/in, and its files' bytes.
+std::map<std::string, std::string> CopyInput(const TempDir& tmp) {
+  fs::create_directories(tmp.path() + "/in");
+  test::CopyWritable(kInput + "/txn-0", tmp.path() + "/in/txn-0");
+  return test::SnapshotFiles(tmp.path() + "/in");
+}
+
+// What a failed run must leave: no --out, no staging directory (unless it "crashed"), the input as it was.
+void ExpectNothingLeft(const TempDir& tmp, const std::map<std::string, std::string>& input, bool crashed) {
+  EXPECT_FALSE(fs::exists(tmp.path() + "/out")) << "a failed run must not leave --out";
+  if (!crashed) {
+    for (const auto& e : fs::directory_iterator(tmp.path()))
+      EXPECT_EQ(e.path().filename(), "in") << "left behind: " << e.path();
+  }
+  EXPECT_EQ(test::SnapshotFiles(tmp.path() + "/in"), input) << "the input changed";
+}
+
+TEST(CompactFaults, WithoutFaultsTheInjectionEnvCleansAsTheDefaultDoes) {
+  TempDir a, b;
+  CopyInput(a);
+  CopyInput(b);
+  FaultInjectionEnv env(Env::Default());
+  CompactRun faulty = Compact(a, &env);
+  CompactRun plain = Compact(b, Env::Default());
+  ASSERT_TRUE(faulty.ok) << faulty.error;
+  ASSERT_TRUE(plain.ok) << plain.error;
+  ASSERT_EQ(faulty.report.passes.size(), 1u);
+  EXPECT_TRUE(faulty.report.passes[0].cleaned);
+  EXPECT_GT(env.bytes_written(), 0u) << "the compactor's writes bypassed the Env";
+  EXPECT_EQ(test::SnapshotFiles(a.path() + "/out"), test::SnapshotFiles(b.path() + "/out"));
+}
+
+TEST(CompactFaults, FullDiskShortWriteAndFailedFsyncLeaveNothing) {
+  uint64_t total = 0;
+  {
+    TempDir tmp;
+    CopyInput(tmp);
+    FaultInjectionEnv env(Env::Default());
+    ASSERT_TRUE(Compact(tmp, &env).ok);
+    total = env.bytes_written();
+  }
+  struct Fault {
+    std::string what;
+    std::function<void(FaultInjectionEnv*)> arm;
+  };
+  std::vector<Fault> faults = {
+      {"ENOSPC at once", [](FaultInjectionEnv* e) { e->FailAfterBytes(0); }},
+      {"ENOSPC after 100 bytes", [](FaultInjectionEnv* e) { e->FailAfterBytes(100); }},
+      {"ENOSPC half way", [&](FaultInjectionEnv* e) { e->FailAfterBytes(total / 2); }},
+      {"ENOSPC at the last byte", [&](FaultInjectionEnv* e) { e->FailAfterBytes(total - 1); }},
+      {"short write of a cleaned segment", [](FaultInjectionEnv* e) { e->FailShortWrite(".log.cleaned.tmp"); }},
+      {"short write of a time index", [](FaultInjectionEnv* e) { e->FailShortWrite(".timeindex.cleaned.tmp"); }},
+      {"short write of a copied file", [](FaultInjectionEnv* e) { e->FailShortWrite("/leader-epoch-checkpoint"); }},
+      {"short write of the checkpoint", [](FaultInjectionEnv* e) { e->FailShortWrite("checkpoint.tmp"); }},
+      {"short write of any file", [](FaultInjectionEnv* e) { e->FailShortWrite(""); }},
+      {"fsync fails", [](FaultInjectionEnv* e) { e->FailSync(); }},
+  };
+  for (const Fault& f : faults) {
+    SCOPED_TRACE(f.what);
+    TempDir tmp;
+    auto input = CopyInput(tmp);
+    FaultInjectionEnv env(Env::Default());
+    f.arm(&env);
+    CompactRun r = Compact(tmp, &env);
+    EXPECT_FALSE(r.ok);
+    EXPECT_FALSE(r.error.empty());
+    ExpectNothingLeft(tmp, input, false);
+  }
+}
+
+TEST(CompactFaults, CrashBeforeAnyRenameLeavesNoOutput) {
+  for (int renames = 0; renames < 200; ++renames) {
+    SCOPED_TRACE(renames);
+    TempDir tmp;
+    auto input = CopyInput(tmp);
+    FaultInjectionEnv env(Env::Default());
+    env.CrashAfterRenames(renames);
+    CompactRun r = Compact(tmp, &env);
+    if (r.ok) {
+      // Enough renames allowed: the run completed and the output is whole.
+      EXPECT_FALSE(env.crashed());
+      EXPECT_TRUE(fs::exists(tmp.path() + "/out/txn-0"));
+      EXPECT_GT(renames, 5);
+      return;
+    }
+    EXPECT_TRUE(env.crashed());
+    ExpectNothingLeft(tmp, input, true);
+  }
+  ADD_FAILURE() << "the run never completed";
+}
+
+}  // namespace
+}  // namespace klf
