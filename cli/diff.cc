@@ -190,8 +190,8 @@ bool IsTransactionFinding(const Finding& f) {
          f.kind == FindingKind::kHangingTransaction;
 }
 
-// A lost marker's incident window and the prevention settings (diff/incident.h): additive fields
-// `incidentWindow` (one object per affected replica) and `prevention`.
+// The incident window of a lost marker, a lost tombstone or a divergent record and the prevention settings
+// (diff/incident.h): additive fields `incidentWindow` (one object per affected replica) and `prevention`.
 nlohmann::json IncidentJson(const PartitionDiff& d, const Incident& incident) {
   auto opt = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   auto ms = [](int64_t v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
@@ -205,7 +205,7 @@ nlohmann::json IncidentJson(const PartitionDiff& d, const Incident& incident) {
     windows.push_back(
         {{"replica", r.path},
          {"name", r.label},
-         {"hole", {w.hole_from, w.hole_to}},
+         {"hole", w.hole_from >= 0 ? nlohmann::json({w.hole_from, w.hole_to}) : nlohmann::json(nullptr)},
          {"holesBeforeNextRecord", w.holes},
          {"markerOffset", opt(w.marker_offset)},
          {"markerOn", w.marker_offset ? nlohmann::json(d.replicas[w.marker_on].path) : nlohmann::json(nullptr)},
@@ -222,6 +222,24 @@ nlohmann::json IncidentJson(const PartitionDiff& d, const Incident& incident) {
          {"behindUntilAtLeastMs", opt(w.behind_until_at_least_ms)},
          {"deleteRetentionMs", opt(w.delete_retention_ms)},
          {"cleanedPastBy", cleaned},
+         {"lost", w.lost.empty() ? nlohmann::json(nullptr) : nlohmann::json(w.lost)},
+         {"lostOffset", opt(w.lost_offset)},
+         {"lostOn", w.lost_offset ? nlohmann::json(d.replicas[w.lost_on].path) : nlohmann::json(nullptr)},
+         {"lostTimestamp", ms(w.lost_ms)},
+         {"lostRange", w.lost_from >= 0 ? nlohmann::json({w.lost_from, ms(w.lost_to)}) : nlohmann::json(nullptr)},
+         {"holeInBatch", w.hole_in_batch},
+         {"keyRecord", w.key_offset >= 0 ? nlohmann::json({{"offset", w.key_offset}, {"timestamp", ms(w.key_ms)}})
+                                         : nlohmann::json(nullptr)},
+         {"lastAgreed", w.agreed_offset >= 0
+                            ? nlohmann::json({{"offset", w.agreed_offset}, {"timestamp", ms(w.agreed_ms)}})
+                            : nlohmann::json(nullptr)},
+         {"leaderEpochs", w.epoch_first >= 0
+                              ? nlohmann::json({{"replica", {w.epoch_first, w.epoch_last}},
+                                                {"healthy", {w.healthy_epoch_first, w.healthy_epoch_last}},
+                                                {"healthyFirstTimestamp", ms(w.healthy_first_ms)}})
+                              : nlohmann::json(nullptr)},
+         {"snapshotOffsets", w.snapshots},
+         {"cleanerCheckpoint", opt(w.cleaner_checkpoint)},
          {"sentence", w.sentence}});
   }
   nlohmann::json prevention = nlohmann::json::array();
