@@ -190,46 +190,75 @@ bool IsTransactionFinding(const Finding& f) {
          f.kind == FindingKind::kHangingTransaction;
 }
 
-// A lost marker's incident window and the prevention settings (diff/incident.h): additive fields
-// `incidentWindow` (one object per affected replica) and `prevention`.
-nlohmann::json IncidentJson(const PartitionDiff& d, const Incident& incident) {
-  auto opt = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  auto ms = [](int64_t v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  nlohmann::json windows = nlohmann::json::array();
-  for (const IncidentWindow& w : incident.windows) {
-    const ReplicaState& r = d.replicas[w.replica];
-    nlohmann::json cleaned = nlohmann::json::array();
-    for (size_t h : w.cleaned_by) {
-      cleaned.push_back({{"replica", d.replicas[h].path}, {"cleanerCheckpoint", *d.replicas[h].cleaner_checkpoint}});
-    }
-    windows.push_back(
-        {{"replica", r.path},
-         {"name", r.label},
-         {"hole", {w.hole_from, w.hole_to}},
-         {"holesBeforeNextRecord", w.holes},
-         {"markerOffset", opt(w.marker_offset)},
-         {"markerOn", w.marker_offset ? nlohmann::json(d.replicas[w.marker_on].path) : nlohmann::json(nullptr)},
-         {"markerType", w.marker_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(w.marker_type)},
-         {"lastBefore",
-          {{"offset", w.before_offset >= 0 ? nlohmann::json(w.before_offset) : nullptr},
-           {"timestamp", ms(w.before_ms)}}},
-         {"firstAfter",
-          {{"offset", w.after_offset >= 0 ? nlohmann::json(w.after_offset) : nullptr},
-           {"timestamp", ms(w.after_ms)},
-           {"file", w.after_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(w.after_file)},
-           {"fileMtimeMs", ms(w.after_file_mtime_ms)}}},
-         {"fromMs", ms(w.before_ms)},
-         {"behindUntilAtLeastMs", opt(w.behind_until_at_least_ms)},
-         {"deleteRetentionMs", opt(w.delete_retention_ms)},
-         {"cleanedPastBy", cleaned},
-         {"sentence", w.sentence}});
+nlohmann::json OptJson(const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json MsJson(int64_t v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json TextJson(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+
+// A window's facts of lost tombstones and divergent records, and the raw ones of every window (snapshots,
+// cleaner checkpoint).
+nlohmann::json WindowFactsJson(const PartitionDiff& d, const IncidentWindow& w) {
+  nlohmann::json epochs = nullptr;
+  if (w.epoch_first >= 0) {
+    epochs = {{"replica", {w.epoch_first, w.epoch_last}},
+              {"healthy", {w.healthy_epoch_first, w.healthy_epoch_last}},
+              {"healthyFirstTimestamp", MsJson(w.healthy_first_ms)}};
   }
+  return {{"lost", TextJson(w.lost)},
+          {"lostOffset", OptJson(w.lost_offset)},
+          {"lostOn", w.lost_offset ? nlohmann::json(d.replicas[w.lost_on].path) : nlohmann::json(nullptr)},
+          {"lostTimestamp", MsJson(w.lost_ms)},
+          {"lostRange", w.lost_from >= 0 ? nlohmann::json({w.lost_from, MsJson(w.lost_to)}) : nlohmann::json(nullptr)},
+          {"holeInBatch", w.hole_in_batch},
+          {"keyRecord", w.key_offset >= 0 ? nlohmann::json({{"offset", w.key_offset}, {"timestamp", MsJson(w.key_ms)}})
+                                          : nlohmann::json(nullptr)},
+          {"lastAgreed", w.agreed_offset >= 0
+                             ? nlohmann::json({{"offset", w.agreed_offset}, {"timestamp", MsJson(w.agreed_ms)}})
+                             : nlohmann::json(nullptr)},
+          {"leaderEpochs", epochs},
+          {"snapshotOffsets", w.snapshots},
+          {"cleanerCheckpoint", OptJson(w.cleaner_checkpoint)}};
+}
+
+nlohmann::json WindowJson(const PartitionDiff& d, const IncidentWindow& w) {
+  const ReplicaState& r = d.replicas[w.replica];
+  nlohmann::json cleaned = nlohmann::json::array();
+  for (size_t h : w.cleaned_by) {
+    cleaned.push_back({{"replica", d.replicas[h].path}, {"cleanerCheckpoint", *d.replicas[h].cleaner_checkpoint}});
+  }
+  nlohmann::json j = {
+      {"replica", r.path},
+      {"name", r.label},
+      {"hole", w.hole_from >= 0 ? nlohmann::json({w.hole_from, w.hole_to}) : nlohmann::json(nullptr)},
+      {"holesBeforeNextRecord", w.holes},
+      {"markerOffset", OptJson(w.marker_offset)},
+      {"markerOn", w.marker_offset ? nlohmann::json(d.replicas[w.marker_on].path) : nlohmann::json(nullptr)},
+      {"markerType", TextJson(w.marker_type)},
+      {"lastBefore", {{"offset", MsJson(w.before_offset)}, {"timestamp", MsJson(w.before_ms)}}},
+      {"firstAfter",
+       {{"offset", MsJson(w.after_offset)},
+        {"timestamp", MsJson(w.after_ms)},
+        {"file", TextJson(w.after_file)},
+        {"fileMtimeMs", MsJson(w.after_file_mtime_ms)}}},
+      {"fromMs", MsJson(w.before_ms)},
+      {"behindUntilAtLeastMs", OptJson(w.behind_until_at_least_ms)},
+      {"deleteRetentionMs", OptJson(w.delete_retention_ms)},
+      {"cleanedPastBy", cleaned},
+      {"sentence", w.sentence}};
+  j.update(WindowFactsJson(d, w));
+  return j;
+}
+
+// The incident window of a lost marker, a lost tombstone or a divergent record and the prevention settings
+// (diff/incident.h): additive fields `incidentWindow` (one object per affected replica) and `prevention`.
+nlohmann::json IncidentJson(const PartitionDiff& d, const Incident& incident) {
+  nlohmann::json windows = nlohmann::json::array();
+  for (const IncidentWindow& w : incident.windows) windows.push_back(WindowJson(d, w));
   nlohmann::json prevention = nlohmann::json::array();
   for (const IncidentPrevention& p : incident.prevention) {
     prevention.push_back({{"setting", p.setting},
                           {"prevents", p.prevents},
-                          {"atLeastMs", opt(p.at_least_ms)},
-                          {"currentMs", opt(p.current_ms)},
+                          {"atLeastMs", OptJson(p.at_least_ms)},
+                          {"currentMs", OptJson(p.current_ms)},
                           {"currentFrom", p.current_ms ? nlohmann::json(p.current_from) : nlohmann::json(nullptr)},
                           {"sentence", p.sentence}});
   }

@@ -536,11 +536,12 @@ std::string ReplicaTable(const std::vector<ReplicaState>& replicas) {
   return s + "</table>";
 }
 
-// A lost marker's incident window and prevention settings (diff/incident.h), under its evidence.
+// A finding's incident window and prevention settings (diff/incident.h), under its evidence.
 std::string IncidentHtml(const Finding& f) {
   if (!f.incident) return "";
   std::string s = R"(<div class="incident"><b>incident window:</b><ul>)";
   for (const IncidentWindow& w : f.incident->windows) s += "<li>" + Esc(w.sentence) + "</li>";
+  if (f.incident->prevention.empty()) return s + "</ul></div>";
   s += "</ul><b>prevention:</b><ul>";
   for (const IncidentPrevention& p : f.incident->prevention) s += "<li>" + Esc(p.sentence) + "</li>";
   return s + "</ul></div>";

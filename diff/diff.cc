@@ -488,6 +488,7 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
     const ReplicaState& A = rs[key.first];
     Finding f;
     f.kind = acc.tombstone ? FindingKind::kLostTombstone : FindingKind::kDivergentRecord;
+    f.by_key = true;
     f.affected = {key.first};
     f.healthy.assign(acc.healthy.begin(), acc.healthy.end());
     f.first_offset = acc.offset;
@@ -607,13 +608,14 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
       report.findings.push_back(f);
     }
   }
-  // The incident window of each lost marker (diff/incident.h).
+  // The incident window of each lost marker, lost tombstone and divergent record (diff/incident.h).
   IncidentOptions io;
   io.delete_retention_ms = options.delete_retention_ms;
   io.delete_retention_from = options.delete_retention_from;
   io.producer_id_expiration_ms = options.producer_id_expiration_ms;
   io.producer_id_expiration_from = options.producer_id_expiration_from;
   io.wall_clock_times = options.wall_clock_times;
+  io.bytes = options.bytes;
   for (Finding& f : report.findings) f.incident = ReconstructIncident(rs, f, io);
   // Divergences first, then by offset.
   std::stable_sort(report.findings.begin(), report.findings.end(), [](const Finding& x, const Finding& y) {

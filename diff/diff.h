@@ -64,7 +64,12 @@ struct Finding {
   std::vector<TxnFact> facts;             // each piece of evidence with its replica, file and position
   std::vector<int64_t> records_at_stake;  // offsets on the affected replica whose visibility is in question
   std::string settle_with;                // when the outcome is unknown: what would settle it
-  // A lost marker's incident window and the setting that would have prevented it (diff/incident.h).
+  // A key's finding (lost_tombstone, or divergent_record of a key whose newer record the affected
+  // replica lacks): first_offset is the affected replica's latest record of the key, last_offset the
+  // healthy replicas' newer one when one still holds it (else first_offset).
+  bool by_key = false;
+  // The incident window of a lost marker, a lost tombstone or a divergent record, and the settings that
+  // would have prevented it (diff/incident.h).
   std::optional<Incident> incident;
 };
 

@@ -332,6 +332,7 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   r.last_stable_offset = log.last_stable_offset;
   r.cleaner_checkpoint = log.cleaner_checkpoint;
   r.snapshot_offset = log.snapshot_offset;
+  for (const auto& [offset, path] : log.snapshot_files) r.snapshot_offsets.push_back(offset);
   r.txn_index = log.aborted_txns;
   for (const LoadedLog::FilePosition& f : log.aborted_txn_sources) r.txn_index_sources.push_back({f.file, f.position});
   for (const AbortedTxn& e : r.txn_index) {

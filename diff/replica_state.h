@@ -237,6 +237,9 @@ struct ReplicaState {
   int64_t last_stable_offset = 0;
   std::optional<int64_t> cleaner_checkpoint;  // firstDirtyOffset
   std::optional<int64_t> snapshot_offset;     // producer snapshot the load started from
+  // Every producer snapshot file's offset, ascending (a broker writes one when it rolls a segment and
+  // when it shuts down, named by its log end offset then). Empty when read from a digest.
+  std::vector<int64_t> snapshot_offsets;
 
   std::vector<std::string> segment_files;
   // Each segment file's modification time when it was read (ms since the epoch; parallel to

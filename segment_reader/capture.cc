@@ -13,13 +13,12 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 
-#ifdef KLF_HAVE_LIBARCHIVE
 #include <archive.h>
 #include <archive_entry.h>
-#endif
 
 namespace klf {
 namespace fs = std::filesystem;
@@ -136,10 +135,6 @@ std::vector<const CaptureMember*> Capture::Children(const std::string& dir) cons
   }
   return out;
 }
-
-#ifdef KLF_HAVE_LIBARCHIVE
-
-bool CapturesSupported() { return true; }
 
 namespace {
 
@@ -415,11 +410,57 @@ class InPlaceReader : public CaptureMemberReader {
   uint64_t size_;
 };
 
-// Streamed through libarchive: a forward cursor, re-opened when a read goes backwards.
+// Open libarchive streams left by readers that are done, each positioned at the header of the member it
+// read (its ordinal). A reader that needs a later member takes the one nearest before it and reads on
+// from there, instead of decompressing the archive again from its start: members requested in archive
+// order (the segments of a partition, then the next partition's) cost one decompression in all, not one
+// per member. At most kMaxParkedStreams are kept (each holds its decompressor's window); the one
+// furthest back goes first.
+constexpr size_t kMaxParkedStreams = 4;
+struct ParkedStream {
+  std::string archive;
+  uint64_t ordinal = 0;
+  ArchivePtr a;
+};
+std::mutex g_parked_mu;
+std::vector<ParkedStream> g_parked;
+
+void Park(const std::string& archive, uint64_t ordinal, ArchivePtr a) {
+  std::lock_guard<std::mutex> lock(g_parked_mu);
+  g_parked.push_back({archive, ordinal, std::move(a)});
+  if (g_parked.size() > kMaxParkedStreams) {
+    auto oldest = std::min_element(g_parked.begin(), g_parked.end(),
+                                   [](const ParkedStream& x, const ParkedStream& y) { return x.ordinal < y.ordinal; });
+    g_parked.erase(oldest);
+  }
+}
+
+// The parked stream of `archive` nearest before member `ordinal` (its ordinal in *at), or null.
+ArchivePtr Unpark(const std::string& archive, uint64_t ordinal, uint64_t* at) {
+  std::lock_guard<std::mutex> lock(g_parked_mu);
+  auto best = g_parked.end();
+  for (auto it = g_parked.begin(); it != g_parked.end(); ++it) {
+    if (it->archive == archive && it->ordinal < ordinal && (best == g_parked.end() || it->ordinal > best->ordinal))
+      best = it;
+  }
+  if (best == g_parked.end()) return nullptr;
+  *at = best->ordinal;
+  ArchivePtr a = std::move(best->a);
+  g_parked.erase(best);
+  return a;
+}
+
+// Streamed through libarchive: a forward cursor, re-opened when a read goes backwards (from a parked
+// stream before it when there is one, else from the archive's start).
 class StreamReader : public CaptureMemberReader {
  public:
   StreamReader(std::shared_ptr<const Capture> capture, const CaptureMember& member)
       : capture_(std::move(capture)), member_(member), path_(CaptureMemberPath(*capture_, member)) {}
+  ~StreamReader() override {
+    if (a_) Park(capture_->archive(), member_.ordinal, std::move(a_));
+  }
+  StreamReader(const StreamReader&) = delete;
+  StreamReader& operator=(const StreamReader&) = delete;
   bool Read(uint64_t pos, uint64_t n, uint8_t* out, std::string* error) override {
     if (pos > member_.size || n > member_.size - pos) {
       *error = fmt::format("{}: read of {} bytes at byte {} is past its end ({} bytes)", path_, n, pos, member_.size);
@@ -454,10 +495,18 @@ class StreamReader : public CaptureMemberReader {
     return true;
   }
   bool Rewind(std::string* error) {
-    a_ = OpenReader(capture_->archive(), error);
+    if (a_) Park(capture_->archive(), member_.ordinal, std::move(a_));
     cursor_ = 0;
-    if (!a_) return false;
-    for (uint64_t i = 0;; ++i) {
+    uint64_t first = 0;  // the ordinal of the next header the stream reads
+    uint64_t at = 0;
+    a_ = Unpark(capture_->archive(), member_.ordinal, &at);
+    if (a_) {
+      first = at + 1;
+    } else {
+      a_ = OpenReader(capture_->archive(), error);
+      if (!a_) return false;
+    }
+    for (uint64_t i = first;; ++i) {
       struct archive_entry* e = nullptr;
       int r = archive_read_next_header(a_.get(), &e);
       if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
@@ -513,28 +562,6 @@ std::unique_ptr<CaptureMemberReader> OpenCaptureMember(const std::shared_ptr<con
   }
   return std::make_unique<StreamReader>(capture, member);
 }
-
-#else  // !KLF_HAVE_LIBARCHIVE
-
-bool CapturesSupported() { return false; }
-
-void SetCaptureCacheMemberBytesForTesting(uint64_t) {}
-
-std::shared_ptr<const Capture> OpenCapture(const std::string& archive, std::string* error) {
-  *error = archive +
-           ": this build of klf reads no captures (it was built without libarchive, as the static "
-           "klf of `make package` is); unpack it (tar -xf / unzip) and give the directories, or use a klf "
-           "built with `make`";
-  return nullptr;
-}
-
-std::unique_ptr<CaptureMemberReader> OpenCaptureMember(const std::shared_ptr<const Capture>&, const CaptureMember&,
-                                                       std::string* error) {
-  *error = "this build of klf reads no captures";
-  return nullptr;
-}
-
-#endif  // KLF_HAVE_LIBARCHIVE
 
 // ---------------------------------------------------------------------------------------------
 

@@ -50,9 +50,6 @@ constexpr uint64_t kMaxCaptureMemberInMemoryBytes = uint64_t(1) << 30;
 // so that every compressed member is streamed).
 void SetCaptureCacheMemberBytesForTesting(uint64_t bytes);
 
-// True when this build reads captures (linked with libarchive).
-bool CapturesSupported();
-
 // A file name that is an archive klf reads: ends with .tar, .tar.gz, .tgz, .tar.zst, .tzst or .zip
 // (any case).
 bool HasCaptureExtension(const std::string& name);

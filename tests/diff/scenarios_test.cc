@@ -44,6 +44,36 @@ TEST(DiffScenario, LostTombstone) {
   EXPECT_EQ(d[0]->affected, std::vector<size_t>{2});
   EXPECT_EQ(d[0]->healthy, (std::vector<size_t>{0, 1}));
   EXPECT_NE(d[0]->evidence.find("gap 2..2"), std::string::npos) << d[0]->evidence;
+  // Incident window: no replica holds the tombstone; it lies after offset 0 in B3's hole 2..2. Without
+  // delete.retention.ms the window says so; with it, B3 had not fetched it until T(0) + delete.retention.ms.
+  ASSERT_TRUE(d[0]->incident) << Describe(report, rs);
+  ASSERT_EQ(d[0]->incident->windows.size(), 1u);
+  const IncidentWindow& w = d[0]->incident->windows[0];
+  EXPECT_EQ(w.replica, 2u);
+  EXPECT_EQ(w.lost, "tombstone");
+  EXPECT_FALSE(w.lost_offset);
+  EXPECT_EQ(w.key_offset, 0);
+  EXPECT_EQ(w.lost_from, 1);
+  EXPECT_EQ(w.hole_from, 2);
+  EXPECT_EQ(w.hole_to, 2);
+  EXPECT_EQ(w.before_offset, 1);
+  EXPECT_EQ(w.after_offset, 3);
+  EXPECT_FALSE(w.behind_until_at_least_ms);
+  EXPECT_NE(w.sentence.find("not in the files given"), std::string::npos) << w.sentence;
+  DiffOptions o;
+  o.delete_retention_ms = 600000;
+  o.delete_retention_from = "test";
+  DiffReport with = DiffReplicas(rs, o);
+  auto dw = Divergences(with);
+  ASSERT_EQ(dw.size(), 1u);
+  ASSERT_TRUE(dw[0]->incident);
+  const IncidentWindow& ww = dw[0]->incident->windows[0];
+  ASSERT_TRUE(ww.behind_until_at_least_ms);
+  EXPECT_EQ(*ww.behind_until_at_least_ms, ww.key_ms + 600000);
+  ASSERT_EQ(dw[0]->incident->prevention.size(), 1u);
+  EXPECT_EQ(dw[0]->incident->prevention[0].setting, "delete.retention.ms");
+  EXPECT_TRUE(dw[0]->incident->prevention[0].prevents);
+  EXPECT_EQ(dw[0]->incident->prevention[0].at_least_ms, 600000);
 }
 
 // The tombstone is still on the healthy replicas (its horizon has not passed) but B3 skipped it.
@@ -58,6 +88,18 @@ TEST(DiffScenario, LostTombstoneStillHeldByHealthyReplica) {
   EXPECT_EQ(d[0]->kind, FindingKind::kLostTombstone);
   EXPECT_EQ(d[0]->first_offset, 0);
   EXPECT_EQ(d[0]->last_offset, 2);
+  // Incident window: B1 holds the tombstone at 2, in B3's hole 2..2, written at B1's timestamp there.
+  ASSERT_TRUE(d[0]->incident);
+  const IncidentWindow& w = d[0]->incident->windows.at(0);
+  EXPECT_EQ(w.replica, 1u);
+  ASSERT_TRUE(w.lost_offset);
+  EXPECT_EQ(*w.lost_offset, 2);
+  EXPECT_EQ(w.lost_on, 0u);
+  EXPECT_EQ(w.lost_ms, rs[0].records[size_t(rs[0].FindRecord(2))].timestamp);
+  EXPECT_EQ(w.hole_from, 2);
+  EXPECT_EQ(w.hole_to, 2);
+  EXPECT_FALSE(w.hole_in_batch);
+  EXPECT_NE(w.sentence.find("holds at offset 2"), std::string::npos) << w.sentence;
   EXPECT_EQ(d[0]->affected, std::vector<size_t>{1});
 }
 
@@ -195,6 +237,17 @@ TEST(DiffScenario, DivergentRecordsAfterUncleanElection) {
   EXPECT_EQ(d[0]->first_offset, 2);
   EXPECT_EQ(d[0]->last_offset, 3);
   EXPECT_EQ(d[0]->affected, std::vector<size_t>{1});
+  // Incident window: raw facts only (the last offset held alike, the leader epochs), no prevention.
+  ASSERT_TRUE(d[0]->incident);
+  const IncidentWindow& w = d[0]->incident->windows.at(0);
+  EXPECT_EQ(w.replica, 1u);
+  EXPECT_EQ(w.lost_from, 2);
+  EXPECT_EQ(w.lost_to, 3);
+  EXPECT_EQ(w.agreed_offset, 1);
+  EXPECT_EQ(w.epoch_first, 0);
+  EXPECT_EQ(w.healthy_epoch_first, 0);
+  EXPECT_NE(w.sentence.find("same leader epoch"), std::string::npos) << w.sentence;
+  EXPECT_TRUE(d[0]->incident->prevention.empty());
 }
 
 }  // namespace
@@ -217,6 +270,16 @@ TEST(DiffScenario, MissingNewerValueAfterDeletionIsDivergent) {
   EXPECT_EQ(d[0]->first_offset, 1);
   EXPECT_EQ(d[0]->last_offset, 3);
   EXPECT_EQ(d[0]->affected, std::vector<size_t>{1});
+  // Incident window: the newer value at 3 that B1 holds, in B2's hole 2..3; no cleaner setting explains it.
+  ASSERT_TRUE(d[0]->incident);
+  const IncidentWindow& w = d[0]->incident->windows.at(0);
+  EXPECT_EQ(w.lost, "newer value");
+  ASSERT_TRUE(w.lost_offset);
+  EXPECT_EQ(*w.lost_offset, 3);
+  EXPECT_EQ(w.hole_from, 2);
+  EXPECT_EQ(w.hole_to, 3);
+  EXPECT_FALSE(w.behind_until_at_least_ms);
+  EXPECT_TRUE(d[0]->incident->prevention.empty());
 }
 
 }  // namespace

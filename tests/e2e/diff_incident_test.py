@@ -17,6 +17,16 @@ what happened, never against klf's own diff:
   hanging-transaction.json, `klf simulate --json` steps): the marker step's offset lies in the hole, its clock
   between the window's record timestamps, the broker's `down` step no later than the marker and its `up` step no
   earlier than `behindUntilAtLeastMs`, the outage at least delete.retention.ms long.
+* Lost tombstones, on the simulator's lost-tombstone.json (and a variant where broker3's cleaner has not removed the
+  tombstone yet): the tombstone's produce step offset lies in the window's hole and in its `lostRange` (or is its
+  `lostOffset`, held by broker3, with that record's timestamp), the key's record was written before it, the window's
+  `behindUntilAtLeastMs` is no later than the leader's pass that removed the tombstone and the broker's `up` step, and
+  the outage lasted at least the prevention's `atLeastMs`.
+* Kafka's random timelines lose tombstones only without a visible effect (truth.json `lostRecords`: superseded, in an
+  aborted transaction, or with no older value on the broker): klf reports no lost_tombstone there, and the rule the
+  window rests on holds in Kafka's truth: a tombstone its delete horizon removed left the leader at least
+  delete.retention.ms after it was written, and the broker fetched its offset after that (back after the removal),
+  holding no record at that offset.
 * delete.retention.ms comes from --delete-retention-ms (the truth's topic config), else the sentence says it is
   not in the files; producer.id.expiration.ms is named as not preventing; text shows ISO-8601 UTC beside epoch ms;
   the JSON's existing fields are those without the window (additive only).
@@ -163,5 +173,101 @@ with temp_dir("klf-incident-sim-") as tmp:
                       f"{where}: down {down[0]['clockMs']}, up {up[0]['clockMs']}, behind until {w['behindUntilAtLeastMs']}")
     check(sim_windows >= 3, f"simulator: {sim_windows} windows")
     print(f"{sim_windows} incident windows checked against the simulator's steps")
+
+# --- lost tombstones: the simulator's lost-tombstone timeline, and a variant where broker3 still holds it -------------
+def tombstone_windows(j):
+    return [(f, w) for _, f in windows_of(j) if f["kind"] == "lost_tombstone" for w in f["incidentWindow"]]
+
+
+with temp_dir("klf-incident-tomb-") as tmp:
+    base_tl = json.load(open(os.path.join(SRC, "fixtures", "lost-tombstone.json")))
+    dr = base_tl["config"]["delete.retention.ms"]
+    variant = json.loads(json.dumps(base_tl))
+    cleans = [e for e in variant["events"] if e["op"] == "clean"]
+    cleans[2]["brokers"] = [1]  # the pass past the horizon runs on the leader only
+    for e in cleans[3:]:
+        e["brokers"] = [1, 2]  # broker3 never cleans the tombstone away
+    variant_path = os.path.join(tmp, "lost-tombstone-held.json")
+    json.dump(variant, open(variant_path, "w"))
+    tomb_windows = 0
+    for name, tl, held in (("lost-tombstone", os.path.join(SRC, "fixtures", "lost-tombstone.json"), False),
+                           ("lost-tombstone-held", variant_path, True)):
+        out = os.path.join(tmp, name)
+        rc, o, e = run("simulate", "--json", tl, "--out", out)
+        steps = json.loads(o)["steps"]
+        tomb = [s for s in steps if s["op"] == "produce" and "<tombstone>" in s["text"]][0]
+        t_off = tomb["detail"]["firstOffset"]
+        down = [s for s in steps if s["op"] == "down" and s["detail"]["broker"] == 2][0]
+        up = [s for s in steps if s["op"] == "up" and s["detail"]["broker"] == 2][0]
+        removed = [s for s in steps if s["op"] == "clean" and s["detail"].get("broker") == 1 and
+                   s["detail"].get("tombstonesRemoved", 0) > 0 and s["step"] > tomb["step"]][0]
+        parts = [os.path.join(out, f"broker{b}", "foo-0") for b in (1, 2, 3)]
+        rc, o, e = run("diff", "--json", "--delete-retention-ms", str(dr), *parts)
+        found = tombstone_windows(json.loads(o))
+        if not check(len(found) == 1 and found[0][1]["name"] == "broker2", f"{name}: tombstone windows {found}"):
+            continue
+        f, w = found[0]
+        tomb_windows += 1
+        where = f"simulate {name}"
+        check(w["lost"] == "tombstone" and w["hole"][0] <= t_off <= w["hole"][1],
+              f"{where}: the tombstone at {t_off} is not in hole {w['hole']}")
+        check(w["keyRecord"]["offset"] == f["offsets"][0] and w["keyRecord"]["timestamp"] <= tomb["clockMs"],
+              f"{where}: key record {w['keyRecord']} vs the tombstone written at {tomb['clockMs']}")
+        check(w["lastBefore"]["timestamp"] <= tomb["clockMs"] <= w["firstAfter"]["timestamp"],
+              f"{where}: tombstone written {tomb['clockMs']} outside {w['lastBefore']}..{w['firstAfter']}")
+        if held:
+            check(w["lostOffset"] == t_off and w["lostOn"].endswith("broker3/foo-0") and
+                  abs(w["lostTimestamp"] - tomb["clockMs"]) <= 1000,
+                  f"{where}: lostOffset {w['lostOffset']} on {w['lostOn']} at {w['lostTimestamp']}")
+            check(w["behindUntilAtLeastMs"] == w["lostTimestamp"] + dr, f"{where}: behind until {w['behindUntilAtLeastMs']}")
+        else:
+            check(w["lostOffset"] is None and w["lostRange"][0] <= t_off <= w["lostRange"][1],
+                  f"{where}: the tombstone at {t_off} is not in lostRange {w['lostRange']}")
+            check(w["behindUntilAtLeastMs"] == w["keyRecord"]["timestamp"] + dr,
+                  f"{where}: behind until {w['behindUntilAtLeastMs']}")
+        check(w["behindUntilAtLeastMs"] <= removed["clockMs"] and w["behindUntilAtLeastMs"] <= up["clockMs"],
+              f"{where}: behind until at least {w['behindUntilAtLeastMs']}, leader removed it at {removed['clockMs']}, "
+              f"broker2 up at {up['clockMs']}")
+        prev = {x["setting"]: x for x in f["prevention"]}
+        check(list(prev) == ["delete.retention.ms"] and prev["delete.retention.ms"]["atLeastMs"] == dr and
+              up["clockMs"] - down["clockMs"] >= dr, f"{where}: prevention {prev}")
+        rc, o, e = run("diff", "--json", *parts)
+        w2 = tombstone_windows(json.loads(o))[0][1]
+        check(w2["behindUntilAtLeastMs"] is None and "not in the files given" in w2["sentence"],
+              f"{where}: without --delete-retention-ms: {w2['sentence']}")
+        rc, o, e = run("diff", "--delete-retention-ms", str(dr), *parts)
+        check(any(l.startswith("  incident window: broker2 never fetched the tombstone") and
+                  re.search(r"\d{13} \(\d{4}-\d\d-\d\dT", l) for l in o.splitlines()),
+              f"{where}: text incident window with wall-clock times")
+    check(tomb_windows == 2, f"simulator: {tomb_windows} tombstone windows")
+    print(f"{tomb_windows} tombstone incident windows checked against the simulator's steps")
+
+# --- Kafka's random timelines: lost tombstones without a visible effect, and the rule the window rests on ---------
+horizon_checked = 0
+for tl in ("timeline-04", "timeline-05", "timeline-11"):
+    base = os.path.join(ORACLE, "random-replicas", tl)
+    truth = json.load(open(os.path.join(base, "truth.json")))
+    dr = int(truth["config"]["topic foo"]["delete.retention.ms"])
+    tombs = [r for r in truth["divergenceTruth"]["lostRecords"] if r["kind"] == "tombstone"]
+    check(tombs and not truth["divergenceTruth"]["staleKeys"] and
+          all(r["visibleEffect"].startswith("none") for r in tombs), f"{tl}: the truth's lost tombstones changed nothing")
+    rc, o, e = run("diff", "--json", "--delete-retention-ms", str(dr),
+                   *[os.path.join(base, b) for b in ("broker1", "broker2", "broker3")])
+    j = json.loads(o)
+    kinds = [f["kind"] for p in (j["partitions"] if "partitions" in j else [j]) for f in p["findings"]]
+    check("lost_tombstone" not in kinds, f"{tl}: klf reports a lost tombstone Kafka says changed nothing: {kinds}")
+    rc, o, e = run("dump", "--json", "--records", os.path.join(base, "broker2", "foo-0"))
+    held = {r["offset"] for l in o.splitlines() if l.startswith("{") for r in json.loads(l).get("records", [])}
+    check(len(held) > 10, f"{tl}: broker2's records read: {len(held)}")
+    for r in tombs:
+        check(r["offset"] not in held, f"{tl}: broker2 holds the tombstone at {r['offset']} that Kafka says it lost")
+        if r["leaderRemovalReason"].startswith("delete horizon passed"):
+            horizon_checked += 1
+            check(r["removedFromLeaderAtMs"] >= r["writtenAtMs"] + dr and
+                  r["brokerBackAtMs"] >= r["removedFromLeaderAtMs"],
+                  f"{tl}: tombstone {r['offset']} written {r['writtenAtMs']}, removed {r['removedFromLeaderAtMs']}, "
+                  f"broker back {r['brokerBackAtMs']}")
+check(horizon_checked >= 3, f"only {horizon_checked} horizon-removed tombstones in the truth")
+print(f"{horizon_checked} Kafka tombstones removed by their horizon: removed >= written + delete.retention.ms")
 
 finish()

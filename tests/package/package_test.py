@@ -3,15 +3,21 @@
 from there; the static klf needs no shared library (readelf finds no NEEDED entry) and runs from an
 empty directory with an empty environment; its output on bytes Kafka wrote equals the regular build's
 (the static build computes CRC-32C with Boost.CRC instead of ISA-L, so the CRC verdicts are compared).
+The static klf reads captures (issue 19: libarchive linked statically): a .tar.gz and a .zip of Kafka's
+aborted-to-committed log dirs give what the directories give (triage, diff, verify, dump), a zip's mtimes
+compared at its DOS times' two seconds.
 
 Usage: tests/package/package_test.py BUILD_PACKAGE_DIR   (make package-test runs it after make package)
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
@@ -95,6 +101,64 @@ def main():
             f.write(bytes([b[0] ^ 0xFF]))
         a = run([klf, "verify", damaged], cwd=empty, env={})
         check(a.returncode == 1 and "crc" in a.stdout.lower(), f"static klf finds a flipped byte: exit {a.returncode}")
+        check_captures(klf, rs, tmp, empty)
+
+
+def make_capture(parent, top, kind, out_dir):
+    """parent/top archived with `top/` as the members' first component, as out_dir/top.KIND."""
+    path = os.path.join(out_dir, f"{top}.{kind}")
+    if kind == "tar.gz":
+        with tarfile.open(path, "w:gz") as t:
+            t.add(os.path.join(parent, top), arcname=top)
+    else:
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+            for root, dirs, files in os.walk(os.path.join(parent, top)):
+                dirs.sort()
+                for f in sorted(files):
+                    full = os.path.join(root, f)
+                    z.write(full, os.path.relpath(full, parent))
+    return path
+
+
+def seconds(text):
+    """JSON text with every "fileMtimeMs" value truncated to a DOS time's two seconds (a zip's resolution)."""
+    return re.sub(r'("fileMtimeMs": ?)(\d+)', lambda m: m.group(1) + str(int(m.group(2)) // 2000 * 2000), text)
+
+
+def check_captures(klf, replica_set, tmp, cwd):
+    """The static klf on a .tar.gz and a .zip of a replica set prints what it prints on the directories."""
+    parent, top = os.path.split(replica_set)
+    dirs = [os.path.join(replica_set, b) for b in ("broker1", "broker2", "broker3")]
+    one = os.path.join(dirs[1], "foo-0")
+    commands = {
+        "triage": ["triage", "--json", *dirs],
+        "diff": ["diff", "--json", *dirs],
+        "verify": ["verify", "--json", *dirs],
+        "dump": ["dump", "--deep-iteration", "--print-data-log", one],
+    }
+    want = {k: run([klf, *args], cwd=cwd, env={}) for k, args in commands.items()}
+    check(want["diff"].returncode == 1 and "lost_abort" in want["diff"].stdout,
+          f"static klf diff on the directories finds the lost ABORT: exit {want['diff'].returncode}")
+    for kind in ("tar.gz", "zip"):
+        cap = make_capture(parent, top, kind, tmp)
+        prefix = f"{cap}/{top}"
+        for what, args in commands.items():
+            got = run([klf, *[a.replace(replica_set, prefix) for a in args]], cwd=cwd, env={})
+            stdout, expected = got.stdout.replace(prefix, replica_set), want[what].stdout
+            if kind == "zip":
+                stdout, expected = seconds(stdout), seconds(expected)
+            ok = (got.returncode == want[what].returncode and stdout == expected and
+                  got.stderr.replace(prefix, replica_set) == want[what].stderr)
+            check(ok, f"static klf {what} on the .{kind} capture prints what it prints on the directories" +
+                  ("" if ok else f": exit {got.returncode} vs {want[what].returncode}; {stdout[:300]!r} vs "
+                                 f"{expected[:300]!r}; stderr {got.stderr[:300]!r}"))
+        # The archive alone stands for the log dirs it holds.
+        got = run([klf, "diff", "--json", cap], cwd=cwd, env={})
+        stdout = got.stdout.replace(prefix, replica_set)
+        check(got.returncode == 1 and (seconds(stdout) if kind == "zip" else stdout) ==
+              (seconds(want["diff"].stdout) if kind == "zip" else want["diff"].stdout),
+              f"static klf diff on the .{kind} capture alone: exit {got.returncode}")
+        os.remove(cap)
 
 
 
