@@ -3,6 +3,7 @@
 #include "segment_reader/capture.h"
 
 #include <fcntl.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -593,6 +594,11 @@ InputStat StatInput(const std::string& path) {
 }
 
 bool ListInputDir(const std::string& path, std::vector<InputDirEntry>* out, std::string* error) {
+  return ListInputDir(path, out, error, [](std::string_view) { return true; });
+}
+
+bool ListInputDir(const std::string& path, std::vector<InputDirEntry>* out, std::string* error,
+                  const std::function<bool(std::string_view)>& size_wanted) {
   out->clear();
   InputStat st;
   std::shared_ptr<const Capture> capture;
@@ -616,29 +622,46 @@ bool ListInputDir(const std::string& path, std::vector<InputDirEntry>* out, std:
     }
     return true;
   }
-  std::error_code ec;
-  fs::directory_iterator it(path, ec);
-  if (ec) {
-    *error = ec.message();
+  // opendir(3)/readdir(3): the entry types come with the names (no stat(2) but for the sizes asked for
+  // and for symbolic links, which are followed as std::filesystem's is_directory follows them).
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) {
+    *error = std::strerror(errno);
     return false;
   }
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) break;
+  while (true) {
+    errno = 0;
+    const struct dirent* d = ::readdir(dir);
+    if (d == nullptr) {
+      if (errno != 0) {
+        *error = std::strerror(errno);
+        ::closedir(dir);
+        return false;
+      }
+      break;
+    }
+    std::string_view name = d->d_name;
+    if (name == "." || name == "..") continue;
     InputDirEntry e;
-    e.name = it->path().filename().string();
-    std::error_code e2;
-    if (it->is_directory(e2)) {
+    e.name = std::string(name);
+    if (d->d_type == DT_DIR) {
       e.kind = InputKind::kDir;
-    } else if (it->is_regular_file(e2)) {
+    } else if (d->d_type == DT_REG && !size_wanted(name)) {
       e.kind = InputKind::kFile;
-      e.size = it->file_size(e2);
+    } else if (d->d_type == DT_REG || d->d_type == DT_LNK || d->d_type == DT_UNKNOWN) {
+      struct stat st;
+      if (::stat((path + "/" + e.name).c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+          e.kind = InputKind::kDir;
+        } else if (S_ISREG(st.st_mode)) {
+          e.kind = InputKind::kFile;
+          if (size_wanted(name)) e.size = uint64_t(st.st_size);
+        }
+      }
     }
     out->push_back(std::move(e));
   }
-  if (ec) {
-    *error = ec.message();
-    return false;
-  }
+  ::closedir(dir);
   return true;
 }
 
