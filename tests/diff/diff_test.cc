@@ -275,6 +275,49 @@ TEST(RecordStore, SharesEqualChunksAndCopiesOnChange) {
             std::ptrdiff_t(n));
 }
 
+// Three replicas of 2 chunks and a bit of records; the third differs from the others at `differ`
+// (content) when that is in range. `share`: the second and third share equal chunks with the first.
+std::vector<ReplicaState> ChunkedReplicas(size_t differ, bool share) {
+  const size_t n = RecordStore::kChunk * 2 + 100;
+  std::vector<ReplicaState> rs(3);
+  for (size_t r = 0; r < rs.size(); ++r) {
+    ReplicaState& s = rs[r];
+    s.path = s.label = "broker" + std::to_string(r + 1);
+    s.log_end_offset = s.high_watermark = s.last_stable_offset = int64_t(n);
+    s.from_digest = true;  // no segment files to quote records from
+    BatchSpan b;
+    b.base_offset = 0;
+    b.last_offset = int64_t(n) - 1;
+    b.records = int32_t(n);
+    b.digested = true;
+    s.batches.push_back(b);
+    if (share && r > 0) s.records.ShareWith(&rs[0].records);
+    for (size_t i = 0; i < n; ++i) {
+      RecordDigest d = TestRecord(int64_t(i));
+      d.read_committed = true;
+      if (r == 2 && i == differ) d.content[5] = 0xAB;
+      s.records.push_back(d);
+    }
+    s.records.Seal();
+  }
+  return rs;
+}
+
+// AlignRecords counts a chunk held in common in one step: the same findings as record by record.
+TEST(Diff, SharedChunksGiveTheSameFindings) {
+  for (size_t differ : {size_t(0), size_t(7), RecordStore::kChunk, RecordStore::kChunk + 5,
+                        2 * RecordStore::kChunk + 99, size_t(SIZE_MAX)}) {
+    SCOPED_TRACE(differ);
+    std::vector<ReplicaState> shared = ChunkedReplicas(differ, true);
+    std::vector<ReplicaState> apart = ChunkedReplicas(differ, false);
+    EXPECT_EQ(shared[1].records.ChunkOf(0), shared[0].records.ChunkOf(0));
+    EXPECT_NE(apart[1].records.ChunkOf(0), apart[0].records.ChunkOf(0));
+    std::string with = Describe(DiffReplicas(shared), shared);
+    EXPECT_EQ(with, Describe(DiffReplicas(apart), apart));
+    EXPECT_EQ(with.empty(), differ == SIZE_MAX) << with;
+  }
+}
+
 // Replicas that hold the same batches hold their records once (LoadReplicas: the first is the
 // reference of the others).
 TEST(ReplicaState, ByteIdenticalReplicasShareTheirRecords) {
