@@ -332,6 +332,40 @@ struct KeyState {
   bool tombstone = false;
 };
 
+// ReplicaState::key_view: a sorted vector held through a shared pointer. A copy shares it (LoadReplica
+// gives a replica whose records match the reference's in everything the view depends on the
+// reference's view); a change (clear, emplace_back) works on a private copy.
+class KeyView {
+ public:
+  using value_type = std::pair<Digest, KeyState>;
+  using Vector = std::vector<value_type, LargeAllocator<value_type>>;
+  using const_iterator = Vector::const_iterator;
+
+  size_t size() const { return v_ ? v_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const value_type& operator[](size_t i) const { return (*v_)[i]; }
+  const_iterator begin() const { return v_ ? v_->cbegin() : const_iterator(); }
+  const_iterator end() const { return v_ ? v_->cend() : const_iterator(); }
+  void clear() { v_.reset(); }
+  template <typename... Args>
+  void emplace_back(Args&&... args) {
+    Own().emplace_back(std::forward<Args>(args)...);
+  }
+  // Both hold the same vector (for tests and the memory figures).
+  bool SharedWith(const KeyView& o) const { return v_ != nullptr && v_ == o.v_; }
+
+ private:
+  Vector& Own() {
+    if (!v_) {
+      v_ = std::make_shared<Vector>();
+    } else if (v_.use_count() > 1) {
+      v_ = std::make_shared<Vector>(*v_);
+    }
+    return *v_;
+  }
+  std::shared_ptr<Vector> v_;
+};
+
 struct ReplicaOptions {
   // Clock for snapshot loading (producer expiration). Default: the newest record timestamp seen.
   std::optional<int64_t> now_ms;
@@ -398,7 +432,7 @@ struct ReplicaState {
   // The compacted read_committed view, one entry per key, sorted by KeyOrder (a flat vector: built by a
   // radix sort of the records' key digests instead of one hash-table probe per record, which costs a
   // cache and TLB miss each).
-  std::vector<std::pair<Digest, KeyState>, LargeAllocator<std::pair<Digest, KeyState>>> key_view;
+  KeyView key_view;
   std::vector<Problem> notes;  // problems met while loading (decode errors, txnindex vs markers)
   int64_t max_timestamp = -1;
   // Read from a digest (digest/digest.h), not from the files: no key or value bytes can be read again

@@ -328,6 +328,7 @@ TEST(ReplicaState, ByteIdenticalReplicasShareTheirRecords) {
   ASSERT_FALSE(rs[0].records.empty());
   for (size_t i = 1; i < rs.size(); ++i) {
     EXPECT_EQ(rs[i].records.ChunkOf(0), rs[0].records.ChunkOf(0)) << i;
+    EXPECT_TRUE(rs[i].key_view.SharedWith(rs[0].key_view)) << i;
     ExpectSameState(rs[i], Load(dir));
   }
 }
