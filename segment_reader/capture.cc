@@ -597,33 +597,37 @@ bool ListInputDir(const std::string& path, std::vector<InputDirEntry>* out, std:
   return ListInputDir(path, out, error, [](std::string_view) { return true; });
 }
 
-bool ListInputDir(const std::string& path, std::vector<InputDirEntry>* out, std::string* error,
-                  const std::function<bool(std::string_view)>& size_wanted) {
-  out->clear();
-  InputStat st;
-  std::shared_ptr<const Capture> capture;
-  const CaptureMember* member = nullptr;
-  if (CaptureLookup(path, &capture, &member, &st)) {
-    if (st.kind == InputKind::kUnreadable) {
-      *error = st.error;
-      return false;
-    }
-    if (st.kind != InputKind::kDir) {
-      *error = path + (st.kind == InputKind::kMissing ? ": no such member in the capture" : ": not a directory");
-      return false;
-    }
-    for (const CaptureMember* c : capture->Children(member->name)) {
-      size_t slash = c->name.rfind('/');
-      InputDirEntry e;
-      e.name = slash == std::string::npos ? c->name : c->name.substr(slash + 1);
-      e.kind = c->is_dir ? InputKind::kDir : InputKind::kFile;
-      e.size = c->size;
-      out->push_back(std::move(e));
-    }
-    return true;
+namespace {
+
+// One entry of a real directory: its kind from d_type, a stat(2) only for the size asked for and for
+// what d_type does not settle (symbolic links are followed, as std::filesystem's is_directory does).
+InputDirEntry DirEntryOf(const std::string& dir, const struct dirent& d,
+                         const std::function<bool(std::string_view)>& size_wanted) {
+  InputDirEntry e;
+  e.name = d.d_name;
+  if (d.d_type == DT_DIR) {
+    e.kind = InputKind::kDir;
+    return e;
   }
-  // opendir(3)/readdir(3): the entry types come with the names (no stat(2) but for the sizes asked for
-  // and for symbolic links, which are followed as std::filesystem's is_directory follows them).
+  const bool want_size = size_wanted(e.name);
+  if (d.d_type == DT_REG && !want_size) {
+    e.kind = InputKind::kFile;
+    return e;
+  }
+  if (d.d_type != DT_REG && d.d_type != DT_LNK && d.d_type != DT_UNKNOWN) return e;  // kOther
+  struct stat st;
+  if (::stat((dir + "/" + e.name).c_str(), &st) != 0) return e;
+  if (S_ISDIR(st.st_mode)) {
+    e.kind = InputKind::kDir;
+  } else if (S_ISREG(st.st_mode)) {
+    e.kind = InputKind::kFile;
+    if (want_size) e.size = uint64_t(st.st_size);
+  }
+  return e;
+}
+
+bool ListRealDir(const std::string& path, std::vector<InputDirEntry>* out, std::string* error,
+                 const std::function<bool(std::string_view)>& size_wanted) {
   DIR* dir = ::opendir(path.c_str());
   if (dir == nullptr) {
     *error = std::strerror(errno);
@@ -632,36 +636,44 @@ bool ListInputDir(const std::string& path, std::vector<InputDirEntry>* out, std:
   while (true) {
     errno = 0;
     const struct dirent* d = ::readdir(dir);
-    if (d == nullptr) {
-      if (errno != 0) {
-        *error = std::strerror(errno);
-        ::closedir(dir);
-        return false;
-      }
-      break;
-    }
+    if (d == nullptr) break;
     std::string_view name = d->d_name;
-    if (name == "." || name == "..") continue;
+    if (name != "." && name != "..") out->push_back(DirEntryOf(path, *d, size_wanted));
+  }
+  const int err = errno;
+  ::closedir(dir);
+  if (err != 0) {
+    *error = std::strerror(err);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ListInputDir(const std::string& path, std::vector<InputDirEntry>* out, std::string* error,
+                  const std::function<bool(std::string_view)>& size_wanted) {
+  out->clear();
+  InputStat st;
+  std::shared_ptr<const Capture> capture;
+  const CaptureMember* member = nullptr;
+  if (!CaptureLookup(path, &capture, &member, &st)) return ListRealDir(path, out, error, size_wanted);
+  if (st.kind == InputKind::kUnreadable) {
+    *error = st.error;
+    return false;
+  }
+  if (st.kind != InputKind::kDir) {
+    *error = path + (st.kind == InputKind::kMissing ? ": no such member in the capture" : ": not a directory");
+    return false;
+  }
+  for (const CaptureMember* c : capture->Children(member->name)) {
+    size_t slash = c->name.rfind('/');
     InputDirEntry e;
-    e.name = std::string(name);
-    if (d->d_type == DT_DIR) {
-      e.kind = InputKind::kDir;
-    } else if (d->d_type == DT_REG && !size_wanted(name)) {
-      e.kind = InputKind::kFile;
-    } else if (d->d_type == DT_REG || d->d_type == DT_LNK || d->d_type == DT_UNKNOWN) {
-      struct stat st;
-      if (::stat((path + "/" + e.name).c_str(), &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-          e.kind = InputKind::kDir;
-        } else if (S_ISREG(st.st_mode)) {
-          e.kind = InputKind::kFile;
-          if (size_wanted(name)) e.size = uint64_t(st.st_size);
-        }
-      }
-    }
+    e.name = slash == std::string::npos ? c->name : c->name.substr(slash + 1);
+    e.kind = c->is_dir ? InputKind::kDir : InputKind::kFile;
+    e.size = c->size;
     out->push_back(std::move(e));
   }
-  ::closedir(dir);
   return true;
 }
 
