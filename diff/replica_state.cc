@@ -164,6 +164,89 @@ void FreeLarge(void* p, size_t bytes) {
   }
 }
 
+bool SameRecordDigest(const RecordDigest& a, const RecordDigest& b) {
+  return a.offset == b.offset && a.timestamp == b.timestamp && a.producer_id == b.producer_id && a.key == b.key &&
+         a.content == b.content && a.leader_epoch == b.leader_epoch && a.txn == b.txn &&
+         a.producer_epoch == b.producer_epoch && a.fate == b.fate && a.transactional == b.transactional &&
+         a.control == b.control && a.has_key == b.has_key && a.has_value == b.has_value &&
+         a.read_committed == b.read_committed && a.read_uncommitted == b.read_uncommitted;
+}
+
+std::shared_ptr<RecordStore::Chunk> RecordStore::NewChunk() {
+  if (spare_) return std::move(spare_);
+  static_assert(std::is_trivially_destructible_v<RecordDigest>);
+  return std::shared_ptr<Chunk>(static_cast<Chunk*>(AllocateLarge(sizeof(Chunk))),
+                                [](Chunk* c) { FreeLarge(c, sizeof(Chunk)); });
+}
+
+void RecordStore::clear() {
+  chunks_.clear();
+  size_ = 0;
+}
+
+void RecordStore::push_back(const RecordDigest& d) {
+  if (size_ == capacity_) capacity_ = size_ + std::max<size_t>(size_, 1);  // std::vector's growth
+  const size_t k = size_ >> kChunkShift, j = size_ & (kChunk - 1);
+  if (k == chunks_.size()) {
+    chunks_.push_back(NewChunk());
+  } else if (chunks_[k].use_count() > 1) {
+    // Appending to a shared, partly filled chunk (after Seal): a private copy first.
+    std::shared_ptr<Chunk> c = NewChunk();
+    std::memcpy(c->bytes, chunks_[k]->bytes, j * sizeof(RecordDigest));
+    chunks_[k] = std::move(c);
+  }
+  new (&chunks_[k]->At(j)) RecordDigest(d);
+  ++size_;
+  if ((size_ & (kChunk - 1)) == 0) ShareLastIfSame();
+}
+
+void RecordStore::ShareLastIfSame() {
+  if (reference_ == nullptr || chunks_.empty()) return;
+  const size_t k = chunks_.size() - 1;
+  const size_t first = k << kChunkShift;
+  const size_t n = size_ - first;
+  if (reference_->chunks_.size() <= k || std::min(reference_->size_ - first, kChunk) != n) return;
+  const Chunk& mine = *chunks_[k];
+  const Chunk& theirs = *reference_->chunks_[k];
+  if (&mine == &theirs) return;
+  for (size_t j = 0; j < n; ++j) {
+    const RecordDigest& a = mine.At(j);
+    const RecordDigest& b = theirs.At(j);
+    // A transactional data record's fate is set after the load (from its transaction, through
+    // Mutable, which copies the chunk when the reference's differs): compared without it.
+    const bool fate_pending = a.transactional && !a.control && a.txn >= 0 && a.fate == TxnFate::kNone;
+    if (fate_pending) {
+      RecordDigest c = b;
+      c.fate = TxnFate::kNone;
+      if (!SameRecordDigest(a, c)) return;
+    } else if (!SameRecordDigest(a, b)) {
+      return;
+    }
+  }
+  if (chunks_[k].use_count() == 1) spare_ = std::move(chunks_[k]);
+  chunks_[k] = reference_->chunks_[k];
+}
+
+void RecordStore::Seal() {
+  if ((size_ & (kChunk - 1)) != 0) ShareLastIfSame();
+  reference_ = nullptr;
+}
+
+RecordDigest& RecordStore::Mutable(size_t i) {
+  std::shared_ptr<Chunk>& c = chunks_[i >> kChunkShift];
+  if (c.use_count() > 1) {
+    std::shared_ptr<Chunk> own = NewChunk();
+    const size_t first = (i >> kChunkShift) << kChunkShift;
+    std::memcpy(own->bytes, c->bytes, std::min(size_ - first, kChunk) * sizeof(RecordDigest));
+    c = std::move(own);
+  }
+  return c->At(i & (kChunk - 1));
+}
+
+size_t RecordStore::SharedChunks() const {
+  return size_t(std::count_if(chunks_.begin(), chunks_.end(), [](const auto& c) { return c.use_count() > 1; }));
+}
+
 Fingerprint ContentDigest(int64_t timestamp, bool control, const std::optional<Bytes>& key,
                           const std::optional<Bytes>& value, RecordHeaders headers) {
   ContentHasher h;
@@ -371,7 +454,8 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   std::vector<Bytes> keys;  // one batch's keys, hashed together (Md5Many)
   std::vector<Digest> key_digests;
   const ReplicaState* ref = options.reference;
-  size_t ref_batch = 0;  // cursor into ref->batches (both logs ascend by offset)
+  if (ref != nullptr) r.records.ShareWith(&ref->records);  // chunks equal to the reference's are shared
+  size_t ref_batch = 0;                                    // cursor into ref->batches (both logs ascend by offset)
   if (ref != nullptr &&
       (options.max_state_bytes == 0 || ref->records.size() * sizeof(RecordDigest) <= options.max_state_bytes)) {
     r.records.reserve(ref->records.size());
@@ -601,13 +685,15 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   if (!log.ForEachBatch(pass, &sink, error)) return Untrustworthy(*error, error);
   if (over_budget) return false;
   for (Problem& p : sink.problems) r.notes.push_back(std::move(p));
+  r.records.Seal();
   if (options.transactions_only) return true;
   // Records of a transaction take its fate; transactions still open at the end stay open.
-  for (RecordDigest& d : r.records) {
+  for (size_t i = 0; i < r.records.size(); ++i) {
+    const RecordDigest& d = r.records[i];
     if (d.control || !d.transactional) continue;
     if (d.txn < 0) continue;
     Txn& t = r.txns[d.txn];
-    d.fate = t.fate;
+    if (d.fate != t.fate) r.records.Mutable(i).fate = t.fate;
     ++t.records;
   }
   // A replica whose records match the reference's one for one in everything the view depends on has

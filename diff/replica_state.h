@@ -17,9 +17,14 @@
 // names.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -180,6 +185,134 @@ struct LargeAllocator {
   }
 };
 
+// Every field of two records equal (what sharing a chunk of records needs).
+bool SameRecordDigest(const RecordDigest& a, const RecordDigest& b);
+
+// ReplicaState::records: the records in chunks of kChunk (2 MiB, one huge page each). A replica loaded
+// against a reference (ReplicaOptions::reference) shares each chunk whose records are all equal to
+// the reference's chunk at the same index, instead of holding a copy: replicas that hold the same
+// batches cost the memory of one (issue 20). Records are appended into a private chunk that, once
+// full (or at Seal()), is compared with the reference's and then dropped for it or kept. The fate of
+// a transactional data record (set by LoadReplica after the last append, through Mutable) is left
+// out of that comparison.
+// Read access is as to a vector; a record is changed only through Mutable(), which copies a shared
+// chunk first. capacity() follows std::vector's growth (reserve, doubling) so that the memory budget
+// (ReplicaStateBytes) counts what a vector of the records would take, as it always did.
+class RecordStore {
+ public:
+  static constexpr size_t kChunkShift = 15;
+  static constexpr size_t kChunk = size_t(1) << kChunkShift;  // 32768 records: 2 MiB
+
+  class const_iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = RecordDigest;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const RecordDigest*;
+    using reference = const RecordDigest&;
+    const_iterator() = default;
+    const_iterator(const RecordStore* s, size_t i) : s_(s), i_(i) {}
+    reference operator*() const { return (*s_)[i_]; }
+    pointer operator->() const { return &(*s_)[i_]; }
+    reference operator[](difference_type n) const { return (*s_)[size_t(difference_type(i_) + n)]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator t = *this;
+      ++i_;
+      return t;
+    }
+    const_iterator& operator--() {
+      --i_;
+      return *this;
+    }
+    const_iterator operator--(int) {
+      const_iterator t = *this;
+      --i_;
+      return t;
+    }
+    const_iterator& operator+=(difference_type n) {
+      i_ = size_t(difference_type(i_) + n);
+      return *this;
+    }
+    const_iterator& operator-=(difference_type n) {
+      i_ = size_t(difference_type(i_) - n);
+      return *this;
+    }
+    friend const_iterator operator+(const_iterator a, difference_type n) { return a += n; }
+    friend const_iterator operator+(difference_type n, const_iterator a) { return a += n; }
+    friend const_iterator operator-(const_iterator a, difference_type n) { return a -= n; }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+      return difference_type(a.i_) - difference_type(b.i_);
+    }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.i_ == b.i_; }
+    friend auto operator<=>(const const_iterator& a, const const_iterator& b) { return a.i_ <=> b.i_; }
+
+   private:
+    const RecordStore* s_ = nullptr;
+    size_t i_ = 0;
+  };
+
+  RecordStore() = default;
+  // A copy holds the same chunks (copied on the first change); the spare buffer is not copied.
+  RecordStore(const RecordStore& o)
+      : chunks_(o.chunks_), size_(o.size_), capacity_(o.capacity_), reference_(o.reference_) {}
+  RecordStore& operator=(const RecordStore& o) {
+    if (this != &o) {
+      chunks_ = o.chunks_;
+      size_ = o.size_;
+      capacity_ = o.capacity_;
+      reference_ = o.reference_;
+      spare_.reset();
+    }
+    return *this;
+  }
+  RecordStore(RecordStore&& o) noexcept = default;
+  RecordStore& operator=(RecordStore&& o) noexcept = default;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t capacity() const { return capacity_; }
+  void reserve(size_t n) { capacity_ = std::max(capacity_, n); }
+  void clear();
+  const RecordDigest& operator[](size_t i) const { return chunks_[i >> kChunkShift]->At(i & (kChunk - 1)); }
+  const RecordDigest& front() const { return (*this)[0]; }
+  const RecordDigest& back() const { return (*this)[size_ - 1]; }
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size_}; }
+  void push_back(const RecordDigest& d);
+  // Record i for changing it (its chunk copied first when it is shared).
+  RecordDigest& Mutable(size_t i);
+  // Chunks are compared with `reference`'s at the same index (nullptr: none are shared).
+  void ShareWith(const RecordStore* reference) { reference_ = reference; }
+  // Ends appending against the reference: the last, partly filled chunk is compared with the
+  // reference's too, and the reference is forgotten.
+  void Seal();
+  // Chunks held in common with another store (for tests and the memory figures).
+  size_t SharedChunks() const;
+  // The chunk holding record i (two stores hold it in common when these are equal).
+  const void* ChunkOf(size_t i) const { return chunks_[i >> kChunkShift].get(); }
+
+ private:
+  // Raw storage: records are constructed in place as they are appended (no zero-fill of 2 MiB).
+  struct Chunk {
+    alignas(RecordDigest) unsigned char bytes[kChunk * sizeof(RecordDigest)];
+    RecordDigest& At(size_t j) { return std::launder(reinterpret_cast<RecordDigest*>(bytes))[j]; }
+    const RecordDigest& At(size_t j) const { return std::launder(reinterpret_cast<const RecordDigest*>(bytes))[j]; }
+  };
+  std::shared_ptr<Chunk> NewChunk();
+  // Compares the last chunk (records [k * kChunk, size_)) with the reference's chunk k.
+  void ShareLastIfSame();
+
+  std::vector<std::shared_ptr<Chunk>> chunks_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+  const RecordStore* reference_ = nullptr;
+  std::shared_ptr<Chunk> spare_;  // a private chunk given up for the reference's, to fill next
+};
+
 // The order of ReplicaState::key_view: the digest's first 8 bytes as a little-endian integer, then
 // the rest. Any fixed total order would do; this one is what the radix sort produces.
 inline uint64_t KeyPrefix(const Digest& d) {
@@ -197,6 +330,40 @@ struct KeyState {
   int64_t offset = 0;   // offset of the latest read_committed record for the key
   uint32_t record = 0;  // index into ReplicaState::records
   bool tombstone = false;
+};
+
+// ReplicaState::key_view: a sorted vector held through a shared pointer. A copy shares it (LoadReplica
+// gives a replica whose records match the reference's in everything the view depends on the
+// reference's view); a change (clear, emplace_back) works on a private copy.
+class KeyView {
+ public:
+  using value_type = std::pair<Digest, KeyState>;
+  using Vector = std::vector<value_type, LargeAllocator<value_type>>;
+  using const_iterator = Vector::const_iterator;
+
+  size_t size() const { return v_ ? v_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const value_type& operator[](size_t i) const { return (*v_)[i]; }
+  const_iterator begin() const { return v_ ? v_->cbegin() : const_iterator(); }
+  const_iterator end() const { return v_ ? v_->cend() : const_iterator(); }
+  void clear() { v_.reset(); }
+  template <typename... Args>
+  void emplace_back(Args&&... args) {
+    Own().emplace_back(std::forward<Args>(args)...);
+  }
+  // Both hold the same vector (for tests and the memory figures).
+  bool SharedWith(const KeyView& o) const { return v_ != nullptr && v_ == o.v_; }
+
+ private:
+  Vector& Own() {
+    if (!v_) {
+      v_ = std::make_shared<Vector>();
+    } else if (v_.use_count() > 1) {
+      v_ = std::make_shared<Vector>(*v_);
+    }
+    return *v_;
+  }
+  std::shared_ptr<Vector> v_;
 };
 
 struct ReplicaOptions {
@@ -248,12 +415,12 @@ struct ReplicaState {
   // that did not keep mtimes only makes the bound later.
   std::vector<int64_t> segment_mtimes_ms;
   std::vector<BatchSpan> batches;
-  std::vector<RecordDigest, LargeAllocator<RecordDigest>> records;  // ascending offsets, data and control
-  std::vector<Marker> markers;                                      // ascending offsets
-  std::vector<Txn> txns;                                            // by first offset
-  std::vector<OpenTxn> open_txns;                                   // broker-loaded producer state
-  std::vector<LoadedProducer> producers;                            // broker-loaded producer state, by producer id
-  std::vector<AbortedTxn> txn_index;                                // every .txnindex entry, by first offset
+  RecordStore records;                    // ascending offsets, data and control
+  std::vector<Marker> markers;            // ascending offsets
+  std::vector<Txn> txns;                  // by first offset
+  std::vector<OpenTxn> open_txns;         // broker-loaded producer state
+  std::vector<LoadedProducer> producers;  // broker-loaded producer state, by producer id
+  std::vector<AbortedTxn> txn_index;      // every .txnindex entry, by first offset
   // Where txn_index[i] was read: its .txnindex file and the entry's byte position there.
   struct TxnIndexSource {
     std::string file;
@@ -268,7 +435,7 @@ struct ReplicaState {
   // The compacted read_committed view, one entry per key, sorted by KeyOrder (a flat vector: built by a
   // radix sort of the records' key digests instead of one hash-table probe per record, which costs a
   // cache and TLB miss each).
-  std::vector<std::pair<Digest, KeyState>, LargeAllocator<std::pair<Digest, KeyState>>> key_view;
+  KeyView key_view;
   std::vector<Problem> notes;  // problems met while loading (decode errors, txnindex vs markers)
   int64_t max_timestamp = -1;
   // Read from a digest (digest/digest.h), not from the files: no key or value bytes can be read again

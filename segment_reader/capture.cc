@@ -3,6 +3,7 @@
 #include "segment_reader/capture.h"
 
 #include <fcntl.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -620,51 +621,85 @@ InputStat StatInput(const std::string& path) {
 }
 
 bool ListInputDir(const std::string& path, std::vector<InputDirEntry>* out, std::string* error) {
+  return ListInputDir(path, out, error, [](std::string_view) { return true; });
+}
+
+namespace {
+
+// One entry of a real directory: its kind from d_type, a stat(2) only for the size asked for and for
+// what d_type does not settle (symbolic links are followed, as std::filesystem's is_directory does).
+InputDirEntry DirEntryOf(const std::string& dir, const struct dirent& d,
+                         const std::function<bool(std::string_view)>& size_wanted) {
+  InputDirEntry e;
+  e.name = d.d_name;
+  if (d.d_type == DT_DIR) {
+    e.kind = InputKind::kDir;
+    return e;
+  }
+  const bool want_size = size_wanted(e.name);
+  if (d.d_type == DT_REG && !want_size) {
+    e.kind = InputKind::kFile;
+    return e;
+  }
+  if (d.d_type != DT_REG && d.d_type != DT_LNK && d.d_type != DT_UNKNOWN) return e;  // kOther
+  struct stat st;
+  if (::stat((dir + "/" + e.name).c_str(), &st) != 0) return e;
+  if (S_ISDIR(st.st_mode)) {
+    e.kind = InputKind::kDir;
+  } else if (S_ISREG(st.st_mode)) {
+    e.kind = InputKind::kFile;
+    if (want_size) e.size = uint64_t(st.st_size);
+  }
+  return e;
+}
+
+bool ListRealDir(const std::string& path, std::vector<InputDirEntry>* out, std::string* error,
+                 const std::function<bool(std::string_view)>& size_wanted) {
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  while (true) {
+    errno = 0;
+    const struct dirent* d = ::readdir(dir);
+    if (d == nullptr) break;
+    std::string_view name = d->d_name;
+    if (name != "." && name != "..") out->push_back(DirEntryOf(path, *d, size_wanted));
+  }
+  const int err = errno;
+  ::closedir(dir);
+  if (err != 0) {
+    *error = std::strerror(err);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ListInputDir(const std::string& path, std::vector<InputDirEntry>* out, std::string* error,
+                  const std::function<bool(std::string_view)>& size_wanted) {
   out->clear();
   InputStat st;
   std::shared_ptr<const Capture> capture;
   const CaptureMember* member = nullptr;
-  if (CaptureLookup(path, &capture, &member, &st)) {
-    if (st.kind == InputKind::kUnreadable) {
-      *error = st.error;
-      return false;
-    }
-    if (st.kind != InputKind::kDir) {
-      *error = path + (st.kind == InputKind::kMissing ? ": no such member in the capture" : ": not a directory");
-      return false;
-    }
-    for (const CaptureMember* c : capture->Children(member->name)) {
-      size_t slash = c->name.rfind('/');
-      InputDirEntry e;
-      e.name = slash == std::string::npos ? c->name : c->name.substr(slash + 1);
-      e.kind = c->is_dir ? InputKind::kDir : InputKind::kFile;
-      e.size = c->size;
-      out->push_back(std::move(e));
-    }
-    return true;
-  }
-  std::error_code ec;
-  fs::directory_iterator it(path, ec);
-  if (ec) {
-    *error = ec.message();
+  if (!CaptureLookup(path, &capture, &member, &st)) return ListRealDir(path, out, error, size_wanted);
+  if (st.kind == InputKind::kUnreadable) {
+    *error = st.error;
     return false;
   }
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) break;
+  if (st.kind != InputKind::kDir) {
+    *error = path + (st.kind == InputKind::kMissing ? ": no such member in the capture" : ": not a directory");
+    return false;
+  }
+  for (const CaptureMember* c : capture->Children(member->name)) {
+    size_t slash = c->name.rfind('/');
     InputDirEntry e;
-    e.name = it->path().filename().string();
-    std::error_code e2;
-    if (it->is_directory(e2)) {
-      e.kind = InputKind::kDir;
-    } else if (it->is_regular_file(e2)) {
-      e.kind = InputKind::kFile;
-      e.size = it->file_size(e2);
-    }
+    e.name = slash == std::string::npos ? c->name : c->name.substr(slash + 1);
+    e.kind = c->is_dir ? InputKind::kDir : InputKind::kFile;
+    e.size = c->size;
     out->push_back(std::move(e));
-  }
-  if (ec) {
-    *error = ec.message();
-    return false;
   }
   return true;
 }

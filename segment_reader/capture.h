@@ -34,9 +34,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace klf {
@@ -130,6 +132,10 @@ struct InputDirEntry {
 // The entries of directory `path` (real or in a capture), unsorted. False with *error when it cannot
 // be listed.
 bool ListInputDir(const std::string& path, std::vector<InputDirEntry>* out, std::string* error);
+// The same, looking up the sizes of only the regular files whose name `size_wanted` accepts (a
+// stat(2) each in a real directory); the others are listed with size 0.
+bool ListInputDir(const std::string& path, std::vector<InputDirEntry>* out, std::string* error,
+                  const std::function<bool(std::string_view)>& size_wanted);
 
 inline bool IsInputDir(const std::string& path) { return StatInput(path).kind == InputKind::kDir; }
 

@@ -55,6 +55,11 @@ const char* FileTypeName(mode_t mode);
 // entry per producer) and far below what would hurt to read whole.
 constexpr uint64_t kMaxMetadataFileBytes = uint64_t(64) << 20;
 
+// Up to this size MappedFile reads a file into memory (one pread(2)) instead of mapping it (mmap(2)
+// and munmap(2)), and an index file is read whole (segment_reader/index_files.cc): producer
+// snapshots, checkpoints and the indexes of small segments cost fewer system calls.
+constexpr uint64_t kReadSmallFileBytes = uint64_t(64) << 10;
+
 // Each of the three readers below also reads a member of a capture (segment_reader/capture.h) when
 // `path` runs through an archive: MappedFile maps it in place from an uncompressed .tar, or holds it in
 // memory (a cached small member, or one read whole up to kMaxCaptureMemberInMemoryBytes); StreamedFile

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -236,6 +237,7 @@ class IndexFile {
       return false;
     }
     size_ = uint64_t(st.st_size);
+    if (size_ <= kReadSmallFileBytes) return ReadWhole(path, error);
     if (!InUseEnd(fd_, size_, &in_use_end_, error)) {
       *error = path + ": " + *error;
       return false;
@@ -247,11 +249,33 @@ class IndexFile {
   }
   IndexBytes Bytes() const {
     if (mapped_) return IndexBytes(mapped_->data(), in_use_end_);
+    if (read_whole_) return IndexBytes(klf::Bytes{small_.data(), small_.size()}, in_use_end_);
     return IndexBytes(fd_, size_, in_use_end_);
   }
 
  private:
+  // Reads a file of at most kReadSmallFileBytes whole (one pread(2)): a small index costs no
+  // SEEK_DATA/SEEK_HOLE and no second read.
+  bool ReadWhole(const std::string& path, std::string* error) {
+    small_.resize(size_t(size_));
+    for (size_t done = 0; done < small_.size();) {
+      ssize_t got = ::pread(fd_, small_.data() + done, small_.size() - done, off_t(done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        *error = path + ": " + (got < 0 ? std::strerror(errno) : "the file shrank while it was read");
+        return false;
+      }
+      done += size_t(got);
+    }
+    in_use_end_ = size_;
+    while (in_use_end_ > 0 && small_[in_use_end_ - 1] == 0) --in_use_end_;
+    read_whole_ = true;
+    return true;
+  }
+
   std::unique_ptr<MappedFile> mapped_;  // a member of a capture
+  std::vector<uint8_t> small_;          // a file of at most kReadSmallFileBytes, read whole
+  bool read_whole_ = false;
   int fd_ = -1;
   uint64_t size_ = 0;
   uint64_t in_use_end_ = 0;

@@ -19,6 +19,7 @@
 
 #include "segment_reader/capture.h"
 #include "segment_reader/file.h"
+#include "segment_reader/parallel.h"
 
 namespace klf {
 namespace fs = std::filesystem;
@@ -108,7 +109,12 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe pro
   // Real directories and directories of captures alike (segment_reader/capture.h).
   std::vector<InputDirEntry> entries;
   std::string list_error;
-  if (!ListInputDir(path, &entries, &list_error)) {
+  // Sizes come from the probe of each file klf reads (ProbeEntry), so the listing stats only the
+  // others (kNamesOnly: none).
+  auto size_wanted = [probe](std::string_view name) {
+    return probe == Probe::kOpen && !IsReadByKlf(ClassifyFileName(name));
+  };
+  if (!ListInputDir(path, &entries, &list_error, size_wanted)) {
     if (sink) Report(sink, Severity::kError, path, 0, "dir-read", fmt::format("cannot list directory: {}", list_error));
     return false;
   }
@@ -550,8 +556,34 @@ bool ReadOffsetCheckpointFile(const std::string& path, std::map<TopicPartition, 
   return true;
 }
 
+namespace {
+
+struct ScannedPartition {
+  PartitionDir dir;
+  CollectingSink problems;
+  bool listed = false;
+};
+
+// The partition directories among `names` (the subdirectories of log dir `path`), scanned on `jobs`
+// threads; indexed like `names`. Empty when one thread does it (the caller scans them in order).
+std::vector<ScannedPartition> ScanPartitionDirs(const std::string& path, const std::vector<std::string>& names,
+                                                size_t jobs) {
+  std::vector<ScannedPartition> out;
+  jobs = std::min({jobs, names.size(), size_t(16)});
+  if (jobs <= 1) return out;
+  out.resize(names.size());
+  ParallelFor(names.size(), unsigned(jobs), [&](size_t i) {
+    if (ParsePartitionDirName(names[i])) {
+      out[i].listed = ScanPartitionDir(Join(path, names[i]), &out[i].dir, &out[i].problems);
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per log dir entry kind (FMT §1.1)
-bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
+bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size_t jobs) {
   *out = LogDir{};
   out->path = StripTrailingSlashes(path_in);
   Listing listing;
@@ -574,7 +606,11 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
     out->unreadable.push_back(UnreadableFile{e, path + ": " + why});
     ReportUnreadable(sink, out->unreadable.back());
   }
-  for (const std::string& d : listing.dirs) {
+  // Partition directories are scanned on `jobs` threads, each into its own sink; the problems are
+  // then reported in name order, as one thread reports them.
+  std::vector<ScannedPartition> scanned = ScanPartitionDirs(out->path, listing.dirs, jobs);
+  for (size_t i = 0; i < listing.dirs.size(); ++i) {
+    const std::string& d = listing.dirs[i];
     if (!ParsePartitionDirName(d)) {
       DirEntry e;
       e.name = d;
@@ -585,7 +621,18 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink) {
       continue;
     }
     PartitionDir p;
-    if (ScanPartitionDir(Join(out->path, d), &p, sink)) {
+    bool listed;
+    if (scanned.empty()) {
+      listed = ScanPartitionDir(Join(out->path, d), &p, sink);
+    } else {
+      for (const Problem& problem : scanned[i].problems.problems) {
+        if (sink) sink->Report(problem);
+      }
+      listed = scanned[i].listed;
+      p = std::move(scanned[i].dir);
+      scanned[i] = ScannedPartition();
+    }
+    if (listed) {
       out->partitions.push_back(std::move(p));
     } else {
       DirEntry e;

@@ -161,8 +161,9 @@ struct LogDir {
 // Scans a partition directory. Returns false (and reports, check "dir-read") only when the
 // directory cannot be listed.
 bool ScanPartitionDir(const std::string& path, PartitionDir* out, ProblemSink* sink);
-// Scans a broker log directory and every partition directory in it.
-bool ScanLogDir(const std::string& path, LogDir* out, ProblemSink* sink);
+// Scans a broker log directory and every partition directory in it; the partition directories on
+// `jobs` threads (at most 16), with the same result and problems in the same order as one thread.
+bool ScanLogDir(const std::string& path, LogDir* out, ProblemSink* sink, size_t jobs = 1);
 
 // The log-dir checkpoint values for one partition (spec §11.2), from the log directory that holds it.
 struct PartitionCheckpoints {

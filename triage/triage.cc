@@ -231,8 +231,8 @@ TriageStatus StatusOf(const TriagePartition& p) {
 namespace {
 
 // Step 1 for one log directory: its live partition directories, grouped by name.
-bool ScanOne(const std::string& path, TriageReport* out, std::map<std::string, std::vector<TriageCopy>>* by_name,
-             std::string* error) {
+bool ScanOne(const std::string& path, unsigned jobs, TriageReport* out,
+             std::map<std::string, std::vector<TriageCopy>>* by_name, std::string* error) {
   PathInfo info = ClassifyPath(path);
   if (info.kind != PathKind::kLogDir) {
     *error = fmt::format(
@@ -243,7 +243,7 @@ bool ScanOne(const std::string& path, TriageReport* out, std::map<std::string, s
   }
   LogDir dir;
   NullSink quiet;  // verify reports the scan's problems below
-  if (!ScanLogDir(info.path, &dir, &quiet)) {
+  if (!ScanLogDir(info.path, &dir, &quiet, ResolveJobs(jobs, SIZE_MAX))) {
     *error = info.path + ": cannot list the directory";
     return false;
   }
@@ -407,7 +407,7 @@ bool TriageScan(const std::vector<std::string>& log_dirs, const TriageOptions& o
   out->log_dirs = log_dirs;
   std::map<std::string, std::vector<TriageCopy>> by_name;
   for (const std::string& path : log_dirs) {
-    if (!ScanOne(path, out, &by_name, error)) return false;
+    if (!ScanOne(path, options.jobs, out, &by_name, error)) return false;
   }
   GroupPartitions(&by_name, out);
   VerifyDirs(log_dirs, options, out);
@@ -430,7 +430,7 @@ bool TriageCapture(const std::vector<std::string>& inputs, const TriageOptions& 
     } else {
       out->log_dirs.push_back(path);
       log_dirs.push_back(path);
-      if (!ScanOne(path, out, &by_name, error)) return false;
+      if (!ScanOne(path, options.jobs, out, &by_name, error)) return false;
     }
   }
   GroupPartitions(&by_name, out);

@@ -873,13 +873,18 @@ PartitionCheckpoints CheckpointsFromLogDir(const LogDir& dir, const TopicPartiti
   return c;
 }
 
+// Threads verify uses for the partitions of a log dir (and to scan them): --threads, else one per core.
+size_t VerifyThreads(const VerifyOptions& options) {
+  return options.threads > 0 ? size_t(options.threads) : std::max(1u, std::thread::hardware_concurrency());
+}
+
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per log dir entry kind (FMT §1.1)
 VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, ProblemSink* sink) {
   VerifyStats stats;
   LogDir dir;
   {
     CountingSink scan_sink(&stats);
-    bool ok = ScanLogDir(path, &dir, &scan_sink);
+    bool ok = ScanLogDir(path, &dir, &scan_sink, VerifyThreads(options));
     if (!ok) {
       stats.unreadable = true;
       stats.unreadable_reason = path + ": cannot list the log directory";
@@ -938,8 +943,7 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
       }
     }
   };
-  size_t threads = options.threads > 0 ? size_t(options.threads) : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<size_t>({threads, 16, std::max<size_t>(n, 1)});
+  size_t threads = std::min<size_t>({VerifyThreads(options), 16, std::max<size_t>(n, 1)});
   if (threads <= 1) {
     worker();
   } else {

@@ -212,6 +212,127 @@ TEST(ReplicaState, LoadingWithAReferenceEqualsLoadingAlone) {
   }
 }
 
+RecordDigest TestRecord(int64_t offset) {
+  RecordDigest d;
+  d.offset = offset;
+  d.timestamp = 1000 + offset;
+  d.has_value = true;
+  d.read_uncommitted = true;
+  d.content[0] = uint8_t(offset);
+  return d;
+}
+
+// Records in chunks: a chunk equal to the reference's at the same index is held in common, a change
+// copies it first, and capacity() grows as std::vector's does (the memory budget counts it).
+TEST(RecordStore, SharesEqualChunksAndCopiesOnChange) {
+  const size_t n = RecordStore::kChunk * 2 + 100;
+  RecordStore ref;
+  std::vector<RecordDigest, LargeAllocator<RecordDigest>> vec;
+  for (size_t i = 0; i < n; ++i) {
+    ref.push_back(TestRecord(int64_t(i)));
+    vec.push_back(TestRecord(int64_t(i)));
+    ASSERT_EQ(ref.capacity(), vec.capacity()) << i;
+  }
+  ref.Seal();
+  EXPECT_EQ(ref.SharedChunks(), 0u);
+
+  RecordStore same, other;
+  same.ShareWith(&ref);
+  other.ShareWith(&ref);
+  for (size_t i = 0; i < n; ++i) {
+    same.push_back(TestRecord(int64_t(i)));
+    RecordDigest d = TestRecord(int64_t(i));
+    if (i == RecordStore::kChunk + 5) d.read_committed = true;  // differs in the second chunk only
+    other.push_back(d);
+  }
+  same.Seal();
+  other.Seal();
+  for (size_t i : {size_t(0), RecordStore::kChunk, 2 * RecordStore::kChunk}) {
+    EXPECT_EQ(same.ChunkOf(i), ref.ChunkOf(i)) << i;
+  }
+  EXPECT_EQ(other.ChunkOf(0), ref.ChunkOf(0));
+  EXPECT_NE(other.ChunkOf(RecordStore::kChunk), ref.ChunkOf(RecordStore::kChunk));
+  EXPECT_EQ(other.ChunkOf(2 * RecordStore::kChunk), ref.ChunkOf(2 * RecordStore::kChunk));
+  EXPECT_TRUE(other[RecordStore::kChunk + 5].read_committed);
+  EXPECT_FALSE(ref[RecordStore::kChunk + 5].read_committed);
+
+  // A change copies the shared chunk: the reference keeps its record.
+  same.Mutable(3).fate = TxnFate::kAborted;
+  EXPECT_NE(same.ChunkOf(3), ref.ChunkOf(3));
+  EXPECT_EQ(same[3].fate, TxnFate::kAborted);
+  EXPECT_EQ(ref[3].fate, TxnFate::kNone);
+  EXPECT_EQ(same[4].offset, 4);
+  // Appending to the shared, partly filled last chunk copies it too.
+  same.push_back(TestRecord(int64_t(n)));
+  EXPECT_NE(same.ChunkOf(n - 1), ref.ChunkOf(n - 1));
+  EXPECT_EQ(same.back().offset, int64_t(n));
+  EXPECT_EQ(ref.size(), n);
+  // Iteration and search as over a vector.
+  auto it = std::lower_bound(ref.begin(), ref.end(), int64_t(RecordStore::kChunk + 7),
+                             [](const RecordDigest& d, int64_t o) { return d.offset < o; });
+  EXPECT_EQ(it - ref.begin(), std::ptrdiff_t(RecordStore::kChunk + 7));
+  EXPECT_EQ(std::count_if(ref.begin(), ref.end(), [](const RecordDigest& d) { return d.has_value; }),
+            std::ptrdiff_t(n));
+}
+
+// Three replicas of 2 chunks and a bit of records; the third differs from the others at `differ`
+// (content) when that is in range. `share`: the second and third share equal chunks with the first.
+std::vector<ReplicaState> ChunkedReplicas(size_t differ, bool share) {
+  const size_t n = RecordStore::kChunk * 2 + 100;
+  std::vector<ReplicaState> rs(3);
+  for (size_t r = 0; r < rs.size(); ++r) {
+    ReplicaState& s = rs[r];
+    s.path = s.label = "broker" + std::to_string(r + 1);
+    s.log_end_offset = s.high_watermark = s.last_stable_offset = int64_t(n);
+    s.from_digest = true;  // no segment files to quote records from
+    BatchSpan b;
+    b.base_offset = 0;
+    b.last_offset = int64_t(n) - 1;
+    b.records = int32_t(n);
+    b.digested = true;
+    s.batches.push_back(b);
+    if (share && r > 0) s.records.ShareWith(&rs[0].records);
+    for (size_t i = 0; i < n; ++i) {
+      RecordDigest d = TestRecord(int64_t(i));
+      d.read_committed = true;
+      if (r == 2 && i == differ) d.content[5] = 0xAB;
+      s.records.push_back(d);
+    }
+    s.records.Seal();
+  }
+  return rs;
+}
+
+// AlignRecords counts a chunk held in common in one step: the same findings as record by record.
+TEST(Diff, SharedChunksGiveTheSameFindings) {
+  for (size_t differ : {size_t(0), size_t(7), RecordStore::kChunk, RecordStore::kChunk + 5,
+                        2 * RecordStore::kChunk + 99, size_t(SIZE_MAX)}) {
+    SCOPED_TRACE(differ);
+    std::vector<ReplicaState> shared = ChunkedReplicas(differ, true);
+    std::vector<ReplicaState> apart = ChunkedReplicas(differ, false);
+    EXPECT_EQ(shared[1].records.ChunkOf(0), shared[0].records.ChunkOf(0));
+    EXPECT_NE(apart[1].records.ChunkOf(0), apart[0].records.ChunkOf(0));
+    std::string with = Describe(DiffReplicas(shared), shared);
+    EXPECT_EQ(with, Describe(DiffReplicas(apart), apart));
+    EXPECT_EQ(with.empty(), differ == SIZE_MAX) << with;
+  }
+}
+
+// Replicas that hold the same batches hold their records once (LoadReplicas: the first is the
+// reference of the others).
+TEST(ReplicaState, ByteIdenticalReplicasShareTheirRecords) {
+  std::string dir = Replicas() + "/aborted-to-committed/broker1/foo-0";
+  std::vector<ReplicaState> rs;
+  std::string error;
+  ASSERT_TRUE(LoadReplicas({dir, dir, dir}, {}, &rs, &error, 2)) << error;
+  ASSERT_FALSE(rs[0].records.empty());
+  for (size_t i = 1; i < rs.size(); ++i) {
+    EXPECT_EQ(rs[i].records.ChunkOf(0), rs[0].records.ChunkOf(0)) << i;
+    EXPECT_TRUE(rs[i].key_view.SharedWith(rs[0].key_view)) << i;
+    ExpectSameState(rs[i], Load(dir));
+  }
+}
+
 // Kafka's aborted-to-committed replicas: exactly one finding, the lost ABORT of producer 2000 whose
 // poison record at offset 43 broker2 serves as committed.
 TEST(Diff, AbortedToCommittedIsOneLostAbortOnBroker2) {

@@ -1,6 +1,7 @@
 // Directory model and path classification (spec kafka-on-disk-format.md §1, §12, §13).
 #include "segment_reader/layout.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -351,6 +352,66 @@ TEST(LayoutTest, UnreadableFilesAreListedNotAbsent) {
   ASSERT_EQ(cp.unreadable.size(), 1u);
   EXPECT_EQ(cp.unreadable[0].file.name, "replication-offset-checkpoint");
   EXPECT_FALSE(cp.high_watermark);
+}
+
+std::string Describe(const CollectingSink& sink) {
+  std::string s;
+  for (const Problem& p : sink.problems) {
+    s += fmt::format("{} {} {} {} {}\n", int(p.severity), p.file, p.position, p.check, p.message);
+  }
+  return s;
+}
+
+std::string Describe(const LogDir& d) {
+  std::string s;
+  for (const PartitionDir& p : d.partitions) {
+    s += p.name + ":";
+    for (const auto& [base, seg] : p.segments) s += fmt::format(" {}{}", base, seg.log ? "L" : "");
+    for (const UnreadableFile& u : p.unreadable) s += " unreadable " + u.file.name + " (" + u.error + ")";
+    for (const DirEntry& e : p.unknown) s += " unknown " + e.name;
+    for (const DirEntry& e : p.leftovers) s += " leftover " + e.name;
+    if (p.leader_epochs) s += fmt::format(" epochs {}", p.leader_epochs->size());
+    s += "\n";
+  }
+  for (const UnreadableFile& u : d.unreadable) s += "unreadable " + u.file.name + "\n";
+  for (const DirEntry& e : d.unknown) s += "unknown " + e.name + "\n";
+  return s;
+}
+
+// Partition directories scanned on several threads give the same log dir, and the same problems in
+// the same order, as one thread.
+TEST(LayoutTest, ParallelScanIsTheSerialScan) {
+  TempDir t;
+  t.Write("logs/recovery-point-offset-checkpoint", "0\n1\nfoo 0 1\n");
+  for (int i = 0; i < 12; ++i) {
+    std::string dir = fmt::format("logs/foo-{}/", i);
+    t.Write(dir + "00000000000000000000.log", "");
+    if (i % 3 == 0) t.Write(dir + "00000000000000000007.index", "");          // orphan index
+    if (i % 4 == 1) t.Write(dir + "5.log", "");                               // non-canonical name
+    if (i % 5 == 2) t.Write(dir + "notes.txt", "x");                          // unknown file
+    if (i % 2 == 0) t.Write(dir + "leader-epoch-checkpoint", "0\n1\n0 0\n");  // parsed text file
+    if (i == 7) {
+      ASSERT_EQ(mkfifo((t.path() + "/" + dir + "00000000000000000009.log").c_str(), 0644), 0);
+    }
+  }
+  t.Write("logs/foo-3/00000000000000000000.log.deleted", "");
+  t.Mkdir("logs/foo-10/subdir");
+  t.Mkdir("logs/not-a-partition-dir-x");
+  t.Write("logs/stray-file", "");
+
+  LogDir serial;
+  CollectingSink serial_sink;
+  ASSERT_TRUE(ScanLogDir(t.path() + "/logs", &serial, &serial_sink, 1));
+  ASSERT_EQ(serial.partitions.size(), 12u);
+  ASSERT_NE(Find(serial_sink, "orphan-index"), nullptr);
+  ASSERT_NE(Find(serial_sink, "file-read", "9.log"), nullptr);
+  for (size_t jobs : {2, 3, 16}) {
+    LogDir parallel;
+    CollectingSink parallel_sink;
+    ASSERT_TRUE(ScanLogDir(t.path() + "/logs", &parallel, &parallel_sink, jobs));
+    EXPECT_EQ(Describe(parallel_sink), Describe(serial_sink)) << jobs;
+    EXPECT_EQ(Describe(parallel), Describe(serial)) << jobs;
+  }
 }
 
 // A checkpoint file over the size cap is damage ("file-size"), not read and not "unreadable".
