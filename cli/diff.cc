@@ -107,8 +107,11 @@ bool HasBlastRadius(const Finding& f) {
   return IsDivergence(f.kind) && f.kind != FindingKind::kUnrelatedLogs && f.first_offset >= 0;
 }
 
+// One partition while its replicas are loaded (between loading and printing, on one worker).
 struct PartitionDiff {
   std::string name;
+  bool loaded = false;
+  std::string error;  // when not loaded
   std::vector<ReplicaState> replicas;
   DiffReport report;
   // With both --json and --html: the report again with wall-clock times in its sentences, for the page
@@ -116,16 +119,29 @@ struct PartitionDiff {
   std::optional<DiffReport> html_report;
 };
 
+// What printing needs of one partition once its replicas are released: the report, and the partition
+// as each requested output prints it (text, JSON, the page's section), made while the replicas were
+// loaded. Over many partitions, only these are kept: memory grows with the largest partition times
+// --jobs, not with the number of partitions.
+struct PartitionResult {
+  std::string name;
+  DiffReport report;
+  bool damaged = false;                    // a replica has a damaged segment (exit 1)
+  std::string text;                        // text output: PrintText, invalid UTF-8 escaped
+  nlohmann::json json;                     // --json: ReportJson
+  std::optional<HtmlPartitionDrawn> html;  // --html
+};
+
 // A log-dir diff's counts: partitions compared, with a divergence, with lag only, and healthy.
 struct DiffCounts {
   size_t compared = 0, diverged = 0, lagging = 0, healthy = 0;
 };
 
-bool HasFinding(const PartitionDiff& d) { return !d.report.findings.empty(); }
+bool HasFinding(const PartitionResult& d) { return !d.report.findings.empty(); }
 
-DiffCounts CountPartitions(const std::vector<PartitionDiff>& diffs) {
+DiffCounts CountPartitions(const std::vector<PartitionResult>& diffs) {
   DiffCounts c;
-  for (const PartitionDiff& d : diffs) {
+  for (const PartitionResult& d : diffs) {
     ++c.compared;
     const bool diverged = std::any_of(d.report.findings.begin(), d.report.findings.end(),
                                       [](const Finding& f) { return IsDivergence(f.kind); });
@@ -456,15 +472,17 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
 // ---------------------------------------------------------------------------------------------
 // HTML: the page is cli/diff_html.h's; this gathers what it shows.
 
-std::string HtmlReport(const DiffArgs& args, const std::vector<PartitionDiff>& diffs, const TxnLog& txn_log,
+// The page's section of one partition, drawn while its replicas are loaded; `pi` is its index among the
+// partitions that could be read.
+HtmlPartitionDrawn DrawPartition(const PartitionDiff& d, size_t pi, BytesFormat format) {
+  // With --json the page's sentences still carry wall-clock times (html_report).
+  const DiffReport& report = d.html_report ? *d.html_report : d.report;
+  return DrawHtmlPartition({report.partition.empty() ? d.name : report.partition, &d.replicas, &report}, pi, format);
+}
+
+std::string HtmlReport(const DiffArgs& args, const std::vector<HtmlPartitionDrawn>& partitions, const TxnLog& txn_log,
                        const MetadataLog& metadata, const OffsetsLog& offsets,
                        const std::vector<std::string>& load_errors, int exit_code) {
-  std::vector<HtmlPartition> partitions;
-  for (const PartitionDiff& d : diffs) {
-    // With --json the page's sentences still carry wall-clock times (html_report).
-    const DiffReport& report = d.html_report ? *d.html_report : d.report;
-    partitions.push_back({report.partition.empty() ? d.name : report.partition, &d.replicas, &report});
-  }
   HtmlReportInfo info = HtmlReportInfoNow(args.paths, exit_code);
   if (!txn_log.dirs.empty()) info.other_inputs.emplace_back("coordinator's records", txn_log.dirs);
   if (metadata.get()) {
@@ -570,27 +588,26 @@ int Run(const DiffArgs& given) {
   }
   options.producer_id_expiration_ms = producer_id_expiration_ms;
 
-  // Partitions are loaded and diffed on `jobs` workers, each into its own slot, and reported in name
-  // order whatever the order they finish in. The memory budget is shared by the partitions in flight.
+  // Partitions are loaded and diffed on `jobs` workers and finished in name order, whatever the order they
+  // load in (OrderedParallelFor): each is printed into its PartitionResult (text, JSON, the page's
+  // section) and its replicas are released before its worker loads another, so at most `jobs`
+  // partitions' replicas are in memory at once. The memory budget is shared by the partitions in flight.
   const size_t total = resolved.partitions.size();
   const unsigned jobs = ResolveJobs(args.jobs, total);
-  std::vector<PartitionDiff> slots(total);
-  std::vector<std::string> slot_errors(total);
-  std::vector<char> loaded(total, 0);
   auto diff_one = [&](size_t i) {
     const auto& [name, dirs, from] = resolved.partitions[i];
-    PartitionDiff& d = slots[i];
-    d.name = name;
+    auto d = std::make_unique<PartitionDiff>();
+    d->name = name;
     ReplicaOptions ro = options;
     // Each replica's share of the budget for its per-record state (64 + 32 bytes per record).
     ro.max_state_bytes = (args.memory_budget_mib << 20) / jobs / std::max<size_t>(dirs.size(), 1);
     // The first replica is the others' reference: batches they hold byte for byte are not digested again.
-    if (!LoadReplicas(dirs, ro, &d.replicas, &slot_errors[i])) return;
+    if (!LoadReplicas(dirs, ro, &d->replicas, &d->error)) return d;
     // Labels must tell replicas apart (two log dirs named alike): fall back to paths.
     std::set<std::string> labels;
-    for (const ReplicaState& r : d.replicas) labels.insert(r.label);
-    if (labels.size() != d.replicas.size()) {
-      for (ReplicaState& r : d.replicas) r.label = r.path;
+    for (const ReplicaState& r : d->replicas) labels.insert(r.label);
+    if (labels.size() != d->replicas.size()) {
+      for (ReplicaState& r : d->replicas) r.label = r.path;
     }
     DiffOptions diff_options;
     diff_options.transaction_max_timeout_ms = transaction_max_timeout_ms;
@@ -604,48 +621,69 @@ int Run(const DiffArgs& given) {
       diff_options.delete_retention_ms = args.delete_retention_ms;
       diff_options.delete_retention_from = "--delete-retention-ms";
     }
-    if (metadata.get() && !d.replicas.empty() && d.replicas.front().tp) {
+    if (metadata.get() && !d->replicas.empty() && d->replicas.front().tp) {
       if (!args.delete_retention_ms) {
-        RetentionOf(*metadata.get(), d.replicas.front().tp->topic, &diff_options.delete_retention_ms,
+        RetentionOf(*metadata.get(), d->replicas.front().tp->topic, &diff_options.delete_retention_ms,
                     &diff_options.delete_retention_from);
       }
       diff_options.producer_id_expiration_ms = producer_id_expiration_ms;
       diff_options.producer_id_expiration_from =
           args.explicit_producer_id_expiration ? "--producer-id-expiration-ms" : "the metadata log or Kafka's default";
     }
-    d.report = DiffReplicas(d.replicas, diff_options);
+    d->report = DiffReplicas(d->replicas, diff_options);
     if (json && !args.html.empty()) {
       diff_options.wall_clock_times = true;
-      d.html_report = DiffReplicas(d.replicas, diff_options);
+      d->html_report = DiffReplicas(d->replicas, diff_options);
     }
-    loaded[i] = 1;
+    d->loaded = true;
+    return d;
   };
-  {  // the progress line is erased before anything else is printed
-    CountProgress progress("klf diff", total);
-    ParallelFor(total, jobs, [&](size_t i) {
-      diff_one(i);
-      progress.Done(resolved.partitions[i].name);
-    });
-  }
+  // Prints a loaded partition into its result (on one thread at a time, in name order): what every
+  // requested output needs of its replicas. `pi`: its index among the partitions that could be read.
+  auto print_one = [&](const PartitionDiff& d, size_t pi, PartitionResult* result) {
+    result->name = d.name;
+    // A damaged segment is corruption (cli.md: exit 1), even though its offsets are only "missing".
+    for (const ReplicaState& r : d.replicas) result->damaged = result->damaged || !r.damaged.empty();
+    if (json) {
+      result->json = ReportJson(d, format, cluster);
+    } else {
+      std::string text;  // paths are bytes: printed as --bytes text prints them
+      {
+        Output capture(&text);
+        PrintText(d, format, cluster, &capture);
+      }
+      result->text = EscapeInvalidUtf8(text);
+    }
+    if (!args.html.empty()) result->html = DrawPartition(d, pi, format);
+  };
 
-  std::vector<PartitionDiff> diffs;
+  std::vector<PartitionResult> diffs;
   std::vector<std::string> load_errors;
   int exit_code = kExitOk;
-  for (size_t i = 0; i < total; ++i) {
-    if (!loaded[i]) {
-      PrintError("diff", slot_errors[i]);
-      load_errors.push_back(slot_errors[i]);
-      exit_code = kExitUnreadable;
-      continue;
-    }
-    PartitionDiff& d = slots[i];
-    if (d.report.HasDivergence()) exit_code = WorseExit(exit_code, kExitProblems);
-    // A damaged segment is corruption (cli.md: exit 1), even though its offsets are only "missing".
-    for (const ReplicaState& r : d.replicas) {
-      if (!r.damaged.empty()) exit_code = WorseExit(exit_code, kExitProblems);
-    }
-    diffs.push_back(std::move(d));
+  {  // the progress line is erased before anything else is printed
+    CountProgress progress("klf diff", total);
+    OrderedParallelFor(
+        total, jobs,
+        [&](size_t i) {
+          auto loaded = diff_one(i);
+          progress.Done(resolved.partitions[i].name);
+          return loaded;
+        },
+        [&](size_t, std::unique_ptr<PartitionDiff> d) {
+          if (!d->loaded) {
+            load_errors.push_back(d->error);
+            exit_code = kExitUnreadable;
+            return;
+          }
+          PartitionResult result;
+          print_one(*d, diffs.size(), &result);
+          result.report = std::move(d->report);
+          d.reset();  // the replicas, before this worker loads the next partition
+          if (result.report.HasDivergence() || result.damaged) exit_code = WorseExit(exit_code, kExitProblems);
+          diffs.push_back(std::move(result));
+        });
   }
+  for (const std::string& e : load_errors) PrintError("diff", e);
 
   if (diffs.empty()) {
     std::string message = load_errors.empty() ? "no replica could be read" : load_errors.front();
@@ -654,9 +692,12 @@ int Run(const DiffArgs& given) {
   }
   // The report is written before stdout: when it fails, stdout holds only the error object.
   if (!args.html.empty()) {
+    std::vector<HtmlPartitionDrawn> partitions;
+    for (PartitionResult& d : diffs) partitions.push_back(std::move(*d.html));
     std::string error;
     if (!WriteUserFileAtomically(Env::Default(), html.path,
-                                 HtmlReport(args, diffs, txn_log, metadata, offsets, load_errors, exit_code), &error)) {
+                                 HtmlReport(args, partitions, txn_log, metadata, offsets, load_errors, exit_code),
+                                 &error)) {
       return Fail("diff", kExitUnreadable, error, json);
     }
   }
@@ -666,7 +707,7 @@ int Run(const DiffArgs& given) {
     nlohmann::json offsets_dirs = nlohmann::json::array();
     if (offsets.get()) offsets_dirs = offsets.get()->partition_dirs;
     if (!resolved.any_log_dir && diffs.size() == 1) {
-      j = ReportJson(diffs.front(), format, cluster);
+      j = std::move(diffs.front().json);
       j["txnLog"] = txn_log.dirs;
       j["metadataLog"] = MetadataLogJson(metadata.get());
       j["configsFromMetadataLog"] = ConfigsJson(metadata_configs);
@@ -685,13 +726,13 @@ int Run(const DiffArgs& given) {
                      {"lagging", counts.lagging},
                      {"healthy", counts.healthy}};
       j["onlyFindings"] = args.only_findings;
-      for (const PartitionDiff& d : diffs) {
-        nlohmann::json pj = ReportJson(d, format, cluster);
+      for (PartitionResult& d : diffs) {
+        nlohmann::json& pj = d.json;
         for (auto f : pj["findings"]) {
           f["partition"] = pj["partition"];
           j["findings"].push_back(f);
         }
-        if (!args.only_findings || HasFinding(d)) j["partitions"].push_back(pj);
+        if (!args.only_findings || HasFinding(d)) j["partitions"].push_back(std::move(pj));
       }
       // Partitions that could not be read: the report carries the error object's fields too.
       if (!load_errors.empty()) {
@@ -733,12 +774,7 @@ int Run(const DiffArgs& given) {
       if (args.only_findings && !HasFinding(diffs[i])) continue;
       if (!first) out.Append("\n");
       first = false;
-      std::string text;  // paths are bytes: printed as --bytes text prints them
-      {
-        Output capture(&text);
-        PrintText(diffs[i], format, cluster, &capture);
-      }
-      out.Append(EscapeInvalidUtf8(text));
+      out.Append(diffs[i].text);
     }
     if (resolved.any_log_dir || diffs.size() > 1) {
       const DiffCounts counts = CountPartitions(diffs);

@@ -599,9 +599,18 @@ std::string FindingsSummary(const DiffReport& report) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::string PartitionSection(const HtmlPartition& p, size_t pi, BytesFormat format, bool collapsed) {
+// A partition's section without its wrapper (which depends on the page: open or collapsed), and what the
+// overview needs of its replicas: drawn while the replicas are loaded.
+HtmlPartitionDrawn Draw(const HtmlPartition& p, size_t pi, BytesFormat format) {
   const std::vector<ReplicaState>& replicas = *p.replicas;
   const Range range = OffsetRange(replicas);
+  HtmlPartitionDrawn d;
+  d.name = p.name;
+  d.report = *p.report;
+  d.replica_count = replicas.size();
+  for (const ReplicaState& r : replicas) d.labels.push_back(r.label);
+  d.offset_lo = range.lo;
+  d.offset_hi = range.hi;
   Scale sc;
   sc.lo = range.lo;
   sc.hi = range.hi;
@@ -609,36 +618,39 @@ std::string PartitionSection(const HtmlPartition& p, size_t pi, BytesFormat form
   int64_t first_ts = -1, last_ts = -1;
   bool any_lso = false, any_hw = false;
   for (const ReplicaState& r : replicas) {
-    for (const RecordDigest& d : r.records) {
-      if (d.timestamp >= 0 && (first_ts < 0 || d.timestamp < first_ts)) first_ts = d.timestamp;
+    for (const RecordDigest& rd : r.records) {
+      if (rd.timestamp >= 0 && (first_ts < 0 || rd.timestamp < first_ts)) first_ts = rd.timestamp;
     }
     last_ts = std::max(last_ts, r.max_timestamp);
     any_hw |= r.high_watermark < r.log_end_offset;
     any_lso |= LsoPinned(r);
   }
-  std::string summary = fmt::format("{} replicas · offsets {}", replicas.size(),
-                                    sc.empty ? fmt::format("none (log start = log end = {})", range.lo)
-                                             : fmt::format("{}..{}", range.lo, range.hi - 1));
+  d.summary = fmt::format("{} replicas · offsets {}", replicas.size(),
+                          sc.empty ? fmt::format("none (log start = log end = {})", range.lo)
+                                   : fmt::format("{}..{}", range.lo, range.hi - 1));
   if (first_ts >= 0 && last_ts >= 0)
-    summary += fmt::format(" · batch timestamps {} to {}", Iso(first_ts), Iso(last_ts));
-  summary += " · " + FindingsSummary(*p.report);
-  const std::string body = Timeline(replicas, *p.report, pi, sc, format) + Legend(any_lso, any_hw) +
-                           "<h3>Replicas</h3>" + ReplicaTable(replicas) + "<h3>Findings</h3>" +
-                           FindingsTable(p, pi, format);
+    d.summary += fmt::format(" · batch timestamps {} to {}", Iso(first_ts), Iso(last_ts));
+  d.summary += " · " + FindingsSummary(*p.report);
+  d.body = Timeline(replicas, *p.report, pi, sc, format) + Legend(any_lso, any_hw) + "<h3>Replicas</h3>" +
+           ReplicaTable(replicas) + "<h3>Findings</h3>" + FindingsTable(p, pi, format);
+  return d;
+}
+
+std::string PartitionSection(const HtmlPartitionDrawn& d, size_t pi, bool collapsed) {
   if (collapsed) {
     return fmt::format(
         R"(<details class="partition" id="partition-{}"><summary><span class="pname">{}</span> <span class="summary">{}</span></summary>{}</details>)",
-        pi, Esc(p.name), summary, body);
+        pi, Esc(d.name), d.summary, d.body);
   }
   return fmt::format(R"(<section class="partition" id="partition-{}"><h2>{}</h2><p class="summary">{}</p>{}</section>)",
-                     pi, Esc(p.name), summary, body);
+                     pi, Esc(d.name), d.summary, d.body);
 }
 
 // ---------------------------------------------------------------------------------------------
 // The overview
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): the HTML overview: one section per finding kind; a printer
-std::string Overview(const std::vector<HtmlPartition>& partitions, const std::vector<size_t>& order,
+std::string Overview(const std::vector<HtmlPartitionDrawn>& partitions, const std::vector<size_t>& order,
                      const HtmlReportInfo& info) {
   size_t divergences = 0, lag = 0, with_findings = 0;
   // kind -> {certain, suspected, partitions}
@@ -650,12 +662,12 @@ std::string Overview(const std::vector<HtmlPartition>& partitions, const std::ve
   std::set<std::string> labels;
   size_t min_replicas = SIZE_MAX, max_replicas = 0;
   for (size_t pi = 0; pi < partitions.size(); ++pi) {
-    const HtmlPartition& p = partitions[pi];
-    if (!p.report->findings.empty()) ++with_findings;
-    min_replicas = std::min(min_replicas, p.replicas->size());
-    max_replicas = std::max(max_replicas, p.replicas->size());
-    for (const ReplicaState& r : *p.replicas) labels.insert(r.label);
-    for (const Finding& f : p.report->findings) {
+    const HtmlPartitionDrawn& p = partitions[pi];
+    if (!p.report.findings.empty()) ++with_findings;
+    min_replicas = std::min(min_replicas, p.replica_count);
+    max_replicas = std::max(max_replicas, p.replica_count);
+    labels.insert(p.labels.begin(), p.labels.end());
+    for (const Finding& f : p.report.findings) {
       (IsDivergence(f.kind) ? divergences : lag)++;
       Count& c = by_kind[FindingKindName(f.kind)];
       (f.certainty == FindingCertainty::kCertain ? c.certain : c.suspected)++;
@@ -746,18 +758,18 @@ std::string Overview(const std::vector<HtmlPartition>& partitions, const std::ve
   s += "<h2>Partitions</h2><table class=\"partitions\"><tr><th>partition</th><th>replicas</th><th>offsets</th>"
        "<th>findings</th></tr>";
   for (size_t pi : order) {
-    const HtmlPartition& p = partitions[pi];
-    const Range range = OffsetRange(*p.replicas);
+    const HtmlPartitionDrawn& p = partitions[pi];
+    const Range range{p.offset_lo, p.offset_hi};
     std::vector<std::string> links;
-    for (size_t fi = 0; fi < p.report->findings.size(); ++fi) {
-      const Finding& f = p.report->findings[fi];
+    for (size_t fi = 0; fi < p.report.findings.size(); ++fi) {
+      const Finding& f = p.report.findings[fi];
       links.push_back(fmt::format(R"(<a class="nowrap {}" href="#finding-{}">#{} {}</a>)",
                                   IsDivergence(f.kind) ? "divergence" : "lag", FindingId(pi, fi), fi + 1,
                                   FindingKindName(f.kind)));
     }
     s += fmt::format(
         R"(<tr><td><a href="#partition-{}">{}</a></td><td>{}</td><td class="nowrap">{}</td><td>{}</td></tr>)", pi,
-        Esc(p.name), p.replicas->size(),
+        Esc(p.name), p.replica_count,
         range.hi > range.lo ? fmt::format("{}..{}", range.lo, range.hi - 1) : fmt::format("empty (at {})", range.lo),
         links.empty() ? "none" : fmt::format("{}", fmt::join(links, " ")));
   }
@@ -798,13 +810,13 @@ document.querySelectorAll('[data-finding]').forEach(function(el){
 
 }  // namespace
 
-std::string DiffHtmlPage(const std::vector<HtmlPartition>& partitions, const HtmlReportInfo& info,
+std::string DiffHtmlPage(const std::vector<HtmlPartitionDrawn>& partitions, const HtmlReportInfo& info,
                          const std::string& marker) {
   // Partitions with divergences first, then lag, then the healthy ones (collapsed when there are many).
   std::vector<size_t> order(partitions.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   auto rank = [&](size_t i) {
-    const DiffReport& r = *partitions[i].report;
+    const DiffReport& r = partitions[i].report;
     return r.HasDivergence() ? 0 : r.findings.empty() ? 2 : 1;
   };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rank(a) < rank(b); });
@@ -813,12 +825,12 @@ std::string DiffHtmlPage(const std::vector<HtmlPartition>& partitions, const Htm
   std::string healthy_sections;
   size_t healthy = 0;
   for (size_t pi : order) {
-    const bool none = partitions[pi].report->findings.empty();
+    const bool none = partitions[pi].report.findings.empty();
     if (none && collapse_healthy) {
       ++healthy;
-      healthy_sections += PartitionSection(partitions[pi], pi, info.format, true);
+      healthy_sections += PartitionSection(partitions[pi], pi, true);
     } else {
-      body += PartitionSection(partitions[pi], pi, info.format, false);
+      body += PartitionSection(partitions[pi], pi, false);
     }
   }
   if (healthy > 0) {
@@ -830,8 +842,8 @@ std::string DiffHtmlPage(const std::vector<HtmlPartition>& partitions, const Htm
   }
   // The tab (and a saved file's) title: what was compared and the verdict.
   size_t divergences = 0;
-  for (const HtmlPartition& p : partitions) {
-    divergences += std::count_if(p.report->findings.begin(), p.report->findings.end(),
+  for (const HtmlPartitionDrawn& p : partitions) {
+    divergences += std::count_if(p.report.findings.begin(), p.report.findings.end(),
                                  [](const Finding& f) { return IsDivergence(f.kind); });
   }
   const std::string title = fmt::format(
@@ -849,8 +861,19 @@ std::string HtmlPageShell(const std::string& title, const std::string& version, 
          kScript + "</body></html>\n";
 }
 
+std::string DiffHtmlPage(const std::vector<HtmlPartition>& partitions, const HtmlReportInfo& info,
+                         const std::string& marker) {
+  std::vector<HtmlPartitionDrawn> drawn;
+  for (size_t pi = 0; pi < partitions.size(); ++pi) drawn.push_back(Draw(partitions[pi], pi, info.format));
+  return DiffHtmlPage(drawn, info, marker);
+}
+
+HtmlPartitionDrawn DrawHtmlPartition(const HtmlPartition& partition, size_t pi, BytesFormat format) {
+  return Draw(partition, pi, format);
+}
+
 std::string DiffHtmlPartitionSection(const HtmlPartition& partition, size_t pi, BytesFormat format) {
-  return PartitionSection(partition, pi, format, false);
+  return PartitionSection(Draw(partition, pi, format), pi, false);
 }
 
 std::string HtmlEscape(std::string_view raw) { return Esc(raw); }

@@ -42,7 +42,25 @@ struct HtmlReportInfo {
 // the inputs as given and the exit code.
 HtmlReportInfo HtmlReportInfoNow(std::vector<std::string> inputs, int exit_code);
 
-// The page. Starts with "<!DOCTYPE html>\n" and then `marker` (the output guard's comment line).
+// One partition as the page shows it, drawn while its replicas are loaded: its section's summary line and
+// body (timeline, legend, replicas, findings; element ids "partition-<pi>", "finding-p<pi>-f<fi>"), and
+// what the overview needs of it. Holds nothing of the replicas' per-record state, so a page over many
+// partitions can be drawn one partition at a time and assembled once their replicas are released.
+struct HtmlPartitionDrawn {
+  std::string name;
+  DiffReport report;
+  size_t replica_count = 0;
+  std::vector<std::string> labels;       // the replicas', in order
+  int64_t offset_lo = 0, offset_hi = 0;  // lowest log start and highest log end offset of the replicas
+  std::string summary, body;
+};
+HtmlPartitionDrawn DrawHtmlPartition(const HtmlPartition& partition, size_t pi, BytesFormat format);
+
+// The page. Starts with "<!DOCTYPE html>\n" and then `marker` (the output guard's comment line). The
+// partitions' `pi` are their indices in `partitions`.
+std::string DiffHtmlPage(const std::vector<HtmlPartitionDrawn>& partitions, const HtmlReportInfo& info,
+                         const std::string& marker);
+// The same from the partitions with their replicas loaded (each drawn with its index as pi).
 std::string DiffHtmlPage(const std::vector<HtmlPartition>& partitions, const HtmlReportInfo& info,
                          const std::string& marker);
 

@@ -381,7 +381,10 @@ const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error)
     keep = buffer_pos_ + buffered_ - pos;
     std::memmove(buffer_.get(), buffer_.get() + (pos - buffer_pos_), keep);
   }
-  uint64_t want = std::max(n, chunk_);
+  // A chunk, but no more than the file holds after pos (a small file gets a small buffer), and at least
+  // one byte (the buffer is never null).
+  const uint64_t left = size_ > pos ? size_ - pos : 0;
+  uint64_t want = std::max({n, std::min(chunk_, left), uint64_t(1)});
   if (want > capacity_) {
     std::unique_ptr<uint8_t[]> bigger(new uint8_t[want]);
     if (keep > 0) std::memcpy(bigger.get(), buffer_.get(), keep);

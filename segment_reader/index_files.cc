@@ -52,7 +52,8 @@ class IndexBytes {
   const uint8_t* At(uint64_t pos, size_t n) {
     if (fd_ < 0) return data_.data() + pos;
     if (pos < window_pos_ || pos + n > window_pos_ + window_size_) {
-      if (!window_) window_.reset(new uint8_t[kIndexWindowBytes]);  // not zero-filled: read over
+      // Not zero-filled: read over. No larger than the file (a window never extends past it).
+      if (!window_) window_.reset(new uint8_t[std::min<uint64_t>(kIndexWindowBytes, size_)]);
       window_pos_ = pos;
       window_size_ = size_t(std::min<uint64_t>(kIndexWindowBytes, size_ - pos));
       size_t done = 0;
@@ -190,7 +191,8 @@ bool InUseEnd(int fd, uint64_t size, uint64_t* in_use_end, std::string* error) {
   }
   // Windows grow from 4 KiB: an index without a zero tail (a closed segment's) has a non-zero byte in
   // its last bytes, and is then read only once more, forwards.
-  std::unique_ptr<uint8_t[]> window(new uint8_t[kIndexWindowBytes]);  // not zero-filled: read over
+  // Not zero-filled: read over. No larger than the file (a window never extends past it).
+  std::unique_ptr<uint8_t[]> window(new uint8_t[std::max<uint64_t>(1, std::min<uint64_t>(kIndexWindowBytes, size))]);
   uint64_t step = 4096;
   for (auto r = regions.rbegin(); r != regions.rend(); ++r) {
     for (uint64_t to = r->second; to > r->first;) {
