@@ -424,9 +424,8 @@ class Cluster {
   bool WriteTxnState(const ProducerRuntime& p, TxnLogStatus status, int64_t producer_id, int16_t epoch,
                      int64_t previous_producer_id, int64_t next_producer_id, std::string* error);
   bool AppendAsLeader(const std::string& chunk, std::string* error);
-  bool Replicate(std::string* error);
-  bool ReplicateTxnLog(std::string* error);
-  bool CatchUp(Broker& f, int* fetches, int64_t* bytes, std::string* error);
+  using LogOf = std::unique_ptr<ReplicaLog> Broker::*;  // &Broker::log or &Broker::txn_log
+  bool Replicate(LogOf log, std::string* error);
   static bool CatchUpLog(const ReplicaLog& from, ReplicaLog& to, int64_t now_ms, int* fetches, int64_t* bytes,
                          std::string* error);
   bool Clean(Broker& b, bool force, json* detail, std::string* error);
@@ -578,20 +577,7 @@ bool Cluster::WriteTxnState(const ProducerRuntime& p, TxnLogStatus status, int64
   BuiltBatch built;
   if (!AppendTxnLogRecord(o, EncodeTxnLogKey(p.spec.transactional_id), value, &chunk, &built, error)) return false;
   if (!leader().txn_log->AppendChunk(chunk, clock_, error)) return false;
-  return ReplicateTxnLog(error);
-}
-
-bool Cluster::ReplicateTxnLog(std::string* error) {
-  for (Broker& b : brokers_) {
-    if (!b.up || b.id == leader_) continue;
-    int fetches = 0;
-    int64_t bytes = 0;
-    if (!CatchUpLog(*leader().txn_log, *b.txn_log, clock_, &fetches, &bytes, error)) return false;
-  }
-  const int64_t hw = leader().txn_log->log_end_offset();
-  for (Broker& b : brokers_)
-    if (b.up) b.txn_log->set_high_watermark(hw);
-  return true;
+  return Replicate(&Broker::txn_log, error);
 }
 
 void Cluster::SetClock(int64_t ms) {
@@ -627,25 +613,16 @@ void Cluster::Tick() {
 
 bool Cluster::AppendAsLeader(const std::string& chunk, std::string* error) {
   if (!leader().log->AppendChunk(chunk, clock_, error)) return false;
-  return Replicate(error);
-}
-
-bool Cluster::CatchUp(Broker& f, int* fetches, int64_t* bytes, std::string* error) {
-  if (f.log->log_end_offset() > leader().log->log_end_offset()) {
-    *error = fmt::format(
-        "broker {} has log end offset {} beyond the leader's {}: divergent suffixes need "
-        "leader-epoch truncation, which the simulator does not model",
-        f.id, f.log->log_end_offset(), leader().log->log_end_offset());
-    return false;
-  }
-  return CatchUpLog(*leader().log, *f.log, clock_, fetches, bytes, error);
+  return Replicate(&Broker::log, error);
 }
 
 bool Cluster::CatchUpLog(const ReplicaLog& l, ReplicaLog& f, int64_t now_ms, int* fetches, int64_t* bytes,
                          std::string* error) {
   if (f.log_end_offset() > l.log_end_offset()) {
-    *error =
-        fmt::format("{} has log end offset {} beyond the leader's {}", f.dir(), f.log_end_offset(), l.log_end_offset());
+    *error = fmt::format(
+        "{} has log end offset {} beyond the leader's {}: divergent suffixes need leader-epoch truncation, which "
+        "the simulator does not model",
+        f.dir(), f.log_end_offset(), l.log_end_offset());
     return false;
   }
   for (int guard = 0; guard < 1000000 && f.log_end_offset() < l.log_end_offset(); guard++) {
@@ -659,20 +636,20 @@ bool Cluster::CatchUpLog(const ReplicaLog& l, ReplicaLog& f, int64_t now_ms, int
   return true;
 }
 
-bool Cluster::Replicate(std::string* error) {
+// Every follower that is up fetches `log` (the data partition or the coordinator's) from the leader:
+// every replica that is up is in the ISR and caught up, the high watermark is the leader's log end.
+bool Cluster::Replicate(LogOf log, std::string* error) {
   for (Broker& b : brokers_) {
     if (!b.up || b.id == leader_) continue;
     int fetches = 0;
     int64_t bytes = 0;
-    if (!CatchUp(b, &fetches, &bytes, error)) return false;
+    if (!CatchUpLog(*(leader().*log), *(b.*log), clock_, &fetches, &bytes, error)) return false;
   }
-  // Every replica that is up is in the ISR and caught up: the high watermark is the leader's log end.
-  int64_t hw = leader().log->log_end_offset();
+  const int64_t hw = (leader().*log)->log_end_offset();
   for (Broker& b : brokers_)
-    if (b.up) b.log->set_high_watermark(hw);
+    if (b.up) (b.*log)->set_high_watermark(hw);
   return true;
 }
-
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): Kafka's produce path checks (epoch, sequence, transaction) in Kafka's order
 bool Cluster::Produce(ProducerRuntime& p, const event::Records& records, bool one_batch, std::string* error) {
   if (p.spec.transactional && !p.in_txn) {
@@ -1023,7 +1000,7 @@ bool Cluster::Do(const event::Up& x, const std::string& op, std::string* error) 
     int64_t from = b->log->log_end_offset();
     int fetches = 0;
     int64_t bytes = 0;
-    if (!CatchUp(*b, &fetches, &bytes, error)) return false;
+    if (!CatchUpLog(*leader().log, *b->log, clock_, &fetches, &bytes, error)) return false;
     b->log->set_high_watermark(leader().log->high_watermark());
     if (coordinator_log_) {
       // The coordinator's partition catches up too (not counted in the data fetches above).

@@ -117,7 +117,7 @@ struct TimelineEvent {
   std::variant<event::Note, event::Advance, event::Produce, event::Traffic, event::Begin, event::End, event::Down,
                event::Up, event::Leader, event::Roll, event::Clean>
       body;
-  // "produce" or "produce, line 3, column 5": how errors name the event.
+  // " (produce, line 3, column 5)", as errors name the event ("" when neither is known).
   std::string Where() const;
 };
 
