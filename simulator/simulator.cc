@@ -156,17 +156,24 @@ size_t StringEnd(const std::string& text, size_t i) {
   return i;
 }
 
-// Where each element of the top-level object's "events" array starts in `text` (JSON already known to
-// be valid): strings are skipped whole, brackets counted.
-std::vector<size_t> EventOffsets(const std::string& text) {
-  std::vector<size_t> out, current;
+// Line and column (from 1) where each element of the top-level object's "events" array starts in
+// `text` (JSON already known to be valid, so no string holds a raw newline): one pass, strings skipped
+// whole, brackets counted.
+std::vector<std::pair<int, int>> EventPositions(const std::string& text) {
+  std::vector<std::pair<int, int>> out, current;
+  int line = 1;
+  size_t line_start = 0;
   std::string_view key;  // the last string at depth 1: the key of the value that follows
   int depth = 0;
   bool in_events = false, expect_element = false;
   for (size_t i = 0; i < text.size(); i++) {
     const char c = text[i];
+    if (c == '\n') {
+      line++;
+      line_start = i + 1;
+    }
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-    if (expect_element && c != ']') current.push_back(i);
+    if (expect_element && c != ']') current.emplace_back(line, int(i - line_start) + 1);
     expect_element = false;
     switch (c) {
       case '"': {
@@ -210,7 +217,8 @@ std::string TimelineEvent::Where() const {
   return " (" + op + ", " + at + ")";
 }
 
-bool ParseTimelineEvent(const json& e, TimelineEvent* out, std::string* error) {
+// The parser of e's "op"; kEventParsers.end() with *error when there is none.
+static auto ParserOf(const json& e, std::string* error) {
   auto parser = e.is_object() && e.contains("op") && e.at("op").is_string()
                     ? kEventParsers.find(e.at("op").get<std::string>())
                     : kEventParsers.end();
@@ -220,8 +228,13 @@ bool ParseTimelineEvent(const json& e, TimelineEvent* out, std::string* error) {
         e.is_object() && e.contains("op")
             ? fmt::format("unknown \"op\" {}", e.at("op").dump(-1, ' ', false, json::error_handler_t::replace))
             : "needs \"op\"");
-    return false;
   }
+  return parser;
+}
+
+bool ParseTimelineEvent(const json& e, TimelineEvent* out, std::string* error) {
+  auto parser = ParserOf(e, error);
+  if (parser == kEventParsers.end()) return false;
   out->op = parser->first;
   try {
     out->body = parser->second(e);
@@ -301,15 +314,18 @@ static bool CheckTimeline(const Timeline& t, std::string* error) {
 
 // The "events" array, each with its line and column in `json_text`.
 static bool ParseEvents(const json& events, const std::string& json_text, Timeline* out, std::string* error) {
-  const std::vector<size_t> offsets = EventOffsets(json_text);
-  for (size_t i = 0; i < events.size(); i++) {
-    TimelineEvent e;
-    if (i < offsets.size()) std::tie(e.line, e.column) = LineColumn(json_text, offsets[i]);
-    if (!ParseTimelineEvent(events[i], &e, error)) {
-      *error = fmt::format("timeline: event {}{}: {}", i, e.Where(), *error);
-      return false;
+  const std::vector<std::pair<int, int>> positions = EventPositions(json_text);
+  out->events.resize(events.size());
+  // Every event's op first: an unknown op is named before the fields of any event.
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < events.size(); i++) {
+      TimelineEvent& e = out->events[i];
+      if (i < positions.size()) std::tie(e.line, e.column) = positions[i];
+      if (pass == 0 ? ParserOf(events[i], error) == kEventParsers.end() : !ParseTimelineEvent(events[i], &e, error)) {
+        *error = fmt::format("timeline: event {}{}: {}", i, e.Where(), *error);
+        return false;
+      }
     }
-    out->events.push_back(std::move(e));
   }
   return true;
 }
