@@ -38,10 +38,8 @@ class TextDumpPrinter : public DumpPrinter {
       case FileKind::kBootstrapCheckpoint: o.Append("KRaft bootstrap snapshot\n"); break;
       case FileKind::kKraftSnapshot:
       case FileKind::kKraftSnapshotPart:
-        o.Append("Snapshot end offset: ");
-        o.AppendInt(name.offset.value_or(-1));
-        o.Append(", epoch: ");
-        o.AppendInt(name.epoch);
+        o.Field("Snapshot end offset: ", name.offset.value_or(-1));
+        o.Field(", epoch: ", name.epoch);
         o.Append('\n');
         break;
       default: break;
@@ -59,49 +57,32 @@ class TextDumpPrinter : public DumpPrinter {
     Header();
     Output& o = *out_;
     if (h.magic >= 2) {
-      o.Append("baseOffset: ");
-      o.AppendInt(h.base_offset);
-      o.Append(" lastOffset: ");
-      o.AppendInt(h.last_offset);
-      o.Append(" count: ");
-      o.AppendInt(h.record_count);
-      o.Append(" baseSequence: ");
-      o.AppendInt(h.base_sequence);
-      o.Append(" lastSequence: ");
-      o.AppendInt(h.last_sequence());
-      o.Append(" producerId: ");
-      o.AppendInt(h.producer_id);
-      o.Append(" producerEpoch: ");
-      o.AppendInt(h.producer_epoch);
-      o.Append(" partitionLeaderEpoch: ");
-      o.AppendInt(h.partition_leader_epoch);
-      o.Append(" isTransactional: ");
-      o.AppendBool(h.is_transactional);
-      o.Append(" isControl: ");
-      o.AppendBool(h.is_control);
+      o.Field("baseOffset: ", h.base_offset);
+      o.Field(" lastOffset: ", h.last_offset);
+      o.Field(" count: ", h.record_count);
+      o.Field(" baseSequence: ", h.base_sequence);
+      o.Field(" lastSequence: ", h.last_sequence());
+      o.Field(" producerId: ", h.producer_id);
+      o.Field(" producerEpoch: ", h.producer_epoch);
+      o.Field(" partitionLeaderEpoch: ", h.partition_leader_epoch);
+      o.BoolField(" isTransactional: ", h.is_transactional);
+      o.BoolField(" isControl: ", h.is_control);
       o.Append(" deleteHorizonMs: ");
       AppendOptionalLong(h.delete_horizon_ms);
     } else {
-      o.Append("offset: ");
-      o.AppendInt(h.last_offset);
+      o.Field("offset: ", h.last_offset);
     }
     // The rest of the line is the same for every magic, as kafka-dump-log prints it.
-    o.Append(" position: ");
-    o.AppendUint(h.position);
+    o.UintField(" position: ", h.position);
     o.Append(' ');
     o.Append(TimestampTypeName(h.magic == 0 ? TimestampType::kNoTimestampType : h.timestamp_type));
-    o.Append(": ");
-    o.AppendInt(h.magic == 0 ? kNoTimestamp : h.max_timestamp);
-    o.Append(" size: ");
-    o.AppendUint(h.size_in_bytes);
-    o.Append(" magic: ");
-    o.AppendInt(h.magic);
+    o.Field(": ", h.magic == 0 ? kNoTimestamp : h.max_timestamp);
+    o.UintField(" size: ", h.size_in_bytes);
+    o.Field(" magic: ", h.magic);
     o.Append(" compresscodec: ");
     o.Append(CompressionName(h.compression));
-    o.Append(" crc: ");
-    o.AppendUint(h.crc);
-    o.Append(" isvalid: ");
-    o.AppendBool(h.crc_valid);
+    o.UintField(" crc: ", h.crc);
+    o.BoolField(" isvalid: ", h.crc_valid);
     o.Append('\n');
     if (decoded) {
       size_t i = 0;
@@ -115,80 +96,59 @@ class TextDumpPrinter : public DumpPrinter {
 
   void OffsetIndexEntry(size_t, const klf::OffsetIndexEntry& e) override {
     Header();
-    out_->Append("offset: ");
-    out_->AppendInt(e.offset);
-    out_->Append(" position: ");
-    out_->AppendInt(e.position);
+    out_->Field("offset: ", e.offset);
+    out_->Field(" position: ", e.position);
     out_->Append('\n');
   }
 
   void TimeIndexEntry(size_t, const klf::TimeIndexEntry& e) override {
     Header();
-    out_->Append("timestamp: ");
-    out_->AppendInt(e.timestamp);
-    out_->Append(" offset: ");
-    out_->AppendInt(e.offset);
+    out_->Field("timestamp: ", e.timestamp);
+    out_->Field(" offset: ", e.offset);
     out_->Append('\n');
   }
 
   void TxnIndexEntry(size_t, const AbortedTxn& e) override {
     Header();
-    out_->Append("version: ");
-    out_->AppendInt(e.version);
-    out_->Append(" producerId: ");
-    out_->AppendInt(e.producer_id);
-    out_->Append(" firstOffset: ");
-    out_->AppendInt(e.first_offset);
-    out_->Append(" lastOffset: ");
-    out_->AppendInt(e.last_offset);
-    out_->Append(" lastStableOffset: ");
-    out_->AppendInt(e.last_stable_offset);
+    out_->Field("version: ", e.version);
+    out_->Field(" producerId: ", e.producer_id);
+    out_->Field(" firstOffset: ", e.first_offset);
+    out_->Field(" lastOffset: ", e.last_offset);
+    out_->Field(" lastStableOffset: ", e.last_stable_offset);
     out_->Append('\n');
   }
 
   void ProducerSnapshotEntry(size_t, int64_t, const klf::ProducerSnapshotEntry& e) override {
     Header();
     Output& o = *out_;
-    o.Append("producerId: ");
-    o.AppendInt(e.producer_id);
-    o.Append(" producerEpoch: ");
-    o.AppendInt(e.epoch);
-    o.Append(" coordinatorEpoch: ");
-    o.AppendInt(e.coordinator_epoch);
+    o.Field("producerId: ", e.producer_id);
+    o.Field(" producerEpoch: ", e.epoch);
+    o.Field(" coordinatorEpoch: ", e.coordinator_epoch);
     o.Append(" currentTxnFirstOffset: ");
     // The snapshot stores -1 for "no ongoing transaction" (ProducerStateManager).
     AppendOptionalLong(e.current_txn_first_offset >= 0 ? std::optional<int64_t>(e.current_txn_first_offset)
                                                        : std::nullopt);
-    o.Append(" lastTimestamp: ");
-    o.AppendInt(e.timestamp);
+    o.Field(" lastTimestamp: ", e.timestamp);
     if (e.last_offset >= 0) {
-      o.Append(" firstSequence: ");
-      o.AppendInt(e.first_sequence());
-      o.Append(" lastSequence: ");
-      o.AppendInt(e.last_sequence);
-      o.Append(" lastOffset: ");
-      o.AppendInt(e.last_offset);
-      o.Append(" offsetDelta: ");
-      o.AppendInt(e.offset_delta);
-      o.Append(" timestamp: ");
-      o.AppendInt(e.timestamp);
+      o.Field(" firstSequence: ", e.first_sequence());
+      o.Field(" lastSequence: ", e.last_sequence);
+      o.Field(" lastOffset: ", e.last_offset);
+      o.Field(" offsetDelta: ", e.offset_delta);
+      o.Field(" timestamp: ", e.timestamp);
     }
     o.Append('\n');
   }
 
   void LeaderEpochEntry(const klf::LeaderEpochEntry& e) override {
     Header();
-    out_->Append("epoch: ");
-    out_->AppendInt(e.epoch);
-    out_->Append(" startOffset: ");
-    out_->AppendInt(e.start_offset);
+    out_->Field("epoch: ", e.epoch);
+    out_->Field(" startOffset: ", e.start_offset);
     out_->Append('\n');
   }
 
   void PartitionMetadataEntry(const PartitionMetadata& m) override {
     Header();
-    out_->Append("version: ");
-    out_->AppendInt(m.version);
+    out_->Field("version: ", m.version);
     out_->Append(" topicId: ");
     out_->Append(m.topic_id);
     out_->Append('\n');
@@ -200,8 +160,7 @@ class TextDumpPrinter : public DumpPrinter {
     out_->Append(e.tp.topic);
     out_->Append('-');
     out_->AppendInt(e.tp.partition);
-    out_->Append(" offset: ");
-    out_->AppendInt(e.offset);
+    out_->Field(" offset: ", e.offset);
     out_->Append('\n');
   }
 
@@ -219,8 +178,7 @@ class TextDumpPrinter : public DumpPrinter {
     Header();
     out_->Append("clean shutdown");
     if (c.broker_epoch) {
-      out_->Append(" brokerEpoch: ");
-      out_->AppendInt(*c.broker_epoch);
+      out_->Field(" brokerEpoch: ", *c.broker_epoch);
     }
     out_->Append('\n');
   }
@@ -248,8 +206,7 @@ class TextDumpPrinter : public DumpPrinter {
     Header();
     // One line, grep-able, like a compiler diagnostic: <file>: position <n>: <severity>: <message> [<check>]
     out_->Append(p.file);
-    out_->Append(": position ");
-    out_->AppendUint(p.position);
+    out_->UintField(": position ", p.position);
     out_->Append(": ");
     out_->Append(SeverityName(p.severity));
     out_->Append(": ");
@@ -269,8 +226,7 @@ class TextDumpPrinter : public DumpPrinter {
   // Java's OptionalLong.toString, as kafka-dump-log prints deleteHorizonMs and currentTxnFirstOffset.
   void AppendOptionalLong(std::optional<int64_t> v) {
     if (v) {
-      out_->Append("OptionalLong[");
-      out_->AppendInt(*v);
+      out_->Field("OptionalLong[", *v);
       out_->Append(']');
     } else {
       out_->Append("OptionalLong.empty");
@@ -285,19 +241,14 @@ class TextDumpPrinter : public DumpPrinter {
   void WriteRecord(const BatchHeader& h, const Record& r, const RecordDecoder& decoded, const DecodedRecord* internal) {
     Output& o = *out_;
     if (style_.skip_record_metadata) return WriteRecordDataOnly(h, r, internal);
-    o.Append("| offset: ");
-    o.AppendInt(r.offset);
+    o.Field("| offset: ", r.offset);
     o.Append(' ');
     o.Append(TimestampTypeName(h.magic == 0 ? TimestampType::kNoTimestampType : h.timestamp_type));
-    o.Append(": ");
-    o.AppendInt(h.magic == 0 ? kNoTimestamp : r.timestamp);
-    o.Append(" keySize: ");
-    o.AppendInt(r.key ? int64_t(r.key->size()) : -1);
-    o.Append(" valueSize: ");
-    o.AppendInt(r.value ? int64_t(r.value->size()) : -1);
+    o.Field(": ", h.magic == 0 ? kNoTimestamp : r.timestamp);
+    o.Field(" keySize: ", r.key ? int64_t(r.key->size()) : -1);
+    o.Field(" valueSize: ", r.value ? int64_t(r.value->size()) : -1);
     if (h.magic >= 2) {
-      o.Append(" sequence: ");
-      o.AppendInt(r.sequence);
+      o.Field(" sequence: ", r.sequence);
       o.Append(" headerKeys: [");
       bool first = true;
       for (const RecordHeader& hd : decoded.headers(r)) {
@@ -307,10 +258,8 @@ class TextDumpPrinter : public DumpPrinter {
       }
       o.Append(']');
     } else {
-      o.Append(" isValid: ");
-      o.AppendBool(r.legacy_crc_valid);
-      o.Append(" crc: ");
-      o.AppendUint(r.legacy_crc);
+      o.BoolField(" isValid: ", r.legacy_crc_valid);
+      o.UintField(" crc: ", r.legacy_crc);
     }
     if (h.is_control && internal && internal->control_text) {
       o.Append(' ');
@@ -323,8 +272,7 @@ class TextDumpPrinter : public DumpPrinter {
       } else if (IsEndTxnMarker(c.type)) {
         o.Append(" endTxnMarker: ");
         o.Append(ControlTypeName(c.type));
-        o.Append(" coordinatorEpoch: ");
-        o.AppendInt(c.coordinator_epoch);
+        o.Field(" coordinatorEpoch: ", c.coordinator_epoch);
       } else {
         o.Append(" controlType: ");
         o.Append(ControlTypeName(c.type));

@@ -78,6 +78,19 @@ class Output {
     Commit(size_t(WriteUint(p, v) - p));
   }
   void AppendBool(bool v) { Append(v ? std::string_view("true") : std::string_view("false")); }
+  // A label and its value ("offset: 12"), as the text printers write them.
+  void Field(std::string_view label, int64_t v) {
+    Append(label);
+    AppendInt(v);
+  }
+  void UintField(std::string_view label, uint64_t v) {
+    Append(label);
+    AppendUint(v);
+  }
+  void BoolField(std::string_view label, bool v) {
+    Append(label);
+    AppendBool(v);
+  }
 
   // Bytes as --bytes asks. `json` escapes for the inside of a JSON string (the quotes are the
   // caller's): text mode already turns control bytes into \xNN, so only '"', '\\' and tab remain.

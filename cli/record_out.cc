@@ -90,8 +90,7 @@ void WriteRecordJson(Output* out, const RecordSource& source, const BatchHeader&
 
 void WriteRecordText(Output* out, const BatchHeader& h, const Record& r, const RecordDecoder& decoded,
                      BytesFormat bytes) {
-  out->Append("offset: ");
-  out->AppendInt(r.offset);
+  out->Field("offset: ", r.offset);
   out->Append(' ');
   out->Append(TimestampTypeName(h.magic == 0 ? TimestampType::kNoTimestampType : h.timestamp_type));
   out->Append(": ");

@@ -48,8 +48,6 @@ class OffsetMap {
     (void)keys;
     (void)digests;
   }
-  // Bytes of memory the map holds now (for the caller's memory accounting).
-  virtual size_t MemoryUsed() const { return 0; }
   double Utilization() const { return slots() == 0 ? 0 : double(size()) / slots(); }
 };
 
@@ -67,7 +65,6 @@ class SkimpyOffsetMap : public OffsetMap {
   int32_t size() const override { return entries_; }
   int64_t latest_offset() const override { return latest_offset_; }
   void PrefetchHashed(const std::vector<Bytes>& keys, const std::vector<KeyDigest>& digests) override;
-  size_t MemoryUsed() const override { return size_t(table_.capacity) * kBytesPerEntry; }
   // Backs the table with transparent huge pages when the kernel allows it (call before the first
   // Put): a large map is probed at random, and with 4 KiB pages nearly every probe also misses the
   // TLB. The cost is that touching one slot makes 2 MiB resident, so it is for large cleaning runs.

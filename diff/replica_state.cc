@@ -261,16 +261,6 @@ Fingerprint ContentDigest(int64_t timestamp, bool control, const std::optional<B
   return h.End();
 }
 
-std::string DigestHex(const Digest& d) {
-  static const char* kHex = "0123456789abcdef";
-  std::string s;
-  for (uint8_t c : d) {
-    s.push_back(kHex[c >> 4]);
-    s.push_back(kHex[c & 15]);
-  }
-  return s;
-}
-
 const char* TxnFateName(TxnFate f) {
   switch (f) {
     case TxnFate::kNone: return "none";

@@ -51,7 +51,6 @@ using Digest = KeyDigest;
 using Fingerprint = std::array<uint8_t, 12>;
 Fingerprint ContentDigest(int64_t timestamp, bool control, const std::optional<Bytes>& key,
                           const std::optional<Bytes>& value, RecordHeaders headers);
-std::string DigestHex(const Digest& d);
 
 struct DigestHash {
   size_t operator()(const Digest& d) const {

@@ -249,17 +249,6 @@ const ConfigMap& ClusterMetadata::TopicConfigs(const std::string& name) const {
   return it == topic_configs.end() ? kEmpty : it->second;
 }
 
-ConfigMap ClusterMetadata::BrokerConfigs(std::optional<int32_t> broker_id) const {
-  ConfigMap out;
-  if (auto it = broker_configs.find(""); it != broker_configs.end()) out = it->second;
-  if (broker_id) {
-    if (auto it = broker_configs.find(std::to_string(*broker_id)); it != broker_configs.end()) {
-      for (const auto& [k, v] : it->second) out[k] = v;
-    }
-  }
-  return out;
-}
-
 namespace {
 
 // The snapshot to start from: the latest that reads cleanly and reaches the log's start. Its records

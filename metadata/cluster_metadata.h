@@ -97,9 +97,6 @@ struct ClusterMetadata {
   const TopicImage* TopicByName(const std::string& name) const;
   // The topic's configs (empty when it has none).
   const ConfigMap& TopicConfigs(const std::string& name) const;
-  // The broker configs in force for `broker_id` (nullopt: the cluster-wide defaults only): the
-  // cluster default, then the broker's own entries over it (DynamicBrokerConfig's order).
-  ConfigMap BrokerConfigs(std::optional<int32_t> broker_id) const;
 };
 
 // Replays the `__cluster_metadata-0` directory `dir` (never modified). Records that do not decode are

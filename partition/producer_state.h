@@ -143,7 +143,6 @@ class ProducerStateManager {
 
  private:
   ProducerStateEntry& EntryFor(int64_t producer_id);  // inserting an empty entry when unknown
-  bool Contains(int64_t producer_id) const { return producers_.count(producer_id) != 0; }
   int64_t LastStableOffsetOf(const CompletedTxn& txn) const;
   void CompleteTxn(const CompletedTxn& txn);
 

@@ -588,27 +588,6 @@ namespace {
   return p;
 }
 
-// Kafka's ByteUtils.readVarint (see ReadVarint32Slow), inline for the varints of one or two bytes
-// (values in [-8192, 8191]: record lengths, deltas, key and value lengths of ordinary records).
-[[gnu::always_inline]] inline const uint8_t* ReadVarint32(const uint8_t* p, const uint8_t* end, int32_t* out) {
-  if (p < end) [[likely]] {
-    const uint32_t b0 = p[0];
-    if (!(b0 & 0x80)) {
-      *out = int32_t((b0 >> 1) ^ (~(b0 & 1) + 1));
-      return p + 1;
-    }
-    if (end - p >= 2) [[likely]] {
-      const uint32_t b1 = p[1];
-      if (!(b1 & 0x80)) {
-        const uint32_t u = (b0 & 0x7f) | (b1 << 7);
-        *out = int32_t((u >> 1) ^ (~(u & 1) + 1));
-        return p + 2;
-      }
-    }
-  }
-  return ReadVarint32Slow(p, end, out);
-}
-
 // Kafka's ByteUtils.readVarlong: at most 10 bytes.
 [[gnu::noinline]] const uint8_t* ReadVarint64Slow(const uint8_t* p, const uint8_t* end, int64_t* out) {
   uint64_t value = 0;
@@ -625,23 +604,34 @@ namespace {
   return p;
 }
 
-[[gnu::always_inline]] inline const uint8_t* ReadVarint64(const uint8_t* p, const uint8_t* end, int64_t* out) {
+// Kafka's ByteUtils.readVarint (U = uint32_t) and readVarlong (uint64_t), inline for the varints of
+// one or two bytes (values in [-8192, 8191]: record lengths, deltas, key and value lengths of ordinary
+// records); `slow` (ReadVarint32Slow, ReadVarint64Slow) for the rest.
+template <typename U, typename S>
+[[gnu::always_inline]] inline const uint8_t* ReadZigZag(const uint8_t* p, const uint8_t* end, S* out,
+                                                        const uint8_t* (*slow)(const uint8_t*, const uint8_t*, S*)) {
   if (p < end) [[likely]] {
-    const uint64_t b0 = p[0];
+    const U b0 = p[0];
     if (!(b0 & 0x80)) {
-      *out = int64_t((b0 >> 1) ^ (~(b0 & 1) + 1));
+      *out = S((b0 >> 1) ^ (~(b0 & 1) + 1));
       return p + 1;
     }
     if (end - p >= 2) [[likely]] {
-      const uint64_t b1 = p[1];
+      const U b1 = p[1];
       if (!(b1 & 0x80)) {
-        const uint64_t u = (b0 & 0x7f) | (b1 << 7);
-        *out = int64_t((u >> 1) ^ (~(u & 1) + 1));
+        const U u = (b0 & 0x7f) | (b1 << 7);
+        *out = S((u >> 1) ^ (~(u & 1) + 1));
         return p + 2;
       }
     }
   }
-  return ReadVarint64Slow(p, end, out);
+  return slow(p, end, out);
+}
+[[gnu::always_inline]] inline const uint8_t* ReadVarint32(const uint8_t* p, const uint8_t* end, int32_t* out) {
+  return ReadZigZag<uint32_t>(p, end, out, ReadVarint32Slow);
+}
+[[gnu::always_inline]] inline const uint8_t* ReadVarint64(const uint8_t* p, const uint8_t* end, int64_t* out) {
+  return ReadZigZag<uint64_t>(p, end, out, ReadVarint64Slow);
 }
 
 void ReportTo(ProblemSink* sink, const std::string& file, uint64_t position, const char* check, std::string message) {

@@ -47,6 +47,31 @@ std::string TxnValueText(const OrderedJson& v, const char* state) {
   return s;
 }
 
+// A record's value: int16 version, then `schema`'s message, into *json and out->json's "valueVersion"
+// and "value". A record without a value is a tombstone: both null, value_text "<DELETE>".
+bool DecodeValue(const Record& r, const MessageSchema& schema, const MessageDecodeOptions& options, DecodedRecord* out,
+                 int16_t* version, OrderedJson* json, std::string* error) {
+  if (!r.value) {
+    out->json["valueVersion"] = nullptr;
+    out->json["value"] = nullptr;
+    out->value_text = "<DELETE>";
+    return true;
+  }
+  Bytes value;
+  if (!ReadVersionPrefix(*r.value, version, &value)) {
+    *error = "value of " + std::to_string(r.value->size()) + " bytes: no version";
+    return false;
+  }
+  size_t at = 0;
+  if (!DecodeMessage(schema, *version, value, json, error, &at, options)) {
+    *error = "value: " + At(at + 2, *error);
+    return false;
+  }
+  out->json["valueVersion"] = *version;
+  out->json["value"] = *json;
+  return true;
+}
+
 bool DecodeTransactionLog(const Record& r, DecodedRecord* out, std::string* error) {
   if (!r.key) {
     *error = "a __transaction_state record without a key";
@@ -67,29 +92,14 @@ bool DecodeTransactionLog(const Record& r, DecodedRecord* out, std::string* erro
   out->key_text = "transaction_metadata::transactionalId=" + key_json["transactionalId"].get<std::string>();
   out->json["keyVersion"] = key_version;
   out->json["key"] = key_json;
-  if (!r.value) {
-    out->json["valueVersion"] = nullptr;
-    out->json["value"] = nullptr;
-    out->value_text = "<DELETE>";
-    return true;
-  }
-  int16_t value_version;
-  Bytes value;
-  if (!ReadVersionPrefix(*r.value, &value_version, &value)) {
-    *error = "value of " + std::to_string(r.value->size()) + " bytes: no version";
-    return false;
-  }
-  if (!DecodeMessage(kTransactionLogValueSchema, value_version, value, &value_json, error, &at)) {
-    *error = "value: " + At(at + 2, *error);
-    return false;
-  }
+  int16_t value_version = 0;
+  if (!DecodeValue(r, kTransactionLogValueSchema, {}, out, &value_version, &value_json, error)) return false;
+  if (!r.value) return true;
   const char* state = TransactionStateName(int(value_json["transactionStatus"].get<int64_t>()));
   if (!state) {
     *error = "value: unknown transaction state " + std::to_string(value_json["transactionStatus"].get<int64_t>());
     return false;
   }
-  out->json["valueVersion"] = value_version;
-  out->json["value"] = value_json;
   out->json["state"] = state;
   out->value_text = TxnValueText(value_json, state);
   return true;
@@ -148,26 +158,11 @@ bool DecodeOffsets(const Record& r, DecodedRecord* out, std::string* error) {
   out->key_text = "{\"type\":\"" + std::to_string(record_type) + "\",\"data\":" + CompactJson(key_json) + "}";
   out->json["recordType"] = record_type;
   out->json["key"] = key_json;
-  if (!r.value) {
-    out->json["valueVersion"] = nullptr;
-    out->json["value"] = nullptr;
-    out->value_text = "<DELETE>";
-    return true;
-  }
-  int16_t value_version;
-  Bytes value;
-  if (!ReadVersionPrefix(*r.value, &value_version, &value)) {
-    *error = "value of " + std::to_string(r.value->size()) + " bytes: no version";
-    return false;
-  }
   MessageDecodeOptions options;
   if (record_type == 2) options.bytes_hook = ExpandConsumerProtocol;
-  if (!DecodeMessage(schema->value, value_version, value, &value_json, error, &at, options)) {
-    *error = "value: " + At(at + 2, *error);
-    return false;
-  }
-  out->json["valueVersion"] = value_version;
-  out->json["value"] = value_json;
+  int16_t value_version = 0;
+  if (!DecodeValue(r, schema->value, options, out, &value_version, &value_json, error)) return false;
+  if (!r.value) return true;
   out->value_text = "{\"version\":\"" + std::to_string(value_version) + "\",\"data\":" + CompactJson(value_json) + "}";
   return true;
 }

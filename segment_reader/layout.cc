@@ -312,17 +312,6 @@ const char* FileKindName(FileKind k) {
   return "unknown";
 }
 
-const char* FileSuffixName(FileSuffix s) {
-  switch (s) {
-    case FileSuffix::kNone: return "";
-    case FileSuffix::kCleaned: return ".cleaned";
-    case FileSuffix::kSwap: return ".swap";
-    case FileSuffix::kDeleted: return ".deleted";
-    case FileSuffix::kTmp: return ".tmp";
-  }
-  return "";
-}
-
 const char* PathKindName(PathKind k) {
   switch (k) {
     case PathKind::kFile: return "file";

@@ -52,7 +52,6 @@ const char* FileKindName(FileKind k);  // "log", "offset-index", "time-index", .
 
 // Suffix appended after the normal name by an operation that did not finish (§11, §12).
 enum class FileSuffix { kNone, kCleaned, kSwap, kDeleted, kTmp };
-const char* FileSuffixName(FileSuffix s);  // "", ".cleaned", ".swap", ".deleted", ".tmp"
 
 struct FileName {
   FileKind kind = FileKind::kUnknown;

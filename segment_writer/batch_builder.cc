@@ -404,6 +404,4 @@ void AppendOriginalBatch(const BatchView& original, std::string* out, BuiltBatch
   }
 }
 
-void SetPartitionLeaderEpoch(uint8_t* batch, int32_t epoch) { StoreBE32(batch + 12, uint32_t(epoch)); }
-
 }  // namespace klf

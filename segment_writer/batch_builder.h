@@ -132,8 +132,4 @@ bool AppendRetainedBatch(const BatchView& original, std::span<const RecordInput>
 // (maxTimestamp, lastOffset), maxOffset = lastOffset.
 void AppendOriginalBatch(const BatchView& original, std::string* out, BuiltBatch* built);
 
-// Re-stamps the partition leader epoch of an encoded v2 batch in place (not covered by the CRC, as
-// the broker does on append). `batch` must hold a whole v2 batch.
-void SetPartitionLeaderEpoch(uint8_t* batch, int32_t epoch);
-
 }  // namespace klf

@@ -7,6 +7,10 @@
 #include <fmt/format.h>
 #include <memory>
 #include <set>
+#include <stdexcept>
+#include <string_view>
+#include <tuple>
+#include <variant>
 
 #include "compactor/cleaner.h"
 #include "compactor/config.h"
@@ -35,8 +39,169 @@ namespace {
 // allocates a new producer id; 32767 is left to the coordinator's final bump).
 constexpr int16_t kLastProducerEpoch = 32766;
 
-const std::set<std::string> kOps = {"produce", "traffic", "begin",   "commit", "abort", "down",
-                                    "up",      "leader",  "advance", "clean",  "roll",  "note"};
+// A field's value as T; a value of another type is an error naming the field.
+template <typename T>
+T As(const json& v, const char* field) {
+  try {
+    return v.get<T>();
+  } catch (const json::exception& x) {
+    const std::string what = x.what();  // "[json.exception.type_error.302] type must be ..."
+    const size_t bracket = what.find("] ");
+    throw std::invalid_argument(
+        fmt::format("\"{}\": {}", field, bracket == std::string::npos ? what : what.substr(bracket + 2)));
+  }
+}
+
+// e[field] as T, or `fallback` when e has no such field.
+template <typename T>
+T Field(const json& e, const char* field, T fallback) {
+  auto it = e.find(field);
+  return it == e.end() ? fallback : As<T>(*it, field);
+}
+
+std::string Producer(const json& e) { return Field<std::string>(e, "producer", ""); }
+
+// "broker" wins over "brokers"; each may be any JSON value a loop visits ("brokers": 2 is [2]).
+BrokerTargets Targets(const json& e) {
+  BrokerTargets t;
+  if (e.contains("broker")) {
+    t.from = BrokerTargets::From::kBroker;
+    t.ids.push_back(Field<int>(e, "broker", 0));
+  } else if (e.contains("brokers")) {
+    t.from = BrokerTargets::From::kBrokers;
+    for (const json& v : e.at("brokers")) t.ids.push_back(As<int>(v, "brokers"));
+  }
+  return t;
+}
+
+event::Produce ParseProduce(const json& e) {
+  event::Produce p{Producer(e), {}, Field<std::string>(e, "batch", "single") != "each"};
+  if (!e.contains("records")) throw std::invalid_argument("produce needs \"records\"");
+  for (const json& r : e.at("records")) {
+    if (!r.is_array() || r.size() != 2)
+      throw std::invalid_argument("records must be [key, value] pairs (value null = tombstone)");
+    std::optional<std::string> k, v;
+    if (!r[0].is_null()) k = As<std::string>(r[0], "records");
+    if (!r[1].is_null()) v = As<std::string>(r[1], "records");
+    p.records.emplace_back(k, v);
+  }
+  return p;
+}
+
+event::Traffic ParseTraffic(const json& e) {
+  event::Traffic t;
+  t.producer = Producer(e);
+  if (e.contains("keys")) {
+    t.keys = Field<std::vector<std::string>>(e, "keys", {});
+  } else {
+    const std::string prefix = Field<std::string>(e, "key_prefix", "key-");
+    const int n = Field<int>(e, "key_count", 10);
+    for (int i = 0; i < n; i++) t.keys.push_back(fmt::format("{}{:02d}", prefix, i));
+  }
+  if (t.keys.empty()) throw std::invalid_argument("traffic needs at least one key");
+  t.value_prefix = Field<std::string>(e, "value_prefix", "v");
+  t.until_roll = Field<bool>(e, "until_roll", false);
+  t.count = Field<int>(e, "count", t.until_roll ? 100000 : 10);
+  t.key_offset = size_t(Field<int>(e, "key_offset", 0));
+  return t;
+}
+
+using EventBody = decltype(TimelineEvent::body);
+// Each op's fields (README "klf simulate"); a parser throws std::invalid_argument naming the field.
+const std::map<std::string, EventBody (*)(const json&)> kEventParsers = {
+    {"produce", [](const json& e) -> EventBody { return ParseProduce(e); }},
+    {"traffic", [](const json& e) -> EventBody { return ParseTraffic(e); }},
+    {"begin", [](const json& e) -> EventBody { return event::Begin{Producer(e)}; }},
+    {"commit",
+     [](const json& e) -> EventBody {
+       return event::End{Producer(e), true, false};
+     }},
+    {"abort",
+     [](const json& e) -> EventBody {
+       return event::End{Producer(e), false, Field<bool>(e, "timeout", false)};
+     }},
+    {"down", [](const json& e) -> EventBody { return event::Down{Targets(e)}; }},
+    {"up", [](const json& e) -> EventBody { return event::Up{Targets(e)}; }},
+    {"leader", [](const json& e) -> EventBody { return event::Leader{Targets(e)}; }},
+    {"advance",
+     [](const json& e) -> EventBody {
+       if (e.contains("to_ms")) return event::Advance{Field<int64_t>(e, "to_ms", 0), 0};
+       return event::Advance{std::nullopt, Field<int64_t>(e, "ms", 0)};
+     }},
+    {"clean",
+     [](const json& e) -> EventBody {
+       return event::Clean{Targets(e), Field<bool>(e, "force", false)};
+     }},
+    {"roll", [](const json& e) -> EventBody { return event::Roll{Targets(e)}; }},
+    {"note", [](const json& e) -> EventBody { return event::Note{Field<std::string>(e, "text", "")}; }},
+};
+
+// Line and column (from 1) of byte `offset` of `text`.
+std::pair<int, int> LineColumn(const std::string& text, size_t offset) {
+  int line = 1, column = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+// The index of the closing quote of the JSON string that starts at text[i].
+size_t StringEnd(const std::string& text, size_t i) {
+  for (i++; i < text.size() && text[i] != '"'; i++) i += text[i] == '\\' ? 1 : 0;
+  return i;
+}
+
+// Line and column (from 1) where each element of the top-level object's "events" array starts in
+// `text` (JSON already known to be valid, so no string holds a raw newline): one pass, strings skipped
+// whole, brackets counted.
+std::vector<std::pair<int, int>> EventPositions(const std::string& text) {
+  std::vector<std::pair<int, int>> out, current;
+  int line = 1;
+  size_t line_start = 0;
+  std::string_view key;  // the last string at depth 1: the key of the value that follows
+  int depth = 0;
+  bool in_events = false, expect_element = false;
+  for (size_t i = 0; i < text.size(); i++) {
+    const char c = text[i];
+    if (c == '\n') {
+      line++;
+      line_start = i + 1;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    if (expect_element && c != ']') current.emplace_back(line, int(i - line_start) + 1);
+    expect_element = false;
+    switch (c) {
+      case '"': {
+        const size_t end = StringEnd(text, i);
+        if (depth == 1) key = std::string_view(text).substr(i + 1, end - i - 1);
+        i = end;
+        break;
+      }
+      case '{':
+      case '[':
+        if (++depth == 2 && c == '[' && key == "events") {
+          in_events = expect_element = true;
+          current.clear();
+        }
+        break;
+      case '}':
+      case ']':
+        if (depth-- == 2 && in_events) {
+          out = current;  // a later "events" key wins, as in the parsed JSON
+          in_events = false;
+        }
+        break;
+      case ',': expect_element = in_events && depth == 2; break;
+      default: break;
+    }
+  }
+  return out;
+}
 
 std::string ConfigValueString(const json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -46,13 +211,125 @@ std::string ConfigValueString(const json& v) {
 
 }  // namespace
 
+std::string TimelineEvent::Where() const {
+  const std::string at = line > 0 ? fmt::format("line {}, column {}", line, column) : "";
+  if (op.empty() || at.empty()) return op.empty() && at.empty() ? "" : " (" + op + at + ")";
+  return " (" + op + ", " + at + ")";
+}
+
+// The parser of e's "op"; kEventParsers.end() with *error when there is none.
+static auto ParserOf(const json& e, std::string* error) {
+  auto parser = e.is_object() && e.contains("op") && e.at("op").is_string()
+                    ? kEventParsers.find(e.at("op").get<std::string>())
+                    : kEventParsers.end();
+  if (parser == kEventParsers.end()) {
+    *error = fmt::format(
+        "{} (one of produce, traffic, begin, commit, abort, down, up, leader, advance, clean, roll, note)",
+        e.is_object() && e.contains("op")
+            ? fmt::format("unknown \"op\" {}", e.at("op").dump(-1, ' ', false, json::error_handler_t::replace))
+            : "needs \"op\"");
+  }
+  return parser;
+}
+
+bool ParseTimelineEvent(const json& e, TimelineEvent* out, std::string* error) {
+  auto parser = ParserOf(e, error);
+  if (parser == kEventParsers.end()) return false;
+  out->op = parser->first;
+  try {
+    out->body = parser->second(e);
+  } catch (const std::invalid_argument& x) {
+    *error = x.what();
+    return false;
+  }
+  return true;
+}
+
 bool Timeline::WritesCoordinatorLog() const {
   for (const auto& [name, p] : producers)
     if (p.transactional && p.transaction_version >= 0) return true;
   return false;
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per timeline event's fields (issue 16: to become typed events)
+// One entry of "producers".
+static bool ParseProducer(const std::string& name, const json& p, ProducerSpec* s, std::string* error) {
+  s->name = name;
+  s->transactional = p.value("transactional", false);
+  bool idempotent = p.value("idempotent", s->transactional);
+  s->producer_id = p.value("producer_id", int64_t(-1));
+  if ((idempotent || s->transactional) && s->producer_id < 0) {
+    *error = "timeline: producer " + name + ": an idempotent or transactional producer needs producer_id >= 0";
+    return false;
+  }
+  if (!idempotent && !s->transactional) s->producer_id = -1;
+  s->epoch = s->producer_id >= 0 ? p.value("epoch", int16_t(0)) : int16_t(-1);
+  s->transactional_id = p.value("transactional_id", "");
+  s->coordinator_epoch = p.value("coordinator_epoch", 0);
+  std::string codec = p.value("compression", "none");
+  auto c = CompressionFromName(codec);
+  if (!c) {
+    *error = "timeline: producer " + name + ": unknown compression " + codec;
+    return false;
+  }
+  s->compression = *c;
+  if (p.contains("transaction_version")) {
+    const json& tv = p.at("transaction_version");
+    if (!s->transactional || !tv.is_number_integer() || tv.get<int64_t>() < 0 || tv.get<int64_t>() > 2) {
+      *error =
+          "timeline: producer " + name + ": \"transaction_version\" must be 0, 1 or 2, on a transactional producer";
+      return false;
+    }
+    s->transaction_version = tv.get<int>();
+  }
+  s->transaction_timeout_ms = p.value("transaction_timeout_ms", int32_t(60000));
+  if (s->transaction_version == 2 && (s->epoch < 0 || s->epoch > kLastProducerEpoch)) {
+    *error =
+        fmt::format("timeline: producer {}: epoch must be 0..{} under transaction version 2", name, kLastProducerEpoch);
+    return false;
+  }
+  return true;
+}
+
+// The timeline's own fields (ParseTimeline, and RunSimulation for timelines built in code).
+static bool CheckTimeline(const Timeline& t, std::string* error) {
+  if (t.brokers < 1 || t.brokers > 16) {
+    *error = "timeline: brokers must be 1..16";
+    return false;
+  }
+  if (t.leader < 1 || t.leader > t.brokers) {
+    *error = "timeline: leader must name a broker 1.." + std::to_string(t.brokers);
+    return false;
+  }
+  if (t.tp.topic.empty() || t.tp.partition < 0) {
+    *error = "timeline: topic must be non-empty and partition >= 0";
+    return false;
+  }
+  // The topic becomes a directory name (<topic>-<partition>): Kafka's own rule keeps it one.
+  if (!ValidateTopicName(t.tp.topic, error)) {
+    *error = "timeline: " + *error;
+    return false;
+  }
+  return true;
+}
+
+// The "events" array, each with its line and column in `json_text`.
+static bool ParseEvents(const json& events, const std::string& json_text, Timeline* out, std::string* error) {
+  const std::vector<std::pair<int, int>> positions = EventPositions(json_text);
+  out->events.resize(events.size());
+  // Every event's op first: an unknown op is named before the fields of any event.
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < events.size(); i++) {
+      TimelineEvent& e = out->events[i];
+      if (i < positions.size()) std::tie(e.line, e.column) = positions[i];
+      if (pass == 0 ? ParserOf(events[i], error) == kEventParsers.end() : !ParseTimelineEvent(events[i], &e, error)) {
+        *error = fmt::format("timeline: event {}{}: {}", i, e.Where(), *error);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* error) {
   *out = Timeline{};
   json j;
@@ -60,15 +337,7 @@ bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* err
     j = json::parse(json_text);
   } catch (const json::parse_error& e) {
     // Line and column of the byte where parsing stopped (nlohmann counts bytes from 1).
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < json_text.size(); ++i) {
-      if (json_text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
+    const auto [line, column] = LineColumn(json_text, e.byte > 0 ? e.byte - 1 : 0);
     std::string what = e.what();
     size_t colon = what.rfind(": ");
     *error = fmt::format("timeline: invalid JSON at line {}, column {}: {}", line, column,
@@ -88,87 +357,19 @@ bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* err
     out->leader = j.value("leader", 1);
     out->start_ms = j.value("start_ms", int64_t(1700000000000));
     out->record_step_ms = j.value("record_step_ms", int64_t(200));
-    if (out->brokers < 1 || out->brokers > 16) {
-      *error = "timeline: brokers must be 1..16";
-      return false;
-    }
-    if (out->leader < 1 || out->leader > out->brokers) {
-      *error = "timeline: leader must name a broker 1.." + std::to_string(out->brokers);
-      return false;
-    }
-    if (out->tp.topic.empty() || out->tp.partition < 0) {
-      *error = "timeline: topic must be non-empty and partition >= 0";
-      return false;
-    }
-    // The topic becomes a directory name (<topic>-<partition>): Kafka's own rule keeps it one.
-    if (!ValidateTopicName(out->tp.topic, error)) {
-      *error = "timeline: " + *error;
-      return false;
-    }
+    if (!CheckTimeline(*out, error)) return false;
     if (j.contains("config")) {
       for (const auto& [k, v] : j.at("config").items()) out->config.emplace_back(k, ConfigValueString(v));
     }
     if (j.contains("producers")) {
-      for (const auto& [name, p] : j.at("producers").items()) {
-        ProducerSpec s;
-        s.name = name;
-        s.transactional = p.value("transactional", false);
-        bool idempotent = p.value("idempotent", s.transactional);
-        s.producer_id = p.value("producer_id", int64_t(-1));
-        if ((idempotent || s.transactional) && s.producer_id < 0) {
-          *error = "timeline: producer " + name + ": an idempotent or transactional producer needs producer_id >= 0";
-          return false;
-        }
-        if (!idempotent && !s.transactional) s.producer_id = -1;
-        s.epoch = s.producer_id >= 0 ? p.value("epoch", int16_t(0)) : int16_t(-1);
-        s.transactional_id = p.value("transactional_id", "");
-        s.coordinator_epoch = p.value("coordinator_epoch", 0);
-        std::string codec = p.value("compression", "none");
-        auto c = CompressionFromName(codec);
-        if (!c) {
-          *error = "timeline: producer " + name + ": unknown compression " + codec;
-          return false;
-        }
-        s.compression = *c;
-        if (p.contains("transaction_version")) {
-          const json& tv = p.at("transaction_version");
-          if (!s.transactional || !tv.is_number_integer() || tv.get<int64_t>() < 0 || tv.get<int64_t>() > 2) {
-            *error = "timeline: producer " + name +
-                     ": \"transaction_version\" must be 0, 1 or 2, on a transactional producer";
-            return false;
-          }
-          s.transaction_version = tv.get<int>();
-        }
-        s.transaction_timeout_ms = p.value("transaction_timeout_ms", int32_t(60000));
-        if (s.transaction_version == 2 && (s.epoch < 0 || s.epoch > kLastProducerEpoch)) {
-          *error = fmt::format("timeline: producer {}: epoch must be 0..{} under transaction version 2", name,
-                               kLastProducerEpoch);
-          return false;
-        }
-        out->producers[name] = s;
-      }
+      for (const auto& [name, p] : j.at("producers").items())
+        if (!ParseProducer(name, p, &out->producers[name], error)) return false;
     }
     if (!j.contains("events") || !j.at("events").is_array()) {
       *error = "timeline: \"events\" must be an array";
       return false;
     }
-    size_t i = 0;
-    for (const auto& e : j.at("events")) {
-      if (!e.is_object() || !e.contains("op") || !e.at("op").is_string() ||
-          !kOps.count(e.at("op").get<std::string>())) {
-        std::string given =
-            e.is_object() && e.contains("op")
-                ? fmt::format("unknown \"op\" {}", e.at("op").dump(-1, ' ', false, json::error_handler_t::replace))
-                : "needs \"op\"";
-        *error = fmt::format(
-            "timeline: event {}: {} (one of produce, traffic, begin, commit, abort, down, "
-            "up, leader, advance, clean, roll, note)",
-            i, given);
-        return false;
-      }
-      out->events.push_back(e);
-      i++;
-    }
+    if (!ParseEvents(j.at("events"), json_text, out, error)) return false;
   } catch (const json::exception& e) {
     *error = std::string("timeline: ") + e.what();
     return false;
@@ -220,23 +421,33 @@ class Cluster {
  private:
   bool Setup(const std::string& root, std::string* error);
   bool SetupCoordinator(const std::string& root, std::string* error);
-  bool Apply(const json& e, std::string* error);
-  bool Produce(ProducerRuntime& p,
-               const std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>& records,
-               bool one_batch, std::string* error);
+  bool Apply(const TimelineEvent& e, std::string* error);
+  bool Do(const event::Note& x, const std::string& op, std::string* error);
+  bool Do(const event::Advance& x, const std::string& op, std::string* error);
+  bool Do(const event::Produce& x, const std::string& op, std::string* error);
+  bool Do(const event::Traffic& x, const std::string& op, std::string* error);
+  bool Do(const event::Begin& x, const std::string& op, std::string* error);
+  bool Do(const event::End& x, const std::string& op, std::string* error);
+  bool Do(const event::Down& x, const std::string& op, std::string* error);
+  bool Do(const event::Up& x, const std::string& op, std::string* error);
+  bool Do(const event::Leader& x, const std::string& op, std::string* error);
+  bool Do(const event::Roll& x, const std::string& op, std::string* error);
+  bool Do(const event::Clean& x, const std::string& op, std::string* error);
+  ProducerRuntime* ProducerNamed(const std::string& name, std::string* error);
+  void ElectLeader(int id);
+  bool Produce(ProducerRuntime& p, const event::Records& records, bool one_batch, std::string* error);
   bool EndTxn(ProducerRuntime& p, ControlType type, bool timeout, json* detail, std::string* error);
   bool WriteTxnState(const ProducerRuntime& p, TxnLogStatus status, int64_t producer_id, int16_t epoch,
                      int64_t previous_producer_id, int64_t next_producer_id, std::string* error);
   bool AppendAsLeader(const std::string& chunk, std::string* error);
-  bool Replicate(std::string* error);
-  bool ReplicateTxnLog(std::string* error);
-  bool CatchUp(Broker& f, int* fetches, int64_t* bytes, std::string* error);
+  using LogOf = std::unique_ptr<ReplicaLog> Broker::*;  // &Broker::log or &Broker::txn_log
+  bool Replicate(LogOf log, std::string* error);
   static bool CatchUpLog(const ReplicaLog& from, ReplicaLog& to, int64_t now_ms, int* fetches, int64_t* bytes,
                          std::string* error);
   bool Clean(Broker& b, bool force, json* detail, std::string* error);
   void Tick();
   void SetClock(int64_t ms);
-  std::vector<Broker*> Targets(const json& e, std::string* error);
+  std::vector<Broker*> Targets(const BrokerTargets& t, std::string* error);
   Broker& leader() { return brokers_[leader_ - 1]; }
   void Step(const std::string& op, std::string text, json detail = json::object());
 
@@ -382,20 +593,7 @@ bool Cluster::WriteTxnState(const ProducerRuntime& p, TxnLogStatus status, int64
   BuiltBatch built;
   if (!AppendTxnLogRecord(o, EncodeTxnLogKey(p.spec.transactional_id), value, &chunk, &built, error)) return false;
   if (!leader().txn_log->AppendChunk(chunk, clock_, error)) return false;
-  return ReplicateTxnLog(error);
-}
-
-bool Cluster::ReplicateTxnLog(std::string* error) {
-  for (Broker& b : brokers_) {
-    if (!b.up || b.id == leader_) continue;
-    int fetches = 0;
-    int64_t bytes = 0;
-    if (!CatchUpLog(*leader().txn_log, *b.txn_log, clock_, &fetches, &bytes, error)) return false;
-  }
-  const int64_t hw = leader().txn_log->log_end_offset();
-  for (Broker& b : brokers_)
-    if (b.up) b.txn_log->set_high_watermark(hw);
-  return true;
+  return Replicate(&Broker::txn_log, error);
 }
 
 void Cluster::SetClock(int64_t ms) {
@@ -431,25 +629,16 @@ void Cluster::Tick() {
 
 bool Cluster::AppendAsLeader(const std::string& chunk, std::string* error) {
   if (!leader().log->AppendChunk(chunk, clock_, error)) return false;
-  return Replicate(error);
-}
-
-bool Cluster::CatchUp(Broker& f, int* fetches, int64_t* bytes, std::string* error) {
-  if (f.log->log_end_offset() > leader().log->log_end_offset()) {
-    *error = fmt::format(
-        "broker {} has log end offset {} beyond the leader's {}: divergent suffixes need "
-        "leader-epoch truncation, which the simulator does not model",
-        f.id, f.log->log_end_offset(), leader().log->log_end_offset());
-    return false;
-  }
-  return CatchUpLog(*leader().log, *f.log, clock_, fetches, bytes, error);
+  return Replicate(&Broker::log, error);
 }
 
 bool Cluster::CatchUpLog(const ReplicaLog& l, ReplicaLog& f, int64_t now_ms, int* fetches, int64_t* bytes,
                          std::string* error) {
   if (f.log_end_offset() > l.log_end_offset()) {
-    *error =
-        fmt::format("{} has log end offset {} beyond the leader's {}", f.dir(), f.log_end_offset(), l.log_end_offset());
+    *error = fmt::format(
+        "{} has log end offset {} beyond the leader's {}: divergent suffixes need leader-epoch truncation, which "
+        "the simulator does not model",
+        f.dir(), f.log_end_offset(), l.log_end_offset());
     return false;
   }
   for (int guard = 0; guard < 1000000 && f.log_end_offset() < l.log_end_offset(); guard++) {
@@ -463,24 +652,22 @@ bool Cluster::CatchUpLog(const ReplicaLog& l, ReplicaLog& f, int64_t now_ms, int
   return true;
 }
 
-bool Cluster::Replicate(std::string* error) {
+// Every follower that is up fetches `log` (the data partition or the coordinator's) from the leader:
+// every replica that is up is in the ISR and caught up, the high watermark is the leader's log end.
+bool Cluster::Replicate(LogOf log, std::string* error) {
   for (Broker& b : brokers_) {
     if (!b.up || b.id == leader_) continue;
     int fetches = 0;
     int64_t bytes = 0;
-    if (!CatchUp(b, &fetches, &bytes, error)) return false;
+    if (!CatchUpLog(*(leader().*log), *(b.*log), clock_, &fetches, &bytes, error)) return false;
   }
-  // Every replica that is up is in the ISR and caught up: the high watermark is the leader's log end.
-  int64_t hw = leader().log->log_end_offset();
+  const int64_t hw = (leader().*log)->log_end_offset();
   for (Broker& b : brokers_)
-    if (b.up) b.log->set_high_watermark(hw);
+    if (b.up) (b.*log)->set_high_watermark(hw);
   return true;
 }
-
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): Kafka's produce path checks (epoch, sequence, transaction) in Kafka's order
-bool Cluster::Produce(ProducerRuntime& p,
-                      const std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>& records,
-                      bool one_batch, std::string* error) {
+bool Cluster::Produce(ProducerRuntime& p, const event::Records& records, bool one_batch, std::string* error) {
   if (p.spec.transactional && !p.in_txn) {
     *error = "producer " + p.spec.name + " is transactional: \"begin\" a transaction first";
     return false;
@@ -663,300 +850,263 @@ bool Cluster::Clean(Broker& b, bool force, json* detail, std::string* error) {
   return true;
 }
 
-std::vector<Broker*> Cluster::Targets(const json& e, std::string* error) {
+std::vector<Broker*> Cluster::Targets(const BrokerTargets& t, std::string* error) {
   std::vector<Broker*> out;
-  if (e.contains("broker")) {
-    int id = e.at("broker").get<int>();
+  if (t.from == BrokerTargets::From::kAllUp) {
+    for (Broker& b : brokers_)
+      if (b.up) out.push_back(&b);
+    return out;
+  }
+  for (int id : t.ids) {
     if (id < 1 || id > int(brokers_.size())) {
       *error = "no broker " + std::to_string(id);
       return {};
     }
     out.push_back(&brokers_[id - 1]);
-  } else if (e.contains("brokers")) {
-    for (const auto& v : e.at("brokers")) {
-      int id = v.get<int>();
-      if (id < 1 || id > int(brokers_.size())) {
-        *error = "no broker " + std::to_string(id);
-        return {};
-      }
-      out.push_back(&brokers_[id - 1]);
-    }
-  } else {
-    for (Broker& b : brokers_)
-      if (b.up) out.push_back(&b);
   }
   return out;
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per timeline op (issue 16: Cluster::Apply to become typed events)
-bool Cluster::Apply(const json& e, std::string* error) {
-  const std::string op = e.at("op").get<std::string>();
-  auto producer = [&](ProducerRuntime** p) {
-    std::string name = e.value("producer", "");
-    auto it = producers_.find(name);
-    if (it == producers_.end()) {
-      *error = "unknown producer \"" + name + "\"";
+ProducerRuntime* Cluster::ProducerNamed(const std::string& name, std::string* error) {
+  auto it = producers_.find(name);
+  if (it == producers_.end()) {
+    *error = "unknown producer \"" + name + "\"";
+    return nullptr;
+  }
+  return &it->second;
+}
+
+// A new leader for both partitions (the data partition and the coordinator's), at the next leader epoch.
+void Cluster::ElectLeader(int id) {
+  leader_ = id;
+  leader_epoch_++;
+  leader().log->AssignLeaderEpoch(leader_epoch_);
+  if (coordinator_log_) leader().txn_log->AssignLeaderEpoch(leader_epoch_);
+}
+
+bool Cluster::Apply(const TimelineEvent& e, std::string* error) {
+  return std::visit([&](const auto& x) { return Do(x, e.op, error); }, e.body);
+}
+
+bool Cluster::Do(const event::Note& x, const std::string& op, std::string* /*error*/) {
+  Step(op, x.text);
+  return true;
+}
+
+bool Cluster::Do(const event::Advance& x, const std::string& op, std::string* error) {
+  const int64_t to = x.to_ms ? *x.to_ms : JavaAdd(clock_, x.ms);
+  if (to < clock_) {
+    *error = "the clock cannot go backwards";
+    return false;
+  }
+  SetClock(to);
+  Step(op, fmt::format("clock -> {}", clock_));
+  return true;
+}
+
+bool Cluster::Do(const event::Produce& x, const std::string& op, std::string* error) {
+  ProducerRuntime* p = ProducerNamed(x.producer, error);
+  if (p == nullptr) return false;
+  int64_t first = leader().log->log_end_offset();
+  if (!Produce(*p, x.records, x.one_batch, error)) return false;
+  int64_t last = leader().log->log_end_offset() - 1;
+  json d = {{"producer", p->spec.name}, {"firstOffset", first}, {"lastOffset", last}};
+  std::string what;
+  for (const auto& [k, v] : x.records) what += (what.empty() ? "" : ", ") + *k + "=" + (v ? *v : "<tombstone>");
+  Step(op, fmt::format("{} wrote {} at offsets {}..{} (leader {})", p->spec.name, what, first, last, leader_), d);
+  return true;
+}
+
+bool Cluster::Do(const event::Traffic& x, const std::string& op, std::string* error) {
+  ProducerRuntime* p = ProducerNamed(x.producer, error);
+  if (p == nullptr) return false;
+  int64_t first = leader().log->log_end_offset();
+  int64_t base = leader().log->active_base_offset();
+  int written = 0;
+  for (; written < x.count; written++) {
+    if (x.until_roll && leader().log->active_base_offset() != base) break;
+    const std::string& k = x.keys[(x.key_offset + size_t(written)) % x.keys.size()];
+    int version = ++p->versions[k];
+    if (!Produce(*p, {{k, x.value_prefix + std::to_string(version)}}, true, error)) return false;
+  }
+  int64_t last = leader().log->log_end_offset() - 1;
+  Step(op,
+       fmt::format(
+           "{} wrote {} keyed records at offsets {}..{}{}", p->spec.name, written, first, last,
+           x.until_roll ? fmt::format(" (until the leader rolled to {})", leader().log->active_base_offset()) : ""),
+       {{"producer", p->spec.name}, {"records", written}, {"firstOffset", first}, {"lastOffset", last}});
+  return true;
+}
+
+bool Cluster::Do(const event::Begin& x, const std::string& op, std::string* error) {
+  ProducerRuntime* p = ProducerNamed(x.producer, error);
+  if (p == nullptr) return false;
+  if (!p->spec.transactional || p->in_txn) {
+    *error = "producer " + p->spec.name +
+             (p->spec.transactional ? " already has an open transaction" : " is not transactional");
+    return false;
+  }
+  p->in_txn = true;
+  p->txn_has_data = false;
+  Step(op, p->spec.name + " begins a transaction");
+  return true;
+}
+
+bool Cluster::Do(const event::End& x, const std::string& op, std::string* error) {
+  ProducerRuntime* p = ProducerNamed(x.producer, error);
+  if (p == nullptr) return false;
+  int64_t at = leader().log->log_end_offset();
+  bool had_data = p->txn_has_data;
+  json d = {{"producer", p->spec.name}, {"markerOffset", at}};
+  if (!EndTxn(*p, x.commit ? ControlType::kCommit : ControlType::kAbort, x.timeout, &d, error)) return false;
+  std::string up;
+  for (const Broker& b : brokers_)
+    if (b.up) up += (up.empty() ? "" : ",") + std::to_string(b.id);
+  Step(op,
+       had_data ? fmt::format("{} {}s: {} marker at offset {} (on brokers {})", p->spec.name, op,
+                              x.commit ? "COMMIT" : (x.timeout ? "ABORT (transaction time-out)" : "ABORT"), at, up)
+                : fmt::format("{} {}s an empty transaction (no marker on this partition)", p->spec.name, op),
+       had_data ? d : json::object());
+  return true;
+}
+
+bool Cluster::Do(const event::Down& x, const std::string& op, std::string* error) {
+  std::vector<Broker*> bs = Targets(x.brokers, error);
+  if (bs.empty() && error->empty()) *error = op + " needs \"broker\"";
+  if (bs.empty()) return false;
+  for (Broker* b : bs) {
+    if (!b->up) {
+      *error = fmt::format("broker {} is already down", b->id);
       return false;
     }
-    *p = &it->second;
-    return true;
-  };
-  if (op == "note") {
-    Step(op, e.value("text", ""));
-    return true;
-  }
-  if (op == "advance") {
-    int64_t to = e.contains("to_ms") ? e.at("to_ms").get<int64_t>() : JavaAdd(clock_, e.value("ms", int64_t(0)));
-    if (to < clock_) {
-      *error = "the clock cannot go backwards";
-      return false;
-    }
-    SetClock(to);
-    Step(op, fmt::format("clock -> {}", clock_));
-    return true;
-  }
-  if (op == "produce") {
-    ProducerRuntime* p;
-    if (!producer(&p)) return false;
-    std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> records;
-    for (const auto& r : e.at("records")) {
-      if (!r.is_array() || r.size() != 2) {
-        *error = "records must be [key, value] pairs (value null = tombstone)";
-        return false;
-      }
-      std::optional<std::string> k, v;
-      if (!r[0].is_null()) k = r[0].get<std::string>();
-      if (!r[1].is_null()) v = r[1].get<std::string>();
-      records.emplace_back(k, v);
-    }
-    int64_t first = leader().log->log_end_offset();
-    if (!Produce(*p, records, e.value("batch", "single") != "each", error)) return false;
-    int64_t last = leader().log->log_end_offset() - 1;
-    json d = {{"producer", p->spec.name}, {"firstOffset", first}, {"lastOffset", last}};
-    std::string what;
-    for (const auto& [k, v] : records) what += (what.empty() ? "" : ", ") + *k + "=" + (v ? *v : "<tombstone>");
-    Step(op, fmt::format("{} wrote {} at offsets {}..{} (leader {})", p->spec.name, what, first, last, leader_), d);
-    return true;
-  }
-  if (op == "traffic") {
-    ProducerRuntime* p;
-    if (!producer(&p)) return false;
-    std::vector<std::string> keys;
-    if (e.contains("keys")) {
-      keys = e.at("keys").get<std::vector<std::string>>();
-    } else {
-      std::string prefix = e.value("key_prefix", "key-");
-      int n = e.value("key_count", 10);
-      for (int i = 0; i < n; i++) keys.push_back(fmt::format("{}{:02d}", prefix, i));
-    }
-    if (keys.empty()) {
-      *error = "traffic needs at least one key";
-      return false;
-    }
-    std::string value_prefix = e.value("value_prefix", "v");
-    bool until_roll = e.value("until_roll", false);
-    int count = e.value("count", until_roll ? 100000 : 10);
-    int64_t first = leader().log->log_end_offset();
-    int64_t base = leader().log->active_base_offset();
-    int written = 0;
-    size_t next = size_t(e.value("key_offset", 0));
-    for (; written < count; written++) {
-      if (until_roll && leader().log->active_base_offset() != base) break;
-      const std::string& k = keys[(next + size_t(written)) % keys.size()];
-      int version = ++p->versions[k];
-      if (!Produce(*p, {{k, value_prefix + std::to_string(version)}}, true, error)) return false;
-    }
-    int64_t last = leader().log->log_end_offset() - 1;
-    Step(op,
-         fmt::format(
-             "{} wrote {} keyed records at offsets {}..{}{}", p->spec.name, written, first, last,
-             until_roll ? fmt::format(" (until the leader rolled to {})", leader().log->active_base_offset()) : ""),
-         {{"producer", p->spec.name}, {"records", written}, {"firstOffset", first}, {"lastOffset", last}});
-    return true;
-  }
-  if (op == "begin") {
-    ProducerRuntime* p;
-    if (!producer(&p)) return false;
-    if (!p->spec.transactional || p->in_txn) {
-      *error = "producer " + p->spec.name +
-               (p->spec.transactional ? " already has an open transaction" : " is not transactional");
-      return false;
-    }
-    p->in_txn = true;
-    p->txn_has_data = false;
-    Step(op, p->spec.name + " begins a transaction");
-    return true;
-  }
-  if (op == "commit" || op == "abort") {
-    ProducerRuntime* p;
-    if (!producer(&p)) return false;
-    int64_t at = leader().log->log_end_offset();
-    bool had_data = p->txn_has_data;
-    json d = {{"producer", p->spec.name}, {"markerOffset", at}};
-    const bool timeout = op == "abort" && e.value("timeout", false);
-    if (!EndTxn(*p, op == "commit" ? ControlType::kCommit : ControlType::kAbort, timeout, &d, error)) return false;
-    std::string up;
-    for (const Broker& b : brokers_)
-      if (b.up) up += (up.empty() ? "" : ",") + std::to_string(b.id);
-    Step(op,
-         had_data
-             ? fmt::format("{} {}s: {} marker at offset {} (on brokers {})", p->spec.name, op,
-                           op == "commit" ? "COMMIT" : (timeout ? "ABORT (transaction time-out)" : "ABORT"), at, up)
-             : fmt::format("{} {}s an empty transaction (no marker on this partition)", p->spec.name, op),
-         had_data ? d : json::object());
-    return true;
-  }
-  if (op == "down" || op == "up") {
-    std::vector<Broker*> bs = Targets(e, error);
-    if (bs.empty()) {
-      if (error->empty()) *error = op + " needs \"broker\"";
-      return false;
-    }
-    for (Broker* b : bs) {
-      if (op == "down") {
-        if (!b->up) {
-          *error = fmt::format("broker {} is already down", b->id);
-          return false;
-        }
-        // Controlled shutdown: the active segment, a snapshot at the log end and the checkpoints.
-        if (!b->log->Flush(true, clock_, error)) return false;
-        if (b->txn_log && !b->txn_log->Flush(true, clock_, error)) return false;
-        b->up = false;
-        json d = {{"broker", b->id},
-                  {"logEndOffset", b->log->log_end_offset()},
-                  {"lastStableOffset", b->log->last_stable_offset()}};
-        std::string extra;
-        if (b->id == leader_) {
-          int next = 0;
-          for (const Broker& c : brokers_)
-            if (c.up) {
-              next = c.id;
-              break;
-            }
-          if (!next) {
-            *error = "every broker is down: no leader can be elected";
-            return false;
-          }
-          leader_ = next;
-          leader_epoch_++;
-          leader().log->AssignLeaderEpoch(leader_epoch_);
-          if (coordinator_log_) leader().txn_log->AssignLeaderEpoch(leader_epoch_);
-          extra = fmt::format("; broker {} becomes leader (epoch {})", leader_, leader_epoch_);
-          d["newLeader"] = leader_;
-        }
-        Step(op, fmt::format("broker {} shuts down at log end offset {}{}", b->id, b->log->log_end_offset(), extra), d);
-      } else {
-        if (b->up) {
-          *error = fmt::format("broker {} is already up", b->id);
-          return false;
-        }
-        b->up = true;
-        b->log->RemoveExpiredProducers(clock_);  // a restart reloads producer state at the current time
-        int64_t from = b->log->log_end_offset();
-        int fetches = 0;
-        int64_t bytes = 0;
-        if (!CatchUp(*b, &fetches, &bytes, error)) return false;
-        b->log->set_high_watermark(leader().log->high_watermark());
-        if (coordinator_log_) {
-          // The coordinator's partition catches up too (not counted in the data fetches above).
-          int txn_fetches = 0;
-          int64_t txn_bytes = 0;
-          if (!CatchUpLog(*leader().txn_log, *b->txn_log, clock_, &txn_fetches, &txn_bytes, error)) return false;
-          b->txn_log->set_high_watermark(leader().txn_log->high_watermark());
-        }
-        Tick();
-        Step(op,
-             fmt::format("broker {} returns and fetches {}..{} from leader {} ({} fetches, {} bytes)", b->id, from,
-                         b->log->log_end_offset(), leader_, fetches, bytes),
-             {{"broker", b->id},
-              {"fromOffset", from},
+    // Controlled shutdown: the active segment, a snapshot at the log end and the checkpoints.
+    if (!b->log->Flush(true, clock_, error)) return false;
+    if (b->txn_log && !b->txn_log->Flush(true, clock_, error)) return false;
+    b->up = false;
+    json d = {{"broker", b->id},
               {"logEndOffset", b->log->log_end_offset()},
-              {"fetches", fetches},
-              {"bytes", bytes},
-              {"lastStableOffset", b->log->last_stable_offset()}});
+              {"lastStableOffset", b->log->last_stable_offset()}};
+    std::string extra;
+    if (b->id == leader_) {
+      auto next = std::find_if(brokers_.begin(), brokers_.end(), [](const Broker& c) { return c.up; });
+      if (next == brokers_.end()) {
+        *error = "every broker is down: no leader can be elected";
+        return false;
       }
+      ElectLeader(next->id);
+      extra = fmt::format("; broker {} becomes leader (epoch {})", leader_, leader_epoch_);
+      d["newLeader"] = leader_;
     }
-    return true;
+    Step(op, fmt::format("broker {} shuts down at log end offset {}{}", b->id, b->log->log_end_offset(), extra), d);
   }
-  if (op == "leader") {
-    std::vector<Broker*> bs = Targets(e, error);
-    if (bs.size() != 1 || !e.contains("broker")) {
-      if (error->empty()) *error = "leader needs \"broker\"";
+  return true;
+}
+
+bool Cluster::Do(const event::Up& x, const std::string& op, std::string* error) {
+  std::vector<Broker*> bs = Targets(x.brokers, error);
+  if (bs.empty() && error->empty()) *error = op + " needs \"broker\"";
+  if (bs.empty()) return false;
+  for (Broker* b : bs) {
+    if (b->up) {
+      *error = fmt::format("broker {} is already up", b->id);
       return false;
     }
-    if (!bs[0]->up) {
-      *error = fmt::format("broker {} is down and cannot become leader", bs[0]->id);
-      return false;
+    b->up = true;
+    b->log->RemoveExpiredProducers(clock_);  // a restart reloads producer state at the current time
+    int64_t from = b->log->log_end_offset();
+    int fetches = 0;
+    int64_t bytes = 0;
+    if (!CatchUpLog(*leader().log, *b->log, clock_, &fetches, &bytes, error)) return false;
+    b->log->set_high_watermark(leader().log->high_watermark());
+    if (coordinator_log_) {
+      // The coordinator's partition catches up too (not counted in the data fetches above).
+      int txn_fetches = 0;
+      int64_t txn_bytes = 0;
+      if (!CatchUpLog(*leader().txn_log, *b->txn_log, clock_, &txn_fetches, &txn_bytes, error)) return false;
+      b->txn_log->set_high_watermark(leader().txn_log->high_watermark());
     }
-    leader_ = bs[0]->id;
-    leader_epoch_++;
-    leader().log->AssignLeaderEpoch(leader_epoch_);
-    if (coordinator_log_) leader().txn_log->AssignLeaderEpoch(leader_epoch_);
     Tick();
-    Step(op, fmt::format("broker {} becomes leader (epoch {})", leader_, leader_epoch_),
-         {{"broker", leader_}, {"leaderEpoch", leader_epoch_}});
-    return true;
+    Step(op,
+         fmt::format("broker {} returns and fetches {}..{} from leader {} ({} fetches, {} bytes)", b->id, from,
+                     b->log->log_end_offset(), leader_, fetches, bytes),
+         {{"broker", b->id},
+          {"fromOffset", from},
+          {"logEndOffset", b->log->log_end_offset()},
+          {"fetches", fetches},
+          {"bytes", bytes},
+          {"lastStableOffset", b->log->last_stable_offset()}});
   }
-  if (op == "roll") {
-    std::vector<Broker*> bs = Targets(e, error);
-    if (!error->empty()) return false;
-    for (Broker* b : bs) {
-      if (!b->up) {
-        *error = fmt::format("broker {} is down", b->id);
-        return false;
-      }
-      if (!b->log->Roll(clock_, error)) return false;
-      Step(op, fmt::format("broker {} rolls its active segment (new base {})", b->id, b->log->active_base_offset()),
-           {{"broker", b->id}, {"activeSegmentBase", b->log->active_base_offset()}});
+  return true;
+}
+
+bool Cluster::Do(const event::Leader& x, const std::string& op, std::string* error) {
+  std::vector<Broker*> bs = Targets(x.brokers, error);
+  if (bs.size() != 1 || x.brokers.from != BrokerTargets::From::kBroker) {
+    if (error->empty()) *error = "leader needs \"broker\"";
+    return false;
+  }
+  if (!bs[0]->up) {
+    *error = fmt::format("broker {} is down and cannot become leader", bs[0]->id);
+    return false;
+  }
+  ElectLeader(bs[0]->id);
+  Tick();
+  Step(op, fmt::format("broker {} becomes leader (epoch {})", leader_, leader_epoch_),
+       {{"broker", leader_}, {"leaderEpoch", leader_epoch_}});
+  return true;
+}
+
+bool Cluster::Do(const event::Roll& x, const std::string& op, std::string* error) {
+  std::vector<Broker*> bs = Targets(x.brokers, error);
+  if (!error->empty()) return false;
+  for (Broker* b : bs) {
+    if (!b->up) {
+      *error = fmt::format("broker {} is down", b->id);
+      return false;
     }
-    return true;
+    if (!b->log->Roll(clock_, error)) return false;
+    Step(op, fmt::format("broker {} rolls its active segment (new base {})", b->id, b->log->active_base_offset()),
+         {{"broker", b->id}, {"activeSegmentBase", b->log->active_base_offset()}});
   }
-  if (op == "clean") {
-    std::vector<Broker*> bs = Targets(e, error);
-    if (!error->empty()) return false;
-    for (Broker* b : bs) {
-      if (!b->up) {
-        *error = fmt::format("broker {} is down: its cleaner cannot run", b->id);
-        return false;
-      }
-      json d;
-      if (!Clean(*b, e.value("force", false), &d, error)) return false;
-      std::string text = fmt::format("broker {} cleaner: ", b->id);
-      if (d["cleaned"].get<bool>()) {
-        text += fmt::format("cleaned {}..{}, checkpoint {}, tombstones removed {}, markers removed {}",
-                            d["firstDirtyOffset"].get<int64_t>(), d["firstUncleanableOffset"].get<int64_t>(),
-                            d["cleanerCheckpoint"].dump(), d["tombstonesRemoved"].get<int64_t>(),
-                            d["markersRemoved"].get<int64_t>());
-      } else {
-        text += "nothing cleaned (" + d["reason"].get<std::string>() + ")";
-      }
-      if (o_.mode == CoordinationMode::kCoordinated)
-        text +=
-            fmt::format(" [MTRO {} MXRO {}; held back: {} tombstones, {} markers]", d["mtro"].get<int64_t>(),
-                        d["mxro"].get<int64_t>(), d["tombstonesHeld"].get<int64_t>(), d["markersHeld"].get<int64_t>());
-      Step(op, text, d);
+  return true;
+}
+
+bool Cluster::Do(const event::Clean& x, const std::string& op, std::string* error) {
+  std::vector<Broker*> bs = Targets(x.brokers, error);
+  if (!error->empty()) return false;
+  for (Broker* b : bs) {
+    if (!b->up) {
+      *error = fmt::format("broker {} is down: its cleaner cannot run", b->id);
+      return false;
     }
-    return true;
+    json d;
+    if (!Clean(*b, x.force, &d, error)) return false;
+    std::string text = fmt::format("broker {} cleaner: ", b->id);
+    if (d["cleaned"].get<bool>()) {
+      text += fmt::format("cleaned {}..{}, checkpoint {}, tombstones removed {}, markers removed {}",
+                          d["firstDirtyOffset"].get<int64_t>(), d["firstUncleanableOffset"].get<int64_t>(),
+                          d["cleanerCheckpoint"].dump(), d["tombstonesRemoved"].get<int64_t>(),
+                          d["markersRemoved"].get<int64_t>());
+    } else {
+      text += "nothing cleaned (" + d["reason"].get<std::string>() + ")";
+    }
+    if (o_.mode == CoordinationMode::kCoordinated)
+      text +=
+          fmt::format(" [MTRO {} MXRO {}; held back: {} tombstones, {} markers]", d["mtro"].get<int64_t>(),
+                      d["mxro"].get<int64_t>(), d["tombstonesHeld"].get<int64_t>(), d["markersHeld"].get<int64_t>());
+    Step(op, text, d);
   }
-  *error = "unknown op " + op;
-  return false;
+  return true;
 }
 
 bool Cluster::Run(const std::string& root, std::string* error) {
   if (!Setup(root, error)) return false;
   Tick();
   for (event_index_ = 0; event_index_ < t_.events.size(); event_index_++) {
-    const json& e = t_.events[event_index_];
+    const TimelineEvent& e = t_.events[event_index_];
     error->clear();
-    bool ok;
-    try {
-      ok = Apply(e, error);
-    } catch (const json::exception& ex) {
-      *error = ex.what();
-      ok = false;
-    }
-    if (!ok) {
-      *error = fmt::format("timeline event {} ({}): {}", event_index_, e.dump(), *error);
+    if (!Apply(e, error)) {
+      *error = fmt::format("timeline event {}{}: {}", event_index_, e.Where(), *error);
       return false;
     }
   }
@@ -1055,15 +1205,8 @@ bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, S
   *result = SimulationResult{};
   result->timeline = timeline.name;
   result->mode = options.mode;
-  // Timelines built in code skip ParseTimeline: the topic is checked here too before it becomes a path.
-  if (!ValidateTopicName(timeline.tp.topic, error)) {
-    *error = "timeline: " + *error;
-    return false;
-  }
-  if (timeline.tp.partition < 0) {
-    *error = "timeline: partition must be >= 0";
-    return false;
-  }
+  // Timelines built in code skip ParseTimeline: checked here too before the topic becomes a path.
+  if (!CheckTimeline(timeline, error)) return false;
   StagedDirectory::Options so;
   so.force = options.force;
   so.inputs = options.inputs;

@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +55,75 @@ struct ProducerSpec {
   int32_t transaction_timeout_ms = 60000;  // the coordinator's TransactionTimeoutMs
 };
 
+// The brokers an event names: "broker": N, "brokers": [N, ...], or neither (every broker that is up).
+struct BrokerTargets {
+  enum class From { kAllUp, kBroker, kBrokers } from = From::kAllUp;
+  std::vector<int> ids;  // as written; checked against the cluster when the event runs
+};
+
+// One event of a timeline per op, typed when the timeline is parsed (README "klf simulate": the ops
+// and their fields).
+namespace event {
+using Records = std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>;
+struct Note {
+  std::string text;
+};
+struct Advance {
+  std::optional<int64_t> to_ms;
+  int64_t ms = 0;  // without to_ms: the clock moves this much
+};
+struct Produce {
+  std::string producer;
+  Records records;        // [key, value]; a null value is a tombstone
+  bool one_batch = true;  // "batch": "single" (default) or "each"
+};
+struct Traffic {
+  std::string producer;
+  std::vector<std::string> keys;  // "keys", or key_prefix + key_count
+  std::string value_prefix = "v";
+  bool until_roll = false;
+  int count = 10;
+  size_t key_offset = 0;
+};
+struct Begin {
+  std::string producer;
+};
+struct End {  // commit or abort
+  std::string producer;
+  bool commit = false;
+  bool timeout = false;  // abort only: the coordinator's abort at the transaction's time-out
+};
+struct Down {
+  BrokerTargets brokers;
+};
+struct Up {
+  BrokerTargets brokers;
+};
+struct Leader {
+  BrokerTargets brokers;
+};
+struct Roll {
+  BrokerTargets brokers;
+};
+struct Clean {
+  BrokerTargets brokers;
+  bool force = false;
+};
+}  // namespace event
+
+struct TimelineEvent {
+  std::string op;
+  int line = 0, column = 0;  // where it starts in the timeline file (0: not read from one)
+  std::variant<event::Note, event::Advance, event::Produce, event::Traffic, event::Begin, event::End, event::Down,
+               event::Up, event::Leader, event::Roll, event::Clean>
+      body;
+  // " (produce, line 3, column 5)", as errors name the event ("" when neither is known).
+  std::string Where() const;
+};
+
+// One event from its JSON object. Returns false with *error naming the field.
+bool ParseTimelineEvent(const nlohmann::json& e, TimelineEvent* out, std::string* error);
+
 struct Timeline {
   std::string name;
   std::string description;
@@ -65,14 +135,15 @@ struct Timeline {
   // Topic and broker configs by Kafka's names (segment.bytes, delete.retention.ms, ...).
   std::vector<std::pair<std::string, std::string>> config;
   std::map<std::string, ProducerSpec> producers;
-  std::vector<nlohmann::json> events;  // each an object with "op"
+  std::vector<TimelineEvent> events;
 
   // True when a transactional producer states its transaction_version: the run then also writes the
   // coordinator's `__transaction_state-0` on every broker (simulator.cc, "The coordinator's log").
   bool WritesCoordinatorLog() const;
 };
 
-// Parses a timeline file's JSON. Returns false with *error naming the field (and event index).
+// Parses a timeline file's JSON, its events into types. Returns false with *error naming the field
+// (and for an event its index, op, line and column).
 bool ParseTimeline(const std::string& json_text, Timeline* out, std::string* error);
 
 enum class CoordinationMode { kUncoordinated, kCoordinated };

@@ -234,6 +234,14 @@ TEST(SimulatorTest, LaggingReplicaHoldsBackRemovalUntilItReturns) {
   }
 }
 
+// An event built in code, typed as ParseTimeline types it.
+TimelineEvent Event(const json& e) {
+  TimelineEvent out;
+  std::string error;
+  EXPECT_TRUE(ParseTimelineEvent(e, &out, &error)) << error;
+  return out;
+}
+
 // Timer boundary (scenarios.md §5, §6): the tombstone is stamped in the same millisecond the outage
 // starts (record_step_ms 0), a pass runs exactly at its horizon; the follower returns one ms before or
 // after that, i.e. after an outage of delete.retention.ms -/+ 1.
@@ -253,31 +261,31 @@ Timeline BoundaryTimeline(int64_t outage_ms) {
   q.producer_id = 1000;
   q.epoch = 0;
   t.producers["Q1"] = q;
-  auto fill =
+  const json fill_json =
       json{{"op", "traffic"}, {"producer", "Q1"}, {"key_prefix", "user-"}, {"key_count", 12}, {"until_roll", true}};
+  const TimelineEvent fill = Event(fill_json);
   int64_t t0 = t.start_ms + 60000;
-  t.events = {json{{"op", "produce"}, {"producer", "Q1"}, {"records", json::array({json::array({"K", "V"})})}},
-              fill,
-              json{{"op", "clean"}},
-              json{{"op", "advance"}, {"to_ms", t0}},
-              json{{"op", "down"}, {"broker", 2}},
-              json{{"op", "produce"}, {"producer", "Q1"}, {"records", json::array({json::array({"K", nullptr})})}},
-              fill,
-              json{{"op", "clean"}, {"brokers", json::array({1, 3})}}};  // stamps horizon t0 + retention
-  json up = {{"op", "up"}, {"broker", 2}};
+  for (const json& e :
+       {json{{"op", "produce"}, {"producer", "Q1"}, {"records", json::array({json::array({"K", "V"})})}}, fill_json,
+        json{{"op", "clean"}}, json{{"op", "advance"}, {"to_ms", t0}}, json{{"op", "down"}, {"broker", 2}},
+        json{{"op", "produce"}, {"producer", "Q1"}, {"records", json::array({json::array({"K", nullptr})})}}, fill_json,
+        json{{"op", "clean"}, {"brokers", json::array({1, 3})}}})  // stamps horizon t0 + retention
+    t.events.push_back(Event(e));
+  TimelineEvent up = Event({{"op", "up"}, {"broker", 2}});
   if (outage_ms < retention) {
-    t.events.push_back(json{{"op", "advance"}, {"to_ms", t0 + outage_ms}});
+    t.events.push_back(Event(json{{"op", "advance"}, {"to_ms", t0 + outage_ms}}));
     t.events.push_back(up);
   }
-  t.events.push_back(json{{"op", "advance"}, {"to_ms", t0 + retention}});
+  t.events.push_back(Event(json{{"op", "advance"}, {"to_ms", t0 + retention}}));
   t.events.push_back(fill);
-  t.events.push_back(json{{"op", "clean"}, {"brokers", json::array({1, 3})}});  // at the horizon: removes the tombstone
+  t.events.push_back(
+      Event(json{{"op", "clean"}, {"brokers", json::array({1, 3})}}));  // at the horizon: removes the tombstone
   if (outage_ms >= retention) {
-    t.events.push_back(json{{"op", "advance"}, {"to_ms", t0 + outage_ms}});
+    t.events.push_back(Event(json{{"op", "advance"}, {"to_ms", t0 + outage_ms}}));
     t.events.push_back(up);
   }
   t.events.push_back(fill);
-  t.events.push_back(json{{"op", "clean"}});
+  t.events.push_back(Event(json{{"op", "clean"}}));
   return t;
 }
 
@@ -340,6 +348,12 @@ TEST(TimelineTest, RejectsBadTimelines) {
   EXPECT_FALSE(ParseTimeline("[]", &t, &error));
   EXPECT_FALSE(ParseTimeline(R"({"events": [{"op": "explode"}]})", &t, &error));
   EXPECT_NE(error.find("event 0"), std::string::npos) << error;
+  // A field of the wrong type is found when the timeline is parsed: the event's index, op, line and
+  // column, and the field.
+  EXPECT_FALSE(ParseTimeline("{\"events\": [{\"op\": \"note\"},\n  {\"op\": \"clean\", \"force\": 3}]}", &t, &error));
+  EXPECT_NE(error.find("event 1 (clean, line 2, column 3): \"force\""), std::string::npos) << error;
+  EXPECT_FALSE(ParseTimeline(R"({"events": [{"op": "produce", "records": [["k", 1]]}]})", &t, &error));
+  EXPECT_NE(error.find("event 0 (produce, line 1, column 13): \"records\""), std::string::npos) << error;
   EXPECT_FALSE(ParseTimeline(R"({"brokers": 3, "leader": 4, "events": []})", &t, &error));
   EXPECT_FALSE(ParseTimeline(R"({"producers": {"P": {"transactional": true}}, "events": []})", &t, &error));
   ASSERT_TRUE(ParseTimeline(R"({"events": [{"op": "produce", "producer": "P", "records": [["k", "v"]]}],
