@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -148,11 +149,24 @@ constexpr size_t kHugePage = size_t(2) << 20;
 size_t LargeSize(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
 }  // namespace
 
+// Blocks of 2 MiB or more are mapped and unmapped directly, not taken from malloc: a diff over many
+// partitions allocates and frees thousands of 2 MiB record chunks (RecordStore), and glibc serves
+// those from its heap once the first is freed (its mmap threshold rises), where freed chunks stay
+// resident and fragment. Unmapping gives each partition's memory back before the next loads.
 void* AllocateLarge(size_t bytes) {
   if (bytes < kHugePage) return ::operator new(bytes);
-  void* p = std::aligned_alloc(kHugePage, LargeSize(bytes));
-  if (p == nullptr) throw std::bad_alloc();
-  madvise(p, LargeSize(bytes), MADV_HUGEPAGE);  // a hint; refusal is harmless
+  const size_t size = LargeSize(bytes);
+  // Map one huge page more than needed, then unmap the unaligned head and the tail beyond `size`.
+  void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (start + kHugePage - 1) & ~(uintptr_t(kHugePage) - 1);
+  if (aligned > start) munmap(raw, aligned - start);
+  const uintptr_t tail = aligned + size;
+  const uintptr_t end = start + size + kHugePage;
+  if (end > tail) munmap(reinterpret_cast<void*>(tail), end - tail);
+  void* p = reinterpret_cast<void*>(aligned);
+  madvise(p, size, MADV_HUGEPAGE);  // a hint; refusal is harmless
   return p;
 }
 
@@ -160,7 +174,7 @@ void FreeLarge(void* p, size_t bytes) {
   if (bytes < kHugePage) {
     ::operator delete(p);
   } else {
-    std::free(p);
+    munmap(p, LargeSize(bytes));
   }
 }
 
