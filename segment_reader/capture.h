@@ -25,12 +25,13 @@
 // start to the member, then forward; a reader that goes backwards re-opens it. A reader that needs a
 // member whole (MappedFile) gets it in memory up to kMaxCaptureMemberInMemoryBytes; a larger one is
 // an error naming the member ("unpack it, or use an uncompressed .tar, which is read in place").
-// Reading many members of a big compressed archive re-decompresses its prefix each time: decompress
-// the archive once (`zstd -d cap.tar.zst` gives `cap.tar`) for a big capture.
+// A reader that is done leaves its stream open (a few are kept), and a reader of a later member reads
+// on from the nearest one before it, so members read in archive order cost one decompression; a member
+// that lies before every kept stream re-decompresses the archive's prefix. For repeated runs over a big
+// compressed capture, decompress it once (`zstd -d cap.tar.zst` gives `cap.tar`, read in place).
 //
-// Nothing of an archive is ever written anywhere. A build without libarchive (the static `make
-// package` build) recognises archive paths and refuses them with "this build of klf reads no
-// captures; unpack it".
+// Nothing of an archive is ever written anywhere. Every build, the static `make package` one included,
+// reads captures.
 #pragma once
 
 #include <cstdint>
