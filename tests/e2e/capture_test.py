@@ -18,10 +18,10 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tarfile
 import zipfile
 
+from capture_archives import make_capture
 from klf_e2e import FIX, ORACLE, REAL, check, process, run_tests, snapshot, temp_dir
 
 KINDS = ("tar", "tar.gz", "tar.zst", "zip")
@@ -33,28 +33,6 @@ SETS = {
     "kafka4-timeline-04": (os.path.join(FIX, "kafka4", "tv2-replicas"), "timeline-04"),
     "real-study-kafka": (os.path.join(REAL, "cesaralcancio__study-kafka"), "data"),
 }
-
-
-def make_capture(parent, top, kind, out_dir):
-    """Archives parent/top (with `top/` as the members' first component) as out_dir/cap.KIND."""
-    path = os.path.join(out_dir, f"{top}.{kind}")
-    if kind in ("tar", "tar.gz"):
-        with tarfile.open(path, "w:gz" if kind == "tar.gz" else "w") as t:
-            t.add(os.path.join(parent, top), arcname=top)
-    elif kind == "tar.zst":
-        plain = os.path.join(out_dir, f"{top}.plain.tar")
-        with tarfile.open(plain, "w") as t:
-            t.add(os.path.join(parent, top), arcname=top)
-        subprocess.run(["zstd", "-q", "-f", plain, "-o", path], check=True)
-        os.remove(plain)
-    else:
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-            for root, dirs, files in os.walk(os.path.join(parent, top)):
-                dirs.sort()
-                for f in sorted(files):
-                    full = os.path.join(root, f)
-                    z.write(full, os.path.relpath(full, parent))
-    return path
 
 
 def broker_dirs(d):

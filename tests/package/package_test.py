@@ -15,13 +15,13 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
-import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 FIX = os.path.join(os.path.dirname(SRC), "shared", "fixtures")
+sys.path.insert(0, os.path.join(SRC, "tests", "e2e"))
+from capture_archives import make_capture  # noqa: E402
 failures = []
 
 
@@ -102,22 +102,6 @@ def main():
         a = run([klf, "verify", damaged], cwd=empty, env={})
         check(a.returncode == 1 and "crc" in a.stdout.lower(), f"static klf finds a flipped byte: exit {a.returncode}")
         check_captures(klf, rs, tmp, empty)
-
-
-def make_capture(parent, top, kind, out_dir):
-    """parent/top archived with `top/` as the members' first component, as out_dir/top.KIND."""
-    path = os.path.join(out_dir, f"{top}.{kind}")
-    if kind == "tar.gz":
-        with tarfile.open(path, "w:gz") as t:
-            t.add(os.path.join(parent, top), arcname=top)
-    else:
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-            for root, dirs, files in os.walk(os.path.join(parent, top)):
-                dirs.sort()
-                for f in sorted(files):
-                    full = os.path.join(root, f)
-                    z.write(full, os.path.relpath(full, parent))
-    return path
 
 
 def seconds(text):
