@@ -637,14 +637,7 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
     }
   }
   // The incident window of each lost marker, lost tombstone and divergent record (diff/incident.h).
-  IncidentOptions io;
-  io.delete_retention_ms = options.delete_retention_ms;
-  io.delete_retention_from = options.delete_retention_from;
-  io.producer_id_expiration_ms = options.producer_id_expiration_ms;
-  io.producer_id_expiration_from = options.producer_id_expiration_from;
-  io.wall_clock_times = options.wall_clock_times;
-  io.bytes = options.bytes;
-  for (Finding& f : report.findings) f.incident = ReconstructIncident(rs, f, io);
+  for (Finding& f : report.findings) f.incident = ReconstructIncident(rs, f, options);
   // Divergences first, then by offset.
   std::stable_sort(report.findings.begin(), report.findings.end(), [](const Finding& x, const Finding& y) {
     if (IsDivergence(x.kind) != IsDivergence(y.kind)) return IsDivergence(x.kind);

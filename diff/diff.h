@@ -73,23 +73,16 @@ struct Finding {
   std::optional<Incident> incident;
 };
 
-struct DiffOptions {
+// The incident window's settings (IncidentOptions: --bytes, wall-clock times, delete.retention.ms and
+// producer.id.expiration.ms when known) apply to the whole diff: its sentences (explanation, evidence,
+// facts) print times and keys as the window's do. Wall-clock times are off for JSON, whose sentences keep
+// the raw numbers.
+struct DiffOptions : IncidentOptions {
   // The broker's transaction.max.timeout.ms (Kafka's default): a same-epoch transaction open longer
   // raises a suspected merge.
   int64_t transaction_max_timeout_ms = 900000;
   // The coordinator's records (`__transaction_state`), when given: rule "coordinator" of txn_verdict.h.
   const CoordinatorLog* coordinator = nullptr;
-  // Times in the sentences (explanation, evidence, facts) as text and HTML print them: the number with its
-  // ISO-8601 UTC time (WithWallClock). Off for JSON, whose sentences keep the raw numbers.
-  bool wall_clock_times = false;
-  // How keys and values read in the sentences (evidence, impact): --bytes.
-  BytesFormat bytes = BytesFormat::kText;
-  // The topic's delete.retention.ms and the brokers' producer.id.expiration.ms when known (the metadata
-  // log), for the incident window (diff/incident.h); the wall-clock setting above applies to it too.
-  std::optional<int64_t> delete_retention_ms;
-  std::string delete_retention_from;
-  std::optional<int64_t> producer_id_expiration_ms;
-  std::string producer_id_expiration_from;
 };
 
 struct DiffReport {
