@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "segment_reader/compression.h"
 #include "segment_reader/crc.h"
 
 namespace klf {
@@ -134,6 +135,15 @@ class In {
     if (!Bool()) return std::nullopt;
     return Str();
   }
+  // A length-prefixed run of bytes, not copied.
+  std::string_view View() {
+    uint64_t n = Var();
+    if (!ok() || n > left()) return Fail(fmt::format("{} bytes, only {} left", n, left())), std::string_view();
+    std::string_view v = s_.substr(pos_, n);
+    pos_ += n;
+    return v;
+  }
+  size_t size() const { return s_.size(); }
 
  private:
   std::string_view s_;
@@ -192,8 +202,208 @@ enum : uint8_t {
 };
 enum : uint8_t { kChgProducer = 1, kChgProducerEpoch = 2, kChgLeaderEpoch = 4, kChgTxn = 8 };
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): a flat serializer: one ReplicaState field after another, in the format's order (docs/SCALE.md)
-void PutState(Out* o, const ReplicaState& r, const std::string& base) {
+uint8_t RecordFlags(const RecordDigest& d) {
+  return uint8_t((d.transactional ? kRecTransactional : 0) | (d.control ? kRecControl : 0) |
+                 (d.has_key ? kRecHasKey : 0) | (d.has_value ? kRecHasValue : 0) |
+                 (d.read_committed ? kRecReadCommitted : 0) | (d.read_uncommitted ? kRecReadUncommitted : 0) |
+                 uint8_t(uint8_t(d.fate) << 6));
+}
+void SetRecordFlags(uint8_t flags, RecordDigest* d) {
+  d->transactional = flags & kRecTransactional;
+  d->control = flags & kRecControl;
+  d->has_key = flags & kRecHasKey;
+  d->has_value = flags & kRecHasValue;
+  d->read_committed = flags & kRecReadCommitted;
+  d->read_uncommitted = flags & kRecReadUncommitted;
+  d->fate = TxnFate(flags >> 6);
+}
+uint8_t ChangedFields(const RecordDigest& d, const RecordDigest& last) {
+  return uint8_t((d.producer_id != last.producer_id ? kChgProducer : 0) |
+                 (d.producer_epoch != last.producer_epoch ? kChgProducerEpoch : 0) |
+                 (d.leader_epoch != last.leader_epoch ? kChgLeaderEpoch : 0) | (d.txn != last.txn ? kChgTxn : 0));
+}
+void PutChangedFields(Out* o, uint8_t changed, const RecordDigest& d, const RecordDigest& last) {
+  if (changed & kChgProducer) o->Zig(Sub(d.producer_id, last.producer_id));
+  if (changed & kChgProducerEpoch) o->Zig(d.producer_epoch);
+  if (changed & kChgLeaderEpoch) o->Zig(d.leader_epoch);
+  if (changed & kChgTxn) o->Zig(d.txn);
+}
+void GetChangedFields(In* in, uint8_t changed, const RecordDigest& last, RecordDigest* d) {
+  if (changed > 15) in->Fail(fmt::format("unknown record field mask {}", changed));
+  d->producer_id = (changed & kChgProducer) ? Add(last.producer_id, in->Zig()) : last.producer_id;
+  d->producer_epoch = (changed & kChgProducerEpoch) ? in->Zig16() : last.producer_epoch;
+  d->leader_epoch = (changed & kChgLeaderEpoch) ? in->Zig32() : last.leader_epoch;
+  d->txn = (changed & kChgTxn) ? in->Zig32() : last.txn;
+}
+uint8_t BatchFlags(const BatchSpan& b) {
+  return uint8_t(uint8_t(b.transactional) | uint8_t(b.control) << 1 | uint8_t(b.digested) << 2);
+}
+void SetBatchFlags(In* in, uint8_t f, BatchSpan* b) {
+  if (f > 7) in->Fail(fmt::format("unknown batch flags {}", f));
+  b->transactional = f & 1;
+  b->control = f & 2;
+  b->digested = f & 4;
+}
+
+// Version 2 (docs/SCALE.md): the batches and records column by column, each column's values as deltas
+// from what the previous entry predicts, so that runs compress; their hashes go to `h`, stored raw
+// after the compressed part (hashes do not compress).
+void PutBatchesV2(Out* o, Out* h, const std::vector<BatchSpan>& batches, int64_t log_start) {
+  o->Var(batches.size());
+  for (const BatchSpan& b : batches) o->Zig(b.records);
+  for (const BatchSpan& b : batches) o->Zig(Sub(Sub(b.last_offset, b.base_offset), Sub(b.records, 1)));
+  int64_t next = log_start;
+  for (const BatchSpan& b : batches) {
+    o->Zig(Sub(b.base_offset, next));
+    next = Add(b.last_offset, 1);
+  }
+  int64_t prev_pid = -1;
+  for (const BatchSpan& b : batches) {
+    o->Zig(Sub(b.producer_id, prev_pid));
+    prev_pid = b.producer_id;
+  }
+  for (const BatchSpan& b : batches) o->Zig(b.producer_epoch);
+  for (const BatchSpan& b : batches) o->U8(BatchFlags(b));
+  for (const BatchSpan& b : batches) o->Var(b.size);
+  // The segment, then the position as the difference from the previous batch's end in that segment.
+  int64_t seg = 0, pos = 0;
+  for (const BatchSpan& b : batches) {
+    o->Zig(Sub(b.segment, seg));
+    if (int64_t(b.segment) != seg) pos = 0;
+    seg = b.segment;
+    o->Zig(Sub(int64_t(b.position), pos));
+    pos = Add(int64_t(b.position), b.size);
+  }
+  int64_t first = 0;
+  for (const BatchSpan& b : batches) {
+    o->Zig(Sub(b.first_record, first));
+    first = Add(b.first_record, b.digested ? b.records : 0);
+  }
+  for (const BatchSpan& b : batches) h->Fixed(b.crc, 4);
+  for (const BatchSpan& b : batches) h->Fixed(b.fingerprint, 8);
+}
+
+void PutRecordsV2(Out* o, Out* h, const RecordStore& all, bool elide) {
+  const RecordStore none;
+  const RecordStore& records = elide ? none : all;
+  o->Var(records.size());
+  for (const RecordDigest& d : records) o->U8(RecordFlags(d));
+  int64_t prev_offset = -1, prev_ts = 0;
+  for (const RecordDigest& d : records) {
+    o->Zig(Sub(Sub(d.offset, prev_offset), 1));
+    prev_offset = d.offset;
+  }
+  for (const RecordDigest& d : records) {
+    o->Zig(Sub(d.timestamp, prev_ts));
+    prev_ts = d.timestamp;
+  }
+  RecordDigest last;
+  for (const RecordDigest& d : records) {
+    o->U8(ChangedFields(d, last));
+    last = d;
+  }
+  last = RecordDigest();
+  for (const RecordDigest& d : records) {
+    PutChangedFields(o, ChangedFields(d, last), d, last);
+    last = d;
+  }
+  for (const RecordDigest& d : records)
+    if (d.has_key) h->Raw(d.key.data(), d.key.size());
+  for (const RecordDigest& d : records) h->Raw(d.content.data(), d.content.size());
+}
+
+// A count is checked against the hashes its entries have in the hash part (12 bytes a batch, at least
+// 12 a record) before anything is allocated for it.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): a flat deserializer: one column after another, each value checked, in PutBatchesV2's order
+void GetBatchesV2(In* in, In* h, std::vector<BatchSpan>* out, int64_t log_start) {
+  size_t n = in->Count(9);
+  if (in->ok() && n > h->left() / 12) in->Fail(fmt::format("{} batches, but {} bytes of hashes", n, h->left()));
+  if (!in->ok()) return;
+  std::vector<BatchSpan>& bs = *out;
+  bs.resize(n);
+  for (BatchSpan& b : bs) b.records = in->Zig32();
+  for (BatchSpan& b : bs) b.last_offset = Add(in->Zig(), Sub(b.records, 1));  // the span; offsets below
+  int64_t next = log_start;
+  for (BatchSpan& b : bs) {
+    b.base_offset = Add(next, in->Zig());
+    b.last_offset = Add(b.base_offset, b.last_offset);
+    next = Add(b.last_offset, 1);
+  }
+  int64_t prev_pid = -1;
+  for (BatchSpan& b : bs) {
+    b.producer_id = Add(prev_pid, in->Zig());
+    prev_pid = b.producer_id;
+  }
+  for (BatchSpan& b : bs) b.producer_epoch = in->Zig16();
+  for (BatchSpan& b : bs) SetBatchFlags(in, in->U8(), &b);
+  for (BatchSpan& b : bs) {
+    uint64_t size = in->Var();
+    if (size > UINT32_MAX) in->Fail(fmt::format("batch size {} out of range", size));
+    b.size = uint32_t(size);
+  }
+  int64_t seg = 0, pos = 0;
+  for (BatchSpan& b : bs) {
+    int64_t s = Add(seg, in->Zig());
+    if (s < 0 || s > UINT32_MAX) in->Fail(fmt::format("segment index {} out of range", s));
+    if (s != seg) pos = 0;
+    seg = s;
+    b.segment = uint32_t(s);
+    b.position = uint64_t(Add(pos, in->Zig()));
+    pos = Add(int64_t(b.position), b.size);
+  }
+  int64_t first = 0;
+  for (BatchSpan& b : bs) {
+    int64_t f = Add(first, in->Zig());
+    if (f < 0 || f > UINT32_MAX) in->Fail(fmt::format("record index {} out of range", f));
+    b.first_record = uint32_t(f);
+    first = Add(b.first_record, b.digested ? b.records : 0);
+  }
+  for (BatchSpan& b : bs) b.crc = uint32_t(h->Fixed(4));
+  for (BatchSpan& b : bs) b.fingerprint = h->Fixed(8);
+}
+
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): a flat deserializer: one column after another, each value checked, in PutRecordsV2's order
+void GetRecordsV2(In* in, In* h, RecordStore* rs) {
+  size_t n = in->Count(4);
+  if (in->ok() && n > h->left() / 12) in->Fail(fmt::format("{} records, but {} bytes of hashes", n, h->left()));
+  if (!in->ok()) return;
+  rs->reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    RecordDigest d;
+    SetRecordFlags(in->U8(), &d);
+    rs->push_back(d);
+  }
+  int64_t prev_offset = -1, prev_ts = 0;
+  for (size_t i = 0; i < n; ++i) {
+    RecordDigest& d = rs->Mutable(i);
+    d.offset = Add(Add(prev_offset, in->Zig()), 1);
+    prev_offset = d.offset;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    RecordDigest& d = rs->Mutable(i);
+    d.timestamp = Add(prev_ts, in->Zig());
+    prev_ts = d.timestamp;
+  }
+  // The masks, then the values of the fields they say changed.
+  std::vector<uint8_t> changed(n);
+  for (uint8_t& c : changed) c = in->U8();
+  RecordDigest last;
+  for (size_t i = 0; i < n && in->ok(); ++i) {
+    GetChangedFields(in, changed[i], last, &rs->Mutable(i));
+    last = (*rs)[i];
+  }
+  for (size_t i = 0; i < n; ++i) {
+    RecordDigest& d = rs->Mutable(i);
+    if (d.has_key) h->Raw(d.key.data(), d.key.size());
+  }
+  for (size_t i = 0; i < n; ++i) {
+    RecordDigest& d = rs->Mutable(i);
+    h->Raw(d.content.data(), d.content.size());
+  }
+}
+
+// The state's fields before the batches (both versions).
+void PutStateHead(Out* o, const ReplicaState& r, const std::string& base, bool elide) {
   PutPath(o, base, r.path);
   o->Str(r.label);
   o->U8(r.tp.has_value());
@@ -212,60 +422,17 @@ void PutState(Out* o, const ReplicaState& r, const std::string& base) {
   o->OptZig(r.cleaner_checkpoint);
   o->OptZig(r.snapshot_offset);
   o->Zig(r.max_timestamp);
-  const bool elide = IsPlainReplica(r);
   o->U8(elide);
 
   o->Var(r.segment_files.size());
   for (const std::string& f : r.segment_files) PutPath(o, base, f);
+}
 
-  o->Var(r.batches.size());
-  int64_t prev = 0, prev_pid = -1;
-  for (const BatchSpan& b : r.batches) {
-    o->Zig(Sub(b.base_offset, prev));
-    o->Zig(Sub(b.last_offset, b.base_offset));
-    prev = b.last_offset;
-    o->Zig(Sub(b.producer_id, prev_pid));
-    prev_pid = b.producer_id;
-    o->Zig(b.producer_epoch);
-    o->U8(uint8_t(b.transactional) | uint8_t(b.control) << 1 | uint8_t(b.digested) << 2);
-    o->Zig(b.records);
-    o->Var(b.segment);
-    o->Var(b.position);
-    o->Var(b.size);
-    o->Fixed(b.crc, 4);
-    o->Fixed(b.fingerprint, 8);
-    o->Var(b.first_record);
-  }
-
-  o->Var(elide ? 0 : r.records.size());
-  RecordDigest last;
-  int64_t prev_offset = -1, prev_ts = 0;
-  for (const RecordDigest& d : r.records) {
-    if (elide) break;
-    uint8_t flags = (d.transactional ? kRecTransactional : 0) | (d.control ? kRecControl : 0) |
-                    (d.has_key ? kRecHasKey : 0) | (d.has_value ? kRecHasValue : 0) |
-                    (d.read_committed ? kRecReadCommitted : 0) | (d.read_uncommitted ? kRecReadUncommitted : 0) |
-                    uint8_t(uint8_t(d.fate) << 6);
-    uint8_t changed = (d.producer_id != last.producer_id ? kChgProducer : 0) |
-                      (d.producer_epoch != last.producer_epoch ? kChgProducerEpoch : 0) |
-                      (d.leader_epoch != last.leader_epoch ? kChgLeaderEpoch : 0) | (d.txn != last.txn ? kChgTxn : 0);
-    o->U8(flags);
-    o->U8(changed);
-    o->Zig(Sub(Sub(d.offset, prev_offset), 1));
-    o->Zig(Sub(d.timestamp, prev_ts));
-    if (changed & kChgProducer) o->Zig(Sub(d.producer_id, last.producer_id));
-    if (changed & kChgProducerEpoch) o->Zig(d.producer_epoch);
-    if (changed & kChgLeaderEpoch) o->Zig(d.leader_epoch);
-    if (changed & kChgTxn) o->Zig(d.txn);
-    if (d.has_key) o->Raw(d.key.data(), d.key.size());
-    o->Raw(d.content.data(), d.content.size());
-    prev_offset = d.offset;
-    prev_ts = d.timestamp;
-    last = d;
-  }
-
+// The state's fields after the records (both versions).
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): a flat serializer: one ReplicaState field after another, in the format's order (docs/SCALE.md)
+void PutStateTail(Out* o, const ReplicaState& r, const std::string& base) {
+  int64_t prev = 0;
   o->Var(r.markers.size());
-  prev = 0;
   for (const Marker& m : r.markers) {
     o->Zig(Sub(m.offset, prev));
     prev = m.offset;
@@ -330,8 +497,23 @@ void PutState(Out* o, const ReplicaState& r, const std::string& base) {
   for (const Problem& p : r.notes) PutProblem(o, p);
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): a flat deserializer: one ReplicaState field after another, each checked, in the format's order (docs/SCALE.md)
-bool GetState(In* in, ReplicaState* r, const std::string& base) {
+// Version 2: the state (its hashes apart) zstd-compressed, then the hashes raw:
+//   varint raw length, varint compressed length, the zstd frame, varint hash length, the hashes.
+void PutState(Out* o, const ReplicaState& r, const std::string& base) {
+  const bool elide = IsPlainReplica(r);
+  Out m, h;
+  PutStateHead(&m, r, base, elide);
+  PutBatchesV2(&m, &h, r.batches, r.log_start_offset);
+  PutRecordsV2(&m, &h, r.records, elide);
+  PutStateTail(&m, r, base);
+  std::string raw = m.Take(), packed;
+  Compress(Compression::kZstd, AsBytes(raw), 2, &packed);
+  o->Var(raw.size());
+  o->Str(packed);
+  o->Str(h.Take());
+}
+
+void GetStateHead(In* in, ReplicaState* r, const std::string& base) {
   r->path = GetPath(in, base);
   r->label = in->Str();
   if (in->Bool()) {
@@ -356,8 +538,12 @@ bool GetState(In* in, ReplicaState* r, const std::string& base) {
   size_t n = in->Count(2);
   r->segment_files.reserve(n);
   for (size_t i = 0; i < n && in->ok(); ++i) r->segment_files.push_back(GetPath(in, base));
+}
 
-  n = in->Count(20);
+// Version 1: the batches and records row by row, their hashes inline.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): a flat deserializer: one field after another, each checked
+void GetBatchesAndRecordsV1(In* in, ReplicaState* r) {
+  size_t n = in->Count(20);
   r->batches.reserve(n);
   int64_t prev = 0, prev_pid = -1;
   for (size_t i = 0; i < n && in->ok(); ++i) {
@@ -412,10 +598,13 @@ bool GetState(In* in, ReplicaState* r, const std::string& base) {
     last = d;
     r->records.push_back(d);
   }
+}
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): a flat deserializer: one ReplicaState field after another, each checked, in the format's order (docs/SCALE.md)
+bool GetStateTail(In* in, ReplicaState* r, const std::string& base) {
   if (r->records_elided && !r->records.empty()) in->Fail("records of a log whose records are elided");
-  n = in->Count(5);
-  prev = 0;
+  size_t n = in->Count(5);
+  int64_t prev = 0;
   for (size_t i = 0; i < n && in->ok(); ++i) {
     Marker m;
     m.offset = Add(prev, in->Zig());
@@ -531,6 +720,47 @@ bool GetState(In* in, ReplicaState* r, const std::string& base) {
   return true;
 }
 
+// A version 2 state's compressed part may expand to at most this many times its section's size (plus
+// 1 MiB): allocation stays proportional to the digest's bytes. Real states expand 2-10 times.
+constexpr uint64_t kMaxStateExpansion = 64;
+
+// Decodes a state of digest format `major` (1 or 2). *trailing: a newer minor version's fields follow.
+bool GetState(In* in, ReplicaState* r, const std::string& base, uint16_t major, bool* trailing) {
+  if (major == 1) {
+    GetStateHead(in, r, base);
+    GetBatchesAndRecordsV1(in, r);
+    return GetStateTail(in, r, base);
+  }
+  uint64_t raw_size = in->Var();
+  std::string_view packed = in->View();
+  std::string_view hashes = in->View();
+  if (!in->ok()) return false;
+  if (raw_size > kMaxStateExpansion * in->size() + (uint64_t(1) << 20)) {
+    in->Fail(
+        fmt::format("a state of {} bytes compressed to {}: more than this section can hold", raw_size, packed.size()));
+    return false;
+  }
+  std::string raw, why;
+  if (!Decompress(Compression::kZstd, AsBytes(packed), 2, size_t(raw_size) + 1, &raw, &why) || raw.size() != raw_size) {
+    in->Fail(fmt::format("the compressed state does not decompress to its {} bytes: {}", raw_size,
+                         why.empty() ? fmt::format("{} bytes", raw.size()) : why));
+    return false;
+  }
+  In m(raw), h(hashes);
+  GetStateHead(&m, r, base);
+  GetBatchesV2(&m, &h, &r->batches, r->log_start_offset);
+  GetRecordsV2(&m, &h, &r->records);
+  if (m.ok() && h.ok() && h.left() != 0) h.Fail(fmt::format("{} bytes after the hashes", h.left()));
+  if (!h.ok()) {
+    in->Fail("hashes: " + h.error());
+    return false;
+  }
+  bool ok = GetStateTail(&m, r, base);
+  if (!m.ok()) in->Fail("compressed state: " + m.error());
+  *trailing = ok && m.left() != 0;
+  return ok;
+}
+
 // A Kafka file name "<20-digit offset><ext>" with a known ext is stored as the ext's number (1..) and the
 // offset; any other name (20 digits that overflow 64 bits among them) as 0 and the string.
 constexpr const char* kExts[] = {".log", ".index", ".timeindex", ".snapshot", ".txnindex"};
@@ -578,7 +808,7 @@ std::shared_ptr<const MappedFile> MapWhole(const std::string& path, std::string_
 }
 
 // Checks the file header; false with *error when it is not a digest this klf reads.
-bool CheckHeader(const std::string& path, std::string_view data, uint16_t* minor, std::string* error) {
+bool CheckHeader(const std::string& path, std::string_view data, DigestVersion* v, std::string* error) {
   if (data.size() < kDigestMagic.size() || data.substr(0, kDigestMagic.size()) != kDigestMagic) {
     *error = fmt::format("{}: byte 0: expected the klf digest magic \"KLFDIGST\": not a klf digest", path);
     return false;
@@ -588,16 +818,17 @@ bool CheckHeader(const std::string& path, std::string_view data, uint16_t* minor
                          kDigestHeaderSize);
     return false;
   }
-  uint16_t major = uint16_t(GetLE(data.data() + 8, 2));
-  *minor = uint16_t(GetLE(data.data() + 10, 2));
-  if (major > kDigestMajor) {
+  v->major = uint16_t(GetLE(data.data() + 8, 2));
+  v->minor = uint16_t(GetLE(data.data() + 10, 2));
+  if (v->major > kDigestMajor) {
     *error = fmt::format(
-        "{}: byte 8: digest format version {}.{} is newer than this klf reads ({}.x): use the klf that wrote it", path,
-        major, *minor, kDigestMajor);
+        "{}: byte 8: digest format version {}.{} is newer than this klf reads ({}): use the klf that wrote it", path,
+        v->major, v->minor, kDigestVersionsRead);
     return false;
   }
-  if (major < 1) {
-    *error = fmt::format("{}: byte 8: digest format version {}.{} does not exist", path, major, *minor);
+  if (v->major < kDigestOldestMajor) {
+    *error = fmt::format("{}: byte 8: digest format version {}.{} does not exist (this klf reads {})", path, v->major,
+                         v->minor, kDigestVersionsRead);
     return false;
   }
   return true;
@@ -643,15 +874,20 @@ int NextSection(const std::string& path, std::string_view data, uint64_t* pos, S
   return 0;
 }
 
-bool DecodeSection(const std::string& path, const SectionView& s, uint16_t minor, DigestFile* out, bool* have_capture,
+// Whether a file of version v is of a newer minor version than this klf knows for v's major: its sections
+// may then end in fields and be of kinds this klf skips.
+bool NewerMinor(DigestVersion v) { return v.minor > (v.major == kDigestMajor ? kDigestMinor : kDigestLastMinorOf1); }
+
+bool DecodeSection(const std::string& path, const SectionView& s, DigestVersion v, DigestFile* out, bool* have_capture,
                    std::string* error, bool keep_state = true) {
   std::string why;
+  const bool newer_minor = NewerMinor(v);
   if (s.kind == kDigestSectionCapture) {
     if (*have_capture) {
       *error = fmt::format("{}: byte {}: a second capture section", path, s.start);
       return false;
     }
-    if (!DecodeDigestCapture(s.payload, &out->capture, &why) && !(minor > kDigestMinor && why == "trailing")) {
+    if (!DecodeDigestCapture(s.payload, &out->capture, &why) && !(newer_minor && why == "trailing")) {
       *error = fmt::format("{}: byte {}: capture section: {}", path, s.start, why);
       return false;
     }
@@ -665,7 +901,7 @@ bool DecodeSection(const std::string& path, const SectionView& s, uint16_t minor
   }
   if (s.kind == kDigestSectionCopy) {
     DigestCopy c;
-    if (!DecodeDigestCopy(s.payload, &c, &why) && !(minor > kDigestMinor && why == "trailing")) {
+    if (!DecodeDigestCopy(s.payload, &c, &why, v.major) && !(newer_minor && why == "trailing")) {
       *error = fmt::format("{}: byte {}: partition section: {}", path, s.start, why);
       return false;
     }
@@ -679,9 +915,9 @@ bool DecodeSection(const std::string& path, const SectionView& s, uint16_t minor
     out->copies.push_back(std::move(c));
     return true;
   }
-  if (minor > kDigestMinor) return true;  // a newer minor version's section: skipped
-  *error = fmt::format("{}: byte {}: unknown section kind {} (digest format {}.{})", path, s.start, s.kind,
-                       kDigestMajor, minor);
+  if (newer_minor) return true;  // a newer minor version's section: skipped
+  *error = fmt::format("{}: byte {}: unknown section kind {} (digest format {}.{})", path, s.start, s.kind, v.major,
+                       v.minor);
   return false;
 }
 
@@ -894,7 +1130,7 @@ std::string EncodeDigestCopy(const DigestCopy& c) {
   return o.Take();
 }
 
-bool DecodeDigestCopy(std::string_view payload, DigestCopy* out, std::string* error) {
+bool DecodeDigestCopy(std::string_view payload, DigestCopy* out, std::string* error, uint16_t major) {
   In in(payload);
   *out = DigestCopy();
   out->partition = in.Str();
@@ -916,12 +1152,15 @@ bool DecodeDigestCopy(std::string_view payload, DigestCopy* out, std::string* er
     prev_mtime = f.mtime_ms;
     out->files.push_back(std::move(f));
   }
-  if (in.ok() && out->loaded) GetState(&in, &out->state, out->path);
+  bool trailing = false;
+  if (major < 1 || major > kDigestMajor)
+    in.Fail(fmt::format("digest format version {} is not one this klf reads", major));
+  if (in.ok() && out->loaded) GetState(&in, &out->state, out->path, major, &trailing);
   if (!in.ok()) {
     *error = in.error();
     return false;
   }
-  if (in.left() != 0) {
+  if (in.left() != 0 || trailing) {
     *error = "trailing";
     return false;
   }
@@ -969,8 +1208,7 @@ bool ReadDigestFile(const std::string& path, DigestFile* out, std::string* error
   std::string_view data;
   std::shared_ptr<const MappedFile> mapping = MapWhole(path, &data, error);
   if (!mapping) return false;
-  uint16_t minor = 0;
-  if (!CheckHeader(path, data, &minor, error)) return false;
+  if (!CheckHeader(path, data, &out->version, error)) return false;
   if (data.size() < kDigestHeaderSize + kDigestTrailerSize ||
       data.substr(data.size() - kDigestEndMagic.size()) != kDigestEndMagic) {
     *error = fmt::format(
@@ -996,7 +1234,7 @@ bool ReadDigestFile(const std::string& path, DigestFile* out, std::string* error
     if (r < 0) return false;
     if (r == 1) break;
     ++seen;
-    if (!DecodeSection(path, s, minor, out, &have_capture, error, keep_states)) return false;
+    if (!DecodeSection(path, s, out->version, out, &have_capture, error, keep_states)) return false;
   }
   if (pos != trailer) {
     *error = fmt::format("{}: byte {}: the sections end here but the trailer starts at byte {} (damaged)", path, pos,
@@ -1021,7 +1259,8 @@ bool DecodeDigestState(const DigestFile& file, DigestCopy* c, std::string* error
   DigestCopy full;
   std::string why;
   std::string_view bytes(reinterpret_cast<const char*>(file.mapping->data().data()), file.mapping->size());
-  if (!DecodeDigestCopy(bytes.substr(c->payload_pos, c->payload_size), &full, &why) && why != "trailing") {
+  if (!DecodeDigestCopy(bytes.substr(c->payload_pos, c->payload_size), &full, &why, file.version.major) &&
+      why != "trailing") {
     *error = fmt::format("{}: byte {}: partition section: {}", file.path, c->payload_pos - 9, why);
     return false;
   }
@@ -1036,11 +1275,10 @@ bool ReadPartialDigest(const std::string& path, DigestFile* out, uint64_t* valid
   std::string_view data;
   std::shared_ptr<const MappedFile> mapping = MapWhole(path, &data, error);
   if (!mapping) return false;
-  uint16_t minor = 0;
-  if (!CheckHeader(path, data, &minor, error)) return false;
-  if (minor != kDigestMinor) {
-    *error = fmt::format("{}: byte 10: digest format {}.{}: --resume continues only a {}.{} digest", path, kDigestMajor,
-                         minor, kDigestMajor, kDigestMinor);
+  if (!CheckHeader(path, data, &out->version, error)) return false;
+  if (out->version.major != kDigestMajor || out->version.minor != kDigestMinor) {
+    *error = fmt::format("{}: byte 8: digest format {}.{}: --resume continues only a {}.{} digest", path,
+                         out->version.major, out->version.minor, kDigestMajor, kDigestMinor);
     return false;
   }
   uint64_t pos = kDigestHeaderSize;
@@ -1050,7 +1288,7 @@ bool ReadPartialDigest(const std::string& path, DigestFile* out, uint64_t* valid
   while (pos < data.size()) {
     SectionView s;
     if (NextSection(path, data, &pos, &s, &ignored) != 0) break;
-    if (!DecodeSection(path, s, minor, out, &have_capture, &ignored)) break;
+    if (!DecodeSection(path, s, out->version, out, &have_capture, &ignored)) break;
     *valid_bytes = pos;
   }
   if (!have_capture) *valid_bytes = kDigestHeaderSize;

@@ -9,15 +9,18 @@
 // Key and value bytes are not in a digest: a finding that would print them names the file and offset
 // range to fetch instead (ReplicaState::from_digest).
 //
-// File format (version rule: a reader refuses a file whose major version is newer than its own, and
-// reads a newer minor version, whose additions are only new fields at the end of a section and new
-// section kinds, which it skips):
+// File format 2.0 (version rule: a reader refuses a file whose major version is newer than its own,
+// reads every older major version back to kDigestOldestMajor, and reads a newer minor version, whose
+// additions are only new fields at the end of a section and new section kinds, which it skips):
 //   header   "KLFDIGST" u16 major, u16 minor, u32 zero                               (16 bytes)
 //   sections u8 kind, u64 payload length, payload, u32 CRC-32C of kind+length+payload
 //            kind 1: the capture (once, first); kind 2: one partition copy
 //   trailer  u8 0xFF, u64 section count, u32 CRC-32C of every byte before the trailer, "KLFDEND!"
 // All integers are little-endian; section payloads use LEB128 varints (zigzag for signed values),
-// offsets and timestamps as deltas from the previous entry.
+// offsets and timestamps as deltas from the previous entry. A copy's state (version 2) is its fields
+// with the batches and records column by column, zstd-compressed, followed by the hashes (batch CRC-32C
+// and CRC-64, record key MD5 and content fingerprint) uncompressed; version 1 had the state
+// uncompressed, batch by batch and record by record with their hashes inline.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +37,15 @@ namespace klf {
 
 inline constexpr std::string_view kDigestMagic = "KLFDIGST";
 inline constexpr std::string_view kDigestEndMagic = "KLFDEND!";
-inline constexpr uint16_t kDigestMajor = 1;
+inline constexpr uint16_t kDigestMajor = 2;  // what klf digest writes
 inline constexpr uint16_t kDigestMinor = 0;
+inline constexpr uint16_t kDigestOldestMajor = 1;   // the oldest major version this klf still reads
+inline constexpr uint16_t kDigestLastMinorOf1 = 0;  // the last minor version of major version 1
+inline constexpr std::string_view kDigestVersionsRead = "1.0 and 2.x";
+
+struct DigestVersion {
+  uint16_t major = kDigestMajor, minor = kDigestMinor;
+};
 inline constexpr size_t kDigestHeaderSize = 16;
 inline constexpr size_t kDigestTrailerSize = 1 + 8 + 4 + 8;
 
@@ -80,6 +90,7 @@ struct DigestCopy {
 
 struct DigestFile {
   std::string path;
+  DigestVersion version;  // of the file's header
   DigestCapture capture;
   std::vector<DigestCopy> copies;
   // The file, mapped read-only, when read with keep_states = false: triage's memory holds the pages of the
@@ -107,7 +118,8 @@ bool RestoreElidedRecords(std::vector<ReplicaState>* replicas, std::string* why,
 std::string EncodeDigestCapture(const DigestCapture& c);
 std::string EncodeDigestCopy(const DigestCopy& c);
 bool DecodeDigestCapture(std::string_view payload, DigestCapture* out, std::string* error);
-bool DecodeDigestCopy(std::string_view payload, DigestCopy* out, std::string* error);
+// `major`: the digest format version the payload is in (1 or 2; EncodeDigestCopy writes kDigestMajor).
+bool DecodeDigestCopy(std::string_view payload, DigestCopy* out, std::string* error, uint16_t major = kDigestMajor);
 
 // Framing.
 enum : uint8_t { kDigestSectionCapture = 1, kDigestSectionCopy = 2, kDigestSectionTrailer = 0xFF };

@@ -1,6 +1,7 @@
 // digest/digest.h: a partition copy survives the encoding whole (every field diff and lso read), a plain
 // log's elided records come back exactly, and a digest file that is truncated at any byte, has any bit
-// flipped, is foreign or of a newer major version is refused with the file and position named.
+// flipped, is foreign or of a newer major version is refused with the file and position named; a
+// version 1 digest (tests/digest/v1, written by klf before format 2) is still read, to the same states.
 #include "digest/digest.h"
 
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <random>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "diff/replica_state.h"
@@ -322,11 +324,26 @@ TEST_F(DigestFileTest, EveryBitFlipIsRefused) {
 
 TEST_F(DigestFileTest, VersionRule) {
   std::string newer_major = SmallDigest();
-  newer_major[8] = 2;
+  newer_major[8] = char(kDigestMajor + 1);
   DigestFile f;
   std::string error;
   EXPECT_FALSE(ReadDigestFile(Write(newer_major), &f, &error));
-  EXPECT_NE(error.find("newer than this klf reads"), std::string::npos) << error;
+  EXPECT_NE(error.find(fmt::format("byte 8: digest format version {}.0 is newer than this klf reads (1.0 and 2.x)",
+                                   kDigestMajor + 1)),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find((dir_ / "d.kdg").string()), std::string::npos) << error;
+  std::string major0 = SmallDigest();
+  major0[8] = 0;
+  EXPECT_FALSE(ReadDigestFile(Write(major0), &f, &error));
+  EXPECT_NE(error.find("digest format version 0.0 does not exist (this klf reads 1.0 and 2.x)"), std::string::npos)
+      << error;
+  // A version 2 payload read as version 1 (or the reverse) is refused, not misread.
+  std::string dir = Fixtures() + "/kafka-oracle/replicas/aborted-to-committed/broker2/foo-0";
+  DigestCopy c;
+  EXPECT_FALSE(DecodeDigestCopy(EncodeDigestCopy(CopyOf(dir, Load(dir))), &c, &error, 1));
+  EXPECT_FALSE(DecodeDigestCopy(EncodeDigestCopy(CopyOf(dir, Load(dir))), &c, &error, 3));
+  EXPECT_NE(error.find("digest format version 3 is not one this klf reads"), std::string::npos) << error;
   // A newer minor version with a section kind this klf does not know: read, the section skipped.
   EXPECT_TRUE(ReadDigestFile(Write(SmallDigest(kDigestMinor + 1, true)), &f, &error)) << error;
   EXPECT_EQ(f.copies.size(), 2u);
@@ -359,6 +376,48 @@ TEST(Digest, HostilePayloadsNeverCrash) {
       }
     }
   }
+}
+
+// Version 1 digests, written by klf 1.x's `klf digest` (before format 2) of Kafka-made replica sets with
+// paths relative to the fixtures: read, every copy's state the one loading its directory gives.
+TEST(Digest, Version1DigestsAreStillRead) {
+  fs::path cwd = fs::current_path();
+  fs::current_path(Fixtures());  // the digests name their log dirs relative to it
+  size_t copies = 0, with_records = 0, elided = 0;
+  for (const char* name : {"aborted-to-committed", "lost-tombstone-healthy-control", "real-ducphongphung"}) {
+    std::string path = std::string(KLF_SOURCE_DIR) + "/tests/digest/v1/" + name + ".kdg";
+    SCOPED_TRACE(path);
+    for (bool keep : {true, false}) {
+      DigestFile f;
+      std::string error;
+      ASSERT_TRUE(ReadDigestFile(path, &f, &error, keep)) << error;
+      EXPECT_EQ(f.version.major, 1);
+      EXPECT_EQ(f.version.minor, 0);
+      for (DigestCopy& c : f.copies) {
+        if (!c.loaded) continue;
+        SCOPED_TRACE(c.path);
+        ASSERT_TRUE(DecodeDigestState(f, &c, &error)) << error;
+        ReplicaState loaded = Load(c.path);
+        if (c.state.records_elided) {
+          ++elided;
+          std::vector<ReplicaState> rs = {c.state, loaded};
+          std::string why;
+          int64_t first = 0, last = 0;
+          ASSERT_TRUE(RestoreElidedRecords(&rs, &why, &first, &last)) << why;
+          ExpectSame(rs[0], loaded);
+        } else {
+          with_records += c.state.records.empty() ? 0 : 1;
+          ExpectSame(c.state, loaded);
+        }
+        ++copies;
+      }
+    }
+  }
+  fs::current_path(cwd);
+  // Both kinds of copy (records kept, plain ones as batch identities), each read eagerly and lazily.
+  EXPECT_GT(copies, 100u) << copies;
+  EXPECT_GT(with_records, 6u) << with_records;
+  EXPECT_GE(elided, 6u) << elided;
 }
 
 }  // namespace

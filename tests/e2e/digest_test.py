@@ -10,6 +10,8 @@
   and digest copies carry "digest" and findings "fetch" (files and offsets to get for klf diff);
 * a damaged, truncated, foreign or newer-major digest is refused with an error naming the file and the
   byte position: never a finding;
+* version 1 digests (tests/digest/v1, written by klf before format 2) are still read: their findings
+  are those from the directories, and damage in them is refused as in a version 2 digest;
 * --resume continues an interrupted digest; the output guard refuses --out inside a log dir; inputs are
   not modified."""
 import json
@@ -174,12 +176,51 @@ def test_damaged_digests_are_refused():
             blob[pos] ^= 0x10
             refused(bytes(blob), f"bit flip at byte {pos}")
         # A newer major version.
+        check(data[8:10] == struct.pack("<H", 2), f"digest format {data[8:12].hex()}, expected 2.0")
         blob = bytearray(data)
-        blob[8:10] = struct.pack("<H", 2)
-        refused(bytes(blob), "major version 2", "newer than this klf reads")
+        blob[8:10] = struct.pack("<H", 3)
+        refused(bytes(blob), "major version 3", "digest format version 3.0 is newer than this klf reads (1.0 and 2.x)")
         # A foreign file.
         p = process(["triage", "--json", os.path.join(SRC, "README.md")], timeout=60)
         check(p.returncode == 2 and "nor a klf digest" in p.stdout, f"foreign file: {p.returncode} {p.stdout[:300]}")
+
+
+V1_DIGESTS = {  # tests/digest/v1/NAME.kdg: the log dirs it was made of, relative to the fixtures
+    "aborted-to-committed": [f"kafka-oracle/replicas/aborted-to-committed/broker{i}" for i in (1, 2, 3)],
+    "lost-tombstone-healthy-control":
+        [f"kafka-oracle/replicas/lost-tombstone-healthy-control/broker{i}" for i in (1, 2, 3)],
+    "real-ducphongphung": [f"real/ducphongphung__BigData_VietStock/data/kafka{i}" for i in (1, 2, 3)],
+}
+
+
+def test_version_1_digests_still_read():
+    for name, dirs in V1_DIGESTS.items():
+        if not all(os.path.isdir(os.path.join(FIX, d)) for d in dirs):
+            check(False, f"{name}: fixture log dirs {dirs} missing under {FIX}")
+            continue
+        path = os.path.join(SRC, "tests", "digest", "v1", name + ".kdg")
+        data = open(path, "rb").read()
+        check(data[8:12] == struct.pack("<HH", 1, 0), f"{path}: not a version 1.0 digest")
+        p0 = process(["triage", "--json", *dirs], timeout=600, cwd=FIX)
+        p1 = process(["triage", "--json", path], timeout=600, cwd=FIX)
+        check(p0.returncode == p1.returncode, f"{name}: exit {p0.returncode} from dirs, {p1.returncode} from v1")
+        try:
+            j0, j1 = json.loads(p0.stdout), json.loads(p1.stdout)
+        except ValueError:
+            check(False, f"{name}: triage output is not JSON: {p0.stdout[:200]} {p1.stdout[:200]}")
+            continue
+        same(name, j0, j1, "a version 1 digest")
+        check(j1["counts"]["partitions"] > 0, f"{name}: no partition judged from {path}")
+        # Damage in a version 1 digest is refused too.
+        with temp_dir() as work:
+            bad = os.path.join(work, "bad.kdg")
+            for what, blob in (("truncated", data[:len(data) // 2]),
+                               ("bit flip", data[:200] + bytes([data[200] ^ 4]) + data[201:])):
+                with open(bad, "wb") as f:
+                    f.write(blob)
+                p = process(["triage", "--json", bad], timeout=60)
+                check(p.returncode in (2, 3) and bad in p.stdout and "partitions" not in p.stdout,
+                      f"{name} {what}: exit {p.returncode}: {p.stdout[:300]}")
 
 
 def test_resume_and_guard():

@@ -41,13 +41,15 @@ def check(cond, msg):
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 
-def process(args, timeout=None, wrapper=()):
+def process(args, timeout=None, wrapper=(), cwd=None):
     """Runs `klf ARGS` (a list); the completed process, for tests that read its fields. A sanitizer
     report on stderr is a failure, whatever the exit code. With `timeout` (seconds) a run still going
     after it is killed and is a failure (a hang); its returncode is then None. `wrapper` is a command
-    prefix (e.g. ["setpriv", "--reuid=nobody", ...] to run klf as another user)."""
+    prefix (e.g. ["setpriv", "--reuid=nobody", ...] to run klf as another user); `cwd` the directory
+    to run it in."""
     try:
-        p = subprocess.run([*wrapper, KLF, *args], capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run([*wrapper, os.path.abspath(KLF), *args], capture_output=True, text=True, timeout=timeout,
+                           cwd=cwd)
     except subprocess.TimeoutExpired:
         fail(f"klf {' '.join(args)}: still running after {timeout} s (a hang); killed")
         return subprocess.CompletedProcess([KLF, *args], None, "", "")
