@@ -144,6 +144,13 @@ class In {
     return v;
   }
   size_t size() const { return s_.size(); }
+  // The next n bytes, not copied.
+  std::string_view Take(size_t n) {
+    if (!ok() || n > left()) return Fail(fmt::format("expected {} bytes, only {} left", n, left())), std::string_view();
+    std::string_view v = s_.substr(pos_, n);
+    pos_ += n;
+    return v;
+  }
 
  private:
   std::string_view s_;
@@ -367,38 +374,33 @@ void GetRecordsV2(In* in, In* h, RecordStore* rs) {
   size_t n = in->Count(4);
   if (in->ok() && n > h->left() / 12) in->Fail(fmt::format("{} records, but {} bytes of hashes", n, h->left()));
   if (!in->ok()) return;
-  rs->reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    RecordDigest d;
-    SetRecordFlags(in->U8(), &d);
-    rs->push_back(d);
+  // The columns before the changed fields' values, then each record built once.
+  std::vector<uint8_t> flags(n), changed(n);
+  std::vector<int64_t> offsets(n), timestamps(n);
+  size_t keys = 0;
+  for (uint8_t& f : flags) {
+    f = in->U8();
+    keys += (f & kRecHasKey) ? 1 : 0;
   }
-  int64_t prev_offset = -1, prev_ts = 0;
-  for (size_t i = 0; i < n; ++i) {
-    RecordDigest& d = rs->Mutable(i);
-    d.offset = Add(Add(prev_offset, in->Zig()), 1);
-    prev_offset = d.offset;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    RecordDigest& d = rs->Mutable(i);
-    d.timestamp = Add(prev_ts, in->Zig());
-    prev_ts = d.timestamp;
-  }
-  // The masks, then the values of the fields they say changed.
-  std::vector<uint8_t> changed(n);
+  int64_t prev = -1;
+  for (int64_t& o : offsets) o = prev = Add(Add(prev, in->Zig()), 1);
+  prev = 0;
+  for (int64_t& t : timestamps) t = prev = Add(prev, in->Zig());
   for (uint8_t& c : changed) c = in->U8();
+  In key_hashes(h->Take(keys * sizeof(Digest))), content_hashes(h->Take(n * sizeof(Fingerprint)));
+  if (!in->ok() || !h->ok()) return;
+  rs->reserve(n);
   RecordDigest last;
   for (size_t i = 0; i < n && in->ok(); ++i) {
-    GetChangedFields(in, changed[i], last, &rs->Mutable(i));
-    last = (*rs)[i];
-  }
-  for (size_t i = 0; i < n; ++i) {
-    RecordDigest& d = rs->Mutable(i);
-    if (d.has_key) h->Raw(d.key.data(), d.key.size());
-  }
-  for (size_t i = 0; i < n; ++i) {
-    RecordDigest& d = rs->Mutable(i);
-    h->Raw(d.content.data(), d.content.size());
+    RecordDigest d;
+    SetRecordFlags(flags[i], &d);
+    d.offset = offsets[i];
+    d.timestamp = timestamps[i];
+    GetChangedFields(in, changed[i], last, &d);
+    if (d.has_key) key_hashes.Raw(d.key.data(), d.key.size());
+    content_hashes.Raw(d.content.data(), d.content.size());
+    rs->push_back(d);
+    last = d;
   }
 }
 
