@@ -221,6 +221,16 @@ def test_version_1_digests_still_read():
                 p = process(["triage", "--json", bad], timeout=60)
                 check(p.returncode in (2, 3) and bad in p.stdout and "partitions" not in p.stdout,
                       f"{name} {what}: exit {p.returncode}: {p.stdout[:300]}")
+            # A version 1 digest cut before its trailer is not continued by --resume (nor changed).
+            out = os.path.join(work, "out.kdg")
+            partial = data[:len(data) - 21]
+            with open(out + ".partial", "wb") as f:
+                f.write(partial)
+            p = process(["digest", "--json", "--resume", "--out", out, *dirs], timeout=60, cwd=FIX)
+            check(p.returncode == 2 and "digest format 1.0: --resume continues only a 2.0 digest" in p.stdout,
+                  f"{name}: --resume of a version 1 partial: exit {p.returncode}: {p.stdout[:300]}")
+            check(open(out + ".partial", "rb").read() == partial and not os.path.exists(out),
+                  f"{name}: --resume changed a version 1 partial")
 
 
 def test_resume_and_guard():
