@@ -385,10 +385,6 @@ bool WithinBudget(const ReplicaState& r, const ReplicaOptions& options, size_t m
   return false;
 }
 
-}  // namespace
-
-namespace {
-
 // What the load (LoadedLog) already knows: the offsets, checkpoints, snapshots, `.txnindex` and the
 // producer state at the log end.
 void CopyLoaded(const LoadedLog& log, ReplicaState* r) {
