@@ -67,15 +67,15 @@ nlohmann::json TxnJson(const OpenTxn& t) {
           {"lastTimestamp", t.last_timestamp}};
 }
 
-nlohmann::json ReplicaJson(const LsoReplicaMarker& m) {
+nlohmann::json ReplicaJson(const LsoWitness& m) {
   nlohmann::json markers = nlohmann::json::array();
-  for (const auto& [offset, type] : m.markers) markers.push_back({{"offset", offset}, {"type", type}});
+  for (const Marker& x : m.markers) markers.push_back({{"offset", x.offset}, {"type", MarkerTypeName(x.type)}});
   return {{"path", m.path},
           {"name", m.label},
-          {"state", LsoReplicaMarkerKindName(m.kind)},
+          {"state", LsoWitnessKindName(m.kind)},
           {"decided", m.decided()},
-          {"markerOffset", m.offset >= 0 ? nlohmann::json(m.offset) : nlohmann::json(nullptr)},
-          {"markerType", m.type.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.type)},
+          {"markerOffset", m.first ? nlohmann::json(m.first->offset) : nlohmann::json(nullptr)},
+          {"markerType", m.first ? nlohmann::json(MarkerTypeName(m.first->type)) : nlohmann::json(nullptr)},
           {"markers", markers}};
 }
 
@@ -99,7 +99,7 @@ nlohmann::json LsoTxnJson(const LsoTxn& x, bool replicas_given) {
   }
   j["decidedOn"] = replicas_given ? nlohmann::json(x.decided_on) : nlohmann::json(nullptr);
   j["replicas"] = nlohmann::json::array();
-  for (const LsoReplicaMarker& m : x.replicas) j["replicas"].push_back(ReplicaJson(m));
+  for (const LsoWitness& m : x.replicas) j["replicas"].push_back(ReplicaJson(m));
   j["epochsNote"] = x.epochs_note;
   j["warning"] = x.warning;
   j["verdict"] = x.verdict;
@@ -120,7 +120,7 @@ nlohmann::json SingleJson(const LsoReport& rep, const std::string& dir, const Tx
   for (const LsoTxn& x : rep.transactions) j["openTransactions"].push_back(LsoTxnJson(x, rep.replicas_given));
   j["pinnedBy"] = rep.pinned_by ? TxnJson(*rep.pinned_by) : nlohmann::json(nullptr);
   j["replicas"] = nlohmann::json::array();
-  for (const LsoReplicaMarker& m : rep.replicas) j["replicas"].push_back(ReplicaJson(m));
+  for (const LsoWitness& m : rep.replicas) j["replicas"].push_back(ReplicaJson(m));
   j["explanation"] = rep.explanation;
   j["resolution"] = rep.resolution;
   j["abortCommand"] = rep.abort_command.empty() ? nlohmann::json(nullptr) : nlohmann::json(rep.abort_command);

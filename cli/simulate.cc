@@ -31,6 +31,159 @@ struct SimulateArgs {
   CommonOptions common;
 };
 
+using nlohmann::json;
+
+json OrNull(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+// A step's facts as its "detail" object (keys as cli.md's simulate document names them).
+json StepFactsJson(const StepFacts& facts) {
+  struct ToJson {
+    json operator()(std::monostate) const { return json::object(); }
+    json operator()(const facts::Produced& f) const {
+      json j = {{"producer", f.producer}, {"firstOffset", f.first_offset}, {"lastOffset", f.last_offset}};
+      if (f.records) j["records"] = *f.records;
+      return j;
+    }
+    json operator()(const facts::TxnEnded& f) const {
+      json j = {{"producer", f.producer}, {"markerOffset", f.marker_offset}};
+      if (f.timeout) j["timeout"] = true;
+      if (f.next_epoch) j["nextEpoch"] = *f.next_epoch;
+      if (f.transaction_version) j["transactionVersion"] = *f.transaction_version;
+      if (f.producer_id) j["producerId"] = *f.producer_id;
+      if (f.data_epoch) j["dataEpoch"] = *f.data_epoch;
+      if (f.marker_epoch) j["markerEpoch"] = *f.marker_epoch;
+      if (f.next_producer_id) j["nextProducerId"] = *f.next_producer_id;
+      return j;
+    }
+    json operator()(const facts::BrokerDown& f) const {
+      json j = {{"broker", f.broker}, {"logEndOffset", f.log_end_offset}, {"lastStableOffset", f.last_stable_offset}};
+      if (f.new_leader) j["newLeader"] = *f.new_leader;
+      return j;
+    }
+    json operator()(const facts::BrokerUp& f) const {
+      return {{"broker", f.broker},
+              {"fromOffset", f.from_offset},
+              {"logEndOffset", f.log_end_offset},
+              {"fetches", f.fetches},
+              {"bytes", f.bytes},
+              {"lastStableOffset", f.last_stable_offset}};
+    }
+    json operator()(const facts::LeaderElected& f) const {
+      return {{"broker", f.broker}, {"leaderEpoch", f.leader_epoch}};
+    }
+    json operator()(const facts::Rolled& f) const {
+      return {{"broker", f.broker}, {"activeSegmentBase", f.active_segment_base}};
+    }
+    json operator()(const facts::Cleaned& f) const {
+      json j = {{"broker", f.broker},
+                {"cleaned", f.cleaned},
+                {"firstDirtyOffset", f.first_dirty_offset},
+                {"firstUncleanableOffset", f.first_uncleanable_offset},
+                {"cleanableRatio", f.cleanable_ratio},
+                {"reason", f.reason},
+                {"cleanerCheckpoint", OrNull(f.cleaner_checkpoint)},
+                {"tombstonesRemoved", f.tombstones_removed},
+                {"markersRemoved", f.markers_removed}};
+      if (f.coordinated) {
+        j["mtro"] = f.coordinated->mtro;
+        j["mxro"] = f.coordinated->mxro;
+        j["tombstonesHeld"] = f.coordinated->tombstones_held;
+        j["markersHeld"] = f.coordinated->markers_held;
+      }
+      return j;
+    }
+  };
+  return std::visit(ToJson{}, facts);
+}
+
+json ReplicaJson(const BrokerSummary& b) {
+  const ReplicaView& v = b.view;
+  json rc = json::array();
+  for (const ServedRecord& s : v.read_committed)
+    rc.push_back({{"offset", s.offset},
+                  {"key", s.key ? json(*s.key) : json(nullptr)},
+                  {"value", s.value ? json(*s.value) : json(nullptr)},
+                  {"producerId", s.producer_id},
+                  {"transactional", s.transactional},
+                  {"timestamp", s.timestamp}});
+  json open = json::array();
+  for (const OpenTxnInfo& t : v.open_txns)
+    open.push_back({{"producerId", t.producer_id}, {"firstOffset", t.first_offset}});
+  json aborted = json::array();
+  for (const AbortedTxn& t : v.aborted_txns)
+    aborted.push_back({{"producerId", t.producer_id}, {"firstOffset", t.first_offset}, {"lastOffset", t.last_offset}});
+  return {{"broker", b.broker},
+          {"up", b.up},
+          {"leader", b.leader},
+          {"path", v.path},
+          {"logStartOffset", v.log_start_offset},
+          {"logEndOffset", v.log_end_offset},
+          {"highWatermark", v.high_watermark},
+          {"lastStableOffset", v.last_stable_offset},
+          {"cleanerCheckpoint", OrNull(v.cleaner_checkpoint)},
+          {"mcco", v.mcco},
+          {"mxfo", v.mxfo},
+          {"openTransactions", open},
+          {"abortedTransactions", aborted},
+          {"recordsInLog", v.records_in_log},
+          {"readCommitted", rc},
+          {"hiddenOffsets", v.hidden_offsets},
+          {"keyValues", v.key_values}};
+}
+
+json DivergenceJson(const DivergenceReport& d) {
+  json dj;
+  dj["diverged"] = d.diverged();
+  json kv = json::object();
+  for (const auto& [k, m] : d.key_values) {
+    json per = json::object();
+    for (const auto& [b, v] : m) per["broker" + std::to_string(b)] = v ? json(*v) : json(nullptr);
+    kv[k] = per;
+  }
+  dj["keyValues"] = kv;
+  json lso = json::object();
+  for (const auto& [b, o] : d.last_stable_offsets) lso["broker" + std::to_string(b)] = o;
+  dj["lastStableOffsets"] = lso;
+  json leo = json::object();
+  for (const auto& [b, o] : d.log_end_offsets) leo["broker" + std::to_string(b)] = o;
+  dj["logEndOffsets"] = leo;
+  json vis = json::array();
+  for (const auto& v : d.visibility)
+    vis.push_back({{"offset", v.offset}, {"servedBy", v.served_by}, {"hiddenBy", v.hidden_by}});
+  dj["visibility"] = vis;
+  return dj;
+}
+
+// The `klf simulate --json` document.
+json SimulationResultJson(const SimulationResult& r) {
+  json j;
+  j["timeline"] = r.timeline;
+  j["mode"] = CoordinationModeName(r.mode);
+  j["out"] = r.out_dir;
+  j["endClockMs"] = r.end_clock_ms;
+  json steps = json::array();
+  for (const SimStep& s : r.steps)
+    steps.push_back({{"step", s.step},
+                     {"clockMs", s.clock_ms},
+                     {"op", s.op},
+                     {"text", s.text},
+                     {"detail", StepFactsJson(s.detail)}});
+  j["steps"] = steps;
+  json replicas = json::array();
+  for (const BrokerSummary& b : r.brokers) replicas.push_back(ReplicaJson(b));
+  j["replicas"] = replicas;
+  json coord = json::object();
+  coord["mtro"] = OrNull(r.coordination.mtro);
+  coord["mxro"] = OrNull(r.coordination.mxro);
+  json reports = json::array();
+  for (const auto& c : r.coordination.replicas)
+    reports.push_back({{"broker", c.broker}, {"mcco", OrNull(c.mcco)}, {"mxfo", OrNull(c.mxfo)}});
+  coord["replicas"] = reports;
+  j["coordination"] = coord;
+  j["divergence"] = DivergenceJson(r.divergence);
+  return j;
+}
+
 std::string Quote(const std::optional<std::string>& v) { return v ? "\"" + *v + "\"" : "<absent>"; }
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one text line per timeline event kind; a printer

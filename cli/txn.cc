@@ -31,6 +31,7 @@ struct TxnArgs {
   std::optional<int64_t> now;
   int64_t producer_id_expiration_ms = 86400000;
   bool same_cluster = false;
+  unsigned jobs = 0;  // partitions loaded at once (0: one per core)
 };
 
 // The PATHs' partition directories: the coordinator's (`__transaction_state-N`) and the others.
@@ -148,7 +149,8 @@ int RunFindHanging(const TxnArgs& a) {
   options.now_ms = a.now;
   options.producer_id_expiration_ms = a.producer_id_expiration_ms;
   std::vector<std::string> unreadable;
-  std::vector<HangingTransaction> hanging = FindHangingTransactions(data_dirs, log, options, &sink, &unreadable);
+  std::vector<HangingTransaction> hanging =
+      FindHangingTransactions(data_dirs, log, options, &sink, &unreadable, a.jobs);
   if (a.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const HangingTransaction& h : hanging) {
@@ -235,7 +237,7 @@ int RunAudit(const TxnArgs& a) {
   LoadOptions options;
   options.now_ms = a.now;
   options.producer_id_expiration_ms = a.producer_id_expiration_ms;
-  AuditReport r = AuditTransactions(log, data_dirs, options, &sink);
+  AuditReport r = AuditTransactions(log, data_dirs, options, &sink, a.jobs);
   if (a.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const AuditFinding& f : r.findings) {
@@ -311,6 +313,9 @@ Command AddTxnCommand(CLI::App* parent) {
     sub->add_option("--now", args->now, "clock (ms) for producer expiration; default: none expire");
     sub->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms, "producer.id.expiration.ms");
     sub->add_flag("--same-cluster", args->same_cluster, kSameClusterHelp);
+    sub->add_option("--jobs", args->jobs,
+                    "partitions loaded at once (default: one per core); the output does not depend on it")
+        ->check(CLI::Range(0, 256));
   }
   Command c;
   c.app = app;

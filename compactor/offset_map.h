@@ -7,8 +7,8 @@
 // equality), the entry count and latestOffset. Those are the same whatever the table layout, so the
 // table itself is laid out for speed instead of copying Kafka's: it grows with the entries (up to
 // the slot count), so a run with few distinct keys probes a table that fits the caches instead of
-// 128 MiB (on this VM a random access to a large, cold region costs several times more). Kafka's
-// own probe sequence is kept as SlotOf, for reference and its test.
+// 128 MiB (a random access to a large, cold region costs several times more: docs/PERFORMANCE.md).
+// Kafka's own probe sequence is kept as SlotOf, for reference and its test.
 #pragma once
 
 #include <array>

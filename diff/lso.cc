@@ -12,14 +12,14 @@
 
 namespace klf {
 
-const char* LsoReplicaMarkerKindName(LsoReplicaMarker::Kind k) {
+const char* LsoWitnessKindName(LsoWitness::Kind k) {
   switch (k) {
-    case LsoReplicaMarker::Kind::kMarker: return "marker";
-    case LsoReplicaMarker::Kind::kEmptyBatch: return "empty_batch";
-    case LsoReplicaMarker::Kind::kOpenToo: return "open";
-    case LsoReplicaMarker::Kind::kDecided: return "decided";
-    case LsoReplicaMarker::Kind::kBehind: return "behind";
-    case LsoReplicaMarker::Kind::kNotHeld: return "not_held";
+    case LsoWitness::Kind::kMarker: return "marker";
+    case LsoWitness::Kind::kEmptyBatch: return "empty_batch";
+    case LsoWitness::Kind::kOpenToo: return "open";
+    case LsoWitness::Kind::kDecided: return "decided";
+    case LsoWitness::Kind::kBehind: return "behind";
+    case LsoWitness::Kind::kNotHeld: return "not_held";
   }
   return "?";
 }
@@ -80,8 +80,8 @@ MarkersByProducer MarkersOf(const ReplicaState& r, const std::set<int64_t>& pids
 }
 
 // What replica `o` shows for the target's open transaction `t`.
-LsoReplicaMarker ViewOf(const ReplicaState& o, const MarkersByProducer& markers, const OpenTxn& t) {
-  LsoReplicaMarker m;
+LsoWitness ViewOf(const ReplicaState& o, const MarkersByProducer& markers, const OpenTxn& t) {
+  LsoWitness m;
   m.label = o.label;
   m.path = o.path;
   std::span<const Marker* const> after;
@@ -94,69 +94,67 @@ LsoReplicaMarker ViewOf(const ReplicaState& o, const MarkersByProducer& markers,
   const Marker* first = after.empty() ? nullptr : after.front();
   for (const Marker* mk : after) {
     if (mk->type != MarkerType::kCommit && mk->type != MarkerType::kAbort) continue;
-    m.markers.emplace_back(mk->offset, MarkerTypeName(mk->type));
+    m.markers.push_back(*mk);
     if (mk->offset > t.last_offset) break;
   }
   bool open_there = std::any_of(o.open_txns.begin(), o.open_txns.end(), [&](const OpenTxn& x) {
     return x.producer_id == t.producer_id && x.first_offset <= t.first_offset;
   });
   if (first && (first->type == MarkerType::kCommit || first->type == MarkerType::kAbort)) {
-    m.kind = LsoReplicaMarker::Kind::kMarker;
-    m.offset = first->offset;
-    m.type = MarkerTypeName(first->type);
+    m.kind = LsoWitness::Kind::kMarker;
+    m.first = *first;
   } else if (open_there) {
-    m.kind = LsoReplicaMarker::Kind::kOpenToo;
+    m.kind = LsoWitness::Kind::kOpenToo;
   } else if (o.log_end_offset <= t.first_offset) {
-    m.kind = LsoReplicaMarker::Kind::kBehind;
+    m.kind = LsoWitness::Kind::kBehind;
   } else if (!o.Covers(t.first_offset)) {
-    m.kind = LsoReplicaMarker::Kind::kNotHeld;
+    m.kind = LsoWitness::Kind::kNotHeld;
   } else if (first) {
-    m.kind = LsoReplicaMarker::Kind::kEmptyBatch;
-    m.offset = first->offset;
-    m.type = MarkerTypeName(first->type);
+    m.kind = LsoWitness::Kind::kEmptyBatch;
+    m.first = *first;
   } else {
-    m.kind = LsoReplicaMarker::Kind::kDecided;
+    m.kind = LsoWitness::Kind::kDecided;
   }
   return m;
 }
 
-std::string ViewText(const ReplicaState& o, const OpenTxn& t, const LsoReplicaMarker& m) {
+std::string ViewText(const ReplicaState& o, const OpenTxn& t, const LsoWitness& m) {
   switch (m.kind) {
-    case LsoReplicaMarker::Kind::kMarker: {
+    case LsoWitness::Kind::kMarker: {
       std::string text = fmt::format(
           "{} holds the {} of producer {} at offset {} (its first marker of the producer after offset {}), which this "
           "replica lacks",
-          m.label, m.type, t.producer_id, m.offset, t.first_offset);
+          m.label, MarkerTypeName(m.first->type), t.producer_id, m.first->offset, t.first_offset);
       if (m.markers.size() > 1) {
         std::vector<std::string> rest;
         for (size_t i = 1; i < m.markers.size(); ++i) {
-          rest.push_back(fmt::format("{} at {}", m.markers[i].second, m.markers[i].first));
+          rest.push_back(fmt::format("{} at {}", MarkerTypeName(m.markers[i].type), m.markers[i].offset));
         }
         text += fmt::format(", then {} (the data open here spans more than one of its transactions)", Join(rest));
       }
       bool commit = std::any_of(m.markers.begin(), m.markers.end(),
-                                [](const auto& x) { return x.second == std::string("COMMIT"); });
+                                [](const Marker& x) { return x.type == MarkerType::kCommit; });
       if (commit) text += fmt::format(": aborting would hide records here that {} committed", m.label);
       return text + ".";
     }
-    case LsoReplicaMarker::Kind::kEmptyBatch:
+    case LsoWitness::Kind::kEmptyBatch:
       return fmt::format(
           "{} has no open transaction of producer {} and holds only an emptied control batch of it at offset {}: the "
           "transaction was decided there and its marker cleaned, so its files do not show whether it committed or "
           "aborted (an empty batch closes nothing on a follower).",
-          m.label, t.producer_id, m.offset);
-    case LsoReplicaMarker::Kind::kOpenToo:
+          m.label, t.producer_id, m.first->offset);
+    case LsoWitness::Kind::kOpenToo:
       return fmt::format("{} has the same transaction open (its LSO is {}): it holds no marker of it either.", m.label,
                          o.last_stable_offset);
-    case LsoReplicaMarker::Kind::kBehind:
+    case LsoWitness::Kind::kBehind:
       return fmt::format("{} ends at offset {}, before the transaction: it shows nothing about it.", m.label,
                          o.log_end_offset);
-    case LsoReplicaMarker::Kind::kNotHeld:
+    case LsoWitness::Kind::kNotHeld:
       return fmt::format(
           "{} does not hold offset {} (its log starts at {}, or that range is damaged) and holds no marker of producer "
           "{} after it: it shows nothing about the transaction.",
           m.label, t.first_offset, o.log_start_offset, t.producer_id);
-    case LsoReplicaMarker::Kind::kDecided:
+    case LsoWitness::Kind::kDecided:
       return fmt::format(
           "{} holds offset {} with no transaction of producer {} open there (its LSO is {}): the transaction was "
           "decided there; the marker that decided it is no longer in its log, so its files do not show whether it "
@@ -271,7 +269,7 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
     std::string views;
     for (size_t i = 0; i < others.size(); ++i) {
       const ReplicaState& o = others[i];
-      LsoReplicaMarker m = ViewOf(o, markers[i], t);
+      LsoWitness m = ViewOf(o, markers[i], t);
       views += (views.empty() ? "" : " ") + ViewText(o, t, m);
       if (m.decided()) x.decided_on.push_back(o.label);
       x.replicas.push_back(m);
@@ -289,7 +287,7 @@ LsoReport ExplainLso(const ReplicaState& r, const std::vector<ReplicaState>& oth
                       Join(x.decided_on));
     } else {
       bool all_open = std::all_of(x.replicas.begin(), x.replicas.end(),
-                                  [](const LsoReplicaMarker& m) { return m.kind == LsoReplicaMarker::Kind::kOpenToo; });
+                                  [](const LsoWitness& m) { return m.kind == LsoWitness::Kind::kOpenToo; });
       x.verdict = views + (all_open ? " Open on every replica given: no replica holds its marker."
                                     : " No replica given shows it decided.");
     }

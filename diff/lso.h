@@ -27,9 +27,9 @@
 
 namespace klf {
 
-struct LsoReplicaMarker {
+// What another replica shows about one open transaction of the target (producer P, first offset F).
+struct LsoWitness {
   std::string label, path;
-  // What that replica shows for one open transaction of the target (producer P, first offset F).
   enum class Kind {
     kMarker,      // holds a COMMIT/ABORT of P after F
     kEmptyBatch,  // holds only the cleaner's emptied control batch of P after F
@@ -39,14 +39,13 @@ struct LsoReplicaMarker {
     kBehind,      // does not reach F yet
     kNotHeld,     // its log starts after F: it shows nothing about the transaction
   } kind = Kind::kDecided;
-  int64_t offset = -1;  // the first marker of P after F (kMarker, kEmptyBatch)
-  std::string type;     // "COMMIT", "ABORT", "empty control batch"
+  std::optional<Marker> first;  // its first control batch of P after F (kMarker, kEmptyBatch)
   // Every COMMIT/ABORT of P it holds after F, up to the first one after the target's last data offset of
   // P (the target's open transaction may span several of that replica's transactions).
-  std::vector<std::pair<int64_t, std::string>> markers;
+  std::vector<Marker> markers;
   bool decided() const { return kind == Kind::kMarker || kind == Kind::kEmptyBatch || kind == Kind::kDecided; }
 };
-const char* LsoReplicaMarkerKindName(LsoReplicaMarker::Kind k);
+const char* LsoWitnessKindName(LsoWitness::Kind k);
 
 // The epochs one replica holds for a producer: its broker-loaded producer state (snapshot + log) and
 // the markers and transactional data of the producer in its log, whichever is highest.
@@ -74,7 +73,7 @@ struct LsoTxn {
   bool coordinator_epoch_seen = false;        // some replica holds a coordinator epoch >= 0 for the producer
   std::vector<LsoEpochSource> epoch_sources;  // the target first, then the other replicas
   std::vector<std::string> producer_epoch_from, coordinator_epoch_from;  // labels holding E, C
-  std::vector<LsoReplicaMarker> replicas;                                // the other replicas' view of it
+  std::vector<LsoWitness> replicas;                                      // the other replicas' view of it
   std::vector<std::string> decided_on;                                   // labels of the replicas that decided it
   std::string abort_command;
   std::string epochs_note;  // where E and C come from, and what they cannot show
@@ -97,7 +96,7 @@ struct LsoReport {
   std::vector<OpenTxn> open_transactions;  // by first offset
   std::vector<LsoTxn> transactions;        // one per open transaction, same order
   std::optional<OpenTxn> pinned_by;        // the open transaction that sets the LSO below the high watermark
-  std::vector<LsoReplicaMarker> replicas;  // the other replicas' view of the pinning transaction
+  std::vector<LsoWitness> replicas;        // the other replicas' view of the pinning transaction
   bool replicas_given = false;             // --replica: the other replicas were loaded
   std::string explanation;
   std::string resolution;

@@ -385,9 +385,398 @@ bool WithinBudget(const ReplicaState& r, const ReplicaOptions& options, size_t m
   return false;
 }
 
+// What the load (LoadedLog) already knows: the offsets, checkpoints, snapshots, `.txnindex` and the
+// producer state at the log end.
+void CopyLoaded(const LoadedLog& log, ReplicaState* r) {
+  r->tp = log.tp;
+  r->topic_id = log.topic_id;
+  r->cluster_id = log.cluster_id;
+  r->node_id = log.node_id;
+  r->log_start_offset = log.log_start_offset;
+  r->log_end_offset = log.log_end_offset;
+  r->high_watermark = log.high_watermark;
+  r->high_watermark_from_checkpoint = log.high_watermark_from_checkpoint;
+  r->last_stable_offset = log.last_stable_offset;
+  r->cleaner_checkpoint = log.cleaner_checkpoint;
+  r->snapshot_offset = log.snapshot_offset;
+  for (const auto& [offset, path] : log.snapshot_files) r->snapshot_offsets.push_back(offset);
+  r->txn_index = log.aborted_txns;
+  for (const LoadedLog::FilePosition& f : log.aborted_txn_sources) r->txn_index_sources.push_back({f.file, f.position});
+  for (const AbortedTxn& e : r->txn_index) {
+    r->txn_index_max_last.push_back(
+        std::max(e.last_offset, r->txn_index_max_last.empty() ? INT64_MIN : r->txn_index_max_last.back()));
+  }
+  for (const SegmentInfo& s : log.segments) r->segment_files.push_back(s.log_path);
+  r->segment_mtimes_ms.assign(log.segments.size(), 0);
+  const ProducerStateManager& loaded = log.producer_state;
+  for (const auto& [first, meta] : loaded.ongoing_txns()) {
+    OpenTxn t;
+    t.producer_id = meta.producer_id;
+    t.first_offset = first;
+    if (const ProducerStateEntry* e = loaded.Find(meta.producer_id)) {
+      t.producer_epoch = e->producer_epoch;
+      t.last_offset = e->last_data_offset();
+      t.last_timestamp = e->last_timestamp;
+    }
+    r->open_txns.push_back(t);
+  }
+  r->producers.reserve(loaded.producers().size());
+  for (const auto& [pid, e] : loaded.producers()) {
+    r->producers.push_back(LoadedProducer{pid, e.producer_epoch, e.coordinator_epoch});
+  }
+}
+
+// diff's pass over the batches (a visitor of LoadedLog::ForEachBatch): each batch's span, its records'
+// digests and consumer views, the markers, and the transactions by replay from the log start.
+class ReplicaPass {
+ public:
+  ReplicaPass(const LoadedLog& log, const ReplicaOptions& options, ReplicaState* r)
+      : log_(log),
+        segments_(log.segments),
+        options_(options),
+        r_(*r),
+        ref_(options.reference),
+        replay_(ProducerStateOptions{options.producer_id_expiration_ms}),
+        read_committed_(r->txn_index),
+        bounds_(ConsumerBounds::Of(log)) {
+    replay_.TruncateFullyAndStartAt(segments_.empty() ? 0 : segments_.front().base_offset);
+    if (ref_ != nullptr) r_.records.ShareWith(&ref_->records);  // chunks equal to the reference's are shared
+    if (ref_ != nullptr &&
+        (options.max_state_bytes == 0 || ref_->records.size() * sizeof(RecordDigest) <= options.max_state_bytes)) {
+      r_.records.reserve(ref_->records.size());
+    }
+    for (const SegmentInfo& s : segments_) {
+      InputStat st = StatInput(s.log_path);  // real or in a capture (segment_reader/capture.h)
+      segment_bytes_.push_back(st.kind == InputKind::kFile ? st.size : 0);
+      total_bytes_ += segment_bytes_.back();
+    }
+  }
+
+  // Streams the log through the pass. False with *error: a segment could not be read (the replica is
+  // not used) or the memory budget is exceeded.
+  bool Run(std::string* error) {
+    LoadedLog::SegmentVisitor v;
+    v.begin = [this](size_t si, const LogReader& reader) { BeginSegment(si, reader); };
+    v.batch = [this, error](size_t si, const BatchView& b) { return Batch(si, b, error); };
+    v.end = [this](size_t si, const LogReader& reader) { EndSegment(si, reader); };
+    if (!log_.ForEachBatch(v, &sink_, error)) return Untrustworthy(*error, error);
+    if (over_budget_) return false;
+    for (Problem& p : sink_.problems) r_.notes.push_back(std::move(p));
+    r_.records.Seal();
+    return true;
+  }
+
+ private:
+  // Without a reference, capacity follows the records per byte seen so far (one reallocation instead of
+  // doubling: less copying, and no capacity left unused at the end).
+  void BeginSegment(size_t si, const LogReader& reader) {
+    if (ref_ == nullptr && bytes_done_ > 0 && !r_.records.empty()) {
+      const double per_byte = double(r_.records.size()) / double(bytes_done_);
+      const size_t this_segment = size_t(per_byte * double(segment_bytes_[si]));
+      size_t want = size_t(per_byte * double(total_bytes_) * 1.02) + 1024;
+      if (r_.records.capacity() < r_.records.size() + this_segment) {
+        want = std::max(want, r_.records.size() + this_segment + 1024);
+        // Never reserve past the budget: WithinBudget reports the replica that needs more.
+        if (options_.max_state_bytes > 0)
+          want = std::min<size_t>(want, options_.max_state_bytes / sizeof(RecordDigest));
+        r_.records.reserve(std::max(want, r_.records.size()));
+      }
+    }
+    bytes_done_ += segment_bytes_[si];
+    r_.segment_mtimes_ms[si] = reader.file_mtime_ms();
+    damaged_ = false;
+  }
+
+  void EndSegment(size_t si, const LogReader& reader) {
+    if (!damaged_ && reader.end() != LogEnd::kEndOfData)
+      Damage(si, reader.valid_bytes(), "segment ends in a torn or corrupt tail");
+    errors_seen_ = sink_.problems.size();
+  }
+
+  // Damage stops the segment: its remaining offsets are unreadable. In the last segment that is what
+  // Kafka's recovery truncates (the log end moves back, already reflected by the producer-state load);
+  // in an earlier one the range up to the next segment is marked damaged and never compared.
+  void Damage(size_t si, uint64_t position, const std::string& why) {
+    damaged_ = true;
+    if (si + 1 >= segments_.size()) return;
+    DamagedRange d;
+    d.from = std::max(prev_end_, segments_[si].base_offset);
+    d.to = segments_[si + 1].base_offset;
+    d.file = segments_[si].log_path;
+    d.position = position;
+    d.why = why;
+    if (d.to > d.from) r_.damaged.push_back(d);
+  }
+
+  // Whether the reader reported an error since the segment's last batch (problems of earlier batches of
+  // the segment were looked at already).
+  bool FramingError() {
+    for (; errors_seen_ < sink_.problems.size(); ++errors_seen_)
+      if (sink_.problems[errors_seen_].severity == Severity::kError) return true;
+    return false;
+  }
+
+  // The reference's batch with the same bytes, if any: its records' digests are this batch's.
+  const BatchSpan* SameInReference(const BatchView& batch, const BatchSpan& span) {
+    if (ref_ == nullptr || batch.header.magic < 2 || batch.header.is_control) return nullptr;
+    const std::vector<BatchSpan>& rb = ref_->batches;
+    if (ref_batch_ >= rb.size() || rb[ref_batch_].base_offset > batch.header.base_offset) ref_batch_ = 0;
+    ref_batch_ = std::lower_bound(rb.begin() + ref_batch_, rb.end(), batch.header.base_offset,
+                                  [](const BatchSpan& b, int64_t o) { return b.base_offset < o; }) -
+                 rb.begin();
+    if (ref_batch_ >= rb.size()) return nullptr;
+    const BatchSpan& c = rb[ref_batch_];
+    const bool same = c.digested && !c.control && c.base_offset == batch.header.base_offset && c.size == span.size &&
+                      c.crc == span.crc && c.fingerprint == span.fingerprint;
+    return same ? &c : nullptr;
+  }
+
+  LoadedLog::Step Batch(size_t si, const BatchView& batch, std::string* error) {
+    const std::string& path = segments_[si].log_path;
+    const int64_t next_base = si + 1 < segments_.size() ? segments_[si + 1].base_offset : INT64_MAX;
+    if (!batch.header.crc_valid || FramingError()) {
+      Damage(si, batch.header.position, !batch.header.crc_valid ? "batch CRC mismatch" : sink_.problems.back().message);
+      return LoadedLog::Step::kNextSegment;
+    }
+    BatchSpan span;
+    span.size = uint32_t(batch.bytes.size());
+    span.crc = batch.header.crc;
+    span.fingerprint = Crc64Extend(0, batch.bytes);
+    const BatchSpan* same = SameInReference(batch, span);
+    const size_t problems_before = sink_.problems.size();
+    // Transactions only (klf lso): a v2 data batch's header says all that is needed of it.
+    const bool header_only = options_.transactions_only && batch.header.magic >= 2 && !batch.header.is_control;
+    const bool decoded = same != nullptr || (!header_only && decoder_.Decode(batch, path, &sink_));
+    const BatchHeader& h = same == nullptr && decoded ? decoder_.header() : batch.header;
+    if (h.base_offset < std::max<int64_t>(prev_end_, 0) || h.last_offset >= next_base) {
+      Damage(si, h.position,
+             "batch offsets " + std::to_string(h.base_offset) + ".." + std::to_string(h.last_offset) + " out of order");
+      return LoadedLog::Step::kNextSegment;
+    }
+    span.base_offset = h.base_offset;
+    span.last_offset = h.last_offset;
+    span.producer_id = h.producer_id;
+    span.producer_epoch = h.producer_epoch;
+    span.transactional = h.is_transactional;
+    span.control = h.is_control;
+    span.records = same != nullptr ? same->records
+                   : header_only   ? std::max(h.record_count, 0)
+                                   : int32_t(decoder_.records().size());
+    span.segment = si;
+    span.position = h.position;
+    span.first_record = uint32_t(r_.records.size());
+    span.digested = decoded && sink_.problems.size() == problems_before;
+    Place(span);
+
+    const int32_t txn = Transactions(batch, h, decoded, path);
+    // read_committed as CompletedFetch filters it (aborted list from the .txnindex, ABORT markers).
+    const bool abort_marker = h.is_control && !r_.markers.empty() && r_.markers.back().offset == h.base_offset &&
+                              r_.markers.back().type == MarkerType::kAbort;
+    const bool batch_aborted = read_committed_.SkipsBatch(h, abort_marker);
+    if (options_.transactions_only) {
+      // The newest record timestamp (the default clock) from the headers: a batch's maxTimestamp.
+      if (header_only || decoded) r_.max_timestamp = std::max(r_.max_timestamp, h.max_timestamp);
+      return LoadedLog::Step::kNext;
+    }
+    if (!decoded) return LoadedLog::Step::kNext;
+    return Records(h, same, txn, batch_aborted, path, error);
+  }
+
+  // A batch's place in the log: the offsets missing before it, the end so far, and the span itself.
+  void Place(const BatchSpan& span) {
+    if (prev_end_ >= 0 && span.base_offset > prev_end_) r_.gaps.push_back({prev_end_, span.base_offset});
+    if (prev_end_ < 0 && span.base_offset > r_.log_start_offset)
+      r_.gaps.push_back({r_.log_start_offset, span.base_offset});
+    prev_end_ = std::max(prev_end_, JavaAdd(span.last_offset, 1));
+    if (!options_.transactions_only) r_.batches.push_back(span);
+  }
+
+  // A decoded batch's records: copied from the reference's identical batch (`same`), else digested.
+  LoadedLog::Step Records(const BatchHeader& h, const BatchSpan* same, int32_t txn, bool batch_aborted,
+                          const std::string& path, std::string* error) {
+    const size_t count = same != nullptr ? size_t(same->records) : decoder_.records().size();
+    if (!WithinBudget(r_, options_, count, path, h.position, error)) {
+      over_budget_ = true;
+      return LoadedLog::Step::kStop;
+    }
+    if (same != nullptr) {
+      CopyRecords(h, *same, txn, batch_aborted);
+    } else {
+      DigestRecords(h, txn, batch_aborted);
+    }
+    return LoadedLog::Step::kNext;
+  }
+
+  // Transaction structure, by replay from the log start: a control batch is a marker (closing the
+  // transaction it completes), a transactional data batch joins its producer's open transaction. Returns
+  // that transaction's index in r.txns (-1: none).
+  int32_t Transactions(const BatchView& batch, const BatchHeader& h, bool decoded, const std::string& path) {
+    BatchUpdate u = replay_.Apply(batch, path, nullptr);
+    if (h.magic < 2 || !h.has_producer_id()) return -1;
+    if (h.is_control) {
+      r_.markers.push_back(MarkerOf(h, decoded));
+      if (u.completed) Close(*u.completed);
+      return -1;
+    }
+    return h.is_transactional ? Join(h) : -1;
+  }
+
+  Marker MarkerOf(const BatchHeader& h, bool decoded) const {
+    Marker m;
+    m.offset = h.base_offset;
+    m.producer_id = h.producer_id;
+    m.producer_epoch = h.producer_epoch;
+    m.type = MarkerType::kEmpty;
+    if (!decoded || decoder_.records().empty()) return m;
+    m.type = MarkerType::kOther;
+    if (auto c = ControlBatchMarker(decoder_.records())) {
+      if (c->type == ControlType::kCommit) m.type = MarkerType::kCommit;
+      if (c->type == ControlType::kAbort) m.type = MarkerType::kAbort;
+      m.coordinator_epoch = c->coordinator_epoch;
+    }
+    return m;
+  }
+
+  // The transaction a marker completed takes its fate.
+  void Close(const CompletedTxn& completed) {
+    auto it = txn_by_first_.find({completed.producer_id, completed.first_offset});
+    if (it == txn_by_first_.end()) return;
+    Txn& t = r_.txns[it->second];
+    t.marker_offset = completed.last_offset;
+    t.fate = completed.is_aborted ? TxnFate::kAborted : TxnFate::kCommitted;
+    txn_by_first_.erase(it);
+  }
+
+  // A transactional data batch: its producer's open transaction (new at its first batch).
+  int32_t Join(const BatchHeader& h) {
+    const ProducerStateEntry* e = replay_.Find(h.producer_id);
+    if (e == nullptr || !e->current_txn_first_offset) return -1;
+    auto key = std::make_pair(h.producer_id, *e->current_txn_first_offset);
+    auto it = txn_by_first_.find(key);
+    if (it == txn_by_first_.end()) {
+      Txn t;
+      t.producer_id = h.producer_id;
+      t.producer_epoch = h.producer_epoch;
+      t.first_offset = *e->current_txn_first_offset;
+      it = txn_by_first_.emplace(key, int32_t(r_.txns.size())).first;
+      r_.txns.push_back(t);
+    }
+    r_.txns[it->second].last_data_offset = h.last_offset;
+    r_.txns[it->second].producer_epoch = h.producer_epoch;
+    return it->second;
+  }
+
+  void Serve(const BatchHeader& h, bool batch_aborted, RecordDigest* d) {
+    d->read_uncommitted = !h.is_control && bounds_.ReadUncommitted(d->offset);
+    d->read_committed = !h.is_control && bounds_.BelowLastStable(d->offset) && !batch_aborted;
+    r_.max_timestamp = std::max(r_.max_timestamp, d->timestamp);
+  }
+
+  // A batch byte-identical to the reference's: its digests, with this replica's transaction and views.
+  void CopyRecords(const BatchHeader& h, const BatchSpan& same, int32_t txn, bool batch_aborted) {
+    for (uint32_t i = same.first_record; i < same.first_record + uint32_t(same.records); ++i) {
+      RecordDigest d = ref_->records[i];
+      d.txn = txn;  // not a control batch
+      d.fate = TxnFate::kNone;
+      Serve(h, batch_aborted, &d);
+      r_.records.push_back(d);
+    }
+  }
+
+  void DigestRecords(const BatchHeader& h, int32_t txn, bool batch_aborted) {
+    keys_.clear();
+    for (const Record& rec : decoder_.records())
+      if (rec.key) keys_.push_back(*rec.key);
+    key_digests_.resize(keys_.size());
+    Md5Many(keys_.data(), keys_.size(), key_digests_.data());
+    size_t next_key = 0;
+    for (const Record& rec : decoder_.records()) {
+      RecordDigest d;
+      d.offset = rec.offset;
+      d.timestamp = rec.timestamp;
+      d.producer_id = h.producer_id;
+      d.producer_epoch = h.producer_epoch;
+      d.leader_epoch = h.partition_leader_epoch;
+      d.transactional = h.is_transactional;
+      d.control = h.is_control;
+      d.has_key = rec.key.has_value();
+      d.has_value = rec.value.has_value();
+      d.txn = h.is_control ? -1 : txn;
+      if (rec.key) d.key = key_digests_[next_key++];
+      d.content = ContentDigest(rec.timestamp, h.is_control, rec.key, rec.value, decoder_.headers(rec));
+      Serve(h, batch_aborted, &d);
+      r_.records.push_back(d);
+    }
+  }
+
+  const LoadedLog& log_;
+  const std::vector<SegmentInfo>& segments_;
+  const ReplicaOptions& options_;
+  ReplicaState& r_;
+  const ReplicaState* ref_;
+  ProducerStateManager replay_;
+  std::map<std::pair<int64_t, int64_t>, int32_t> txn_by_first_;  // (pid, first offset) -> txns index
+  ReadCommittedFilter read_committed_;
+  const ConsumerBounds bounds_;
+  RecordDecoder decoder_;
+  std::vector<Bytes> keys_;  // one batch's keys, hashed together (Md5Many)
+  std::vector<Digest> key_digests_;
+  size_t ref_batch_ = 0;  // cursor into ref->batches (both logs ascend by offset)
+  std::vector<uint64_t> segment_bytes_;
+  uint64_t total_bytes_ = 0, bytes_done_ = 0;
+  int64_t prev_end_ = -1;
+  CollectingSink sink_;
+  bool damaged_ = false, over_budget_ = false;
+  size_t errors_seen_ = 0;  // sink_.problems[0..errors_seen_) hold no error of this segment
+};
+
+// Records of a transaction take its fate; transactions still open at the end stay open.
+void ApplyFates(ReplicaState* r) {
+  for (size_t i = 0; i < r->records.size(); ++i) {
+    const RecordDigest& d = r->records[i];
+    if (d.control || !d.transactional || d.txn < 0) continue;
+    Txn& t = r->txns[d.txn];
+    if (d.fate != t.fate) r->records.Mutable(i).fate = t.fate;
+    ++t.records;
+  }
+}
+
+// Whether `r`'s records match the reference's one for one in everything the key view depends on: then
+// it has the reference's view (record indices included), copied instead of sorted again.
+bool SameViewInputs(const ReplicaState& r, const ReplicaState* ref) {
+  if (ref == nullptr || ref->records.size() != r.records.size()) return false;
+  for (size_t i = 0; i < r.records.size(); ++i) {
+    const RecordDigest& x = r.records[i];
+    const RecordDigest& y = ref->records[i];
+    if (x.offset != y.offset || x.read_committed != y.read_committed || x.has_key != y.has_key ||
+        x.has_value != y.has_value || x.key != y.key) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The markers' verdict and the .txnindex (what consumers get) must agree on every record a
+// read_committed consumer can reach; a mismatch is noted once per transaction.
+void NoteTxnIndexMismatches(ReplicaState* r) {
+  std::set<int32_t> mismatched;
+  for (const RecordDigest& d : r->records) {
+    if (d.control || !d.transactional || d.txn < 0 || d.offset >= r->last_stable_offset) continue;
+    if (d.offset < r->log_start_offset) continue;
+    const bool by_markers = d.fate == TxnFate::kCommitted;
+    if (by_markers != d.read_committed && mismatched.insert(d.txn).second) {
+      const Txn& t = r->txns[d.txn];
+      Note(r, Severity::kWarning, r->path, 0, "txnindex",
+           "transaction of producer " + std::to_string(t.producer_id) + " from offset " +
+               std::to_string(t.first_offset) + " is " + TxnFateName(t.fate) +
+               " by its marker but the .txnindex makes read_committed consumers " +
+               (d.read_committed ? "receive" : "skip") + " it (offset " + std::to_string(d.offset) + ")");
+    }
+  }
+}
+
 }  // namespace
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): diff's visitor over LoadedLog::ForEachBatch: per batch, its digests, markers, transactions and consumer views
 bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options, ReplicaState* out,
                  std::string* error) {
   ReplicaState& r = *out;
@@ -408,333 +797,18 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
       return unreadable ? Untrustworthy(*error, error) : false;
     r.notes = std::move(sink.problems);
   }
-  r.tp = log.tp;
-  r.topic_id = log.topic_id;
-  r.cluster_id = log.cluster_id;
-  r.node_id = log.node_id;
-  r.log_start_offset = log.log_start_offset;
-  r.log_end_offset = log.log_end_offset;
-  r.high_watermark = log.high_watermark;
-  r.high_watermark_from_checkpoint = log.high_watermark_from_checkpoint;
-  r.last_stable_offset = log.last_stable_offset;
-  r.cleaner_checkpoint = log.cleaner_checkpoint;
-  r.snapshot_offset = log.snapshot_offset;
-  for (const auto& [offset, path] : log.snapshot_files) r.snapshot_offsets.push_back(offset);
-  r.txn_index = log.aborted_txns;
-  for (const LoadedLog::FilePosition& f : log.aborted_txn_sources) r.txn_index_sources.push_back({f.file, f.position});
-  for (const AbortedTxn& e : r.txn_index) {
-    r.txn_index_max_last.push_back(
-        std::max(e.last_offset, r.txn_index_max_last.empty() ? INT64_MIN : r.txn_index_max_last.back()));
-  }
-  const std::vector<SegmentInfo>& segments = log.segments;
-  for (const SegmentInfo& s : segments) r.segment_files.push_back(s.log_path);
-  r.segment_mtimes_ms.assign(segments.size(), 0);
-  const ProducerStateManager& loaded = log.producer_state;
-  ProducerStateOptions pso;
-  pso.producer_id_expiration_ms = options.producer_id_expiration_ms;
-  for (const auto& [first, meta] : loaded.ongoing_txns()) {
-    OpenTxn t;
-    t.producer_id = meta.producer_id;
-    t.first_offset = first;
-    if (const ProducerStateEntry* e = loaded.Find(meta.producer_id)) {
-      t.producer_epoch = e->producer_epoch;
-      t.last_offset = e->last_data_offset();
-      t.last_timestamp = e->last_timestamp;
-    }
-    r.open_txns.push_back(t);
-  }
-  r.producers.reserve(loaded.producers().size());
-  for (const auto& [pid, e] : loaded.producers()) {
-    r.producers.push_back(LoadedProducer{pid, e.producer_epoch, e.coordinator_epoch});
-  }
-
+  CopyLoaded(log, &r);
   // One pass over the log: digests, markers, transactions by replay from the log start, consumer views.
-  ProducerStateManager replay(pso);
-  replay.TruncateFullyAndStartAt(segments.empty() ? 0 : segments.front().base_offset);
-  std::map<std::pair<int64_t, int64_t>, int32_t> txn_by_first;  // (pid, first offset) -> txns index
-  ReadCommittedFilter read_committed(r.txn_index);
-  const ConsumerBounds bounds = ConsumerBounds::Of(log);
-  RecordDecoder decoder;
-  std::vector<Bytes> keys;  // one batch's keys, hashed together (Md5Many)
-  std::vector<Digest> key_digests;
-  const ReplicaState* ref = options.reference;
-  if (ref != nullptr) r.records.ShareWith(&ref->records);  // chunks equal to the reference's are shared
-  size_t ref_batch = 0;                                    // cursor into ref->batches (both logs ascend by offset)
-  if (ref != nullptr &&
-      (options.max_state_bytes == 0 || ref->records.size() * sizeof(RecordDigest) <= options.max_state_bytes)) {
-    r.records.reserve(ref->records.size());
-  }
-  // Without a reference, capacity follows the records per byte seen so far (one reallocation instead of
-  // doubling: less copying, and no capacity left unused at the end).
-  std::vector<uint64_t> segment_bytes;
-  uint64_t total_bytes = 0;
-  for (const SegmentInfo& s : segments) {
-    InputStat st = StatInput(s.log_path);  // real or in a capture (segment_reader/capture.h)
-    segment_bytes.push_back(st.kind == InputKind::kFile ? st.size : 0);
-    total_bytes += segment_bytes.back();
-  }
-  uint64_t bytes_done = 0;
-  int64_t prev_end = -1;
-  // Damage stops the segment: its remaining offsets are unreadable. In the last segment that is what
-  // Kafka's recovery truncates (the log end moves back, already reflected by the producer-state load);
-  // in an earlier one the range up to the next segment is marked damaged and never compared.
-  auto damage = [&](size_t si, uint64_t position, const std::string& why) {
-    if (si + 1 >= segments.size()) return;
-    DamagedRange d;
-    d.from = std::max(prev_end, segments[si].base_offset);
-    d.to = segments[si + 1].base_offset;
-    d.file = segments[si].log_path;
-    d.position = position;
-    d.why = why;
-    if (d.to > d.from) r.damaged.push_back(d);
-  };
-  // Streamed with pread(2) through one reused buffer (LoadedLog::ForEachBatch): on this VM mapping a page
-  // costs more than reading it, and each batch is used once, right away.
-  CollectingSink sink;
-  bool damaged = false, over_budget = false;
-  size_t errors_seen = 0;  // sink.problems[0..errors_seen) hold no error of this segment
-  LoadedLog::SegmentVisitor pass;
-  pass.begin = [&](size_t si, const LogReader& reader) {
-    if (ref == nullptr && bytes_done > 0 && !r.records.empty()) {
-      double per_byte = double(r.records.size()) / double(bytes_done);
-      size_t want = size_t(per_byte * double(total_bytes) * 1.02) + 1024;
-      if (r.records.capacity() < r.records.size() + size_t(per_byte * double(segment_bytes[si]))) {
-        want = std::max(want, r.records.size() + size_t(per_byte * double(segment_bytes[si])) + 1024);
-        // Never reserve past the budget: WithinBudget reports the replica that needs more.
-        if (options.max_state_bytes > 0) want = std::min<size_t>(want, options.max_state_bytes / sizeof(RecordDigest));
-        r.records.reserve(std::max(want, r.records.size()));
-      }
-    }
-    bytes_done += segment_bytes[si];
-    r.segment_mtimes_ms[si] = reader.file_mtime_ms();
-    damaged = false;
-  };
-  pass.end = [&](size_t si, const LogReader& reader) {
-    if (!damaged && reader.end() != LogEnd::kEndOfData)
-      damage(si, reader.valid_bytes(), "segment ends in a torn or corrupt tail");
-    errors_seen = sink.problems.size();
-  };
-  // NOLINTNEXTLINE(readability-function-cognitive-complexity): one batch of diff's pass: framing, digests, markers, transactions, consumer views
-  pass.batch = [&](size_t si, const BatchView& batch) {
-    const std::string& path = segments[si].log_path;
-    const int64_t next_base = si + 1 < segments.size() ? segments[si + 1].base_offset : INT64_MAX;
-    bool framing_error = false;
-    for (; errors_seen < sink.problems.size(); ++errors_seen) {
-      if (sink.problems[errors_seen].severity == Severity::kError) {
-        framing_error = true;
-        break;
-      }
-    }
-    if (!batch.header.crc_valid || framing_error) {
-      damage(si, batch.header.position, !batch.header.crc_valid ? "batch CRC mismatch" : sink.problems.back().message);
-      damaged = true;
-      return LoadedLog::Step::kNextSegment;
-    }
-    BatchSpan span;
-    span.size = uint32_t(batch.bytes.size());
-    span.crc = batch.header.crc;
-    span.fingerprint = Crc64Extend(0, batch.bytes);
-    // The reference's batch with the same bytes, if any: its records' digests are this batch's.
-    const BatchSpan* same = nullptr;
-    if (ref != nullptr && batch.header.magic >= 2 && !batch.header.is_control) {
-      const std::vector<BatchSpan>& rb = ref->batches;
-      if (ref_batch >= rb.size() || rb[ref_batch].base_offset > batch.header.base_offset) ref_batch = 0;
-      ref_batch = std::lower_bound(rb.begin() + ref_batch, rb.end(), batch.header.base_offset,
-                                   [](const BatchSpan& b, int64_t o) { return b.base_offset < o; }) -
-                  rb.begin();
-      if (ref_batch < rb.size()) {
-        const BatchSpan& c = rb[ref_batch];
-        if (c.digested && !c.control && c.base_offset == batch.header.base_offset && c.size == span.size &&
-            c.crc == span.crc && c.fingerprint == span.fingerprint) {
-          same = &c;
-        }
-      }
-    }
-    size_t problems_before = sink.problems.size();
-    // Transactions only (klf lso): a v2 data batch's header says all that is needed of it.
-    const bool header_only = options.transactions_only && batch.header.magic >= 2 && !batch.header.is_control;
-    bool decoded = same != nullptr || (!header_only && decoder.Decode(batch, path, &sink));
-    const BatchHeader& h = same == nullptr && decoded ? decoder.header() : batch.header;
-    if (h.base_offset < std::max<int64_t>(prev_end, 0) || h.last_offset >= next_base) {
-      damage(si, h.position,
-             "batch offsets " + std::to_string(h.base_offset) + ".." + std::to_string(h.last_offset) + " out of order");
-      damaged = true;
-      return LoadedLog::Step::kNextSegment;
-    }
-    span.base_offset = h.base_offset;
-    span.last_offset = h.last_offset;
-    span.producer_id = h.producer_id;
-    span.producer_epoch = h.producer_epoch;
-    span.transactional = h.is_transactional;
-    span.control = h.is_control;
-    span.records = same != nullptr ? same->records
-                   : header_only   ? std::max(h.record_count, 0)
-                                   : int32_t(decoder.records().size());
-    span.segment = si;
-    span.position = h.position;
-    span.first_record = uint32_t(r.records.size());
-    span.digested = decoded && sink.problems.size() == problems_before;
-    if (prev_end >= 0 && span.base_offset > prev_end) r.gaps.push_back({prev_end, span.base_offset});
-    if (prev_end < 0 && span.base_offset > r.log_start_offset) r.gaps.push_back({r.log_start_offset, span.base_offset});
-    prev_end = std::max(prev_end, JavaAdd(span.last_offset, 1));
-    if (!options.transactions_only) r.batches.push_back(span);
-
-    // Transaction structure (replay from the log start).
-    BatchUpdate u = replay.Apply(batch, path, nullptr);
-    int32_t txn_index = -1;
-    if (h.magic >= 2 && h.has_producer_id()) {
-      if (h.is_control) {
-        Marker m;
-        m.offset = h.base_offset;
-        m.producer_id = h.producer_id;
-        m.producer_epoch = h.producer_epoch;
-        m.type = MarkerType::kEmpty;
-        if (decoded && !decoder.records().empty()) {
-          m.type = MarkerType::kOther;
-          if (auto c = ControlBatchMarker(decoder.records())) {
-            if (c->type == ControlType::kCommit) m.type = MarkerType::kCommit;
-            if (c->type == ControlType::kAbort) m.type = MarkerType::kAbort;
-            m.coordinator_epoch = c->coordinator_epoch;
-          }
-        }
-        r.markers.push_back(m);
-        if (u.completed) {
-          auto it = txn_by_first.find({u.completed->producer_id, u.completed->first_offset});
-          if (it != txn_by_first.end()) {
-            Txn& t = r.txns[it->second];
-            t.marker_offset = u.completed->last_offset;
-            t.fate = u.completed->is_aborted ? TxnFate::kAborted : TxnFate::kCommitted;
-            txn_by_first.erase(it);
-          }
-        }
-      } else if (h.is_transactional) {
-        const ProducerStateEntry* e = replay.Find(h.producer_id);
-        if (e && e->current_txn_first_offset) {
-          auto key = std::make_pair(h.producer_id, *e->current_txn_first_offset);
-          auto it = txn_by_first.find(key);
-          if (it == txn_by_first.end()) {
-            Txn t;
-            t.producer_id = h.producer_id;
-            t.producer_epoch = h.producer_epoch;
-            t.first_offset = *e->current_txn_first_offset;
-            it = txn_by_first.emplace(key, int32_t(r.txns.size())).first;
-            r.txns.push_back(t);
-          }
-          txn_index = it->second;
-          r.txns[txn_index].last_data_offset = h.last_offset;
-          r.txns[txn_index].producer_epoch = h.producer_epoch;
-        }
-      }
-    }
-
-    // read_committed as CompletedFetch filters it (aborted list from the .txnindex, ABORT markers).
-    const bool abort_marker = h.is_control && !r.markers.empty() && r.markers.back().offset == h.base_offset &&
-                              r.markers.back().type == MarkerType::kAbort;
-    const bool batch_aborted = read_committed.SkipsBatch(h, abort_marker);
-
-    if (options.transactions_only) {
-      // The newest record timestamp (the default clock) from the headers: a batch's maxTimestamp.
-      if (header_only || decoded) r.max_timestamp = std::max(r.max_timestamp, h.max_timestamp);
-      return LoadedLog::Step::kNext;
-    }
-    if (!decoded) return LoadedLog::Step::kNext;
-    auto consumers = [&](RecordDigest& d) {
-      d.read_uncommitted = !h.is_control && bounds.ReadUncommitted(d.offset);
-      d.read_committed = !h.is_control && bounds.BelowLastStable(d.offset) && !batch_aborted;
-      r.max_timestamp = std::max(r.max_timestamp, d.timestamp);
-    };
-    if (same != nullptr) {
-      if (!WithinBudget(r, options, size_t(same->records), path, h.position, error)) {
-        over_budget = true;
-        return LoadedLog::Step::kStop;
-      }
-      for (uint32_t i = same->first_record; i < same->first_record + uint32_t(same->records); ++i) {
-        RecordDigest d = ref->records[i];
-        d.txn = txn_index;  // not a control batch
-        d.fate = TxnFate::kNone;
-        consumers(d);
-        r.records.push_back(d);
-      }
-      return LoadedLog::Step::kNext;
-    }
-    if (!WithinBudget(r, options, decoder.records().size(), path, h.position, error)) {
-      over_budget = true;
-      return LoadedLog::Step::kStop;
-    }
-    keys.clear();
-    for (const Record& rec : decoder.records())
-      if (rec.key) keys.push_back(*rec.key);
-    key_digests.resize(keys.size());
-    Md5Many(keys.data(), keys.size(), key_digests.data());
-    size_t next_key = 0;
-    for (const Record& rec : decoder.records()) {
-      RecordDigest d;
-      d.offset = rec.offset;
-      d.timestamp = rec.timestamp;
-      d.producer_id = h.producer_id;
-      d.producer_epoch = h.producer_epoch;
-      d.leader_epoch = h.partition_leader_epoch;
-      d.transactional = h.is_transactional;
-      d.control = h.is_control;
-      d.has_key = rec.key.has_value();
-      d.has_value = rec.value.has_value();
-      d.txn = h.is_control ? -1 : txn_index;
-      if (rec.key) d.key = key_digests[next_key++];
-      d.content = ContentDigest(rec.timestamp, h.is_control, rec.key, rec.value, decoder.headers(rec));
-      consumers(d);
-      r.records.push_back(d);
-    }
-    return LoadedLog::Step::kNext;
-  };
-  if (!log.ForEachBatch(pass, &sink, error)) return Untrustworthy(*error, error);
-  if (over_budget) return false;
-  for (Problem& p : sink.problems) r.notes.push_back(std::move(p));
-  r.records.Seal();
+  ReplicaPass pass(log, options, &r);
+  if (!pass.Run(error)) return false;
   if (options.transactions_only) return true;
-  // Records of a transaction take its fate; transactions still open at the end stay open.
-  for (size_t i = 0; i < r.records.size(); ++i) {
-    const RecordDigest& d = r.records[i];
-    if (d.control || !d.transactional) continue;
-    if (d.txn < 0) continue;
-    Txn& t = r.txns[d.txn];
-    if (d.fate != t.fate) r.records.Mutable(i).fate = t.fate;
-    ++t.records;
-  }
-  // A replica whose records match the reference's one for one in everything the view depends on has
-  // the reference's view (record indices included): copy it instead of sorting again.
-  auto same_view_inputs = [&]() {
-    if (ref == nullptr || ref->records.size() != r.records.size()) return false;
-    for (size_t i = 0; i < r.records.size(); ++i) {
-      const RecordDigest& x = r.records[i];
-      const RecordDigest& y = ref->records[i];
-      if (x.offset != y.offset || x.read_committed != y.read_committed || x.has_key != y.has_key ||
-          x.has_value != y.has_value || x.key != y.key) {
-        return false;
-      }
-    }
-    return true;
-  };
-  if (same_view_inputs()) {
-    r.key_view = ref->key_view;
+  ApplyFates(&r);
+  if (SameViewInputs(r, options.reference)) {
+    r.key_view = options.reference->key_view;
   } else {
     BuildKeyView(&r);
   }
-  // The markers' verdict and the .txnindex (what consumers get) must agree on every record a
-  // read_committed consumer can reach; a mismatch is noted once per transaction.
-  std::set<int32_t> mismatched;
-  for (const RecordDigest& d : r.records) {
-    if (d.control || !d.transactional || d.txn < 0 || d.offset >= r.last_stable_offset) continue;
-    if (d.offset < r.log_start_offset) continue;
-    bool by_markers = d.fate == TxnFate::kCommitted;
-    if (by_markers != d.read_committed && mismatched.insert(d.txn).second) {
-      const Txn& t = r.txns[d.txn];
-      Note(&r, Severity::kWarning, partition_dir, 0, "txnindex",
-           "transaction of producer " + std::to_string(t.producer_id) + " from offset " +
-               std::to_string(t.first_offset) + " is " + TxnFateName(t.fate) +
-               " by its marker but the .txnindex makes read_committed consumers " +
-               (d.read_committed ? "receive" : "skip") + " it (offset " + std::to_string(d.offset) + ")");
-    }
-  }
+  NoteTxnIndexMismatches(&r);
   return true;
 }
 

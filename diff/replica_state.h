@@ -164,10 +164,10 @@ struct DamagedRange {
 
 struct ReplicaState;
 
-// Memory for the per-record vectors: blocks of 2 MiB or more are 2 MiB-aligned and advised
-// MADV_HUGEPAGE (this VM's transparent huge pages are "madvise"). Touching fresh memory costs a page
-// fault per 4 KiB page otherwise (~2.5 us each here: ~0.4 s per GiB of digests); smaller blocks come
-// from operator new.
+// Memory for the per-record vectors: blocks of 2 MiB or more are mapped directly (mmap/munmap, so a
+// freed block leaves the process), 2 MiB-aligned and advised MADV_HUGEPAGE, as hosts whose transparent
+// huge pages are "madvise" would otherwise take a page fault per 4 KiB page (docs/PERFORMANCE.md);
+// smaller blocks come from operator new.
 void* AllocateLarge(size_t bytes);
 void FreeLarge(void* p, size_t bytes);
 template <typename T>

@@ -436,7 +436,7 @@ class Cluster {
   ProducerRuntime* ProducerNamed(const std::string& name, std::string* error);
   void ElectLeader(int id);
   bool Produce(ProducerRuntime& p, const event::Records& records, bool one_batch, std::string* error);
-  bool EndTxn(ProducerRuntime& p, ControlType type, bool timeout, json* detail, std::string* error);
+  bool EndTxn(ProducerRuntime& p, ControlType type, bool timeout, facts::TxnEnded* detail, std::string* error);
   bool WriteTxnState(const ProducerRuntime& p, TxnLogStatus status, int64_t producer_id, int16_t epoch,
                      int64_t previous_producer_id, int64_t next_producer_id, std::string* error);
   bool AppendAsLeader(const std::string& chunk, std::string* error);
@@ -444,12 +444,12 @@ class Cluster {
   bool Replicate(LogOf log, std::string* error);
   static bool CatchUpLog(const ReplicaLog& from, ReplicaLog& to, int64_t now_ms, int* fetches, int64_t* bytes,
                          std::string* error);
-  bool Clean(Broker& b, bool force, json* detail, std::string* error);
+  bool Clean(Broker& b, bool force, facts::Cleaned* detail, std::string* error);
   void Tick();
   void SetClock(int64_t ms);
   std::vector<Broker*> Targets(const BrokerTargets& t, std::string* error);
   Broker& leader() { return brokers_[leader_ - 1]; }
-  void Step(const std::string& op, std::string text, json detail = json::object());
+  void Step(const std::string& op, std::string text, StepFacts detail = {});
 
   const Timeline& t_;
   const SimulationOptions& o_;
@@ -469,7 +469,7 @@ class Cluster {
   int64_t next_free_producer_id_ = 0;  // the coordinator's ProducerIdManager: ids above every id in use
 };
 
-void Cluster::Step(const std::string& op, std::string text, json detail) {
+void Cluster::Step(const std::string& op, std::string text, StepFacts detail) {
   SimStep s;
   s.step = int(r_->steps.size()) + 1;
   s.clock_ms = clock_;
@@ -735,7 +735,7 @@ bool Cluster::Produce(ProducerRuntime& p, const event::Records& records, bool on
 //
 // `detail` gets the producer id and epochs (transaction version stated, or a time-out).
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): the coordinator's EndTxn steps (transaction version 0/1 and 2) in Kafka's order
-bool Cluster::EndTxn(ProducerRuntime& p, ControlType type, bool timeout, json* detail, std::string* error) {
+bool Cluster::EndTxn(ProducerRuntime& p, ControlType type, bool timeout, facts::TxnEnded* detail, std::string* error) {
   if (!p.spec.transactional || !p.in_txn) {
     *error = "producer " + p.spec.name + " has no open transaction";
     return false;
@@ -800,20 +800,20 @@ bool Cluster::EndTxn(ProducerRuntime& p, ControlType type, bool timeout, json* d
     p.next_sequence = 0;
     if (logged && !WriteTxnState(p, TxnLogStatus::kEmpty, producer_id, p.spec.epoch, producer_id, -1, error))
       return false;
-    (*detail)["timeout"] = true;
-    (*detail)["nextEpoch"] = p.spec.epoch;
+    detail->timeout = true;
+    detail->next_epoch = p.spec.epoch;
   }
   if (p.spec.transaction_version >= 0 || timeout) {
-    if (p.spec.transaction_version >= 0) (*detail)["transactionVersion"] = p.spec.transaction_version;
-    (*detail)["producerId"] = producer_id;
-    (*detail)["dataEpoch"] = data_epoch;
-    (*detail)["markerEpoch"] = marker_epoch;
-    if (next_producer_id >= 0) (*detail)["nextProducerId"] = next_producer_id;
+    if (p.spec.transaction_version >= 0) detail->transaction_version = p.spec.transaction_version;
+    detail->producer_id = producer_id;
+    detail->data_epoch = data_epoch;
+    detail->marker_epoch = marker_epoch;
+    if (next_producer_id >= 0) detail->next_producer_id = next_producer_id;
   }
   return true;
 }
 
-bool Cluster::Clean(Broker& b, bool force, json* detail, std::string* error) {
+bool Cluster::Clean(Broker& b, bool force, facts::Cleaned* detail, std::string* error) {
   Tick();
   CompactOptions co;
   co.config = cleaner_;
@@ -831,20 +831,18 @@ bool Cluster::Clean(Broker& b, bool force, json* detail, std::string* error) {
     return false;
   }
   const CleaningDecision& d = pr.decision;
-  (*detail)["broker"] = b.id;
-  (*detail)["cleaned"] = pr.cleaned;
-  (*detail)["firstDirtyOffset"] = d.offsets.first_dirty_offset;
-  (*detail)["firstUncleanableOffset"] = d.range.first_uncleanable_offset;
-  (*detail)["cleanableRatio"] = d.range.cleanable_ratio;
-  (*detail)["reason"] = d.reason;
-  (*detail)["cleanerCheckpoint"] = b.log->cleaner_checkpoint() ? json(*b.log->cleaner_checkpoint()) : json(nullptr);
-  (*detail)["tombstonesRemoved"] = pr.stats.tombstones_removed;
-  (*detail)["markersRemoved"] = pr.stats.markers_removed;
+  detail->broker = b.id;
+  detail->cleaned = pr.cleaned;
+  detail->first_dirty_offset = d.offsets.first_dirty_offset;
+  detail->first_uncleanable_offset = d.range.first_uncleanable_offset;
+  detail->cleanable_ratio = d.range.cleanable_ratio;
+  detail->reason = d.reason;
+  detail->cleaner_checkpoint = b.log->cleaner_checkpoint();
+  detail->tombstones_removed = pr.stats.tombstones_removed;
+  detail->markers_removed = pr.stats.markers_removed;
   if (o_.mode == CoordinationMode::kCoordinated) {
-    (*detail)["mtro"] = *co.max_tombstone_remove_offset;
-    (*detail)["mxro"] = *co.max_tx_end_remove_offset;
-    (*detail)["tombstonesHeld"] = pr.stats.tombstones_held;
-    (*detail)["markersHeld"] = pr.stats.markers_held;
+    detail->coordinated = facts::Cleaned::Coordinated{*co.max_tombstone_remove_offset, *co.max_tx_end_remove_offset,
+                                                      pr.stats.tombstones_held, pr.stats.markers_held};
   }
   Tick();  // the new checkpoint is reported at once
   return true;
@@ -910,7 +908,7 @@ bool Cluster::Do(const event::Produce& x, const std::string& op, std::string* er
   int64_t first = leader().log->log_end_offset();
   if (!Produce(*p, x.records, x.one_batch, error)) return false;
   int64_t last = leader().log->log_end_offset() - 1;
-  json d = {{"producer", p->spec.name}, {"firstOffset", first}, {"lastOffset", last}};
+  facts::Produced d{p->spec.name, std::nullopt, first, last};
   std::string what;
   for (const auto& [k, v] : x.records) what += (what.empty() ? "" : ", ") + *k + "=" + (v ? *v : "<tombstone>");
   Step(op, fmt::format("{} wrote {} at offsets {}..{} (leader {})", p->spec.name, what, first, last, leader_), d);
@@ -934,7 +932,7 @@ bool Cluster::Do(const event::Traffic& x, const std::string& op, std::string* er
        fmt::format(
            "{} wrote {} keyed records at offsets {}..{}{}", p->spec.name, written, first, last,
            x.until_roll ? fmt::format(" (until the leader rolled to {})", leader().log->active_base_offset()) : ""),
-       {{"producer", p->spec.name}, {"records", written}, {"firstOffset", first}, {"lastOffset", last}});
+       facts::Produced{p->spec.name, written, first, last});
   return true;
 }
 
@@ -957,7 +955,9 @@ bool Cluster::Do(const event::End& x, const std::string& op, std::string* error)
   if (p == nullptr) return false;
   int64_t at = leader().log->log_end_offset();
   bool had_data = p->txn_has_data;
-  json d = {{"producer", p->spec.name}, {"markerOffset", at}};
+  facts::TxnEnded d;
+  d.producer = p->spec.name;
+  d.marker_offset = at;
   if (!EndTxn(*p, x.commit ? ControlType::kCommit : ControlType::kAbort, x.timeout, &d, error)) return false;
   std::string up;
   for (const Broker& b : brokers_)
@@ -966,7 +966,7 @@ bool Cluster::Do(const event::End& x, const std::string& op, std::string* error)
        had_data ? fmt::format("{} {}s: {} marker at offset {} (on brokers {})", p->spec.name, op,
                               x.commit ? "COMMIT" : (x.timeout ? "ABORT (transaction time-out)" : "ABORT"), at, up)
                 : fmt::format("{} {}s an empty transaction (no marker on this partition)", p->spec.name, op),
-       had_data ? d : json::object());
+       had_data ? StepFacts(d) : StepFacts());
   return true;
 }
 
@@ -983,9 +983,7 @@ bool Cluster::Do(const event::Down& x, const std::string& op, std::string* error
     if (!b->log->Flush(true, clock_, error)) return false;
     if (b->txn_log && !b->txn_log->Flush(true, clock_, error)) return false;
     b->up = false;
-    json d = {{"broker", b->id},
-              {"logEndOffset", b->log->log_end_offset()},
-              {"lastStableOffset", b->log->last_stable_offset()}};
+    facts::BrokerDown d{b->id, b->log->log_end_offset(), b->log->last_stable_offset(), std::nullopt};
     std::string extra;
     if (b->id == leader_) {
       auto next = std::find_if(brokers_.begin(), brokers_.end(), [](const Broker& c) { return c.up; });
@@ -995,7 +993,7 @@ bool Cluster::Do(const event::Down& x, const std::string& op, std::string* error
       }
       ElectLeader(next->id);
       extra = fmt::format("; broker {} becomes leader (epoch {})", leader_, leader_epoch_);
-      d["newLeader"] = leader_;
+      d.new_leader = leader_;
     }
     Step(op, fmt::format("broker {} shuts down at log end offset {}{}", b->id, b->log->log_end_offset(), extra), d);
   }
@@ -1029,12 +1027,7 @@ bool Cluster::Do(const event::Up& x, const std::string& op, std::string* error) 
     Step(op,
          fmt::format("broker {} returns and fetches {}..{} from leader {} ({} fetches, {} bytes)", b->id, from,
                      b->log->log_end_offset(), leader_, fetches, bytes),
-         {{"broker", b->id},
-          {"fromOffset", from},
-          {"logEndOffset", b->log->log_end_offset()},
-          {"fetches", fetches},
-          {"bytes", bytes},
-          {"lastStableOffset", b->log->last_stable_offset()}});
+         facts::BrokerUp{b->id, from, b->log->log_end_offset(), fetches, bytes, b->log->last_stable_offset()});
   }
   return true;
 }
@@ -1052,7 +1045,7 @@ bool Cluster::Do(const event::Leader& x, const std::string& op, std::string* err
   ElectLeader(bs[0]->id);
   Tick();
   Step(op, fmt::format("broker {} becomes leader (epoch {})", leader_, leader_epoch_),
-       {{"broker", leader_}, {"leaderEpoch", leader_epoch_}});
+       facts::LeaderElected{leader_, leader_epoch_});
   return true;
 }
 
@@ -1066,7 +1059,7 @@ bool Cluster::Do(const event::Roll& x, const std::string& op, std::string* error
     }
     if (!b->log->Roll(clock_, error)) return false;
     Step(op, fmt::format("broker {} rolls its active segment (new base {})", b->id, b->log->active_base_offset()),
-         {{"broker", b->id}, {"activeSegmentBase", b->log->active_base_offset()}});
+         facts::Rolled{b->id, b->log->active_base_offset()});
   }
   return true;
 }
@@ -1079,21 +1072,20 @@ bool Cluster::Do(const event::Clean& x, const std::string& op, std::string* erro
       *error = fmt::format("broker {} is down: its cleaner cannot run", b->id);
       return false;
     }
-    json d;
+    facts::Cleaned d;
     if (!Clean(*b, x.force, &d, error)) return false;
     std::string text = fmt::format("broker {} cleaner: ", b->id);
-    if (d["cleaned"].get<bool>()) {
-      text += fmt::format("cleaned {}..{}, checkpoint {}, tombstones removed {}, markers removed {}",
-                          d["firstDirtyOffset"].get<int64_t>(), d["firstUncleanableOffset"].get<int64_t>(),
-                          d["cleanerCheckpoint"].dump(), d["tombstonesRemoved"].get<int64_t>(),
-                          d["markersRemoved"].get<int64_t>());
-    } else {
-      text += "nothing cleaned (" + d["reason"].get<std::string>() + ")";
-    }
-    if (o_.mode == CoordinationMode::kCoordinated)
+    if (d.cleaned) {
       text +=
-          fmt::format(" [MTRO {} MXRO {}; held back: {} tombstones, {} markers]", d["mtro"].get<int64_t>(),
-                      d["mxro"].get<int64_t>(), d["tombstonesHeld"].get<int64_t>(), d["markersHeld"].get<int64_t>());
+          fmt::format("cleaned {}..{}, checkpoint {}, tombstones removed {}, markers removed {}", d.first_dirty_offset,
+                      d.first_uncleanable_offset, d.cleaner_checkpoint ? std::to_string(*d.cleaner_checkpoint) : "null",
+                      d.tombstones_removed, d.markers_removed);
+    } else {
+      text += "nothing cleaned (" + d.reason + ")";
+    }
+    if (d.coordinated)
+      text += fmt::format(" [MTRO {} MXRO {}; held back: {} tombstones, {} markers]", d.coordinated->mtro,
+                          d.coordinated->mxro, d.coordinated->tombstones_held, d.coordinated->markers_held);
     Step(op, text, d);
   }
   return true;
@@ -1257,88 +1249,6 @@ bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, S
   }
   result->divergence = CompareReplicas(result->brokers);
   return true;
-}
-
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): one JSON key per result field, each written only when present
-json SimulationResultJson(const SimulationResult& r) {
-  json j;
-  j["timeline"] = r.timeline;
-  j["mode"] = CoordinationModeName(r.mode);
-  j["out"] = r.out_dir;
-  j["endClockMs"] = r.end_clock_ms;
-  json steps = json::array();
-  for (const SimStep& s : r.steps)
-    steps.push_back({{"step", s.step}, {"clockMs", s.clock_ms}, {"op", s.op}, {"text", s.text}, {"detail", s.detail}});
-  j["steps"] = steps;
-  json replicas = json::array();
-  for (const BrokerSummary& b : r.brokers) {
-    const ReplicaView& v = b.view;
-    json rc = json::array();
-    for (const ServedRecord& s : v.read_committed)
-      rc.push_back({{"offset", s.offset},
-                    {"key", s.key ? json(*s.key) : json(nullptr)},
-                    {"value", s.value ? json(*s.value) : json(nullptr)},
-                    {"producerId", s.producer_id},
-                    {"transactional", s.transactional},
-                    {"timestamp", s.timestamp}});
-    json open = json::array();
-    for (const OpenTxnInfo& t : v.open_txns)
-      open.push_back({{"producerId", t.producer_id}, {"firstOffset", t.first_offset}});
-    json aborted = json::array();
-    for (const AbortedTxn& t : v.aborted_txns)
-      aborted.push_back(
-          {{"producerId", t.producer_id}, {"firstOffset", t.first_offset}, {"lastOffset", t.last_offset}});
-    replicas.push_back({{"broker", b.broker},
-                        {"up", b.up},
-                        {"leader", b.leader},
-                        {"path", v.path},
-                        {"logStartOffset", v.log_start_offset},
-                        {"logEndOffset", v.log_end_offset},
-                        {"highWatermark", v.high_watermark},
-                        {"lastStableOffset", v.last_stable_offset},
-                        {"cleanerCheckpoint", v.cleaner_checkpoint ? json(*v.cleaner_checkpoint) : json(nullptr)},
-                        {"mcco", v.mcco},
-                        {"mxfo", v.mxfo},
-                        {"openTransactions", open},
-                        {"abortedTransactions", aborted},
-                        {"recordsInLog", v.records_in_log},
-                        {"readCommitted", rc},
-                        {"hiddenOffsets", v.hidden_offsets},
-                        {"keyValues", v.key_values}});
-  }
-  j["replicas"] = replicas;
-  json coord = json::object();
-  coord["mtro"] = r.coordination.mtro ? json(*r.coordination.mtro) : json(nullptr);
-  coord["mxro"] = r.coordination.mxro ? json(*r.coordination.mxro) : json(nullptr);
-  json reports = json::array();
-  for (const auto& c : r.coordination.replicas)
-    reports.push_back({{"broker", c.broker},
-                       {"mcco", c.mcco ? json(*c.mcco) : json(nullptr)},
-                       {"mxfo", c.mxfo ? json(*c.mxfo) : json(nullptr)}});
-  coord["replicas"] = reports;
-  j["coordination"] = coord;
-  const DivergenceReport& d = r.divergence;
-  json dj;
-  dj["diverged"] = d.diverged();
-  json kv = json::object();
-  for (const auto& [k, m] : d.key_values) {
-    json per = json::object();
-    for (const auto& [b, v] : m) per["broker" + std::to_string(b)] = v ? json(*v) : json(nullptr);
-    kv[k] = per;
-  }
-  dj["keyValues"] = kv;
-  json lso = json::object();
-  for (const auto& [b, o] : d.last_stable_offsets) lso["broker" + std::to_string(b)] = o;
-  dj["lastStableOffsets"] = lso;
-  json leo = json::object();
-  for (const auto& [b, o] : d.log_end_offsets) leo["broker" + std::to_string(b)] = o;
-  dj["logEndOffsets"] = leo;
-  json vis = json::array();
-  for (const auto& v : d.visibility)
-    vis.push_back({{"offset", v.offset}, {"servedBy", v.served_by}, {"hiddenBy", v.hidden_by}});
-  dj["visibility"] = vis;
-  j["divergence"] = dj;
-  return j;
 }
 
 }  // namespace klf

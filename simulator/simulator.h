@@ -160,13 +160,76 @@ struct SimulationOptions {
   Env* env = Env::Default();
 };
 
+// The machine-readable facts of an executed event, one type per kind of step (`klf simulate --json`
+// prints them as the step's "detail"; cli/simulate.cc names the keys).
+namespace facts {
+// produce and traffic: the producer's records were appended at [first_offset, last_offset].
+struct Produced {
+  std::string producer;
+  std::optional<int> records;  // traffic only: how many were written
+  int64_t first_offset = 0, last_offset = 0;
+};
+// commit / abort of a transaction that wrote to the partition: its marker.
+struct TxnEnded {
+  std::string producer;
+  int64_t marker_offset = 0;
+  bool timeout = false;                    // the coordinator's abort on a transaction time-out
+  std::optional<int16_t> next_epoch;       // after a time-out: the fenced client's new epoch
+  std::optional<int> transaction_version;  // when the producer states one
+  // Set when the producer states a transaction version, or on a time-out.
+  std::optional<int64_t> producer_id;
+  std::optional<int16_t> data_epoch, marker_epoch;
+  std::optional<int64_t> next_producer_id;  // transaction version 2 at the last epoch: the id it moves to
+};
+// down: a broker shut down (and the leader that took over, if it led).
+struct BrokerDown {
+  int broker = 0;
+  int64_t log_end_offset = 0, last_stable_offset = 0;
+  std::optional<int> new_leader;
+};
+// up: a broker came back and fetched [from_offset, log_end_offset) from the leader.
+struct BrokerUp {
+  int broker = 0;
+  int64_t from_offset = 0, log_end_offset = 0;
+  int fetches = 0;
+  int64_t bytes = 0;
+  int64_t last_stable_offset = 0;
+};
+struct LeaderElected {
+  int broker = 0;
+  int32_t leader_epoch = 0;
+};
+struct Rolled {
+  int broker = 0;
+  int64_t active_segment_base = 0;
+};
+// clean: one cleaner pass of a broker (compactor/cleaner.h's decision and counts).
+struct Cleaned {
+  int broker = 0;
+  bool cleaned = false;
+  int64_t first_dirty_offset = 0, first_uncleanable_offset = 0;
+  double cleanable_ratio = 0;
+  std::string reason;
+  std::optional<int64_t> cleaner_checkpoint;  // after the pass
+  int64_t tombstones_removed = 0, markers_removed = 0;
+  // Coordinated mode only: the bounds the pass obeyed and what they held back.
+  struct Coordinated {
+    int64_t mtro = 0, mxro = 0;
+    int64_t tombstones_held = 0, markers_held = 0;
+  };
+  std::optional<Coordinated> coordinated;
+};
+}  // namespace facts
+using StepFacts = std::variant<std::monostate, facts::Produced, facts::TxnEnded, facts::BrokerDown, facts::BrokerUp,
+                               facts::LeaderElected, facts::Rolled, facts::Cleaned>;
+
 // One executed event, for the report.
 struct SimStep {
   int step = 0;
   int64_t clock_ms = 0;
   std::string op;
-  std::string text;       // one line for humans
-  nlohmann::json detail;  // machine-readable facts of the step
+  std::string text;  // one line for humans
+  StepFacts detail;  // machine-readable facts of the step (monostate: none)
 };
 
 struct CoordinationReport {
@@ -221,8 +284,5 @@ bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, S
 
 // Compares the views of the brokers that are up (used by RunSimulation; exposed for tests).
 DivergenceReport CompareReplicas(const std::vector<BrokerSummary>& brokers);
-
-// JSON of a result (the `klf simulate --json` document).
-nlohmann::json SimulationResultJson(const SimulationResult& r);
 
 }  // namespace klf

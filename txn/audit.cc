@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "segment_reader/parallel.h"
+
 namespace klf {
 
 const char* AuditKindName(AuditKind k) {
@@ -321,19 +323,25 @@ void Judge(const Decision& d, const Copy& c, const std::vector<const Copy*>& sam
 }  // namespace
 
 AuditReport AuditTransactions(const CoordinatorLog& coordinator, const std::vector<std::string>& partition_dirs,
-                              const LoadOptions& options, ProblemSink* sink) {
+                              const LoadOptions& options, ProblemSink* sink, unsigned jobs) {
   AuditReport report;
   std::vector<Decision> decisions = Decisions(coordinator, &report);
   std::set<int64_t> producers;
   for (const Decision& d : decisions) producers.insert(d.record.producer_id);
 
+  // Loaded on the pool, each copy into its slot; judged in the order given.
+  std::vector<Copy> read(partition_dirs.size());
+  std::vector<std::string> errors(partition_dirs.size());
+  std::vector<char> ok(partition_dirs.size(), 0);
+  ParallelFor(partition_dirs.size(), jobs,
+              [&](size_t i) { ok[i] = ReadCopy(partition_dirs[i], producers, options, &read[i], &errors[i]); });
   std::vector<Copy> copies;
   copies.reserve(partition_dirs.size());
-  for (const std::string& dir : partition_dirs) {
-    Copy c;
-    std::string error;
-    if (!ReadCopy(dir, producers, options, &c, &error)) {
-      Report(sink, Severity::kError, dir, 0, "partition-load", error);
+  for (size_t i = 0; i < partition_dirs.size(); ++i) {
+    const std::string& dir = partition_dirs[i];
+    Copy& c = read[i];
+    if (!ok[i]) {
+      Report(sink, Severity::kError, dir, 0, "partition-load", errors[i]);
       report.unreadable.push_back(dir);
       continue;
     }

@@ -81,8 +81,9 @@ struct AuditReport {
 
 // Audits `partition_dirs` (data partitions, copies of one partition from several brokers included)
 // against `coordinator`. A copy that cannot be loaded is reported to `sink` (check "partition-load")
-// and listed in `unreadable`; the others are still audited.
+// and listed in `unreadable`; the others are still audited. The copies are loaded on `jobs` threads (0:
+// one per core); the report does not depend on it.
 AuditReport AuditTransactions(const CoordinatorLog& coordinator, const std::vector<std::string>& partition_dirs,
-                              const LoadOptions& options, ProblemSink* sink);
+                              const LoadOptions& options, ProblemSink* sink, unsigned jobs = 1);
 
 }  // namespace klf

@@ -12,6 +12,7 @@
 #include "partition/consumer_view.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/internal_topics.h"
+#include "segment_reader/parallel.h"
 
 namespace klf {
 namespace {
@@ -346,39 +347,61 @@ std::string CoordinatorAdvice(const CoordinatorView& c, const std::string& abort
   return "the coordinator's files do not decide it, and a manual abort hides the data if it was committed: " + settle;
 }
 
+namespace {
+
+// The open transactions of one partition directory; false with *error when it cannot be loaded.
+bool HangingIn(const std::string& dir, const CoordinatorLog& coordinator, const LoadOptions& options,
+               std::vector<HangingTransaction>* out, std::string* error) {
+  LoadedLog log;
+  CollectingSink quiet;  // the partition's own problems are verify's to report
+  if (!LoadedLog::Open(dir, options, &log, &quiet, error)) return false;
+  if (!log.tp) return true;
+  const std::string tp = log.tp->topic + "-" + std::to_string(log.tp->partition);
+  for (const auto& [first, txn] : log.producer_state.ongoing_txns()) {
+    HangingTransaction h;
+    h.partition_dir = dir;
+    h.topic_partition = tp;
+    h.producer_id = txn.producer_id;
+    h.first_offset = first;
+    if (const ProducerStateEntry* e = log.producer_state.Find(txn.producer_id)) {
+      h.producer_epoch = e->producer_epoch;
+      h.last_offset = e->last_data_offset();
+      h.last_timestamp = e->last_timestamp;
+    }
+    h.last_stable_offset = log.last_stable_offset;
+    h.high_watermark = log.high_watermark;
+    h.pins_lso = first == log.last_stable_offset && log.last_stable_offset < log.high_watermark;
+    h.coordinator = ViewOfTransaction(coordinator, h.producer_id, h.producer_epoch, tp,
+                                      MatchCluster(coordinator, {{dir, log.cluster_id}}));
+    out->push_back(std::move(h));
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<HangingTransaction> FindHangingTransactions(const std::vector<std::string>& partition_dirs,
                                                         const CoordinatorLog& coordinator, const LoadOptions& options,
-                                                        ProblemSink* sink, std::vector<std::string>* unreadable) {
+                                                        ProblemSink* sink, std::vector<std::string>* unreadable,
+                                                        unsigned jobs) {
+  struct Slot {
+    std::vector<HangingTransaction> hanging;
+    std::string error;  // not loaded
+  };
+  std::vector<Slot> slots(partition_dirs.size());
+  ParallelFor(partition_dirs.size(), jobs, [&](size_t i) {
+    if (!HangingIn(partition_dirs[i], coordinator, options, &slots[i].hanging, &slots[i].error) &&
+        slots[i].error.empty())
+      slots[i].error = partition_dirs[i] + ": cannot be loaded";
+  });
   std::vector<HangingTransaction> out;
-  for (const std::string& dir : partition_dirs) {
-    LoadedLog log;
-    std::string error;
-    CollectingSink quiet;  // the partition's own problems are verify's to report
-    if (!LoadedLog::Open(dir, options, &log, &quiet, &error)) {
-      Report(sink, Severity::kError, dir, 0, "partition-load", error);
-      if (unreadable) unreadable->push_back(dir);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!slots[i].error.empty()) {
+      Report(sink, Severity::kError, partition_dirs[i], 0, "partition-load", slots[i].error);
+      if (unreadable) unreadable->push_back(partition_dirs[i]);
       continue;
     }
-    if (!log.tp) continue;
-    const std::string tp = log.tp->topic + "-" + std::to_string(log.tp->partition);
-    for (const auto& [first, txn] : log.producer_state.ongoing_txns()) {
-      HangingTransaction h;
-      h.partition_dir = dir;
-      h.topic_partition = tp;
-      h.producer_id = txn.producer_id;
-      h.first_offset = first;
-      if (const ProducerStateEntry* e = log.producer_state.Find(txn.producer_id)) {
-        h.producer_epoch = e->producer_epoch;
-        h.last_offset = e->last_data_offset();
-        h.last_timestamp = e->last_timestamp;
-      }
-      h.last_stable_offset = log.last_stable_offset;
-      h.high_watermark = log.high_watermark;
-      h.pins_lso = first == log.last_stable_offset && log.last_stable_offset < log.high_watermark;
-      h.coordinator = ViewOfTransaction(coordinator, h.producer_id, h.producer_epoch, tp,
-                                        MatchCluster(coordinator, {{dir, log.cluster_id}}));
-      out.push_back(std::move(h));
-    }
+    for (HangingTransaction& h : slots[i].hanging) out.push_back(std::move(h));
   }
   return out;
 }

@@ -135,11 +135,13 @@ struct HangingTransaction {
   CoordinatorView coordinator;
 };
 
-// Every open transaction of every given data partition directory, joined with `coordinator`.
-// Partition directories that cannot be loaded are reported to `sink` (check "partition-load") and
-// listed in *unreadable; the others are still examined.
+// Every open transaction of every given data partition directory, joined with `coordinator`, in the
+// order of `partition_dirs`. Partition directories that cannot be loaded are reported to `sink` (check
+// "partition-load") and listed in *unreadable; the others are still examined. The directories are loaded
+// on `jobs` threads (0: one per core); the result and the reports do not depend on it.
 std::vector<HangingTransaction> FindHangingTransactions(const std::vector<std::string>& partition_dirs,
                                                         const CoordinatorLog& coordinator, const LoadOptions& options,
-                                                        ProblemSink* sink, std::vector<std::string>* unreadable);
+                                                        ProblemSink* sink, std::vector<std::string>* unreadable,
+                                                        unsigned jobs = 1);
 
 }  // namespace klf

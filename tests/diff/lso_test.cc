@@ -116,9 +116,10 @@ TEST(Lso, ATimeoutAbortOnTheLeaderRaisesTheEpochsAndProvesTheTransactionDecided)
 
   EXPECT_EQ(x.decided_on, (std::vector<std::string>{"b1", "b3"}));
   ASSERT_EQ(x.replicas.size(), 2u);
-  EXPECT_EQ(x.replicas[0].kind, LsoReplicaMarker::Kind::kMarker);
-  EXPECT_EQ(x.replicas[0].type, "ABORT");
-  EXPECT_EQ(x.replicas[0].offset, 11);
+  EXPECT_EQ(x.replicas[0].kind, LsoWitness::Kind::kMarker);
+  ASSERT_TRUE(x.replicas[0].first);
+  EXPECT_EQ(x.replicas[0].first->type, MarkerType::kAbort);
+  EXPECT_EQ(x.replicas[0].first->offset, 11);
   EXPECT_FALSE(Has(x.verdict, "committed")) << x.verdict;  // only an ABORT is shown: no claim of a commit
   EXPECT_TRUE(Has(x.verdict, "Decided on b1, b3")) << x.verdict;
   EXPECT_EQ(lso.replicas.size(), 2u);  // the pinning transaction's view, as before
@@ -149,11 +150,13 @@ TEST(Lso, ACommitElsewhereIsNamedAndTheMergedTransactionsListed) {
   ASSERT_EQ(lso.transactions.size(), 1u);
   const LsoTxn& x = lso.transactions[0];
   ASSERT_EQ(x.replicas.size(), 1u);
-  const LsoReplicaMarker& m = x.replicas[0];
-  EXPECT_EQ(m.kind, LsoReplicaMarker::Kind::kMarker);
-  EXPECT_EQ(m.type, "COMMIT");
+  const LsoWitness& m = x.replicas[0];
+  EXPECT_EQ(m.kind, LsoWitness::Kind::kMarker);
+  ASSERT_TRUE(m.first);
+  EXPECT_EQ(m.first->type, MarkerType::kCommit);
   ASSERT_EQ(m.markers.size(), 2u);
-  EXPECT_EQ(m.markers[1], (std::pair<int64_t, std::string>{13, "ABORT"}));
+  EXPECT_EQ(m.markers[1].offset, 13);
+  EXPECT_EQ(m.markers[1].type, MarkerType::kAbort);
   EXPECT_TRUE(Has(x.verdict, "aborting would hide records here that b1 committed")) << x.verdict;
   EXPECT_TRUE(Has(x.verdict, "then ABORT at 13")) << x.verdict;
   EXPECT_EQ(x.decided_on, std::vector<std::string>{"b1"});
@@ -169,7 +172,7 @@ TEST(Lso, AMarkerGoneFromTheOtherReplicasIsDecidedWithoutAnOutcome) {
   ASSERT_EQ(lso.transactions.size(), 1u);
   const LsoTxn& x = lso.transactions[0];
   ASSERT_EQ(x.replicas.size(), 1u);
-  EXPECT_EQ(x.replicas[0].kind, LsoReplicaMarker::Kind::kDecided);
+  EXPECT_EQ(x.replicas[0].kind, LsoWitness::Kind::kDecided);
   EXPECT_TRUE(Has(x.verdict, "do not show whether it committed or aborted")) << x.verdict;
   EXPECT_EQ(x.decided_on, std::vector<std::string>{"b1"});
   EXPECT_TRUE(Has(lso.resolution, "re-replicate")) << lso.resolution;
@@ -186,7 +189,7 @@ TEST(Lso, OpenOnEveryReplicaTheAbortIsTheFix) {
   LsoReport lso = ExplainLso(Load(t), {Load(l)}, {});
   ASSERT_TRUE(lso.pinned());
   const LsoTxn& x = lso.transactions.at(0);
-  EXPECT_EQ(x.replicas.at(0).kind, LsoReplicaMarker::Kind::kOpenToo);
+  EXPECT_EQ(x.replicas.at(0).kind, LsoWitness::Kind::kOpenToo);
   EXPECT_TRUE(x.decided_on.empty());
   EXPECT_TRUE(Has(x.verdict, "Open on every replica given")) << x.verdict;
   EXPECT_TRUE(Has(lso.resolution, "no replica given shows")) << lso.resolution;

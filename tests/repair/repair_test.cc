@@ -160,7 +160,7 @@ TEST(Repair, HangingTransactionWithEmptyRemnantIsLeftUnlessAssumed) {
             "kafka-transactions.sh --bootstrap-server <broker:9092> abort --topic foo --partition 0 --producer-id 7 "
             "--producer-epoch 0 --coordinator-epoch 0");
   ASSERT_EQ(lso.replicas.size(), 2u);
-  EXPECT_EQ(lso.replicas[0].kind, LsoReplicaMarker::Kind::kEmptyBatch);
+  EXPECT_EQ(lso.replicas[0].kind, LsoWitness::Kind::kEmptyBatch);
   EXPECT_EQ(lso.replicas[0].offset, 12);
   EXPECT_NE(lso.explanation.find("never"), std::string::npos);
 

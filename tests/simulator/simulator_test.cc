@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "segment_reader/batch.h"
@@ -59,17 +60,27 @@ bool Holds(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(
 
 // The first offset the transactional producer P wrote (T1's first offset), from the run's own steps.
 int64_t FirstOffsetOf(const SimulationResult& r, const std::string& producer) {
-  for (const SimStep& s : r.steps)
-    if (s.op == "produce" && s.detail.value("producer", "") == producer) return s.detail["firstOffset"].get<int64_t>();
+  for (const SimStep& s : r.steps) {
+    const auto* p = std::get_if<facts::Produced>(&s.detail);
+    if (s.op == "produce" && p != nullptr && p->producer == producer) return p->first_offset;
+  }
   ADD_FAILURE() << "no produce by " << producer;
   return -1;
 }
 
-// Clean steps of the run, as (broker, detail).
-std::vector<json> Cleans(const SimulationResult& r) {
-  std::vector<json> out;
+// The facts of the run's clean steps.
+std::vector<facts::Cleaned> Cleans(const SimulationResult& r) {
+  std::vector<facts::Cleaned> out;
   for (const SimStep& s : r.steps)
-    if (s.op == "clean") out.push_back(s.detail);
+    if (s.op == "clean") out.push_back(std::get<facts::Cleaned>(s.detail));
+  return out;
+}
+
+// The facts of the run's commit / abort steps that wrote a marker (`ops`: "commit", "abort" or both).
+std::vector<facts::TxnEnded> Ends(const SimulationResult& r, std::initializer_list<std::string_view> ops) {
+  std::vector<facts::TxnEnded> out;
+  for (const SimStep& s : r.steps)
+    if (std::find(ops.begin(), ops.end(), s.op) != ops.end()) out.push_back(std::get<facts::TxnEnded>(s.detail));
   return out;
 }
 
@@ -171,7 +182,7 @@ TEST(SimulatorTest, HealthyControlDoesNotDiverge) {
     for (int b = 1; b <= 3; b++) EXPECT_EQ(Value(View(r, b), "K"), std::nullopt) << b;
     // The tombstone really was removed on the leader (the run is not trivially safe).
     int64_t removed = 0;
-    for (const json& c : Cleans(r)) removed += c["tombstonesRemoved"].get<int64_t>();
+    for (const facts::Cleaned& c : Cleans(r)) removed += c.tombstones_removed;
     EXPECT_GE(removed, 1);
     ExpectVerifies(r);
   }
@@ -200,13 +211,15 @@ TEST(SimulatorTest, LaggingReplicaHoldsBackRemovalUntilItReturns) {
   TempDir tmp;
   struct Case {
     const char* name;
-    const char* held;
-    const char* removed;
+    bool tombstones;  // else markers
     int lagging;
   };
-  for (const Case& c : {Case{"lost-tombstone", "tombstonesHeld", "tombstonesRemoved", 2},
-                        Case{"aborted-to-committed", "markersHeld", "markersRemoved", 2},
-                        Case{"hanging-transaction", "markersHeld", "markersRemoved", 3}}) {
+  for (const Case& c : {Case{"lost-tombstone", true, 2}, Case{"aborted-to-committed", false, 2},
+                        Case{"hanging-transaction", false, 3}}) {
+    auto held = [&](const facts::Cleaned& f) {
+      return c.tombstones ? f.coordinated->tombstones_held : f.coordinated->markers_held;
+    };
+    auto removed = [&](const facts::Cleaned& f) { return c.tombstones ? f.tombstones_removed : f.markers_removed; };
     SimulationResult coordinated = RunFixture(c.name, CoordinationMode::kCoordinated, tmp);
     SimulationResult kafka = RunFixture(c.name, CoordinationMode::kUncoordinated, tmp);
     size_t up_step = 0;
@@ -216,17 +229,20 @@ TEST(SimulatorTest, LaggingReplicaHoldsBackRemovalUntilItReturns) {
     int64_t held_while_away = 0, removed_while_away = 0, removed_after = 0, kafka_removed_while_away = 0;
     for (const SimStep& s : coordinated.steps) {
       if (s.op != "clean") continue;
+      const auto& f = std::get<facts::Cleaned>(s.detail);
+      ASSERT_TRUE(f.coordinated);
       if (size_t(s.step) < up_step) {
-        held_while_away += s.detail[c.held].get<int64_t>();
-        removed_while_away += s.detail[c.removed].get<int64_t>();
+        held_while_away += held(f);
+        removed_while_away += removed(f);
         // MTRO/MXRO stay at or below what the lagging replica last reported.
-        EXPECT_LE(s.detail["mtro"].get<int64_t>(), View(kafka, c.lagging).log_end_offset);
+        EXPECT_LE(f.coordinated->mtro, View(kafka, c.lagging).log_end_offset);
       } else {
-        removed_after += s.detail[c.removed].get<int64_t>();
+        removed_after += removed(f);
       }
     }
     for (const SimStep& s : kafka.steps)
-      if (s.op == "clean" && size_t(s.step) < up_step) kafka_removed_while_away += s.detail[c.removed].get<int64_t>();
+      if (s.op == "clean" && size_t(s.step) < up_step)
+        kafka_removed_while_away += removed(std::get<facts::Cleaned>(s.detail));
     EXPECT_GE(kafka_removed_while_away, 1) << c.name << ": Kafka removes it while the replica is away";
     EXPECT_GE(held_while_away, 1) << c.name;
     EXPECT_EQ(removed_while_away, 0) << c.name;
@@ -295,7 +311,7 @@ TEST(SimulatorTest, OutageJustShorterThanDeleteRetentionIsSafe) {
   EXPECT_FALSE(r.divergence.diverged());
   for (int b = 1; b <= 3; b++) EXPECT_EQ(Value(View(r, b), "K"), std::nullopt);
   int64_t removed = 0;
-  for (const json& c : Cleans(r)) removed += c["tombstonesRemoved"].get<int64_t>();
+  for (const facts::Cleaned& c : Cleans(r)) removed += c.tombstones_removed;
   EXPECT_GE(removed, 2);  // the horizon pass did remove it on brokers 1 and 3
 }
 
@@ -445,13 +461,11 @@ TEST(SimulatorTest, TransactionVersionTwoBumpsTheEpochAtEveryEndAndRollsTheProdu
   EXPECT_EQ(BatchesOf(r.out_dir + "/broker2/foo-0"), expected);
   ExpectVerifies(r);
   // The run's own record of the decisions.
-  std::vector<json> ends;
-  for (const SimStep& s : r.steps)
-    if (s.op == "commit" || s.op == "abort") ends.push_back(s.detail);
+  std::vector<facts::TxnEnded> ends = Ends(r, {"commit", "abort"});
   ASSERT_EQ(ends.size(), 6u);
-  EXPECT_EQ(ends[2]["nextProducerId"], 4001);
-  EXPECT_EQ(ends[2]["markerEpoch"], 32767);
-  EXPECT_EQ(ends[5]["producerId"], 4001);
+  EXPECT_EQ(ends[2].next_producer_id, 4001);
+  EXPECT_EQ(ends[2].marker_epoch, 32767);
+  EXPECT_EQ(ends[5].producer_id, 4001);
 }
 
 TEST(SimulatorTest, WritesTheCoordinatorsLogReplicatedLikeAnyPartition) {
@@ -558,13 +572,11 @@ TEST(SimulatorTest, TimedOutTransactionsAreAbortedAboveAFencedEpoch) {
                                                          {"Ongoing", 3},
                                                          {"PrepareCommit", 4},
                                                          {"CompleteCommit", 4}}));
-  std::vector<json> ends;
-  for (const SimStep& s : r.steps)
-    if (s.op == "abort") ends.push_back(s.detail);
+  std::vector<facts::TxnEnded> ends = Ends(r, {"abort"});
   ASSERT_EQ(ends.size(), 2u);
-  EXPECT_EQ(ends[0]["timeout"], true);
-  EXPECT_EQ(ends[0]["nextEpoch"], 3);
-  EXPECT_EQ(ends[1]["nextEpoch"], 7);
+  EXPECT_TRUE(ends[0].timeout);
+  EXPECT_EQ(ends[0].next_epoch, 3);
+  EXPECT_EQ(ends[1].next_epoch, 7);
 }
 
 TEST(SimulatorTest, NoTransactionVersionNoCoordinatorLog) {

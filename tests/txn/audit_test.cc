@@ -78,6 +78,25 @@ TEST(AuditTest, EachCopyIsJudgedByWhatItHolds) {
   EXPECT_TRUE(f->certain);
   ASSERT_EQ(f->facts.size(), 1u);
   EXPECT_NE(f->facts[0].fact.find("ABORT marker of producer 7 epoch 1 at offset 11"), std::string::npos);
+
+  // Loaded on several threads (a missing copy among them): the same report, the same problems, in order.
+  const std::vector<std::string> dirs = {leader, past, tmp.path() + "/missing/foo-0", lagging, beyond, wrong, clean};
+  CollectingSink one_sink, many_sink;
+  AuditReport one = AuditTransactions(Decided("PrepareCommit", 2), dirs, LoadOptions{}, &one_sink, 1);
+  AuditReport many = AuditTransactions(Decided("PrepareCommit", 2), dirs, LoadOptions{}, &many_sink, 4);
+  EXPECT_EQ(many.partition_copies, 6);
+  EXPECT_EQ(many.unreadable, (std::vector<std::string>{tmp.path() + "/missing/foo-0"}));
+  EXPECT_EQ(many.unreadable, one.unreadable);
+  EXPECT_EQ(many.markers_checked, one.markers_checked);
+  ASSERT_EQ(many.findings.size(), one.findings.size());
+  for (size_t i = 0; i < one.findings.size(); ++i) {
+    EXPECT_EQ(many.findings[i].partition_dir, one.findings[i].partition_dir);
+    EXPECT_EQ(many.findings[i].kind, one.findings[i].kind);
+    EXPECT_EQ(many.findings[i].why, one.findings[i].why);
+  }
+  ASSERT_EQ(many_sink.problems.size(), one_sink.problems.size());
+  for (size_t i = 0; i < one_sink.problems.size(); ++i)
+    EXPECT_EQ(many_sink.problems[i].message, one_sink.problems[i].message);
 }
 
 // Under transaction version 0/1 the epoch does not tie a decision to one marker: counted, not judged.

@@ -193,6 +193,29 @@ TEST(FindHangingTest, TheOpenTransactionOfTv2TxnIsTheOneTheCoordinatorAborted) {
   std::vector<HangingTransaction> hanging =
       FindHangingTransactions({data.string()}, log, LoadOptions{}, &sink, &unreadable);
   ASSERT_EQ(hanging.size(), 1u);
+  // Every cleaner pass's copy beside it, loaded on several threads: results in the order given, the
+  // unloadable one reported in its place.
+  const fs::path txn = data.parent_path().parent_path();
+  const std::vector<std::string> dirs = {(txn / "written" / "tv2-txn-0").string(), (txn / "nothing-here").string(),
+                                         (txn / "cleaned-pass1" / "tv2-txn-0").string(),
+                                         (txn / "cleaned-pass3" / "tv2-txn-0").string()};
+  CollectingSink one_sink, many_sink;
+  std::vector<std::string> one_unreadable, many_unreadable;
+  std::vector<HangingTransaction> one =
+      FindHangingTransactions(dirs, log, LoadOptions{}, &one_sink, &one_unreadable, 1);
+  std::vector<HangingTransaction> many =
+      FindHangingTransactions(dirs, log, LoadOptions{}, &many_sink, &many_unreadable, 3);
+  ASSERT_EQ(many.size(), one.size());
+  ASSERT_GE(many.size(), 1u);
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(many[i].partition_dir, one[i].partition_dir);
+    EXPECT_EQ(many[i].first_offset, one[i].first_offset);
+    EXPECT_EQ(many[i].coordinator.verdict, one[i].coordinator.verdict);
+  }
+  EXPECT_EQ(many[0].partition_dir, dirs[0]);
+  EXPECT_EQ(many_unreadable, (std::vector<std::string>{dirs[1]}));
+  EXPECT_EQ(many_unreadable, one_unreadable);
+  ASSERT_EQ(many_sink.problems.size(), one_sink.problems.size());
   EXPECT_TRUE(unreadable.empty());
   const HangingTransaction& h = hanging[0];
   // Kafka's LogLoader (tv2-txn/truth/written.json): producer 4000 epoch 7 open from 46, LSO 46, HW 53.
