@@ -6,7 +6,8 @@
 #
 # NEW_KLF / OLD_KLF: the binaries to compare (before/after rows); KLF_BENCH: build/bench/klf-bench;
 # DATA: `make bench` data (bench/out/data-scale1: log1g-live10-none, replica2, replica3, seg256-none);
-# WORK: scratch space (the 256 MiB compaction inputs, the fleets and outputs are made there once).
+# WORK: scratch space (the 256 MiB compaction inputs, the large-batch segment, the fleets and outputs are
+# made there once).
 # ROWS: any of "verify-threads verify-floor compact compact-codec diff diff5 triage" (default: all).
 set -euo pipefail
 NEW=$1 OLD=$2 KB=$3 DATA=$4 WORK=$5
@@ -18,17 +19,25 @@ mkdir -p "$WORK"
 want() { [[ " $ROWS " == *" $1 "* ]]; }
 warm() { cat "$@" > /dev/null 2>&1 || true; }
 
-# Inputs made once.
-for c in none zstd lz4; do
-  [ -d "$WORK/c256-$c" ] || "$KB" gen --out "$WORK/c256-$c/bench-0" --bytes 268435456 --live 0.1 \
-    --segment-bytes 33554432 --codec $c --seed 42 > "$WORK/c256-$c.json"
-done
-[ -d "$WORK/fleet2000" ] || python3 "$HERE/make_fleet.py" "$WORK/fleet2000" --partitions 2000 --brokers 1
-[ -d "$WORK/fleet4000" ] || python3 "$HERE/make_fleet.py" "$WORK/fleet4000" --partitions 4000 --brokers 3
+# Inputs made once, each only for the rows that read it.
+if want compact || want compact-codec; then
+  for c in none zstd lz4; do
+    [ -d "$WORK/c256-$c" ] || "$KB" gen --out "$WORK/c256-$c/bench-0" --bytes 268435456 --live 0.1 \
+      --segment-bytes 33554432 --codec $c --seed 42 > "$WORK/c256-$c.json"
+  done
+fi
+if want verify-threads; then
+  [ -d "$WORK/fleet2000" ] || python3 "$HERE/make_fleet.py" "$WORK/fleet2000" --partitions 2000 --brokers 1
+fi
+if want triage; then
+  [ -d "$WORK/fleet4000" ] || python3 "$HERE/make_fleet.py" "$WORK/fleet4000" --partitions 4000 --brokers 3
+fi
 R1=$DATA/log1g-live10-none/bench-0 R2=$DATA/replica2/bench-0 R3=$DATA/replica3/bench-0
-for i in 4 5; do  # two more byte copies (hard links: the same bytes, no disk)
-  [ -d "$WORK/replica$i/bench-0" ] || { mkdir -p "$WORK/replica$i"; cp -al "$R3" "$WORK/replica$i/bench-0"; }
-done
+if want diff5; then
+  for i in 4 5; do  # two more byte copies (hard links: the same bytes, no disk)
+    [ -d "$WORK/replica$i/bench-0" ] || { mkdir -p "$WORK/replica$i"; cp -al "$R3" "$WORK/replica$i/bench-0"; }
+  done
+fi
 
 if want verify-threads; then
   echo "## verify of one log dir of 2,000 partitions, --threads 1 vs 2, before and after"
@@ -42,10 +51,17 @@ if want verify-threads; then
 fi
 
 if want verify-floor; then
-  echo "## verify of the 256 MiB segment (4-16 KiB batches) vs the read + CRC-32C floor"
-  f=$DATA/seg256-none/bench-0/00000000000000000000.log
-  warm "$f"
-  $SBS 11 "$KB floor $f" "$NEW verify --threads 1 $f"
+  # Two workloads: the `make bench` segment (4-16 KiB batches, a producer's batch.size) and one of large
+  # batches (0.5-1 MiB of records each, made once in WORK). Floor, NEW, OLD side by side; then the walk
+  # alone in thread CPU time (klf-bench check: framing + CRC vs framing + CRC + the check-only walk).
+  [ -d "$WORK/seg256-big" ] || "$KB" gen --out "$WORK/seg256-big/bench-0" --bytes 268435456 --batch-bytes 512K \
+    --seed 42 > "$WORK/seg256-big.json"
+  for f in "$DATA/seg256-none/bench-0/00000000000000000000.log" "$WORK/seg256-big/bench-0/00000000000000000000.log"; do
+    echo "## verify of $f vs the read + CRC-32C floor, after vs before"
+    warm "$f"
+    $SBS 11 "$KB floor $f" "$NEW verify --threads 1 $f" "$OLD verify --threads 1 $f"
+    "$KB" check "$f" --repeat 7 | tail -1
+  done
 fi
 
 if want compact; then

@@ -2,17 +2,25 @@
 // docs/PERFORMANCE.md. Not part of klf itself.
 //
 //   klf-bench gen --out DIR --bytes N [--codec none|lz4|zstd] [--live F] [--segment-bytes N] [--seed S]
+//                 [--batch-bytes N]
 //       Writes a partition directory DIR (named <topic>-<partition>, created) of N bytes of v2 batches
 //       through segment_writer's PartitionWriter (indexes, producer snapshots, leader-epoch checkpoint),
 //       deterministic for a seed: keyed records of 100-500 bytes (key + value + headers) with JSON-like
 //       values, batches of 4-16 KiB of records (a producer's batch.size), 4 idempotent producers.
 //       --live F: the key space is sized so that about F of the records are the latest for their key
 //       (F = 0.1: a compaction keeps ~10%); without it keys are (practically) unique.
+//       --batch-bytes N: batches of N to 2N bytes of records instead of 4-16 KiB (N = 1M: ~1-2 MiB
+//       batches, a producer with a large batch.size and linger.ms, or a broker's appended fetch).
 //   klf-bench floor FILE [--mmap]   read(2) in 4 MiB chunks, walk batch headers, CRC-32C every batch
 //                              (--mmap: the same walk over a fresh read-only mapping, as klf reads)
 //   klf-bench decode FILE [--mmap|--populate]   LogReader + RecordDecoder, every record parsed: the
 //                              streaming reader (pread), or over a mapping (--populate: MADV_POPULATE_READ
 //                              the whole mapping first)
+//   klf-bench check FILE [--repeat N]   verify's check-only record walk (RecordDecoder::Check) alone: the
+//                              file read into memory once, then N times (default 1) a pass of LogReader
+//                              (framing, CRC-32C) and one of LogReader + Check; the fastest of each in
+//                              the thread's CPU time (waiting for a core on a busy host left out), and
+//                              the difference: the walk, per record
 //   klf-bench recompress FILE [--keep F]   the floor of compacting compressed data: every v2 batch's
 //                              records section decompressed once and the first F of its bytes (default
 //                              1; 0.1 for a 10%-live log) compressed again with the same codec, one thread
@@ -23,7 +31,9 @@
 //       fsync a no-op, to compare with a plain `cp`.
 // Every command prints one JSON line with what it did and its in-process time.
 #include <sys/mman.h>
+#include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +57,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The calling thread's CPU time (user + system) in seconds, minus t0.
+double ThreadCpuSince(double t0) {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9 - t0;
+}
 
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "klf-bench: %s\n", what.c_str());
@@ -136,6 +153,7 @@ struct GenOptions {
   double live = 0;  // 0: unique keys
   int64_t segment_bytes = int64_t(1) << 30;
   uint64_t seed = 42;
+  uint64_t batch_bytes = 0;  // 0: 4-16 KiB; else N to 2N
 };
 
 // Produces batches into `out` until it holds at least `target` bytes (or `max_records` records).
@@ -145,7 +163,8 @@ class BatchSource {
 
   // Appends one batch to *out; returns its record count.
   int AppendBatch(std::string* out) {
-    size_t batch_target = rng_.Uniform(4096, 16384);
+    size_t batch_target =
+        o_.batch_bytes == 0 ? rng_.Uniform(4096, 16384) : rng_.Uniform(o_.batch_bytes, 2 * o_.batch_bytes);
     size_t bytes = 0;
     inputs_.clear();
     bufs_.resize(0);
@@ -320,6 +339,60 @@ int Decode(const std::string& file, const std::string& mode) {
   return r.ok && r.bad_crc == 0 ? 0 : 1;
 }
 
+// One pass of `klf-bench check` over bytes in memory: LogReader (framing, CRC-32C) and, with `walk`,
+// RecordDecoder::Check of every v2 batch.
+WalkResult CheckPass(const std::string& file, Bytes data, bool walk_records) {
+  WalkResult r;
+  CollectingSink sink;
+  LogReader reader(file, data, &sink);
+  RecordDecoder decoder;
+  RecordOffsetWalk walk;
+  BatchView batch;
+  while (reader.Next(&batch)) {
+    r.batches++;
+    const BatchHeader& h = batch.header;
+    if (!h.crc_valid) r.bad_crc++;
+    if (!walk_records || h.magic < 2 || !h.crc_valid) continue;
+    walk.Reset(h, nullptr);
+    if (!decoder.Check(batch, file, &sink, &walk)) r.ok = false;
+    r.records += walk.in_order();
+    r.checksum += uint64_t(walk.max_timestamp()) ^ uint64_t(walk.expected());
+  }
+  r.bytes = reader.valid_bytes();
+  if (!sink.problems.empty()) r.ok = false;
+  return r;
+}
+
+// The file is read into memory once; then N passes of framing + CRC alone and N of framing + CRC + the
+// check-only walk, alternating; the fastest of each (thread CPU time) and their difference, the walk.
+int Check(const std::string& file, int repeat) {
+  std::string error;
+  std::unique_ptr<MappedFile> f = MappedFile::Open(file, &error);
+  if (!f) Die(error);
+  std::vector<uint8_t> data(f->data().begin(), f->data().end());
+  f.reset();
+  std::vector<double> frame, check;
+  WalkResult r;
+  for (int k = 0; k < std::max(repeat, 1); ++k) {
+    double t0 = ThreadCpuSince(0);
+    WalkResult fr = CheckPass(file, Bytes(data), false);
+    frame.push_back(ThreadCpuSince(t0));
+    t0 = ThreadCpuSince(0);
+    r = CheckPass(file, Bytes(data), true);
+    check.push_back(ThreadCpuSince(t0));
+    r.checksum += fr.checksum;
+  }
+  std::sort(frame.begin(), frame.end());
+  std::sort(check.begin(), check.end());
+  PrintWalk("check", file, r, check.front());
+  const double walk = check.front() - frame.front();
+  std::printf(
+      "{\"command\": \"check\", \"passes\": %zu, \"frameSeconds\": %.4f, \"checkSeconds\": %.4f, "
+      "\"walkSeconds\": %.4f, \"walkNsPerRecord\": %.2f}\n",
+      check.size(), frame.front(), check.front(), walk, r.records == 0 ? 0.0 : walk * 1e9 / double(r.records));
+  return r.ok && r.bad_crc == 0 ? 0 : 1;
+}
+
 // Env whose files never fsync (everything else forwarded): isolates the writer's own cost.
 class NoSyncFile : public WritableFile {
  public:
@@ -438,8 +511,8 @@ uint64_t ParseSize(const std::string& s) {
 int Usage() {
   std::fprintf(stderr,
                "usage: klf-bench gen --out DIR --bytes N [--codec none|lz4|zstd] [--live F] [--segment-bytes N] "
-               "[--seed S]\n"
-               "       klf-bench floor FILE | decode FILE | recompress FILE [--keep F]\n"
+               "[--seed S] [--batch-bytes N]\n"
+               "       klf-bench floor FILE | decode FILE | check FILE [--repeat N] | recompress FILE [--keep F]\n"
                "       klf-bench write --in LOG --out DIR [--no-sync] [--chunk-bytes N]\n");
   return 2;
 }
@@ -459,6 +532,7 @@ int main(int argc, char** argv) {
   };
   if (cmd == "floor") return Floor(args[0], args.size() > 1 && args[1] == "--mmap");
   if (cmd == "decode") return Decode(args[0], args.size() > 1 ? args[1] : "");
+  if (cmd == "check") return Check(args[0], args.size() > 2 && args[1] == "--repeat" ? std::atoi(args[2].c_str()) : 1);
   if (cmd == "recompress")
     return Recompress(args[0], args.size() > 2 && args[1] == "--keep" ? std::atof(args[2].c_str()) : 1.0);
   if (cmd == "gen") {
@@ -476,6 +550,8 @@ int main(int argc, char** argv) {
         o.segment_bytes = int64_t(ParseSize(value(&i)));
       else if (args[i] == "--seed")
         o.seed = std::strtoull(value(&i).c_str(), nullptr, 10);
+      else if (args[i] == "--batch-bytes")
+        o.batch_bytes = ParseSize(value(&i));
       else
         return Usage();
     }

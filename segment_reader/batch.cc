@@ -634,6 +634,88 @@ template <typename U, typename S>
   return ReadZigZag<uint64_t>(p, end, out, ReadVarint64Slow);
 }
 
+// ---- The check-only walk's fast path (RecordDecoder::Check) ----
+//
+// Most records of a log have varints of one or two bytes (values in [-8192, 8191]), at most a few
+// headers, and are not the last of their batch. CheckRecordsFast walks such records with no bounds test
+// per byte (a record is taken only when 8 bytes of data follow it, and no read goes more than 2 bytes
+// past its end), with varints read without zig-zag where only a length or a sign is wanted, the walk's
+// state in registers, and one test per field that a sound record never takes. Anything else (a longer
+// varint, any failed check, the last record of the data) stops it before that record, having changed
+// nothing for it, and DecodeV2's general parse takes the record from its start: it accepts what is
+// sound and reports exactly the problem it reports for every record. So the fast path decides only
+// which code parses a record, never a verdict (tests/verify/check_walk_test.cc, the batch fuzzer).
+
+// A varint of one or two bytes at q (q + 2 <= the data's end), not zig-zag decoded: its raw value in
+// *u; returns where it ends. A longer varint sets *longer (then *u is meaningless and q + 2 is
+// returned).
+[[gnu::always_inline]] inline const uint8_t* Raw2(const uint8_t* q, uint32_t* u, uint32_t* longer) {
+  const uint32_t b0 = q[0];
+  if (b0 < 0x80) {
+    *u = b0;
+    return q + 1;
+  }
+  const uint32_t b1 = q[1];
+  *longer |= b1;  // bit 7: a third byte follows
+  *u = (b0 & 0x7f) | ((b1 & 0x7f) << 7);
+  return q + 2;
+}
+// Zig-zag: the signed value of a raw varint.
+[[gnu::always_inline]] inline int32_t ZigZag(uint32_t u) { return int32_t(u >> 1) ^ -int32_t(u & 1); }
+// A length field whose negative values mean null (key, value, header value): 0 bytes for those.
+[[gnu::always_inline]] inline int64_t LengthOrNull(uint32_t u) { return (u & 1) != 0 ? 0 : int64_t(u >> 1); }
+
+// Walks the records from *p while each is in the fast path's reach: every check DecodeV2's general
+// parse makes, its offset and timestamp given to `walk`. Stops before the first record it cannot take
+// (or after `count`), *p there; returns the number of records walked. Every read is at most 2 bytes
+// past the record's end, and a record is taken only when it ends 8 bytes or more before `end`.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one folded check per record field (FMT §5)
+[[gnu::noinline]] int32_t CheckRecordsFast(const uint8_t** at, const uint8_t* end, int32_t count, int64_t base_offset,
+                                           int64_t base_ts, std::optional<int64_t> log_append_ts,
+                                           RecordOffsetWalk* walk) {
+  RecordOffsetWalk w = *walk;  // in registers while the loop runs
+  const uint8_t* p = *at;
+  int32_t i = 0;
+  for (; i < count && end - p >= 16; ++i) {
+    uint32_t longer = 0, u = 0;
+    const uint8_t* q = Raw2(p, &u, &longer);
+    // A length of six bytes at least (attributes, five one-byte varints); 8 bytes of data after it.
+    const int64_t length = int64_t(u >> 1);
+    if ((u & 1) != 0 || length < 6 || length > end - 8 - q) break;
+    const uint8_t* rend = q + length;
+    q = Raw2(q + 1, &u, &longer);  // past the attributes byte
+    const int32_t ts_delta = ZigZag(u);
+    q = Raw2(q, &u, &longer);
+    const int32_t offset_delta = ZigZag(u);
+    q = Raw2(q, &u, &longer);  // key length; q <= rend + 1 (length >= 6)
+    const int64_t key = LengthOrNull(u);
+    if (key > rend - q) break;  // also: the varints ran past the record
+    q = Raw2(q + key, &u, &longer);
+    const int64_t value = LengthOrNull(u);
+    if (value > rend - q) break;
+    q = Raw2(q + value, &u, &longer);
+    const int64_t header_count = int64_t(u >> 1);
+    if ((u & 1) != 0 || q > rend || header_count > (rend - q) / 2) break;
+    for (int64_t k = 0; k < header_count && q <= rend; ++k) {
+      q = Raw2(q, &u, &longer);
+      const int64_t hk = int64_t(u >> 1);
+      if ((u & 1) != 0 || hk > rend - q) {
+        q = rend + 1;  // not taken
+        break;
+      }
+      q = Raw2(q + hk, &u, &longer);
+      const int64_t hv = LengthOrNull(u);
+      q = hv > rend - q ? rend + 1 : q + hv;
+    }
+    if (q != rend || (longer & 0x80) != 0) break;
+    w.Add(JavaAdd(base_offset, offset_delta), log_append_ts ? *log_append_ts : JavaAdd(base_ts, ts_delta));
+    p = rend;
+  }
+  *walk = w;
+  *at = p;
+  return i;
+}
+
 void ReportTo(ProblemSink* sink, const std::string& file, uint64_t position, const char* check, std::string message) {
   if (sink == nullptr) return;
   Problem p;
@@ -787,6 +869,11 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
   const int32_t base_seq = h.base_sequence;
 
   for (int32_t i = 0; i < count; ++i) {
+    if constexpr (!kStore) {
+      i += CheckRecordsFast(&p, end, count - i, base_offset, base_ts,
+                            log_append ? std::optional<int64_t>(h.max_timestamp) : std::nullopt, walk);
+      if (i == count) break;
+    }
     const uint8_t* start = p;
     if (p >= end) {
       ReportTo(sink, file, where(p), "record-count",

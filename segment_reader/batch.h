@@ -362,7 +362,7 @@ class RecordOffsetWalk {
     expect_ = h.base_offset;
     holes_ = holes;
   }
-  void Add(int64_t offset, int64_t timestamp) {
+  [[gnu::always_inline]] void Add(int64_t offset, int64_t timestamp) {
     if (broken_) return;
     if (offset < expect_ || offset > last_offset_) {
       broken_ = true;
