@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -45,19 +46,21 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
 
+  // Building a subcommand's options costs time at every start (a millisecond or two for all of them,
+  // which shows on a short run: docs/PERFORMANCE.md). When the first argument names a subcommand only
+  // that one is built; otherwise (klf --help, a typo) all are, so help and errors list every one.
+  const std::pair<const char*, Command (*)(CLI::App*)> kCommands[] = {
+      {"dump", AddDumpCommand},     {"reindex", AddReindexCommand},   {"compact", AddCompactCommand},
+      {"verify", AddVerifyCommand}, {"diff", AddDiffCommand},         {"repair", AddRepairCommand},
+      {"lso", AddLsoCommand},       {"simulate", AddSimulateCommand}, {"triage", AddTriageCommand},
+      {"digest", AddDigestCommand}, {"txn", AddTxnCommand},           {"consume", AddConsumeCommand},
+  };
+  const char* named = nullptr;
+  for (const auto& [name, add] : kCommands)
+    if (argc > 1 && std::strcmp(argv[1], name) == 0) named = name;
   std::vector<Command> commands;
-  commands.push_back(AddDumpCommand(&app));
-  commands.push_back(AddReindexCommand(&app));
-  commands.push_back(AddCompactCommand(&app));
-  commands.push_back(AddVerifyCommand(&app));
-  commands.push_back(AddDiffCommand(&app));
-  commands.push_back(AddRepairCommand(&app));
-  commands.push_back(AddLsoCommand(&app));
-  commands.push_back(AddSimulateCommand(&app));
-  commands.push_back(AddTriageCommand(&app));
-  commands.push_back(AddDigestCommand(&app));
-  commands.push_back(AddTxnCommand(&app));
-  commands.push_back(AddConsumeCommand(&app));
+  for (const auto& [name, add] : kCommands)
+    if (named == nullptr || named == name) commands.push_back(add(&app));
 
   try {
     app.parse(argc, argv);
