@@ -31,6 +31,26 @@ std::string CommandName(const std::vector<klf::cli::Command>& commands, int argc
   return "klf";
 }
 
+// Building a subcommand's options costs time at every start (a millisecond or two for all of them,
+// which shows on a short run: docs/PERFORMANCE.md). When the first argument names a subcommand only
+// that one is built; otherwise (klf --help, a typo) all are, so help and errors list every one.
+std::vector<klf::cli::Command> AddCommands(CLI::App* app, int argc, char** argv) {
+  using namespace klf::cli;
+  const std::pair<const char*, Command (*)(CLI::App*)> kCommands[] = {
+      {"dump", AddDumpCommand},     {"reindex", AddReindexCommand},   {"compact", AddCompactCommand},
+      {"verify", AddVerifyCommand}, {"diff", AddDiffCommand},         {"repair", AddRepairCommand},
+      {"lso", AddLsoCommand},       {"simulate", AddSimulateCommand}, {"triage", AddTriageCommand},
+      {"digest", AddDigestCommand}, {"txn", AddTxnCommand},           {"consume", AddConsumeCommand},
+  };
+  const char* named = nullptr;
+  for (const auto& [name, add] : kCommands)
+    if (argc > 1 && std::strcmp(argv[1], name) == 0) named = name;
+  std::vector<Command> commands;
+  for (const auto& [name, add] : kCommands)
+    if (named == nullptr || named == name) commands.push_back(add(app));
+  return commands;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,21 +66,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
 
-  // Building a subcommand's options costs time at every start (a millisecond or two for all of them,
-  // which shows on a short run: docs/PERFORMANCE.md). When the first argument names a subcommand only
-  // that one is built; otherwise (klf --help, a typo) all are, so help and errors list every one.
-  const std::pair<const char*, Command (*)(CLI::App*)> kCommands[] = {
-      {"dump", AddDumpCommand},     {"reindex", AddReindexCommand},   {"compact", AddCompactCommand},
-      {"verify", AddVerifyCommand}, {"diff", AddDiffCommand},         {"repair", AddRepairCommand},
-      {"lso", AddLsoCommand},       {"simulate", AddSimulateCommand}, {"triage", AddTriageCommand},
-      {"digest", AddDigestCommand}, {"txn", AddTxnCommand},           {"consume", AddConsumeCommand},
-  };
-  const char* named = nullptr;
-  for (const auto& [name, add] : kCommands)
-    if (argc > 1 && std::strcmp(argv[1], name) == 0) named = name;
-  std::vector<Command> commands;
-  for (const auto& [name, add] : kCommands)
-    if (named == nullptr || named == name) commands.push_back(add(&app));
+  std::vector<Command> commands = AddCommands(&app, argc, argv);
 
   try {
     app.parse(argc, argv);
