@@ -532,6 +532,11 @@ bool ReadSmallFile(const std::string& path, uint64_t max_bytes, std::string* con
     // A read that came short of the buffer and holds what fstat(2) said needs no read to see the end.
     if (got < sizeof buf && contents->size() >= size) break;
   }
+  if (contents->size() < size) {  // it shrank: what was read is not the file
+    *error = path + ": the file ended at byte " + std::to_string(contents->size()) + " while it was read (it was " +
+             std::to_string(size) + " bytes when opened)";
+    return unreadable();
+  }
   return true;
 }
 
