@@ -26,7 +26,8 @@
 namespace klf {
 
 // Opens `path` for reading as described above and returns the descriptor (the caller closes it), or
-// -1 with *error = "<path>: <why>" and *failure set (when not null).
+// -1 with *error = "<path>: <why>" and *failure set (when not null). POSIX only: Env::Default()'s
+// NewReadableFile uses it; a reader that takes an Env opens its input through the Env instead.
 // A path into a capture (segment_reader/capture.h) has no descriptor of its own: it is an error
 // ("a member of a capture") -- read it with MappedFile, StreamedFile or ReadSmallFile.
 int OpenInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure = nullptr);
@@ -143,7 +144,8 @@ void ReleaseMappedPages(const uint8_t* begin, const uint8_t* end);
 
 // Reads a whole small file (checkpoints, properties, snapshots) through `env` (null: Env::Default(),
 // which opens it with OpenInputFile) with a size cap, checked with fstat before any byte is read (and
-// again while reading, in case the file grows). Returns false and sets *error ("<path>: <why>") and
+// again while reading, in case the file grows; a file that ends before that size is unreadable).
+// Returns false and sets *error ("<path>: <why>") and
 // *failure (when not null) when it is missing, cannot be read or is larger than `max_bytes`.
 bool ReadSmallFile(const std::string& path, uint64_t max_bytes, std::string* contents, std::string* error,
                    InputFailure* failure = nullptr, Env* env = nullptr);
