@@ -81,8 +81,7 @@ class MappedFile {
   MappedFile() = default;
   bool ReadWhole(ReadableFile* file, std::string* error);
   std::string path_;
-  bool registered_ = false;           // data_ is in the registry of ReleaseMappedPages
-  bool mapping_ = false;              // data_ is a file mapping (else bytes in memory)
+  bool mapping_ = false;  // data_ is a file mapping, in the registry of ReleaseMappedPages (else bytes in memory)
   std::shared_ptr<const void> keep_;  // holds the bytes: the mapping (unmapped with it) or memory
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
