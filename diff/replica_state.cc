@@ -789,6 +789,8 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   lo.now_ms = options.now_ms;
   lo.producer_id_expiration_ms = options.producer_id_expiration_ms;
   lo.remove_expired_producers = true;
+  lo.env = options.env;
+  r.env = options.env;
   LoadedLog log;
   {
     CollectingSink sink;
@@ -855,7 +857,7 @@ std::optional<RecordBytes> ReadRecordBytes(const ReplicaState& replica, int64_t 
                              [](const BatchSpan& b, int64_t o) { return b.last_offset < o; });
   if (it == replica.batches.end() || it->base_offset > offset) return std::nullopt;
   std::string error;
-  auto file = MappedFile::Open(replica.segment_files[it->segment], &error);
+  auto file = MappedFile::Open(replica.segment_files[it->segment], &error, replica.env);
   if (!file || it->position >= file->size()) return std::nullopt;
   NullSink quiet;
   LogReader reader(file->path(), file->data().subspan(it->position), &quiet);

@@ -382,6 +382,9 @@ struct ReplicaOptions {
   // the load with an error naming the segment, the position and the figures, never an allocation
   // failure (klf diff --memory-budget).
   uint64_t max_state_bytes = 0;
+  // What the replica's files are read through (segment_reader/env.h; null: Env::Default()): the load
+  // (LoadOptions::env) and, later, ReadRecordBytes (kept in ReplicaState::env).
+  Env* env = nullptr;
 };
 
 // The memory a replica's per-record and per-batch state takes (vectors' capacities, the key view
@@ -389,8 +392,9 @@ struct ReplicaOptions {
 uint64_t ReplicaStateBytes(const ReplicaState& r);
 
 struct ReplicaState {
-  std::string path;   // partition directory as given
-  std::string label;  // short name for reports (the broker's log dir name, else the path)
+  std::string path;    // partition directory as given
+  Env* env = nullptr;  // ReplicaOptions::env, for ReadRecordBytes
+  std::string label;   // short name for reports (the broker's log dir name, else the path)
   std::optional<TopicPartition> tp;
   std::optional<std::string> topic_id;    // partition.metadata
   std::optional<std::string> cluster_id;  // parent's meta.properties

@@ -115,6 +115,7 @@ bool Consume(const LoadedLog& log, Isolation isolation, const Pass& pass, const 
     return true;
   };
   ReadOptions read;
+  read.env = log.env;
   read.resync = !pass.stop_at_damage;  // nothing after damage is served: no need to look for it
   for (size_t i = 0; i < log.segments.size() && !done && !failed && !(pass.stop_at_damage && damage.damage); ++i) {
     damage.log_path = log.segments[i].log_path;
@@ -126,6 +127,10 @@ bool Consume(const LoadedLog& log, Isolation isolation, const Pass& pass, const 
     BatchView b;
     while (reader->Next(&b))
       if (!each_batch(i, b)) break;
+    if (!reader->read_error().empty()) {  // what follows is unknown, not absent
+      *error = reader->read_error();
+      return false;
+    }
   }
   if (failed) return false;
   end->damage = damage.damage;

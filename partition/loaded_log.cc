@@ -34,7 +34,7 @@ std::string ParentDir(const std::string& partition_dir) {
 // when one of them exists but cannot be read.
 bool ReadLogDirFiles(const std::string& partition_dir, LoadedLog* log, ProblemSink* sink, std::string* error) {
   if (log->tp) {
-    PartitionCheckpoints cp = ReadParentCheckpoints(partition_dir, *log->tp, sink);
+    PartitionCheckpoints cp = ReadParentCheckpoints(partition_dir, *log->tp, sink, log->env);
     if (!cp.unreadable.empty()) {
       *error = cp.unreadable.front().error;
       return false;
@@ -50,7 +50,7 @@ bool ReadLogDirFiles(const std::string& partition_dir, LoadedLog* log, ProblemSi
   std::string text, why;
   const std::string meta = ParentDir(partition_dir) + "/meta.properties";
   InputFailure failure = InputFailure::kNone;
-  bool read = ReadSmallFile(meta, 1 << 20, &text, &why, &failure);
+  bool read = ReadSmallFile(meta, 1 << 20, &text, &why, &failure, log->env);
   if (failure == InputFailure::kUnreadable) {
     *error = why;
     return false;
@@ -68,7 +68,7 @@ bool ReadLogDirFiles(const std::string& partition_dir, LoadedLog* log, ProblemSi
 bool ReadTxnIndexes(const PartitionDir& dir, LoadedLog* log, ProblemSink* sink, std::string* error) {
   for (const auto& [base, seg] : dir.segments) {
     if (!seg.txn_index) continue;
-    auto file = MappedFile::Open(seg.txn_index->path, error);
+    auto file = MappedFile::Open(seg.txn_index->path, error, log->env);
     if (!file) return false;
     CappedSink capped(sink);  // a .txnindex of garbage: every entry a problem
     TxnIndex idx = ParseTxnIndex(seg.txn_index->path, file->data(), &capped);
@@ -106,7 +106,7 @@ bool LoadProducerStateAtEnd(const PartitionDir& dir, const LoadOptions& options,
   CollectingSink ps_sink;
   ProducerStateLoadResult load;
   const int64_t now = options.now_ms.value_or(0);
-  if (!LoadProducerState(dir, now, &log->producer_state, &load, &ps_sink, log->log_start_offset)) {
+  if (!LoadProducerState(dir, now, &log->producer_state, &load, &ps_sink, log->log_start_offset, log->env)) {
     for (const Problem& p : ps_sink.problems) {
       if (p.check == std::string_view("file-read")) {
         *error = p.file + ": " + p.message;
@@ -142,12 +142,13 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
   LoadedLog& log = *out;
   log = LoadedLog();
   log.dir = partition_dir;
+  log.env = options.env;
   log.producer_state = ProducerStateManager(ProducerStateOptions{options.producer_id_expiration_ms});
   if (unreadable_file) *unreadable_file = false;
 
   CollectingSink scan_sink;
   PartitionDir dir;
-  if (!ScanPartitionDir(partition_dir, &dir, &scan_sink)) {
+  if (!ScanPartitionDir(partition_dir, &dir, &scan_sink, options.env)) {
     std::string why =
         scan_sink.problems.empty() ? partition_dir + ": cannot list the directory" : scan_sink.problems.front().message;
     return Fail(why, false, error, unreadable_file);
@@ -193,6 +194,7 @@ bool LoadedLog::ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::
 
 bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std::string* error,
                              ReadOptions read) const {
+  if (read.env == nullptr) read.env = env;
   for (size_t i = 0; i < segments.size(); ++i) {
     std::unique_ptr<LogReader> reader = LogReader::Open(segments[i].log_path, sink, read, error);
     if (!reader) return false;
@@ -201,6 +203,11 @@ bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std
     Step step = Step::kNext;
     while (step == Step::kNext && reader->Next(&b)) step = visit.batch(i, b);
     if (step == Step::kStop) return true;
+    // The rest of the segment is unknown, not absent: the pass fails rather than end early.
+    if (!reader->read_error().empty()) {
+      *error = reader->read_error();
+      return false;
+    }
     if (visit.end) visit.end(i, *reader);
   }
   return true;

@@ -46,6 +46,9 @@ struct LoadOptions {
   // first_unstable_offset stay empty, and log_end_offset, high_watermark and last_stable_offset are not
   // computed (0; the checkpoint's high watermark is in high_watermark_checkpoint).
   bool segments_only = false;
+  // What the load reads the files through (segment_reader/env.h; null: Env::Default()); kept in
+  // LoadedLog::env for ForEachBatch. Tests pass segment_writer's FaultInjectionEnv.
+  Env* env = nullptr;
 };
 
 struct SegmentInfo {
@@ -56,7 +59,8 @@ struct SegmentInfo {
 };
 
 struct LoadedLog {
-  std::string dir;  // the partition directory as given
+  std::string dir;     // the partition directory as given
+  Env* env = nullptr;  // LoadOptions::env: ForEachBatch reads through it (unless ReadOptions::env is set)
   std::optional<TopicPartition> tp;
   std::optional<std::string> topic_id;    // partition.metadata
   std::optional<std::string> cluster_id;  // the log dir's meta.properties
@@ -97,7 +101,9 @@ struct LoadedLog {
   // batch, valid only during the call. Return false to stop.
   using BatchVisitor = std::function<bool(size_t segment, const BatchView& batch)>;
   // Streams every batch of every segment front to back (LogReader::Open with `read`). Problems of the
-  // framing go to `sink`. Returns false with *error when a segment cannot be opened.
+  // framing go to `sink`. Returns false with *error when a segment cannot be opened, or cannot be read
+  // to its end (an I/O error, a file that shrank: LogReader::read_error, naming the byte position);
+  // the batches before it were visited.
   bool ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read = {}) const;
 
   // The same pass for a visitor that also sees the segments' boundaries: `begin` (optional) when a

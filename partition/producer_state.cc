@@ -274,9 +274,9 @@ namespace {
 // Replays every batch of `segment_path` with lastOffset >= from. Returns the next offset after the
 // last batch (or `end` unchanged when the segment is empty).
 bool ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* state, int64_t* end,
-                   ProducerStateLoadResult* result, ProblemSink* sink) {
+                   ProducerStateLoadResult* result, ProblemSink* sink, Env* env) {
   std::string error;
-  auto file = MappedFile::Open(path, &error);
+  auto file = MappedFile::Open(path, &error, env);
   if (!file) {
     Report(sink, Severity::kError, path, 0, "file-read", error);
     return false;
@@ -297,15 +297,17 @@ bool ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* 
 }  // namespace
 
 bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms, ProducerStateManager* state,
-                       ProducerStateLoadResult* result, ProblemSink* sink, std::optional<int64_t> log_start_offset) {
+                       ProducerStateLoadResult* result, ProblemSink* sink, std::optional<int64_t> log_start_offset,
+                       Env* env) {
   PartitionDir dir;
-  if (!ScanPartitionDir(partition_dir, &dir, sink)) return false;
-  return LoadProducerState(dir, current_time_ms, state, result, sink, log_start_offset);
+  if (!ScanPartitionDir(partition_dir, &dir, sink, env)) return false;
+  return LoadProducerState(dir, current_time_ms, state, result, sink, log_start_offset, env);
 }
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): ProducerStateManager's snapshot fallback loop, in Kafka's order (truncateAndReload)
 bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, ProducerStateManager* state,
-                       ProducerStateLoadResult* result, ProblemSink* sink, std::optional<int64_t> log_start_offset) {
+                       ProducerStateLoadResult* result, ProblemSink* sink, std::optional<int64_t> log_start_offset,
+                       Env* env) {
   // A segment or snapshot that cannot be read is not absent: the state would be built from the rest
   // (already reported by the scan).
   if (!dir.unreadable.empty()) return false;
@@ -317,7 +319,7 @@ bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, Produce
   for (auto it = dir.producer_snapshots.rbegin(); it != dir.producer_snapshots.rend(); ++it) {
     std::string contents, error;
     InputFailure failure = InputFailure::kNone;
-    if (!ReadSmallFile(it->second.path, kMaxMetadataFileBytes, &contents, &error, &failure)) {
+    if (!ReadSmallFile(it->second.path, kMaxMetadataFileBytes, &contents, &error, &failure, env)) {
       Report(sink, Severity::kError, it->second.path, 0, failure == InputFailure::kTooLarge ? "file-size" : "file-read",
              error);
       if (failure == InputFailure::kTooLarge) continue;
@@ -349,7 +351,7 @@ bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, Produce
       // Only segments that can hold offsets >= from.
       if (i + 1 < segments.size() && segments[i + 1]->base_offset <= from) continue;
       int64_t seg_end = segments[i]->base_offset;
-      if (!ReplaySegment(segments[i]->log->path, from, state, &seg_end, result, sink)) return false;
+      if (!ReplaySegment(segments[i]->log->path, from, state, &seg_end, result, sink, env)) return false;
       log_end = std::max(log_end, seg_end);
     }
     // A snapshot above the log end offset is out of range (truncateAndReload removes it).

@@ -170,12 +170,13 @@ struct ProducerStateLoadResult {
 };
 // `log_start_offset` (LoadedLog's: the checkpoint's, never below the first segment): replay never starts
 // below it; unset, the first segment's base offset.
+// The files are read through `env` (segment_reader/env.h; null: Env::Default()).
 bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms, ProducerStateManager* state,
                        ProducerStateLoadResult* result, ProblemSink* sink,
-                       std::optional<int64_t> log_start_offset = std::nullopt);
+                       std::optional<int64_t> log_start_offset = std::nullopt, Env* env = nullptr);
 // The same on a directory already scanned (LoadedLog::Open scans once for everything it loads).
 bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, ProducerStateManager* state,
                        ProducerStateLoadResult* result, ProblemSink* sink,
-                       std::optional<int64_t> log_start_offset = std::nullopt);
+                       std::optional<int64_t> log_start_offset = std::nullopt, Env* env = nullptr);
 
 }  // namespace klf

@@ -205,7 +205,7 @@ LogReader::~LogReader() {
 
 std::unique_ptr<LogReader> LogReader::Open(const std::string& path, ProblemSink* sink, ReadOptions options,
                                            std::string* error) {
-  std::unique_ptr<StreamedFile> f = StreamedFile::Open(path, error, options.stream_chunk_bytes);
+  std::unique_ptr<StreamedFile> f = StreamedFile::Open(path, error, options.stream_chunk_bytes, options.env);
   if (!f) return nullptr;
   std::unique_ptr<LogReader> r(new LogReader(path, Bytes(), sink, options));
   r->size_ = f->size();
@@ -241,9 +241,10 @@ LogReader::Streamed LogReader::NextStreamed(BatchView* batch) {
 // Leaves streaming mode: maps the file and lets the mapped path go on from pos_.
 bool LogReader::SwitchToMapping() {
   std::string error;
-  mapped_ = MappedFile::Open(file_, &error);
+  mapped_ = MappedFile::Open(file_, &error, options_.env);
   stream_.reset();
   if (!mapped_) {
+    read_error_ = error;
     Report(Severity::kError, pos_, "file-read", error);
     return false;
   }
@@ -251,6 +252,7 @@ bool LogReader::SwitchToMapping() {
   size_ = data_.size();
   released_ = pos_;
   if (pos_ > size_) {  // the file shrank under us
+    read_error_ = file_ + ": the file is now " + Num(size_) + " bytes, shorter than the " + Num(pos_) + " already read";
     Report(Severity::kError, pos_, "file-read",
            "the file is now " + Num(size_) + " bytes, shorter than the " + Num(pos_) + " already read");
     return false;

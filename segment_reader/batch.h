@@ -29,6 +29,7 @@
 
 namespace klf {
 
+class Env;
 class MappedFile;
 class StreamedFile;
 
@@ -123,6 +124,8 @@ struct ReadOptions {
   // Streaming readers (LogReader::Open): bytes read per pread(2) into the reused buffer. 256 KiB
   // stays in L2 while it is walked (verify of a 256 MiB segment: 87 ms vs 94 ms with 1 MiB).
   uint64_t stream_chunk_bytes = uint64_t(256) << 10;
+  // What LogReader::Open reads the file through (segment_reader/env.h); null: Env::Default().
+  Env* env = nullptr;
 };
 
 // Why LogReader::Next returned false.
@@ -181,6 +184,10 @@ class LogReader {
   uint64_t file_size() const { return size_; }
   // The file's modification time at open (ms since the epoch; 0 for a reader over bytes, not a file).
   int64_t file_mtime_ms() const { return mtime_ms_; }
+  // Non-empty when the reader stopped because the file could not be read (an I/O error, or it shrank):
+  // "<path>: <why>", naming the byte position. Also reported to the sink (check "file-read"). The data
+  // after it is unknown, not absent.
+  const std::string& read_error() const { return read_error_; }
 
  private:
   enum class Streamed { kEntry, kEnd, kIrregular };
@@ -212,6 +219,7 @@ class LogReader {
   // length field was probably what was corrupt, so resynchronisation scans from inside it.
   std::optional<uint64_t> suspect_start_;
   LogEnd end_ = LogEnd::kEndOfData;
+  std::string read_error_;
 };
 
 // One record header (v2 only).

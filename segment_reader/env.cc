@@ -1,4 +1,4 @@
-// Env::Default(): POSIX files and directories (see env.h).
+// Env::Default(): POSIX files and directories (see env.h); its reads are segment_reader/file.cc's.
 #include "segment_reader/env.h"
 
 #include <dirent.h>
@@ -261,6 +261,14 @@ class PosixEnv : public Env {
 
 std::unique_ptr<WritableFile> NewBufferedWritableFile(std::unique_ptr<WritableFile> base, size_t capacity) {
   return std::make_unique<BufferedWritableFile>(std::move(base), capacity);
+}
+
+std::unique_ptr<ReadableFile> Env::NewReadableFile(const std::string& path, std::string* error, InputFailure* failure) {
+  return NewPosixReadableFile(path, error, failure);
+}
+
+bool Env::ProbeReadableFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure) {
+  return ProbePosixInput(path, info, error, failure);
 }
 
 Env* Env::Default() {

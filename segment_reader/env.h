@@ -1,17 +1,82 @@
-// The one place klf touches the file system for its outputs (LevelDB's Env idea): creating, writing,
-// copying, renaming and removing files and directories, and making them durable. Every output goes
-// through an Env, so tests can swap in segment_writer's FaultInjectionEnv (the compactor and the
-// simulator take one in their options). Env::Default() is the POSIX implementation.
+// The one place klf touches the file system (LevelDB's Env idea), for its inputs and its outputs.
+//
+// Reads: opening an input (NewReadableFile: regular files only, read-only, never a hang on a FIFO; a
+// path into a capture is a member of the archive), reading it by position (ReadableFile::Read, pread
+// style), mapping it whole (ReadableFile::Map) and asking whether it can be read (ProbeReadableFile).
+// segment_reader/file.h's readers (MappedFile, StreamedFile, ReadSmallFile, OpenInputReader,
+// ProbeInputFile) go through an Env given to them, Env::Default() unless told otherwise.
+// Writes: creating, writing, copying, renaming and removing files and directories, and making them
+// durable. Every output goes through an Env.
+// Tests swap in segment_writer's FaultInjectionEnv (a read that fails with EIO at a byte position, a
+// file that ends early, a short write, a full disk, a failed fsync, a crash before a rename); the
+// loaders (ReadOptions::env, LoadOptions::env), the compactor and the simulator take one in their
+// options. Env::Default() is the POSIX implementation: the system calls of segment_reader/file.cc
+// (open with O_NONBLOCK and fstat, pread, mmap of files above kReadSmallFileBytes) and capture.h's
+// members.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "segment_reader/bytes.h"
 
 namespace klf {
+
+// Why an input file could not be used.
+enum class InputFailure {
+  kNone,
+  kMissing,     // no directory entry (ENOENT, ENOTDIR): the caller decides whether absence is normal
+  kUnreadable,  // exists but cannot be read: not a regular file, a symlink loop or dangling symlink,
+                // no permission, an I/O error. Never the same as absent.
+  kTooLarge,    // ReadSmallFile: larger than the cap for its kind (not a file Kafka writes)
+};
+
+// What fstat said about an open input.
+struct InputFileInfo {
+  uint64_t size = 0;
+  int64_t mtime_ms = 0;  // modification time in epoch milliseconds
+};
+
+// A whole input held read-only in memory without a copy (ReadableFile::Map): an mmap(2) of the file, or
+// of the archive around an uncompressed capture member, or a cached member's bytes. `keep` holds them
+// (the last copy unmaps them); `mapping` says the bytes are pages of a file mapping, which
+// file.h's ReleaseMappedPages may hand back.
+struct MappedRegion {
+  const uint8_t* data = nullptr;
+  uint64_t size = 0;
+  bool mapping = false;
+  std::shared_ptr<const void> keep;
+};
+
+// An input open for reading (Env::NewReadableFile). Size and modification time are those at open.
+class ReadableFile {
+ public:
+  virtual ~ReadableFile() = default;
+  virtual const std::string& path() const = 0;
+  virtual uint64_t size() const = 0;
+  virtual int64_t mtime_ms() const = 0;
+  // A member of a capture (capture.h) rather than a file of its own: read-rate accounting
+  // (read_throttle.h) charges files only.
+  virtual bool in_capture() const { return false; }
+  // pread(2): reads up to n bytes at `pos` into `out`; *got is the count, below n only where the file
+  // ends (0 at or past its end: it may have shrunk since open). False with *error = "<path>: read at byte
+  // <position>: <why>" on an I/O error.
+  virtual bool Read(uint64_t pos, uint64_t n, uint8_t* out, uint64_t* got, std::string* error) = 0;
+  // The whole file in memory without a copy (mmap). False with *error empty when this file is not held
+  // that way (a compressed capture member that is not cached; a file with injected faults): the caller
+  // reads it with Read. False with *error set on a failure.
+  virtual bool Map(MappedRegion* /*region*/, std::string* /*error*/) { return false; }
+  // Announces a front-to-back read (posix_fadvise POSIX_FADV_SEQUENTIAL).
+  virtual void AdviseSequential() {}
+  // The ranges [begin, end) of the file that hold data, ascending: holes of a sparse file (SEEK_DATA,
+  // SEEK_HOLE) read as zeros, so a reader looking for the last non-zero byte skips them unread. By
+  // default (and where the file system cannot say) the whole file is one range.
+  virtual void DataRegions(std::vector<std::pair<uint64_t, uint64_t>>* regions) { regions->assign(1, {0, size()}); }
+};
 
 // A file open for appending. Every method returns false with *error ("<path>: <what failed>") on
 // failure; after a failure the file is unusable.
@@ -53,6 +118,21 @@ class Env {
   virtual ~Env() = default;
   // The process-wide POSIX implementation.
   static Env* Default();
+
+  // ---- Reads (inputs: never opened for writing).
+  // Opens an input: O_RDONLY|O_NONBLOCK|O_CLOEXEC, then fstat; only a regular file is an input (a
+  // FIFO, a device, a socket, a directory, a symlink loop or dangling symlink, no permission: an error
+  // naming the file, *failure kUnreadable; no directory entry: kMissing). A path into a capture opens
+  // the member. nullptr with *error = "<path>: <why>" and *failure (when not null) on failure.
+  // Both read methods are POSIX's (file.h's NewPosixReadableFile, ProbePosixInput) unless overridden.
+  virtual std::unique_ptr<ReadableFile> NewReadableFile(const std::string& path, std::string* error,
+                                                        InputFailure* failure = nullptr);
+  // Whether `path` can be read as an input, as NewReadableFile decides (without reading it: one
+  // stat(2) when it is a readable regular file), and its size and mtime.
+  virtual bool ProbeReadableFile(const std::string& path, InputFileInfo* info, std::string* error,
+                                 InputFailure* failure = nullptr);
+
+  // ---- Writes.
 
   // Creates (truncating) a file for writing, mode 0644.
   virtual std::unique_ptr<WritableFile> NewWritableFile(const std::string& path, std::string* error) = 0;

@@ -89,10 +89,66 @@ bool CaptureMemberUsable(const std::string& path, const InputStat& st, std::stri
   }
 }
 
+// A member of a capture as an input (capture.h): read through the archive's member reader; mapped in
+// place from an uncompressed .tar, or held as the cached bytes of a compressed archive's small member.
+class MemberReadableFile : public ReadableFile {
+ public:
+  MemberReadableFile(std::string path, std::shared_ptr<const Capture> capture, const CaptureMember* member,
+                     std::unique_ptr<CaptureMemberReader> reader)
+      : path_(std::move(path)), capture_(std::move(capture)), member_(member), reader_(std::move(reader)) {}
+  const std::string& path() const override { return path_; }
+  uint64_t size() const override { return member_->size; }
+  int64_t mtime_ms() const override { return member_->mtime_ms; }
+  bool in_capture() const override { return true; }
+  bool Read(uint64_t pos, uint64_t n, uint8_t* out, uint64_t* got, std::string* error) override {
+    *got = 0;
+    if (pos >= member_->size) return true;
+    n = std::min(n, member_->size - pos);  // a member does not change size
+    if (n > 0 && !reader_->Read(pos, n, out, error)) return false;
+    *got = n;
+    return true;
+  }
+  bool Map(MappedRegion* region, std::string* error) override {
+    if (member_->cached) {
+      region->data = reinterpret_cast<const uint8_t*>(member_->cached->data());
+      region->size = member_->size;
+      region->mapping = false;
+      region->keep = member_->cached;
+      return true;
+    }
+    if (member_->data_offset < 0) return false;  // compressed and not cached: to be read
+    // An uncompressed .tar: map the archive's pages that hold the member, read-only, in place.
+    int fd = ::open(capture_->archive().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      *error = ErrnoMessage(capture_->archive(), errno);
+      return false;
+    }
+    const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+    const uint64_t start = uint64_t(member_->data_offset) / page * page;
+    const uint64_t delta = uint64_t(member_->data_offset) - start;
+    const uint64_t len = member_->size + delta;
+    void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, off_t(start));
+    ::close(fd);
+    if (p == MAP_FAILED) {
+      *error = ErrnoMessage(path_, errno);
+      return false;
+    }
+    region->data = static_cast<const uint8_t*>(p) + delta;
+    region->size = member_->size;
+    region->mapping = true;
+    region->keep = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
+    return true;
+  }
+
+ private:
+  std::string path_;
+  std::shared_ptr<const Capture> capture_;
+  const CaptureMember* member_;
+  std::unique_ptr<CaptureMemberReader> reader_;
+};
+
 // Opens a capture member for reading (capture.h); nullptr with *error.
-std::unique_ptr<CaptureMemberReader> OpenMemberReader(const std::string& path, InputFileInfo* info, std::string* error,
-                                                      InputFailure* failure, const CaptureMember** member_out = nullptr,
-                                                      std::shared_ptr<const Capture>* capture_out = nullptr) {
+std::unique_ptr<ReadableFile> OpenMember(const std::string& path, std::string* error, InputFailure* failure) {
   std::string archive, name;
   SplitCapturePath(path, &archive, &name);
   std::shared_ptr<const Capture> capture = OpenCapture(archive, error);
@@ -104,58 +160,126 @@ std::unique_ptr<CaptureMemberReader> OpenMemberReader(const std::string& path, I
   InputStat st;
   st.kind = m == nullptr ? InputKind::kMissing : m->is_dir ? InputKind::kDir : InputKind::kFile;
   if (!CaptureMemberUsable(path, st, error, failure)) return nullptr;
-  info->size = m->size;
-  info->mtime_ms = m->mtime_ms;
-  if (member_out) *member_out = m;
-  if (capture_out) *capture_out = capture;
   auto reader = OpenCaptureMember(capture, *m, error);
-  if (!reader) *failure = InputFailure::kUnreadable;
-  return reader;
+  if (!reader) {
+    *failure = InputFailure::kUnreadable;
+    return nullptr;
+  }
+  return std::make_unique<MemberReadableFile>(path, std::move(capture), m, std::move(reader));
 }
 
-}  // namespace
-
-namespace {
-
-class FileReader : public CaptureMemberReader {
+// A real input opened by OpenInputFile: pread(2), mmap(2) of the whole file.
+class PosixReadableFile : public ReadableFile {
  public:
-  FileReader(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  ~FileReader() override { ::close(fd_); }
-  bool Read(uint64_t pos, uint64_t n, uint8_t* out, std::string* error) override {
+  PosixReadableFile(std::string path, int fd, const InputFileInfo& info)
+      : path_(std::move(path)), fd_(fd), size_(info.size), mtime_ms_(info.mtime_ms) {}
+  ~PosixReadableFile() override { ::close(fd_); }
+  const std::string& path() const override { return path_; }
+  uint64_t size() const override { return size_; }
+  int64_t mtime_ms() const override { return mtime_ms_; }
+  bool Read(uint64_t pos, uint64_t n, uint8_t* out, uint64_t* got, std::string* error) override {
     uint64_t done = 0;
     while (done < n) {
-      ssize_t got = ::pread(fd_, out + done, n - done, off_t(pos + done));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        *error = path_ + ": position " + std::to_string(pos + done) + ": " +
-                 (got < 0 ? std::strerror(errno) : "file is shorter than when the log was loaded");
+      ssize_t r = ::pread(fd_, out + done, size_t(n - done), off_t(pos + done));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        *error = path_ + ": read at byte " + std::to_string(pos + done) + ": " + std::strerror(errno);
+        *got = done;
         return false;
       }
-      done += uint64_t(got);
+      if (r == 0) break;  // the end of the file
+      done += uint64_t(r);
     }
+    *got = done;
     return true;
+  }
+  bool Map(MappedRegion* region, std::string* error) override {
+    if (size_ == 0) return false;  // mmap of a zero-length file fails with EINVAL: nothing to read either
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (p == MAP_FAILED) {
+      *error = ErrnoMessage(path_, errno);
+      return false;
+    }
+    const uint64_t len = size_;
+    region->data = static_cast<const uint8_t*>(p);
+    region->size = size_;
+    region->mapping = true;
+    region->keep = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
+    return true;
+  }
+  void AdviseSequential() override { ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL); }
+  void DataRegions(std::vector<std::pair<uint64_t, uint64_t>>* regions) override {
+    regions->clear();
+    for (uint64_t pos = 0; pos < size_;) {
+      off_t data = ::lseek(fd_, off_t(pos), SEEK_DATA);
+      if (data < 0) {
+        if (errno == ENXIO) break;       // no data after pos
+        regions->assign(1, {0, size_});  // SEEK_DATA unsupported: all of it is data
+        break;
+      }
+      off_t hole = ::lseek(fd_, data, SEEK_HOLE);
+      uint64_t to = hole < 0 ? size_ : std::min<uint64_t>(uint64_t(hole), size_);
+      regions->emplace_back(uint64_t(data), to);
+      pos = to;
+    }
   }
 
  private:
   std::string path_;
   int fd_;
+  uint64_t size_;
+  int64_t mtime_ms_;
 };
+
+// CaptureMemberReader's exact reads over a ReadableFile (OpenInputReader).
+class ExactReader : public CaptureMemberReader {
+ public:
+  explicit ExactReader(std::unique_ptr<ReadableFile> file) : file_(std::move(file)) {}
+  bool Read(uint64_t pos, uint64_t n, uint8_t* out, std::string* error) override {
+    uint64_t got = 0;
+    if (!file_->Read(pos, n, out, &got, error)) return false;
+    if (got < n) {
+      *error =
+          file_->path() + ": position " + std::to_string(pos + got) + ": file is shorter than when the log was loaded";
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  std::unique_ptr<ReadableFile> file_;
+};
+
+Env* OrDefault(Env* env) { return env != nullptr ? env : Env::Default(); }
 
 }  // namespace
 
-std::unique_ptr<CaptureMemberReader> OpenInputReader(const std::string& path, InputFileInfo* info, std::string* error,
-                                                     InputFailure* failure) {
+std::unique_ptr<ReadableFile> NewPosixReadableFile(const std::string& path, std::string* error, InputFailure* failure) {
   InputFailure ignored;
   if (failure == nullptr) failure = &ignored;
   std::string archive, member;
-  if (SplitCapturePath(path, &archive, &member)) return OpenMemberReader(path, info, error, failure);
-  int fd = OpenInputFile(path, info, error, failure);
+  if (SplitCapturePath(path, &archive, &member)) return OpenMember(path, error, failure);
+  InputFileInfo info;
+  int fd = OpenInputFile(path, &info, error, failure);
   if (fd < 0) return nullptr;
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  return std::make_unique<FileReader>(path, fd);
+  return std::make_unique<PosixReadableFile>(path, fd, info);
 }
 
-bool ProbeInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure) {
+std::unique_ptr<CaptureMemberReader> OpenInputReader(const std::string& path, InputFileInfo* info, std::string* error,
+                                                     InputFailure* failure, Env* env) {
+  std::unique_ptr<ReadableFile> file = OrDefault(env)->NewReadableFile(path, error, failure);
+  if (!file) return nullptr;
+  info->size = file->size();
+  info->mtime_ms = file->mtime_ms();
+  file->AdviseSequential();
+  return std::make_unique<ExactReader>(std::move(file));
+}
+
+bool ProbeInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure, Env* env) {
+  return OrDefault(env)->ProbeReadableFile(path, info, error, failure);
+}
+
+bool ProbePosixInput(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure) {
   static const uid_t kEffectiveUid = ::geteuid();  // a system call each time otherwise
   InputFailure ignored;
   if (failure == nullptr) failure = &ignored;
@@ -227,151 +351,87 @@ int OpenInputFile(const std::string& path, InputFileInfo* info, std::string* err
   return fd;
 }
 
-std::unique_ptr<MappedFile> MappedFile::OpenMember(const std::string& path, std::string* error) {
-  InputFileInfo info;
-  InputFailure failure;
-  const CaptureMember* m = nullptr;
-  std::shared_ptr<const Capture> capture;
-  std::unique_ptr<CaptureMemberReader> reader = OpenMemberReader(path, &info, error, &failure, &m, &capture);
-  if (!reader) return nullptr;
+// Reads the whole file into memory (a small file, or one the Env does not map).
+bool MappedFile::ReadWhole(ReadableFile* file, std::string* error) {
+  std::shared_ptr<uint8_t[]> bytes(new uint8_t[size_]);
+  uint64_t got = 0;
+  if (!file->Read(0, size_, bytes.get(), &got, error)) return false;
+  if (got < size_) {
+    *error = path_ + ": the file ended at byte " + std::to_string(got) + " while it was read (it was " +
+             std::to_string(size_) + " bytes when opened)";
+    return false;
+  }
+  data_ = bytes.get();
+  keep_ = std::shared_ptr<const void>(bytes, bytes.get());
+  return true;
+}
+
+std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::string* error, Env* env) {
+  std::unique_ptr<ReadableFile> file = OrDefault(env)->NewReadableFile(path, error);
+  if (!file) return nullptr;
   std::unique_ptr<MappedFile> f(new MappedFile());
   f->path_ = path;
-  f->size_ = info.size;
-  f->mtime_ms_ = info.mtime_ms;
+  f->size_ = file->size();
+  f->mtime_ms_ = file->mtime_ms();
+  const bool member = file->in_capture();
+  if (!member) ThrottleRead(f->size_);
+  // An empty file keeps data_ == nullptr.
   if (f->size_ == 0) return f;
-  if (m->cached) {
-    f->keep_ = m->cached;
-    f->data_ = reinterpret_cast<const uint8_t*>(m->cached->data());
-    return f;
+  // A small file (a producer snapshot, a checkpoint) is read: one pread(2) instead of mmap(2) and
+  // munmap(2).
+  if (!member && f->size_ <= kReadSmallFileBytes) return f->ReadWhole(file.get(), error) ? std::move(f) : nullptr;
+  MappedRegion region;
+  std::string map_error;
+  if (file->Map(&region, &map_error)) {
+    f->data_ = region.data;
+    f->keep_ = std::move(region.keep);
+    f->mapping_ = region.mapping;
+    if (f->mapping_) {
+      std::lock_guard<std::mutex> lock(g_mappings_mu);
+      Mappings()[f->data_] = f->size_;
+    }
+    return f;  // the mapping keeps the file referenced; the descriptor is closed with `file`
   }
-  if (m->data_offset >= 0) {
-    // An uncompressed .tar: map the archive's pages that hold the member, read-only, in place.
-    int fd = ::open(capture->archive().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-      *error = ErrnoMessage(capture->archive(), errno);
-      return nullptr;
-    }
-    const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
-    const uint64_t start = uint64_t(m->data_offset) / page * page;
-    const uint64_t delta = uint64_t(m->data_offset) - start;
-    void* p = ::mmap(nullptr, f->size_ + delta, PROT_READ, MAP_PRIVATE, fd, off_t(start));
-    ::close(fd);
-    if (p == MAP_FAILED) {
-      *error = ErrnoMessage(path, errno);
-      return nullptr;
-    }
-    f->map_base_ = p;
-    f->map_len_ = f->size_ + delta;
-    f->data_ = static_cast<const uint8_t*>(p) + delta;
-    std::lock_guard<std::mutex> lock(g_mappings_mu);
-    Mappings()[f->data_] = f->size_;
-    return f;
+  if (!map_error.empty()) {
+    *error = std::move(map_error);
+    return nullptr;
   }
   // A compressed member that is not cached: decompressed whole into memory, under a cap.
-  if (f->size_ > kMaxCaptureMemberInMemoryBytes) {
+  if (member && f->size_ > kMaxCaptureMemberInMemoryBytes) {
     *error = path + ": " + std::to_string(f->size_) + " bytes, more than the " +
              std::to_string(kMaxCaptureMemberInMemoryBytes) +
              " bytes klf holds in memory for a member of a compressed capture; unpack it, or use an "
              "uncompressed .tar, which is read in place";
     return nullptr;
   }
-  auto bytes = std::shared_ptr<uint8_t[]>(new uint8_t[f->size_]);
-  if (!reader->Read(0, f->size_, bytes.get(), error)) return nullptr;
-  f->data_ = bytes.get();
-  f->keep_ = std::shared_ptr<const void>(bytes, bytes.get());
-  return f;
-}
-
-std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::string* error) {
-  {
-    std::string archive, member;
-    if (SplitCapturePath(path, &archive, &member)) return OpenMember(path, error);
-  }
-  InputFileInfo info;
-  int fd = OpenInputFile(path, &info, error);
-  if (fd < 0) return nullptr;
-  std::unique_ptr<MappedFile> f(new MappedFile());
-  f->path_ = path;
-  f->size_ = info.size;
-  f->mtime_ms_ = info.mtime_ms;
-  ThrottleRead(f->size_);
-  if (f->size_ > 0 && f->size_ <= kReadSmallFileBytes) {
-    // A small file (a producer snapshot, a checkpoint) is read: one pread(2) instead of mmap(2) and
-    // munmap(2).
-    auto bytes = std::make_shared<std::vector<uint8_t>>(size_t(f->size_));
-    uint64_t done = 0;
-    while (done < f->size_) {
-      ssize_t got = ::pread(fd, bytes->data() + done, size_t(f->size_ - done), off_t(done));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        *error = got < 0 ? ErrnoMessage(path, errno) : path + ": the file shrank while it was read";
-        ::close(fd);
-        return nullptr;
-      }
-      done += uint64_t(got);
-    }
-    f->data_ = bytes->data();
-    f->keep_ = std::move(bytes);
-  } else if (f->size_ > 0) {
-    // mmap of a zero-length file fails with EINVAL, so an empty file keeps data_ == nullptr.
-    void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      *error = ErrnoMessage(path, errno);
-      ::close(fd);
-      return nullptr;
-    }
-    f->data_ = static_cast<const uint8_t*>(p);
-    f->map_base_ = p;
-    f->map_len_ = f->size_;
-    std::lock_guard<std::mutex> lock(g_mappings_mu);
-    Mappings()[f->data_] = f->size_;
-  }
-  ::close(fd);  // the mapping keeps the file referenced
-  return f;
+  return f->ReadWhole(file.get(), error) ? std::move(f) : nullptr;
 }
 
 MappedFile::~MappedFile() {
-  if (map_base_ != nullptr) {
-    {
-      std::lock_guard<std::mutex> lock(g_mappings_mu);
-      Mappings().erase(data_);
-    }
-    ::munmap(map_base_, map_len_);
+  if (mapping_) {
+    std::lock_guard<std::mutex> lock(g_mappings_mu);
+    Mappings().erase(data_);
   }
+  // keep_ unmaps or frees the bytes.
 }
 
-std::unique_ptr<StreamedFile> StreamedFile::Open(const std::string& path, std::string* error, uint64_t chunk) {
-  InputFileInfo info;
-  {
-    std::string archive, member;
-    if (SplitCapturePath(path, &archive, &member)) {
-      InputFailure failure;
-      std::unique_ptr<CaptureMemberReader> reader = OpenMemberReader(path, &info, error, &failure);
-      if (!reader) return nullptr;
-      std::unique_ptr<StreamedFile> f(new StreamedFile());
-      f->path_ = path;
-      f->member_ = std::move(reader);
-      f->size_ = info.size;
-      f->mtime_ms_ = info.mtime_ms;
-      f->chunk_ = chunk == 0 ? kDefaultChunk : chunk;
-      return f;
-    }
-  }
-  int fd = OpenInputFile(path, &info, error);
-  if (fd < 0) return nullptr;
+std::unique_ptr<StreamedFile> StreamedFile::Open(const std::string& path, std::string* error, uint64_t chunk,
+                                                 Env* env) {
+  std::unique_ptr<ReadableFile> file = OrDefault(env)->NewReadableFile(path, error);
+  if (!file) return nullptr;
   std::unique_ptr<StreamedFile> f(new StreamedFile());
   f->path_ = path;
-  f->fd_ = fd;
-  f->size_ = info.size;
-  f->mtime_ms_ = info.mtime_ms;
+  f->size_ = file->size();
+  f->mtime_ms_ = file->mtime_ms();
   f->chunk_ = chunk == 0 ? kDefaultChunk : chunk;
-  if (f->size_ > f->chunk_) ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // one read: no read-ahead to ask for
+  f->charged_ = !file->in_capture();
+  // One read of a small file: no read-ahead to ask for.
+  if (f->charged_ && f->size_ > f->chunk_) file->AdviseSequential();
+  f->file_ = std::move(file);
   return f;
 }
 
-StreamedFile::~StreamedFile() {
-  if (fd_ >= 0) ::close(fd_);
-}
+StreamedFile::~StreamedFile() = default;
 
 const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error) {
   if (pos >= buffer_pos_ && pos + n <= buffer_pos_ + buffered_) return buffer_.get() + (pos - buffer_pos_);
@@ -395,21 +455,11 @@ const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error)
   buffered_ = keep;
   // Read to fill the buffer (not past the size seen at open), at least up to pos + n.
   uint64_t limit = std::min<uint64_t>(capacity_, size_ > pos ? size_ - pos : 0);
-  if (member_ && buffered_ < limit) {
-    // A capture member: exactly the bytes wanted (it does not shrink; the reader names errors).
-    if (!member_->Read(pos + buffered_, limit - buffered_, buffer_.get() + buffered_, error)) return nullptr;
-    buffered_ = limit;
-  }
-  while (buffered_ < limit) {
-    ssize_t got = ::pread(fd_, buffer_.get() + buffered_, limit - buffered_, off_t(pos + buffered_));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      *error = path_ + ": read at byte " + std::to_string(pos + buffered_) + ": " + std::strerror(errno);
-      return nullptr;
-    }
-    if (got == 0) break;  // the file shrank
-    ThrottleRead(uint64_t(got));
-    buffered_ += uint64_t(got);
+  if (buffered_ < limit) {
+    uint64_t got = 0;
+    if (!file_->Read(pos + buffered_, limit - buffered_, buffer_.get() + buffered_, &got, error)) return nullptr;
+    if (charged_) ThrottleRead(got);
+    buffered_ += got;  // short only where the file ends: it shrank
   }
   if (buffered_ < n) {
     *error = path_ + ": the file ended at byte " + std::to_string(pos + buffered_) + " while reading " +
@@ -438,64 +488,55 @@ void ReleaseMappedPages(const uint8_t* begin, const uint8_t* end) {
 }
 
 void MappedFile::AdviseSequential() const {
-  if (data_ != nullptr && !keep_)
+  if (data_ != nullptr && mapping_)
     ::madvise(const_cast<uint8_t*>(data_), size_, MADV_SEQUENTIAL);  // bytes in memory: none
 }
 
 bool ReadSmallFile(const std::string& path, uint64_t max_bytes, std::string* contents, std::string* error,
-                   InputFailure* failure) {
+                   InputFailure* failure, Env* env) {
   InputFailure ignored;
   if (failure == nullptr) failure = &ignored;
-  InputFileInfo info;
-  {
-    std::string archive, member;
-    if (SplitCapturePath(path, &archive, &member)) {
-      std::unique_ptr<CaptureMemberReader> reader = OpenMemberReader(path, &info, error, failure);
-      if (!reader) return false;
-      if (info.size > max_bytes) {
-        *error = path + ": " + std::to_string(info.size) + " bytes, more than the " + std::to_string(max_bytes) +
-                 "-byte limit for this kind of file (not a file Kafka writes); not read";
-        *failure = InputFailure::kTooLarge;
-        return false;
-      }
-      contents->assign(size_t(info.size), '\0');
-      if (info.size > 0 && !reader->Read(0, info.size, reinterpret_cast<uint8_t*>(contents->data()), error)) {
-        *failure = InputFailure::kUnreadable;
-        return false;
-      }
-      return true;
-    }
-  }
-  int fd = OpenInputFile(path, &info, error, failure);
-  if (fd < 0) return false;
-  auto too_large = [&](const std::string& size) {
-    *error = path + ": " + size + " bytes, more than the " + std::to_string(max_bytes) +
+  std::unique_ptr<ReadableFile> file = OrDefault(env)->NewReadableFile(path, error, failure);
+  if (!file) return false;
+  const uint64_t size = file->size();
+  auto too_large = [&](const std::string& what) {
+    *error = path + ": " + what + " bytes, more than the " + std::to_string(max_bytes) +
              "-byte limit for this kind of file (not a file Kafka writes); not read";
     *failure = InputFailure::kTooLarge;
-    ::close(fd);
     return false;
   };
-  if (info.size > max_bytes) return too_large(std::to_string(info.size));
-  contents->clear();
-  contents->reserve(size_t(info.size));
-  char buf[65536];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      *error = ErrnoMessage(path, errno);
-      *failure = InputFailure::kUnreadable;
-      ::close(fd);
-      return false;
-    }
-    if (n == 0) break;
-    if (contents->size() + size_t(n) > max_bytes) return too_large("over " + std::to_string(max_bytes));  // it grew
-    contents->append(buf, size_t(n));
-    // A regular file's read(2) returns less than asked only at its end: a file that holds what
-    // fstat(2) said and came short of the buffer needs no read(2) to see the end.
-    if (size_t(n) < sizeof buf && contents->size() >= info.size) break;
+  if (size > max_bytes) return too_large(std::to_string(size));
+  auto unreadable = [&] {
+    *failure = InputFailure::kUnreadable;
+    return false;
+  };
+  uint64_t got = 0;
+  if (file->in_capture()) {  // a member does not change size: one read
+    contents->assign(size_t(size), '\0');
+    if (size > 0 && !file->Read(0, size, reinterpret_cast<uint8_t*>(contents->data()), &got, error))
+      return unreadable();
+    return true;
   }
-  ::close(fd);
+  contents->clear();
+  contents->reserve(size_t(size));
+  uint8_t buf[65536];
+  uint64_t pos = 0;
+  while (true) {
+    // Up to what fstat(2) said is left, then a read that finds the end (or that the file grew).
+    const uint64_t want = pos < size ? std::min<uint64_t>(sizeof buf, size - pos) : sizeof buf;
+    if (!file->Read(pos, want, buf, &got, error)) return unreadable();
+    if (got == 0) break;
+    if (contents->size() + got > max_bytes) return too_large("over " + std::to_string(max_bytes));  // it grew
+    contents->append(reinterpret_cast<const char*>(buf), size_t(got));
+    pos += got;
+    // A read that came short of the buffer and holds what fstat(2) said needs no read to see the end.
+    if (got < sizeof buf && contents->size() >= size) break;
+  }
+  if (contents->size() < size) {  // it shrank: what was read is not the file
+    *error = path + ": the file ended at byte " + std::to_string(contents->size()) + " while it was read (it was " +
+             std::to_string(size) + " bytes when opened)";
+    return unreadable();
+  }
   return true;
 }
 

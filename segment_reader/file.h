@@ -1,6 +1,8 @@
 // Read-only access to input files: the one place klf opens data it did not write.
 //
-// Every input is opened by OpenInputFile: O_RDONLY|O_NONBLOCK|O_CLOEXEC, then fstat before any read.
+// The readers below read through an Env (segment_reader/env.h; Env::Default() when none is given, the
+// POSIX one described here), so tests can inject read faults (segment_writer's FaultInjectionEnv).
+// Env::Default() opens every real input with OpenInputFile: O_RDONLY|O_NONBLOCK|O_CLOEXEC, then fstat before any read.
 // Only regular files are inputs. A FIFO, a device, a socket, a directory, a symlink loop or a file
 // without read permission is an error naming the file -- never a hang (opening a FIFO without
 // O_NONBLOCK waits for a writer; reading it waits for data), never "absent". Symlinks to regular files
@@ -19,33 +21,26 @@
 
 #include "segment_reader/bytes.h"
 #include "segment_reader/capture.h"
+#include "segment_reader/env.h"
 
 namespace klf {
 
-// Why an input file could not be used.
-enum class InputFailure {
-  kNone,
-  kMissing,     // no directory entry (ENOENT, ENOTDIR): the caller decides whether absence is normal
-  kUnreadable,  // exists but cannot be read: not a regular file, a symlink loop or dangling symlink,
-                // no permission, an I/O error. Never the same as absent.
-  kTooLarge,    // ReadSmallFile: larger than the cap for its kind (not a file Kafka writes)
-};
-
-// What fstat said about an open input.
-struct InputFileInfo {
-  uint64_t size = 0;
-  int64_t mtime_ms = 0;  // modification time in epoch milliseconds
-};
-
 // Opens `path` for reading as described above and returns the descriptor (the caller closes it), or
-// -1 with *error = "<path>: <why>" and *failure set (when not null).
+// -1 with *error = "<path>: <why>" and *failure set (when not null). POSIX only: Env::Default()'s
+// NewReadableFile uses it; a reader that takes an Env opens its input through the Env instead.
 // A path into a capture (segment_reader/capture.h) has no descriptor of its own: it is an error
 // ("a member of a capture") -- read it with MappedFile, StreamedFile or ReadSmallFile.
 int OpenInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure = nullptr);
 
 // Whether `path` can be read as an input, as OpenInputFile decides (then closes it), for real paths
-// and members of captures alike.
-bool ProbeInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure = nullptr);
+// and members of captures alike (Env::ProbeReadableFile; env null: Env::Default()).
+bool ProbeInputFile(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure = nullptr,
+                    Env* env = nullptr);
+
+// Env::Default()'s read side (env.cc forwards to these): an input as OpenInputFile opens it, or a
+// capture member; ProbeInputFile's question without an Env.
+std::unique_ptr<ReadableFile> NewPosixReadableFile(const std::string& path, std::string* error, InputFailure* failure);
+bool ProbePosixInput(const std::string& path, InputFileInfo* info, std::string* error, InputFailure* failure);
 
 // "a FIFO", "a directory", "a character device", ... for a st_mode that is not a regular file.
 const char* FileTypeName(mode_t mode);
@@ -66,8 +61,10 @@ constexpr uint64_t kReadSmallFileBytes = uint64_t(64) << 10;
 // preads it in place or streams it; ReadSmallFile reads it under the same cap as a file's.
 class MappedFile {
  public:
-  // Opens `path` read-only. On failure returns nullptr and sets *error ("<path>: <strerror>").
-  static std::unique_ptr<MappedFile> Open(const std::string& path, std::string* error);
+  // Opens `path` read-only through `env` (null: Env::Default()). On failure returns nullptr and sets
+  // *error ("<path>: <strerror>"; a read error names the byte position). A file the Env does not map
+  // (ReadableFile::Map) is read whole into memory.
+  static std::unique_ptr<MappedFile> Open(const std::string& path, std::string* error, Env* env = nullptr);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -82,11 +79,10 @@ class MappedFile {
 
  private:
   MappedFile() = default;
-  static std::unique_ptr<MappedFile> OpenMember(const std::string& path, std::string* error);
+  bool ReadWhole(ReadableFile* file, std::string* error);
   std::string path_;
-  void* map_base_ = nullptr;  // the mmap, when data_ is one (a capture member's starts inside it)
-  uint64_t map_len_ = 0;
-  std::shared_ptr<const void> keep_;  // a capture member's bytes in memory
+  bool mapping_ = false;  // data_ is a file mapping, in the registry of ReleaseMappedPages (else bytes in memory)
+  std::shared_ptr<const void> keep_;  // holds the bytes: the mapping (unmapped with it) or memory
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
   int64_t mtime_ms_ = 0;
@@ -99,9 +95,10 @@ class MappedFile {
 class StreamedFile {
  public:
   static constexpr uint64_t kDefaultChunk = uint64_t(1) << 20;
-  // Opens `path` read-only. On failure returns nullptr and sets *error ("<path>: <strerror>").
-  static std::unique_ptr<StreamedFile> Open(const std::string& path, std::string* error,
-                                            uint64_t chunk = kDefaultChunk);
+  // Opens `path` read-only through `env` (null: Env::Default()). On failure returns nullptr and sets
+  // *error ("<path>: <strerror>").
+  static std::unique_ptr<StreamedFile> Open(const std::string& path, std::string* error, uint64_t chunk = kDefaultChunk,
+                                            Env* env = nullptr);
   ~StreamedFile();
   StreamedFile(const StreamedFile&) = delete;
   StreamedFile& operator=(const StreamedFile&) = delete;
@@ -120,8 +117,8 @@ class StreamedFile {
  private:
   StreamedFile() = default;
   std::string path_;
-  std::unique_ptr<CaptureMemberReader> member_;  // a member of a capture
-  int fd_ = -1;
+  std::unique_ptr<ReadableFile> file_;
+  bool charged_ = false;  // reads count against the read-rate cap (a file, not a capture member)
   uint64_t size_ = 0;
   int64_t mtime_ms_ = 0;
   uint64_t chunk_ = kDefaultChunk;
@@ -131,11 +128,12 @@ class StreamedFile {
   uint64_t buffered_ = 0;    // valid bytes in buffer_
 };
 
-// Random access to an input (real file or capture member) for readers that pread by position: a real
-// file is opened by OpenInputFile and read with pread(2); a capture member is read as capture.h
-// describes. nullptr with *error (and *failure) as OpenInputFile.
+// Random access to an input (real file or capture member) for readers that pread by position, through
+// `env` (null: Env::Default(), where a real file is opened by OpenInputFile and read with pread(2) and a
+// capture member is read as capture.h describes). Read is exact: a file that ends first is an error
+// naming the position. nullptr with *error (and *failure) as OpenInputFile.
 std::unique_ptr<CaptureMemberReader> OpenInputReader(const std::string& path, InputFileInfo* info, std::string* error,
-                                                     InputFailure* failure = nullptr);
+                                                     InputFailure* failure = nullptr, Env* env = nullptr);
 
 // Unmaps from this process the whole pages of [begin, end) that lie inside a live MappedFile's
 // mapping (madvise MADV_DONTNEED). The page cache keeps them and a later access maps them back with
@@ -143,11 +141,12 @@ std::unique_ptr<CaptureMemberReader> OpenInputReader(const std::string& path, In
 // file is read front to back. Memory that is not part of a MappedFile is left alone.
 void ReleaseMappedPages(const uint8_t* begin, const uint8_t* end);
 
-// Reads a whole small file (checkpoints, properties, snapshots) through OpenInputFile with a size cap,
-// checked with fstat before any byte is read (and again while reading, in case the file grows).
-// Returns false and sets *error ("<path>: <why>") and *failure (when not null) when it is missing,
-// cannot be read or is larger than `max_bytes`.
+// Reads a whole small file (checkpoints, properties, snapshots) through `env` (null: Env::Default(),
+// which opens it with OpenInputFile) with a size cap, checked with fstat before any byte is read (and
+// again while reading, in case the file grows; a file that ends before that size is unreadable).
+// Returns false and sets *error ("<path>: <why>") and
+// *failure (when not null) when it is missing, cannot be read or is larger than `max_bytes`.
 bool ReadSmallFile(const std::string& path, uint64_t max_bytes, std::string* contents, std::string* error,
-                   InputFailure* failure = nullptr);
+                   InputFailure* failure = nullptr, Env* env = nullptr);
 
 }  // namespace klf

@@ -44,28 +44,28 @@ class IndexBytes {
  public:
   explicit IndexBytes(Bytes data) : data_(data), size_(data.size()), in_use_end_(data.size()) {}
   IndexBytes(Bytes data, uint64_t in_use_end) : data_(data), size_(data.size()), in_use_end_(in_use_end) {}
-  IndexBytes(int fd, uint64_t size, uint64_t in_use_end) : fd_(fd), size_(size), in_use_end_(in_use_end) {}
+  IndexBytes(ReadableFile* file, uint64_t size, uint64_t in_use_end)
+      : file_(file), size_(size), in_use_end_(in_use_end) {}
 
   uint64_t size() const { return size_; }
   uint64_t in_use_end() const { return in_use_end_; }
   // The n bytes at pos (n <= kIndexWindowBytes), or nullptr when they cannot be read (error()).
   const uint8_t* At(uint64_t pos, size_t n) {
-    if (fd_ < 0) return data_.data() + pos;
+    if (file_ == nullptr) return data_.data() + pos;
     if (pos < window_pos_ || pos + n > window_pos_ + window_size_) {
       // Not zero-filled: read over. No larger than the file (a window never extends past it).
       if (!window_) window_.reset(new uint8_t[std::min<uint64_t>(kIndexWindowBytes, size_)]);
       window_pos_ = pos;
       window_size_ = size_t(std::min<uint64_t>(kIndexWindowBytes, size_ - pos));
-      size_t done = 0;
-      while (done < window_size_) {
-        ssize_t got = ::pread(fd_, window_.get() + done, window_size_ - done, off_t(pos + done));
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) {
-          error_ = got < 0 ? std::strerror(errno) : "the file shrank while it was read";
-          window_size_ = 0;
-          return nullptr;
-        }
-        done += size_t(got);
+      uint64_t got = 0;
+      if (!file_->Read(pos, window_size_, window_.get(), &got, &error_)) {
+        window_size_ = 0;
+        return nullptr;
+      }
+      if (got < window_size_) {
+        error_ = "the file ended at byte " + std::to_string(pos + got) + " while it was read";
+        window_size_ = 0;
+        return nullptr;
       }
     }
     return window_.get() + (pos - window_pos_);
@@ -74,7 +74,7 @@ class IndexBytes {
 
  private:
   Bytes data_;
-  int fd_ = -1;
+  ReadableFile* file_ = nullptr;
   uint64_t size_ = 0;
   uint64_t in_use_end_ = 0;
   std::unique_ptr<uint8_t[]> window_;
@@ -175,20 +175,9 @@ uint64_t ForEachIndexEntry(const std::string& file, IndexBytes& data, const Fixe
 // regions are read (SEEK_DATA/SEEK_HOLE; where unsupported the whole file is one region), each
 // backwards in windows from its end: Kafka's preallocated, sparse index of an active segment is
 // recognised without reading its zeros.
-bool InUseEnd(int fd, uint64_t size, uint64_t* in_use_end, std::string* error) {
+bool InUseEnd(ReadableFile* file, uint64_t size, uint64_t* in_use_end, std::string* error) {
   std::vector<std::pair<uint64_t, uint64_t>> regions;
-  for (uint64_t pos = 0; pos < size;) {
-    off_t data = ::lseek(fd, off_t(pos), SEEK_DATA);
-    if (data < 0) {
-      if (errno == ENXIO) break;     // no data after pos
-      regions.assign(1, {0, size});  // SEEK_DATA unsupported: read it all
-      break;
-    }
-    off_t hole = ::lseek(fd, data, SEEK_HOLE);
-    uint64_t to = hole < 0 ? size : std::min<uint64_t>(uint64_t(hole), size);
-    regions.emplace_back(uint64_t(data), to);
-    pos = to;
-  }
+  file->DataRegions(&regions);
   // Windows grow from 4 KiB: an index without a zero tail (a closed segment's) has a non-zero byte in
   // its last bytes, and is then read only once more, forwards.
   // Not zero-filled: read over. No larger than the file (a window never extends past it).
@@ -199,9 +188,10 @@ bool InUseEnd(int fd, uint64_t size, uint64_t* in_use_end, std::string* error) {
       const uint64_t from = to - std::min<uint64_t>(step, to - r->first);
       step = std::min<uint64_t>(step * 2, kIndexWindowBytes);
       const size_t n = size_t(to - from);
-      ssize_t got = ::pread(fd, window.get(), n, off_t(from));
-      if (got != ssize_t(n)) {
-        *error = got < 0 ? std::strerror(errno) : "the file shrank while it was read";
+      uint64_t got = 0;
+      if (!file->Read(from, n, window.get(), &got, error)) return false;
+      if (got != n) {
+        *error = file->path() + ": the file ended at byte " + std::to_string(from + got) + " while it was read";
         return false;
       }
       for (size_t i = n; i > 0; --i) {
@@ -220,11 +210,11 @@ bool InUseEnd(int fd, uint64_t size, uint64_t* in_use_end, std::string* error) {
 // Opens an index file for IndexBytes: its size and where its zeros start.
 class IndexFile {
  public:
-  bool Open(const std::string& path, std::string* error) {
+  bool Open(const std::string& path, std::string* error, Env* env) {
     std::string archive, member;
     if (SplitCapturePath(path, &archive, &member)) {
       // A member of a capture (capture.h): its bytes as MappedFile holds them (in place, or in memory).
-      mapped_ = MappedFile::Open(path, error);
+      mapped_ = MappedFile::Open(path, error, env);
       if (!mapped_) return false;
       size_ = mapped_->size();
       const uint8_t* p = mapped_->data().data();
@@ -232,42 +222,28 @@ class IndexFile {
       while (in_use_end_ > 0 && p[in_use_end_ - 1] == 0) --in_use_end_;
       return true;
     }
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd_ < 0 || ::fstat(fd_, &st) != 0) {
-      *error = path + ": " + std::strerror(errno);
-      return false;
-    }
-    size_ = uint64_t(st.st_size);
-    if (size_ <= kReadSmallFileBytes) return ReadWhole(path, error);
-    if (!InUseEnd(fd_, size_, &in_use_end_, error)) {
-      *error = path + ": " + *error;
-      return false;
-    }
-    return true;
-  }
-  ~IndexFile() {
-    if (fd_ >= 0) ::close(fd_);
+    file_ = (env != nullptr ? env : Env::Default())->NewReadableFile(path, error);
+    if (!file_) return false;
+    size_ = file_->size();
+    if (size_ <= kReadSmallFileBytes) return ReadWhole(error);
+    return InUseEnd(file_.get(), size_, &in_use_end_, error);
   }
   IndexBytes Bytes() const {
     if (mapped_) return IndexBytes(mapped_->data(), in_use_end_);
     if (read_whole_) return IndexBytes(klf::Bytes{small_.data(), small_.size()}, in_use_end_);
-    return IndexBytes(fd_, size_, in_use_end_);
+    return IndexBytes(file_.get(), size_, in_use_end_);
   }
 
  private:
   // Reads a file of at most kReadSmallFileBytes whole (one pread(2)): a small index costs no
   // SEEK_DATA/SEEK_HOLE and no second read.
-  bool ReadWhole(const std::string& path, std::string* error) {
+  bool ReadWhole(std::string* error) {
     small_.resize(size_t(size_));
-    for (size_t done = 0; done < small_.size();) {
-      ssize_t got = ::pread(fd_, small_.data() + done, small_.size() - done, off_t(done));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        *error = path + ": " + (got < 0 ? std::strerror(errno) : "the file shrank while it was read");
-        return false;
-      }
-      done += size_t(got);
+    uint64_t got = 0;
+    if (!file_->Read(0, size_, small_.data(), &got, error)) return false;
+    if (got < size_) {
+      *error = file_->path() + ": the file ended at byte " + std::to_string(got) + " while it was read";
+      return false;
     }
     in_use_end_ = size_;
     while (in_use_end_ > 0 && small_[in_use_end_ - 1] == 0) --in_use_end_;
@@ -278,7 +254,7 @@ class IndexFile {
   std::unique_ptr<MappedFile> mapped_;  // a member of a capture
   std::vector<uint8_t> small_;          // a file of at most kReadSmallFileBytes, read whole
   bool read_whole_ = false;
-  int fd_ = -1;
+  std::unique_ptr<ReadableFile> file_;
   uint64_t size_ = 0;
   uint64_t in_use_end_ = 0;
 };
@@ -362,18 +338,18 @@ TimeIndex ParseTimeIndex(const std::string& file, Bytes data, int64_t base_offse
 }
 
 bool ReadOffsetIndexFile(const std::string& path, int64_t base_offset, ProblemSink* sink, OffsetIndex* out,
-                         std::string* error) {
+                         std::string* error, Env* env) {
   IndexFile f;
-  if (!f.Open(path, error)) return false;
+  if (!f.Open(path, error, env)) return false;
   IndexBytes bytes = f.Bytes();
   *out = ParseOffsetIndexBytes(path, bytes, base_offset, sink);
   return true;
 }
 
 bool ReadTimeIndexFile(const std::string& path, int64_t base_offset, ProblemSink* sink, TimeIndex* out,
-                       std::string* error) {
+                       std::string* error, Env* env) {
   IndexFile f;
-  if (!f.Open(path, error)) return false;
+  if (!f.Open(path, error, env)) return false;
   IndexBytes bytes = f.Bytes();
   *out = ParseTimeIndexBytes(path, bytes, base_offset, sink);
   return true;

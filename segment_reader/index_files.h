@@ -15,6 +15,8 @@
 
 namespace klf {
 
+class Env;
+
 constexpr int kOffsetIndexEntrySize = 8;
 constexpr int kTimeIndexEntrySize = 12;
 constexpr int kTxnIndexEntrySize = 34;
@@ -67,11 +69,13 @@ TxnIndex ParseTxnIndex(const std::string& file, Bytes data, ProblemSink* sink);
 // As Parse*Index, reading `path` with pread(2) in 1 MiB windows. The zero-filled preallocated tail
 // Kafka leaves after the entries of an active segment's index is recognised without being read
 // (holes are skipped with SEEK_DATA, written zeros are read backwards from the end). Returns false
-// with *error only when the file cannot be opened or read.
+// with *error only when the file cannot be opened or read (a read that fails past the first window is
+// a problem of the file at that position, check offset-index-size / time-index-size). Reads through
+// `env` (segment_reader/env.h; null: Env::Default()).
 bool ReadOffsetIndexFile(const std::string& path, int64_t base_offset, ProblemSink* sink, OffsetIndex* out,
-                         std::string* error);
+                         std::string* error, Env* env = nullptr);
 bool ReadTimeIndexFile(const std::string& path, int64_t base_offset, ProblemSink* sink, TimeIndex* out,
-                       std::string* error);
+                       std::string* error, Env* env = nullptr);
 
 // Encoders (exact bytes Kafka writes for these entries), used by segment_writer and tests.
 void EncodeOffsetIndexEntry(const OffsetIndexEntry& e, int64_t base_offset, std::string* out);

@@ -93,11 +93,11 @@ enum class Probe {
 };
 
 // Adds one entry klf reads to `out`: a file when it opens as a regular file, else unreadable.
-void ProbeEntry(DirEntry d, Listing* out) {
+void ProbeEntry(DirEntry d, Listing* out, Env* env) {
   InputFileInfo info;
   std::string error;
   InputFailure failure = InputFailure::kNone;
-  if (ProbeInputFile(d.path, &info, &error, &failure)) {
+  if (ProbeInputFile(d.path, &info, &error, &failure, env)) {
     d.size = info.size;
     out->files.push_back(std::move(d));
   } else if (failure != InputFailure::kMissing) {  // missing: removed since it was listed
@@ -105,7 +105,7 @@ void ProbeEntry(DirEntry d, Listing* out) {
   }
 }
 
-bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe probe = Probe::kOpen) {
+bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe probe = Probe::kOpen, Env* env = nullptr) {
   // Real directories and directories of captures alike (segment_reader/capture.h).
   std::vector<InputDirEntry> entries;
   std::string list_error;
@@ -130,7 +130,7 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe pro
       // Whatever its type: a FIFO, directory or symlink loop with a segment's name is a segment
       // that cannot be read, not an unknown entry.
       if (probe == Probe::kOpen) {
-        ProbeEntry(std::move(d), out);
+        ProbeEntry(std::move(d), out, env);
       } else {
         out->files.push_back(std::move(d));
       }
@@ -161,10 +161,11 @@ void ReportUnreadable(ProblemSink* sink, const UnreadableFile& u) {
 
 // Reads a text file of the scanned directory. One that cannot be read (it may have changed since it was
 // listed) is added to *unreadable; one over the cap is damage ("file-size"), as if it did not parse.
-bool ReadText(const DirEntry& e, std::string* text, ProblemSink* sink, std::vector<UnreadableFile>* unreadable) {
+bool ReadText(const DirEntry& e, std::string* text, ProblemSink* sink, std::vector<UnreadableFile>* unreadable,
+              Env* env) {
   std::string error;
   InputFailure failure = InputFailure::kNone;
-  if (ReadSmallFile(e.path, kMaxMetadataFileBytes, text, &error, &failure)) return true;
+  if (ReadSmallFile(e.path, kMaxMetadataFileBytes, text, &error, &failure, env)) return true;
   if (failure == InputFailure::kTooLarge) {
     Report(sink, Severity::kError, e.path, 0, "file-size", error);
   } else {
@@ -245,16 +246,16 @@ PartitionDirState StateOfDirName(std::string_view name) {
   return PartitionDirState::kLive;
 }
 
-void ParseTextFilesOfPartition(PartitionDir* out, ProblemSink* sink) {
+void ParseTextFilesOfPartition(PartitionDir* out, ProblemSink* sink, Env* env) {
   std::string text;
   if (out->leader_epoch_checkpoint_file &&
-      ReadText(*out->leader_epoch_checkpoint_file, &text, sink, &out->unreadable)) {
+      ReadText(*out->leader_epoch_checkpoint_file, &text, sink, &out->unreadable, env)) {
     std::vector<LeaderEpochEntry> entries;
     if (ParseLeaderEpochCheckpoint(out->leader_epoch_checkpoint_file->path, text, &entries, sink)) {
       out->leader_epochs = std::move(entries);
     }
   }
-  if (out->partition_metadata_file && ReadText(*out->partition_metadata_file, &text, sink, &out->unreadable)) {
+  if (out->partition_metadata_file && ReadText(*out->partition_metadata_file, &text, sink, &out->unreadable, env)) {
     PartitionMetadata m;
     if (ParsePartitionMetadata(out->partition_metadata_file->path, text, &m, sink)) out->partition_metadata = m;
   }
@@ -414,7 +415,7 @@ std::vector<const SegmentFiles*> PartitionDir::LogSegments() const {
 }
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per directory entry kind (FMT §1, §12, §13)
-bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink* sink) {
+bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink* sink, Env* env) {
   *out = PartitionDir{};
   out->path = StripTrailingSlashes(path_in);
   out->name = BaseName(out->path);
@@ -426,7 +427,7 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
                        out->name));
   }
   Listing listing;
-  if (!ListDir(out->path, &listing, sink)) return false;
+  if (!ListDir(out->path, &listing, sink, Probe::kOpen, env)) return false;
   for (const std::string& d : listing.dirs) {
     DirEntry e;
     e.name = d;
@@ -516,16 +517,16 @@ bool ScanPartitionDir(const std::string& path_in, PartitionDir* out, ProblemSink
     // (or was not copied).
     Report(sink, Severity::kWarning, out->path, 0, "no-segments", "partition directory holds no .log segment file");
   }
-  ParseTextFilesOfPartition(out, sink);
+  ParseTextFilesOfPartition(out, sink, env);
   return true;
 }
 
 bool ReadOffsetCheckpointFile(const std::string& path, std::map<TopicPartition, int64_t>* out, ProblemSink* sink,
-                              std::vector<UnreadableFile>* unreadable) {
+                              std::vector<UnreadableFile>* unreadable, Env* env) {
   out->clear();
   std::string text, error;
   InputFailure failure = InputFailure::kNone;
-  if (!ReadSmallFile(path, kMaxMetadataFileBytes, &text, &error, &failure)) {
+  if (!ReadSmallFile(path, kMaxMetadataFileBytes, &text, &error, &failure, env)) {
     // Absent is normal (a broker that never wrote it); a file that is there but cannot be read is not.
     if (failure == InputFailure::kTooLarge) Report(sink, Severity::kError, path, 0, "file-size", error);
     if (failure == InputFailure::kUnreadable) {
@@ -556,14 +557,14 @@ struct ScannedPartition {
 // The partition directories among `names` (the subdirectories of log dir `path`), scanned on `jobs`
 // threads; indexed like `names`. Empty when one thread does it (the caller scans them in order).
 std::vector<ScannedPartition> ScanPartitionDirs(const std::string& path, const std::vector<std::string>& names,
-                                                size_t jobs) {
+                                                size_t jobs, Env* env) {
   std::vector<ScannedPartition> out;
   jobs = std::min({jobs, names.size(), size_t(16)});
   if (jobs <= 1) return out;
   out.resize(names.size());
   ParallelFor(names.size(), unsigned(jobs), [&](size_t i) {
     if (ParsePartitionDirName(names[i])) {
-      out[i].listed = ScanPartitionDir(Join(path, names[i]), &out[i].dir, &out[i].problems);
+      out[i].listed = ScanPartitionDir(Join(path, names[i]), &out[i].dir, &out[i].problems, env);
     }
   });
   return out;
@@ -572,11 +573,11 @@ std::vector<ScannedPartition> ScanPartitionDirs(const std::string& path, const s
 }  // namespace
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per log dir entry kind (FMT §1.1)
-bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size_t jobs) {
+bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size_t jobs, Env* env) {
   *out = LogDir{};
   out->path = StripTrailingSlashes(path_in);
   Listing listing;
-  if (!ListDir(out->path, &listing, sink)) return false;
+  if (!ListDir(out->path, &listing, sink, Probe::kOpen, env)) return false;
   for (UnreadableFile& u : listing.unreadable) {
     ReportUnreadable(sink, u);
     out->unreadable.push_back(std::move(u));
@@ -597,7 +598,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
   }
   // Partition directories are scanned on `jobs` threads, each into its own sink; the problems are
   // then reported in name order, as one thread reports them.
-  std::vector<ScannedPartition> scanned = ScanPartitionDirs(out->path, listing.dirs, jobs);
+  std::vector<ScannedPartition> scanned = ScanPartitionDirs(out->path, listing.dirs, jobs, env);
   for (size_t i = 0; i < listing.dirs.size(); ++i) {
     const std::string& d = listing.dirs[i];
     if (!ParsePartitionDirName(d)) {
@@ -612,7 +613,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
     PartitionDir p;
     bool listed;
     if (scanned.empty()) {
-      listed = ScanPartitionDir(Join(out->path, d), &p, sink);
+      listed = ScanPartitionDir(Join(out->path, d), &p, sink, env);
     } else {
       for (const Problem& problem : scanned[i].problems.problems) {
         if (sink) sink->Report(problem);
@@ -643,7 +644,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
         out->meta_properties_file = e;
         std::string text;
         MetaProperties m;
-        if (ReadText(e, &text, sink, &out->unreadable) && ParseMetaProperties(e.path, text, &m, sink)) {
+        if (ReadText(e, &text, sink, &out->unreadable, env) && ParseMetaProperties(e.path, text, &m, sink)) {
           out->meta_properties = m;
         }
         break;
@@ -652,7 +653,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
         out->clean_shutdown_file = e;
         std::string text;
         CleanShutdown c;
-        if (ReadText(e, &text, sink, &out->unreadable) && ParseCleanShutdown(e.path, text, &c, sink)) {
+        if (ReadText(e, &text, sink, &out->unreadable, env) && ParseCleanShutdown(e.path, text, &c, sink)) {
           out->clean_shutdown_broker_epoch = c.broker_epoch;
         }
         break;
@@ -670,7 +671,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
     }
     if (checkpoint) {
       std::map<TopicPartition, int64_t> m;
-      if (ReadOffsetCheckpointFile(e.path, &m, sink, &out->unreadable)) *checkpoint = std::move(m);
+      if (ReadOffsetCheckpointFile(e.path, &m, sink, &out->unreadable, env)) *checkpoint = std::move(m);
     }
   }
   return true;
@@ -695,7 +696,16 @@ struct ParsedCheckpointFile {
   std::vector<UnreadableFile> unreadable;
 };
 
-std::shared_ptr<const ParsedCheckpointFile> ParseCheckpointCached(const std::string& path) {
+// Parsed once per process while the file is unchanged (a log dir's checkpoints serve all its
+// partitions). Reads through an Env other than the default are not cached: its faults are its own.
+std::shared_ptr<const ParsedCheckpointFile> ParseCheckpointCached(const std::string& path, Env* env) {
+  if (env != nullptr && env != Env::Default()) {
+    auto parsed = std::make_shared<ParsedCheckpointFile>();
+    CollectingSink recorder;
+    parsed->read = ReadOffsetCheckpointFile(path, &parsed->entries, &recorder, &parsed->unreadable, env);
+    parsed->problems = std::move(recorder.problems);
+    return parsed;
+  }
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<const ParsedCheckpointFile>> cache;
   constexpr size_t kMaxFiles = 256;  // 4 per log directory: a capture of 64 log dirs
@@ -757,11 +767,11 @@ std::vector<std::string> FindTopicPartitionDirs(const std::vector<std::string>& 
 }
 
 PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path, const TopicPartition& tp,
-                                           ProblemSink* sink) {
+                                           ProblemSink* sink, Env* env) {
   PartitionCheckpoints out;
   out.log_dir = ParentOf(partition_dir_path);
   auto pick = [&](const char* name, std::optional<int64_t>* value) {
-    std::shared_ptr<const ParsedCheckpointFile> f = ParseCheckpointCached(Join(out.log_dir, name));
+    std::shared_ptr<const ParsedCheckpointFile> f = ParseCheckpointCached(Join(out.log_dir, name), env);
     for (const Problem& p : f->problems) sink->Report(p);
     out.unreadable.insert(out.unreadable.end(), f->unreadable.begin(), f->unreadable.end());
     if (!f->read) return;

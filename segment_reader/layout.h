@@ -158,11 +158,12 @@ struct LogDir {
 };
 
 // Scans a partition directory. Returns false (and reports, check "dir-read") only when the
-// directory cannot be listed.
-bool ScanPartitionDir(const std::string& path, PartitionDir* out, ProblemSink* sink);
+// directory cannot be listed. Files are probed and read through `env` (null: Env::Default()); the
+// listing itself is capture.h's ListInputDir.
+bool ScanPartitionDir(const std::string& path, PartitionDir* out, ProblemSink* sink, Env* env = nullptr);
 // Scans a broker log directory and every partition directory in it; the partition directories on
 // `jobs` threads (at most 16), with the same result and problems in the same order as one thread.
-bool ScanLogDir(const std::string& path, LogDir* out, ProblemSink* sink, size_t jobs = 1);
+bool ScanLogDir(const std::string& path, LogDir* out, ProblemSink* sink, size_t jobs = 1, Env* env = nullptr);
 
 // The log-dir checkpoint values for one partition (spec §11.2), from the log directory that holds it.
 struct PartitionCheckpoints {
@@ -185,13 +186,13 @@ std::vector<std::string> FindTopicPartitionDirs(const std::vector<std::string>& 
 std::string PartitionDirBaseName(const std::string& dir);
 
 PartitionCheckpoints ReadParentCheckpoints(const std::string& partition_dir_path, const TopicPartition& tp,
-                                           ProblemSink* sink);
+                                           ProblemSink* sink, Env* env = nullptr);
 
 // Reads one offset checkpoint file into a map (later duplicates win, as in Kafka's map). Returns
 // false when the file is absent (no report), cannot be read (reported, and added to *unreadable when
 // given), is over kMaxMetadataFileBytes or does not parse (reported).
 bool ReadOffsetCheckpointFile(const std::string& path, std::map<TopicPartition, int64_t>* out, ProblemSink* sink,
-                              std::vector<UnreadableFile>* unreadable = nullptr);
+                              std::vector<UnreadableFile>* unreadable = nullptr, Env* env = nullptr);
 
 // ---------------------------------------------------------------------------------------------
 // What a user-given PATH is (cli.md: "a file, a partition directory or a broker log directory").

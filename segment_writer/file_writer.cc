@@ -206,6 +206,86 @@ class FaultyFile : public WritableFile {
 };
 }  // namespace
 
+namespace {
+
+bool EndsWith(const std::string& path, const std::string& suffix) {
+  return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), std::string::npos, suffix) == 0;
+}
+
+std::string ReadFaultError(const std::string& path, uint64_t at) {
+  return path + ": read at byte " + std::to_string(at) + ": Input/output error (simulated)";
+}
+
+// An input read through FaultInjectionEnv: counted, and failing as its fault (if any) says.
+class FaultyReadableFile : public ReadableFile {
+ public:
+  FaultyReadableFile(FaultInjectionEnv* env, std::unique_ptr<ReadableFile> base,
+                     const FaultInjectionEnv::ReadFault* fault)
+      : env_(env), base_(std::move(base)), fault_(fault) {}
+  const std::string& path() const override { return base_->path(); }
+  uint64_t size() const override { return base_->size(); }
+  int64_t mtime_ms() const override { return base_->mtime_ms(); }
+  bool in_capture() const override { return base_->in_capture(); }
+  bool Read(uint64_t pos, uint64_t n, uint8_t* out, uint64_t* got, std::string* error) override {
+    env_->CountRead();
+    if (fault_ == nullptr || pos + n <= fault_->at) return base_->Read(pos, n, out, got, error);
+    *got = 0;
+    const uint64_t before = pos < fault_->at ? fault_->at - pos : 0;
+    if (before > 0) {
+      if (!base_->Read(pos, before, out, got, error)) return false;
+      if (*got < before) return true;  // the file itself ended first
+    }
+    if (fault_->shrink) return true;  // the end of the file, at `at`
+    *error = ReadFaultError(path(), std::max(pos, fault_->at));
+    return false;
+  }
+  bool Map(MappedRegion* region, std::string* error) override {
+    return fault_ == nullptr && base_->Map(region, error);  // a faulty file is read, where the fault strikes
+  }
+  void AdviseSequential() override { base_->AdviseSequential(); }
+  void DataRegions(std::vector<std::pair<uint64_t, uint64_t>>* regions) override { base_->DataRegions(regions); }
+
+ private:
+  FaultInjectionEnv* env_;
+  std::unique_ptr<ReadableFile> base_;
+  const FaultInjectionEnv::ReadFault* fault_;
+};
+
+}  // namespace
+
+const FaultInjectionEnv::ReadFault* FaultInjectionEnv::FindReadFault(const std::string& path) const {
+  for (const ReadFault& f : read_faults_)
+    if (EndsWith(path, f.suffix)) return &f;
+  return nullptr;
+}
+
+std::unique_ptr<ReadableFile> FaultInjectionEnv::NewReadableFile(const std::string& path, std::string* error,
+                                                                 InputFailure* failure) {
+  if (OpenFails(path, error, failure)) return nullptr;
+  auto base = base_->NewReadableFile(path, error, failure);
+  if (!base) return nullptr;
+  ++files_opened_;
+  return std::make_unique<FaultyReadableFile>(this, std::move(base), FindReadFault(path));
+}
+
+bool FaultInjectionEnv::ProbeReadableFile(const std::string& path, InputFileInfo* info, std::string* error,
+                                          InputFailure* failure) {
+  return !OpenFails(path, error, failure) && base_->ProbeReadableFile(path, info, error, failure);
+}
+
+bool FaultInjectionEnv::OpenFails(const std::string& path, std::string* error, InputFailure* failure) {
+  for (const std::string& suffix : open_fault_suffixes_) {
+    InputFileInfo info;
+    std::string ignored;
+    if (EndsWith(path, suffix) && base_->ProbeReadableFile(path, &info, &ignored, nullptr)) {  // it is there
+      *error = path + ": Permission denied (simulated)";
+      if (failure) *failure = InputFailure::kUnreadable;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool FaultInjectionEnv::Crashed(std::string* error) {
   if (crashed_) *error = "simulated crash";
   return crashed_;
@@ -283,7 +363,17 @@ bool FaultInjectionEnv::SyncFileSystem(const std::string& path, std::string* err
   return !Crashed(error) && !SyncFails(path, error) && base_->SyncFileSystem(path, error);
 }
 bool FaultInjectionEnv::CopyFile(const std::string& from, const std::string& to, std::string* error) {
-  if (Crashed(error) || !base_->CopyFile(from, to, error)) return false;
+  if (Crashed(error)) return false;
+  if (const ReadFault* f = FindReadFault(from)) {
+    InputFileInfo info;
+    if (!ProbeReadableFile(from, &info, error)) return false;
+    if (f->at < info.size) {
+      *error = f->shrink ? from + ": the file ended at byte " + std::to_string(f->at) + " while it was copied"
+                         : ReadFaultError(from, f->at);
+      return false;
+    }
+  }
+  if (!base_->CopyFile(from, to, error)) return false;
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(to, ec);
   size_t n = size_t(size);

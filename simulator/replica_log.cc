@@ -151,7 +151,7 @@ bool ReplicaLog::WriteLogDirCheckpoints(std::string* error) const {
     const std::string path = log_dir_ + "/" + name;
     std::vector<OffsetCheckpointEntry> entries;
     std::string text, ignored;
-    if (env_->FileExists(path) && ReadSmallFile(path, kMaxMetadataFileBytes, &text, &ignored)) {
+    if (env_->FileExists(path) && ReadSmallFile(path, kMaxMetadataFileBytes, &text, &ignored, nullptr, env_)) {
       NullSink quiet;
       ParseOffsetCheckpoint(path, text, &entries, &quiet);
     }
@@ -185,7 +185,7 @@ bool ReplicaLog::ReadForFetch(int64_t fetch_offset, std::string* chunk, std::str
   for (const auto& [base, path] : closed) {
     if (base > active_base_) continue;  // a stale file past the active segment: not part of the log
     std::string bytes;
-    if (!ReadSmallFile(path, uint64_t(1) << 31, &bytes, error)) return false;
+    if (!ReadSmallFile(path, uint64_t(1) << 31, &bytes, error, nullptr, env_)) return false;
     segments.emplace_back(base, std::move(bytes));
   }
   segments.emplace_back(active_base_, std::move(active));

@@ -8,12 +8,13 @@
 namespace klf {
 
 bool LoadReplicaView(const std::string& partition_dir, int64_t now_ms, int64_t producer_id_expiration_ms,
-                     ReplicaView* out, ProblemSink* sink, std::string* error) {
+                     ReplicaView* out, ProblemSink* sink, std::string* error, Env* env) {
   *out = ReplicaView{};
   out->path = partition_dir;
   LoadOptions options;
   options.now_ms = now_ms;
   options.producer_id_expiration_ms = producer_id_expiration_ms;
+  options.env = env;
   LoadedLog log;
   if (!LoadedLog::Open(partition_dir, options, &log, sink, error)) return false;
   if (!log.tp) {

@@ -23,6 +23,8 @@
 
 namespace klf {
 
+class Env;
+
 struct ServedRecord {
   int64_t offset = 0;
   int64_t timestamp = 0;
@@ -56,8 +58,8 @@ struct ReplicaView {
 
 // Reads `partition_dir` (never modified). `now_ms` applies producer.id.expiration.ms when producer
 // snapshots are loaded. Returns false with *error when the directory or a segment cannot be read or
-// a batch does not decode (problems also go to `sink`).
+// a batch does not decode (problems also go to `sink`). Reads through `env` (null: Env::Default()).
 bool LoadReplicaView(const std::string& partition_dir, int64_t now_ms, int64_t producer_id_expiration_ms,
-                     ReplicaView* out, ProblemSink* sink, std::string* error);
+                     ReplicaView* out, ProblemSink* sink, std::string* error, Env* env = nullptr);
 
 }  // namespace klf

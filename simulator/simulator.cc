@@ -1236,17 +1236,24 @@ bool RunSimulation(const Timeline& timeline, const SimulationOptions& options, S
   env->RemoveDirRecursively(work, &ignored);
   UnregisterScratch(work);
   cleanup.dir.clear();
-  // One syncfs(2) for the whole output instead of an fsync per file.
-  if (!env->SyncFileSystem(staged->path(), error) || !staged->Commit(error)) return false;
-  result->out_dir = staged->final_path();
+  // The brokers' views, loaded from the staging directory before it is committed: a file that cannot
+  // be read fails the run and leaves no output.
   CleanerConfig c;
   for (const auto& [k, v] : timeline.config) c.Set(k, v, error);
   error->clear();
+  auto partition_dir = [&](const std::string& root, const BrokerSummary& b) {
+    return root + "/broker" + std::to_string(b.broker) + "/" + timeline.tp.ToString();
+  };
   for (BrokerSummary& b : result->brokers) {
-    std::string dir = result->out_dir + "/broker" + std::to_string(b.broker) + "/" + timeline.tp.ToString();
     CollectingSink sink;
-    if (!LoadReplicaView(dir, result->end_clock_ms, c.producer_id_expiration_ms, &b.view, &sink, error)) return false;
+    if (!LoadReplicaView(partition_dir(staged->path(), b), result->end_clock_ms, c.producer_id_expiration_ms, &b.view,
+                         &sink, error, env))
+      return false;
   }
+  // One syncfs(2) for the whole output instead of an fsync per file.
+  if (!env->SyncFileSystem(staged->path(), error) || !staged->Commit(error)) return false;
+  result->out_dir = staged->final_path();
+  for (BrokerSummary& b : result->brokers) b.view.path = partition_dir(result->out_dir, b);
   result->divergence = CompareReplicas(result->brokers);
   return true;
 }

@@ -97,9 +97,9 @@ class CountingSink : public ProblemSink {
 };
 
 // A file mapped for reading, counted in the stats.
-std::unique_ptr<MappedFile> OpenCounted(const std::string& path, ProblemSink* sink, VerifyStats* stats) {
+std::unique_ptr<MappedFile> OpenCounted(const std::string& path, ProblemSink* sink, VerifyStats* stats, Env* env) {
   std::string error;
-  std::unique_ptr<MappedFile> f = MappedFile::Open(path, &error);
+  std::unique_ptr<MappedFile> f = MappedFile::Open(path, &error, env);
   if (!f) {
     Report(sink, Severity::kError, path, 0, "file-read", error);
     return nullptr;
@@ -224,7 +224,7 @@ void PartitionVerifier::Gap(int64_t from, int64_t to_exclusive, uint64_t positio
 
 void PartitionVerifier::LoadSnapshots(const PartitionDir& dir) {
   for (const auto& [offset, entry] : dir.producer_snapshots) {
-    std::unique_ptr<MappedFile> f = OpenCounted(entry.path, sink_, stats_);
+    std::unique_ptr<MappedFile> f = OpenCounted(entry.path, sink_, stats_, options_.read.env);
     if (!f) continue;
     SnapshotToCheck s;
     s.offset = offset;
@@ -454,7 +454,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
   };
   if (seg.index) {
     std::string error;
-    bool ok = ReadOffsetIndexFile(seg.index->path, base, sink_, &index, &error);
+    bool ok = ReadOffsetIndexFile(seg.index->path, base, sink_, &index, &error, options_.read.env);
     counted(ok, seg.index->path, error, index.file_size);
   } else if (!standalone) {
     Report(sink_, Severity::kWarning, log_path, 0, "missing-index",
@@ -463,7 +463,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
   }
   if (seg.time_index) {
     std::string error;
-    bool ok = ReadTimeIndexFile(seg.time_index->path, base, sink_, &time_index, &error);
+    bool ok = ReadTimeIndexFile(seg.time_index->path, base, sink_, &time_index, &error, options_.read.env);
     counted(ok, seg.time_index->path, error, time_index.file_size);
   } else if (!standalone) {
     Report(sink_, Severity::kWarning, log_path, 0, "missing-time-index",
@@ -472,7 +472,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
                        OffsetFileNamePrefix(base)));
   }
   if (seg.txn_index) {
-    txn_file = OpenCounted(seg.txn_index->path, sink_, stats_);
+    txn_file = OpenCounted(seg.txn_index->path, sink_, stats_, options_.read.env);
     if (txn_file) txn_index = ParseTxnIndex(seg.txn_index->path, txn_file->data(), sink_);
   }
   // Offset-index entries by position, for the merge with the batches (the parser reports order).
@@ -884,7 +884,7 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
   LogDir dir;
   {
     CountingSink scan_sink(&stats);
-    bool ok = ScanLogDir(path, &dir, &scan_sink, VerifyThreads(options));
+    bool ok = ScanLogDir(path, &dir, &scan_sink, VerifyThreads(options), options.read.env);
     if (!ok) {
       stats.unreadable = true;
       stats.unreadable_reason = path + ": cannot list the log directory";
@@ -958,14 +958,14 @@ VerifyStats VerifyPartitionDir(const std::string& path, const VerifyOptions& opt
   VerifyStats stats;
   PartitionDir dir;
   CountingSink counting(&stats);
-  if (!ScanPartitionDir(path, &dir, &counting)) {
+  if (!ScanPartitionDir(path, &dir, &counting, options.read.env)) {
     Forward(counting.problems, sink);
     stats.unreadable = true;
     stats.unreadable_reason = path + ": cannot list the partition directory";
     return stats;
   }
   std::optional<PartitionCheckpoints> checkpoints;
-  if (dir.tp) checkpoints = ReadParentCheckpoints(dir.path, *dir.tp, &counting);
+  if (dir.tp) checkpoints = ReadParentCheckpoints(dir.path, *dir.tp, &counting, options.read.env);
   PartitionVerifier v(options, &counting, &stats, ContextFor(dir, checkpoints ? &*checkpoints : nullptr));
   v.VerifyPartition(dir);
   Forward(counting.problems, sink);
@@ -993,7 +993,7 @@ VerifyStats VerifyFile(const PathInfo& info, const VerifyOptions& options, Probl
     // The PATH itself first: a FIFO or a directory given by name is not "missing from its segment".
     InputFileInfo file_info;
     std::string error;
-    if (!ProbeInputFile(path, &file_info, &error)) {  // a real file or a member of a capture
+    if (!ProbeInputFile(path, &file_info, &error, nullptr, options.read.env)) {  // a real file or a member of a capture
       unreadable(error);
       return stats;
     }
@@ -1016,14 +1016,14 @@ VerifyStats VerifyFile(const PathInfo& info, const VerifyOptions& options, Probl
       // The whole segment the file belongs to (its .log and indexes).
       PartitionDir dir;
       NullSink quiet;
-      ScanPartitionDir(DirName(path), &dir, &quiet);
+      ScanPartitionDir(DirName(path), &dir, &quiet, options.read.env);
       auto it = dir.segments.find(*name.offset);
       if (it == dir.segments.end() || !it->second.log) {
         unreadable(path + ": its segment's .log (" + OffsetFileNamePrefix(*name.offset) + ".log) is missing");
         break;
       }
       std::optional<PartitionCheckpoints> checkpoints;
-      if (dir.tp) checkpoints = ReadParentCheckpoints(dir.path, *dir.tp, &quiet);
+      if (dir.tp) checkpoints = ReadParentCheckpoints(dir.path, *dir.tp, &quiet, options.read.env);
       PartitionVerifier v(options, &counting, &stats, ContextFor(dir, checkpoints ? &*checkpoints : nullptr));
       v.VerifyLoneSegment(it->second);
       break;
@@ -1036,7 +1036,7 @@ VerifyStats VerifyFile(const PathInfo& info, const VerifyOptions& options, Probl
       break;
     }
     case FileKind::kProducerSnapshot: {
-      std::unique_ptr<MappedFile> f = OpenCounted(path, &counting, &stats);
+      std::unique_ptr<MappedFile> f = OpenCounted(path, &counting, &stats, options.read.env);
       if (!f) break;
       ProducerSnapshot snapshot;
       ParseProducerSnapshot(path, f->data(), name.offset.value_or(0), &snapshot, &counting);
@@ -1052,7 +1052,7 @@ VerifyStats VerifyFile(const PathInfo& info, const VerifyOptions& options, Probl
     case FileKind::kLogStartOffsetCheckpoint: {
       std::string text, error;
       InputFailure failure = InputFailure::kNone;
-      if (!ReadSmallFile(path, kMaxMetadataFileBytes, &text, &error, &failure)) {
+      if (!ReadSmallFile(path, kMaxMetadataFileBytes, &text, &error, &failure, options.read.env)) {
         if (failure == InputFailure::kTooLarge) {
           Report(&counting, Severity::kError, path, 0, "file-size", error);
         } else {
