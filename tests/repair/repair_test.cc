@@ -161,7 +161,8 @@ TEST(Repair, HangingTransactionWithEmptyRemnantIsLeftUnlessAssumed) {
             "--producer-epoch 0 --coordinator-epoch 0");
   ASSERT_EQ(lso.replicas.size(), 2u);
   EXPECT_EQ(lso.replicas[0].kind, LsoWitness::Kind::kEmptyBatch);
-  EXPECT_EQ(lso.replicas[0].offset, 12);
+  ASSERT_TRUE(lso.replicas[0].first);
+  EXPECT_EQ(lso.replicas[0].first->offset, 12);
   EXPECT_NE(lso.explanation.find("never"), std::string::npos);
 
   // The healthy replicas removed order-1 at 10 and hold a later value of the key: superseded, which an
