@@ -274,7 +274,7 @@ int RunCompact(const CompactArgs& a) {
   CompactReport report;
   std::string partition_dir = a.dir;
   nlohmann::json log_dir_json = nullptr;
-  if (IsLogDir(a.dir)) {
+  if (ClassifyPath(a.dir).kind == PathKind::kLogDir) {
     // A broker log directory: pick the log the cleaner thread would (grabFilthiestCompactedLog).
     LogDirChoice choice;
     if (!ChooseFilthiestLog(a.dir, o, &choice, &sink, &error)) return FailOnLog(error, sink, json);

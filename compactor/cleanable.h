@@ -9,24 +9,9 @@
 #include <vector>
 
 #include "compactor/config.h"
+#include "partition/loaded_log.h"
 
 namespace klf {
-
-// What the choosing rules need to know about one segment (spec §0).
-struct SegmentSummary {
-  int64_t base_offset = 0;
-  int64_t size = 0;                   // bytes of the .log
-  int64_t last_modified_ms = 0;       // mtime of the .log
-  int64_t max_timestamp_so_far = -1;  // last .timeindex entry's timestamp, -1 if none
-  // maxTimestamp of the first batch (LogSegment.getFirstBatchTimestamp); nullopt for an empty segment.
-  std::optional<int64_t> first_batch_timestamp;
-  int64_t next_offset = 0;         // readNextOffset: last offset of its last batch + 1, or base if empty
-  int64_t offset_index_bytes = 0;  // entries × 8
-  int64_t time_index_bytes = 0;    // entries × 12
-
-  // segment.largestTimestamp: maxTimestampSoFar if >= 0, else the file's mtime.
-  int64_t largest_timestamp() const { return max_timestamp_so_far >= 0 ? max_timestamp_so_far : last_modified_ms; }
-};
 
 // A log as the cleaner manager sees it. The last segment is the active one.
 struct LogSummary {

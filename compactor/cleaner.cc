@@ -23,6 +23,7 @@
 #include "segment_reader/layout.h"
 #include "segment_writer/batch_builder.h"
 #include "segment_writer/file_writer.h"
+#include "segment_writer/segment_writer.h"
 #include "segment_reader/java_long.h"
 
 namespace klf {
@@ -30,73 +31,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The new segment of one group, written as LogSegment.append writes it: one Append per cleaner
-// chunk, with the index.interval.bytes rule deciding index entries (spec §10.2, FMT §8.3). The .log
-// streams to `<base>.log.cleaned` (via a .tmp and an atomic rename) so a group never sits in memory;
-// index entries are few and are written when the group is swapped in.
-class CleanedSegment {
- public:
-  CleanedSegment(int64_t base_offset, int32_t index_interval_bytes)
-      : base_offset_(base_offset), interval_(index_interval_bytes), offset_of_max_timestamp_(base_offset) {}
-
-  bool Open(Env* env, const std::string& dir, std::string* error) {
-    log_ = AtomicFile::Create(env, dir + "/" + SegmentFileName(base_offset_, ".log.cleaned"), error);
-    return log_ != nullptr;
-  }
-
-  bool Append(const std::string& chunk, int64_t largest_offset, int64_t largest_timestamp, int64_t shallow_offset,
-              std::string* error) {
-    int64_t position = int64_t(size_);
-    if (largest_timestamp > max_timestamp_) {
-      max_timestamp_ = largest_timestamp;
-      offset_of_max_timestamp_ = shallow_offset;
-    }
-    if (bytes_since_last_index_entry_ > interval_) {
-      if (offset_index_.empty() || largest_offset > offset_index_.back().offset)
-        offset_index_.push_back(OffsetIndexEntry{largest_offset, int32_t(position)});
-      MaybeAppendTime(max_timestamp_, offset_of_max_timestamp_);
-      bytes_since_last_index_entry_ = 0;
-    }
-    bytes_since_last_index_entry_ += int64_t(chunk.size());
-    size_ += chunk.size();
-    return log_->Append(chunk, error);
-  }
-  // onBecomeInactiveSegment: the final time-index entry; the .log is fsynced and renamed.
-  bool Finish(std::string* error) {
-    MaybeAppendTime(max_timestamp_, offset_of_max_timestamp_);
-    return log_->Commit(error);
-  }
-  uint64_t size() const { return size_; }
-
-  int64_t base_offset() const { return base_offset_; }
-  const std::vector<OffsetIndexEntry>& offset_index() const { return offset_index_; }
-  const std::vector<TimeIndexEntry>& time_index() const { return time_index_; }
-  std::vector<AbortedTxn>* txn_index() { return &txn_index_; }
-
- private:
-  void MaybeAppendTime(int64_t timestamp, int64_t offset) {
-    // TimeIndex.maybeAppend: only a timestamp greater than the last entry's (an empty index's last
-    // entry is (-1, baseOffset)).
-    int64_t last = time_index_.empty() ? kNoTimestamp : time_index_.back().timestamp;
-    if (timestamp > last) time_index_.push_back(TimeIndexEntry{timestamp, offset});
-  }
-
-  int64_t base_offset_;
-  int32_t interval_;
-  std::unique_ptr<AtomicFile> log_;
-  uint64_t size_ = 0;
-  std::vector<OffsetIndexEntry> offset_index_;
-  std::vector<TimeIndexEntry> time_index_;
-  std::vector<AbortedTxn> txn_index_;
-  int64_t bytes_since_last_index_entry_ = 0;
-  int64_t max_timestamp_ = kNoTimestamp;
-  int64_t offset_of_max_timestamp_;
-};
-
+// The new segment of one group, written as LogSegment.append writes it (SegmentWriter: one Append per
+// cleaner chunk, index.interval.bytes deciding index entries, spec §10.2, FMT §8.3) to
+// `<base>.log.cleaned` and its `.cleaned` indexes, which ReplaceSegments swaps in.
 struct GroupOutput {
   std::vector<size_t> sources;  // indexes into PartitionLog::segments
-  std::unique_ptr<CleanedSegment> segment;
-  int64_t mtime_ms = 0;
+  std::unique_ptr<SegmentWriter> segment;
+  std::vector<AbortedTxn> txn_index;  // CleanedTransactionMetadata's entries for the cleaned .txnindex
+  int64_t mtime_ms = 0;               // the new files' modification time
+
+  bool Create(Env* env, const std::string& dir, int64_t base, const CleanerConfig& config, std::string* error) {
+    LogConfig lc;
+    lc.segment_bytes = config.segment_bytes;
+    lc.segment_index_bytes = config.segment_index_bytes;
+    lc.index_interval_bytes = config.index_interval_bytes;
+    segment = SegmentWriter::Create(env, dir, base, lc, error, ".cleaned");
+    return segment != nullptr;
+  }
+  // onBecomeInactiveSegment: the final time-index entry; every file fsynced and renamed to its
+  // `.cleaned` name, with the group's modification time.
+  bool Finish(std::string* error) {
+    for (const AbortedTxn& t : txn_index)
+      if (!segment->AppendAbortedTxn(t, error)) return false;
+    return segment->Close(error, mtime_ms);
+  }
 };
 
 // canConvertToRelativeOffset: the offset index stores offset - baseOffset as a non-negative int32.
@@ -142,7 +100,7 @@ class Round {
                 bool* full, std::string* error);
   // `chunk`: the bytes read at `position` (the current read buffer's contents).
   bool GrowBuffersOrFail(const LoadedSegment& seg, Bytes chunk, size_t position, std::string* error);
-  bool CleanInto(const LoadedSegment& seg, CleanedSegment* dest, CleanedTransactionMetadata* t,
+  bool CleanInto(const LoadedSegment& seg, SegmentWriter* dest, CleanedTransactionMetadata* t,
                  const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound, bool* overflow,
                  std::string* error);
   bool SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std::string* error);
@@ -351,7 +309,7 @@ bool Round::MapSegments(size_t first, size_t last, size_t dirty_last, int64_t st
     for (const auto& e : seg.offset_index)
       if (e.offset <= start) position = size_t(e.position);
     if (position > seg.size) position = 0;
-    ChunkReader reader;
+    WindowReader reader;
     if (position < seg.size && !reader.Open(seg.log_path, seg.size, error)) return false;
     while (position < seg.size) {
       Bytes chunk;
@@ -559,12 +517,12 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
   return true;
 }
 
-bool Round::CleanInto(const LoadedSegment& seg, CleanedSegment* dest, CleanedTransactionMetadata* t,
+bool Round::CleanInto(const LoadedSegment& seg, SegmentWriter* dest, CleanedTransactionMetadata* t,
                       const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound, bool* overflow,
                       std::string* error) {
   size_t position = 0;
   std::string out;
-  ChunkReader reader;
+  WindowReader reader;
   if (seg.size > 0 && !reader.Open(seg.log_path, seg.size, error)) return false;
   while (position < seg.size) {
     // The chunk's unchanged batches are copied into `out` before the next Read replaces it.
@@ -582,7 +540,7 @@ bool Round::CleanInto(const LoadedSegment& seg, CleanedSegment* dest, CleanedTra
       *overflow = true;
       return true;
     }
-    if (!out.empty() && !dest->Append(out, max_offset, max_timestamp, shallow, error)) return false;
+    if (!out.empty() && !dest->Append(AsBytes(out), ChunkInfo{max_offset, max_timestamp, shallow}, error)) return false;
     // Nothing read: the buffer is smaller than the next batch -- or empty, when log.cleaner.io.buffer.size
     // is below 2 bytes per cleaner thread (ConfigDef allows 0; Kafka's own growBuffers doubles 0 to 0 and
     // never progresses): grow it, or fail when the batch is too large.
@@ -608,7 +566,7 @@ bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std
         seg.log_path);
     return false;
   }
-  ChunkReader reader;
+  WindowReader reader;
   if (!reader.Open(seg.log_path, seg.size, error)) return false;
   // The batch at `pos` (FileLogInputStream over the whole file: no buffer limit). kIncomplete at the
   // end of the file or before a truncated tail.
@@ -648,9 +606,8 @@ bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std
     GroupOutput go;
     if (first_split) go.sources = {si};  // replaces the source segment; the others are new
     first_split = false;
-    go.segment = std::make_unique<CleanedSegment>(base, config_.index_interval_bytes);
-    if (!go.segment->Open(env_, log_.dir, error)) return false;
     go.mtime_ms = summary.last_modified_ms;
+    if (!go.Create(env_, log_.dir, base, config_, error)) return false;
     // LogSegment.appendFromFile: chunks of whole batches, each below the read buffer's capacity
     // (1 MiB, grown to a single larger batch by the GrowableBufferSupplier), until a batch's last
     // offset does not fit the new segment.
@@ -676,7 +633,7 @@ bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std
       }
       if (chunk.empty()) break;
       capacity = std::max<uint64_t>(capacity, chunk.size());
-      if (!go.segment->Append(chunk, max_offset, max_timestamp, shallow, error)) return false;
+      if (!go.segment->Append(AsBytes(chunk), ChunkInfo{max_offset, max_timestamp, shallow}, error)) return false;
       position = p;
       appended += chunk.size();
     }
@@ -684,7 +641,7 @@ bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std
       *error = fmt::format("{}: failed to append records from position {} to a split segment", seg.log_path, position);
       return false;
     }
-    if (!go.segment->Finish(error)) return false;
+    if (!go.Finish(error)) return false;
     out->push_back(std::move(go));
   }
   return true;
@@ -731,9 +688,9 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
     GroupOutput go;
     for (size_t k : g) go.sources.push_back(to_clean.first + k);
     const LoadedSegment& first = log_.segments[go.sources.front()];
-    go.segment = std::make_unique<CleanedSegment>(first.base_offset, config_.index_interval_bytes);
-    if (!go.segment->Open(env_, log_.dir, error)) return false;
-    t.set_cleaned_index(go.segment->txn_index());
+    go.mtime_ms = summary.segments[go.sources.back()].last_modified_ms;
+    if (!go.Create(env_, log_.dir, first.base_offset, config_, error)) return false;
+    t.set_cleaned_index(&go.txn_index);
     for (size_t j = 0; j < go.sources.size(); j++) {
       size_t si = go.sources[j];
       const LoadedSegment& cur = log_.segments[si];
@@ -755,22 +712,10 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
         return true;
       }
     }
-    if (!go.segment->Finish(error)) return false;
-    go.mtime_ms = summary.segments[go.sources.back()].last_modified_ms;
+    if (!go.Finish(error)) return false;
     groups->push_back(std::move(go));
   }
   return true;
-}
-
-std::string EncodeOffsetIndex(const std::vector<OffsetIndexEntry>& entries, int64_t base) {
-  std::string s;
-  for (const auto& e : entries) EncodeOffsetIndexEntry(e, base, &s);
-  return s;
-}
-std::string EncodeTimeIndex(const std::vector<TimeIndexEntry>& entries, int64_t base) {
-  std::string s;
-  for (const auto& e : entries) EncodeTimeIndexEntry(e, base, &s);
-  return s;
 }
 
 bool RemoveIfExists(Env* env, const std::string& path, std::string* error) {
@@ -782,19 +727,8 @@ bool RemoveIfExists(Env* env, const std::string& path, std::string* error) {
 bool ReplaceSegments(Env* env, const PartitionLog& log, std::vector<GroupOutput>* groups, PassReport* report,
                      std::string* error) {
   const std::string& dir = log.dir;
-  // Write every new segment as .cleaned first, so a failure leaves the old segments in place.
-  for (auto& g : *groups) {
-    int64_t base = g.segment->base_offset();
-    auto path = [&](const char* suffix) { return dir + "/" + SegmentFileName(base, suffix); };
-    if (!WriteFileAtomically(env, path(".index.cleaned"), EncodeOffsetIndex(g.segment->offset_index(), base), error) ||
-        !WriteFileAtomically(env, path(".timeindex.cleaned"), EncodeTimeIndex(g.segment->time_index(), base), error))
-      return false;
-    if (!g.segment->txn_index()->empty()) {
-      std::string txn;
-      for (const auto& e : *g.segment->txn_index()) EncodeAbortedTxn(e, &txn);
-      if (!WriteFileAtomically(env, path(".txnindex.cleaned"), txn, error)) return false;
-    }
-  }
+  // Every new segment is already written as .cleaned files (GroupOutput::Finish), so a failure before
+  // here leaves the old segments in place.
   for (auto& g : *groups) {
     int64_t base = g.segment->base_offset();
     OutputSegment os;
@@ -805,16 +739,15 @@ bool ReplaceSegments(Env* env, const PartitionLog& log, std::vector<GroupOutput>
       int64_t b = log.segments[si].base_offset;
       os.merged_from.push_back(b);
       for (const char* suffix : {".log", ".index", ".timeindex", ".txnindex"})
-        if (!RemoveIfExists(env, dir + "/" + SegmentFileName(b, suffix), error)) return false;
+        if (!RemoveIfExists(env, dir + "/" + OffsetFileNamePrefix(b) + suffix, error)) return false;
       // Snapshots of merged-away segments go with them (not the group's first).
-      if (b != base && !RemoveIfExists(env, dir + "/" + SegmentFileName(b, ".snapshot"), error)) return false;
+      if (b != base && !RemoveIfExists(env, dir + "/" + OffsetFileNamePrefix(b) + ".snapshot", error)) return false;
     }
     for (const char* suffix : {".log", ".index", ".timeindex", ".txnindex"}) {
-      std::string final_path = dir + "/" + SegmentFileName(base, suffix);
+      std::string final_path = dir + "/" + OffsetFileNamePrefix(base) + suffix;
       std::string cleaned = final_path + ".cleaned";
       if (!env->FileExists(cleaned)) continue;
-      if (!env->RenameFile(cleaned, final_path, error)) return false;
-      if (std::string(suffix) != ".txnindex" && !env->SetMtimeMs(final_path, g.mtime_ms, error)) return false;
+      if (!env->RenameFile(cleaned, final_path, error)) return false;  // keeps the mtime Finish set
     }
     report->segments.push_back(os);
   }
@@ -1049,20 +982,6 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
   if (!staged->Commit(error)) return false;
   report->out_partition_dir = (fs::path(staged->final_path()) / in.filename()).string();
   return true;
-}
-
-bool IsLogDir(const std::string& path) {
-  std::vector<InputDirEntry> entries;  // a real directory or one in a capture (segment_reader/capture.h)
-  std::string ignored;
-  if (!ListInputDir(path, &entries, &ignored)) return false;
-  for (const InputDirEntry& e : entries) {
-    const std::string& n = e.name;
-    if (n.size() == 24 && n.compare(20, 4, ".log") == 0) return false;  // a segment, even one that cannot be read
-  }
-  for (const InputDirEntry& e : entries) {
-    if (e.kind == InputKind::kDir && ParsePartitionDirName(e.name)) return true;
-  }
-  return false;
 }
 
 bool ChooseFilthiestLog(const std::string& log_dir, const CompactOptions& options, LogDirChoice* choice,

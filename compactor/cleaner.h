@@ -149,8 +149,6 @@ struct LogDirChoice {
 // and skipped (Kafka marks them uncleanable).
 bool ChooseFilthiestLog(const std::string& log_dir, const CompactOptions& options, LogDirChoice* choice,
                         ProblemSink* sink, std::string* error);
-// True when `path` holds partition directories rather than segments.
-bool IsLogDir(const std::string& path);
 
 // Runs the pipeline above from `partition_dir` (left untouched) into `out_dir`, which receives
 // `<topic>-<partition>/` and the log-dir checkpoint files. Returns false with *error on bad input

@@ -15,40 +15,12 @@
 #include "compactor/retention.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/checkpoints.h"
-#include "segment_reader/file.h"
 #include "segment_reader/index_files.h"
 #include "segment_reader/problem.h"
 #include "partition/loaded_log.h"
 #include "partition/producer_state.h"
 
 namespace klf {
-
-// A segment's .log read as the cleaner reads it (FileRecords.readInto): pread(2) of up to a buffer's
-// capacity at a position into one reused buffer. No mapping is kept: on this kind of VM mapping a
-// page costs ~2.5x copying it (docs/PERFORMANCE.md), and mapped input pages would count in the
-// process's resident memory, which the cleaner must keep near its dedupe buffer (issue 5).
-class ChunkReader {
- public:
-  ChunkReader() = default;
-  ~ChunkReader();
-  ChunkReader(const ChunkReader&) = delete;
-  ChunkReader& operator=(const ChunkReader&) = delete;
-
-  // Opens `path` read-only; `size` is the length seen when the log was loaded.
-  bool Open(const std::string& path, uint64_t size, std::string* error);
-  // Bytes [pos, pos + min(n, size - pos)), valid until the next Read. An error if the file is
-  // shorter than at load (it changed underneath us).
-  bool Read(uint64_t pos, size_t n, Bytes* out, std::string* error);
-  uint64_t size() const { return size_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  std::unique_ptr<CaptureMemberReader> member_;  // a member of a capture (segment_reader/capture.h)
-  uint64_t size_ = 0;
-  std::unique_ptr<uint8_t[]> buffer_;
-  size_t capacity_ = 0;
-};
 
 struct LoadedSegment {
   int64_t base_offset = 0;
@@ -82,14 +54,5 @@ struct PartitionLog {
 // where the cleaner would read it (problems also go to `sink`).
 bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& config, int64_t now,
                       std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink, std::string* error);
-
-// Kafka's in-memory batch iteration over a read buffer (ByteBufferLogInputStream, FMT §2): the entry
-// at `pos` of `buf`. kIncomplete when the buffer ends inside it; kCorrupt (with *error) for a size
-// below 14 or a magic outside 0..2.
-enum class EntryStatus { kOk, kIncomplete, kCorrupt };
-EntryStatus NextEntry(Bytes buf, size_t pos, uint64_t file_position, BatchView* batch, std::string* error);
-
-// The 20-digit file name prefix of an offset.
-std::string SegmentFileName(int64_t offset, const char* suffix);
 
 }  // namespace klf

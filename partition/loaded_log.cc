@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "segment_reader/file.h"
+#include "segment_reader/java_long.h"
 #include "segment_reader/layout.h"
 
 namespace klf {
@@ -210,6 +211,158 @@ bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std
     }
     if (visit.end) visit.end(i, *reader);
   }
+  return true;
+}
+
+namespace {
+
+// The batch headers of one `.log` front to back, in 1 MiB windows read with WindowReader (cheaper
+// here than faulting in the mapping's pages); only an entry larger than a window is looked at
+// through the mapping, whose pages already passed are handed back (ReleaseMappedPages) so a walk
+// over a 1 GiB segment does not leave 1 GiB resident.
+class HeaderWalk {
+ public:
+  explicit HeaderWalk(const MappedFile& file) : data_(file.data()) {}
+  bool Open(const std::string& path, std::string* error) {
+    return data_.empty() || reader_.Open(path, data_.size(), error);
+  }
+  // The entry at `pos` (NextEntry's statuses; *err for kCorrupt).
+  EntryStatus Next(size_t pos, BatchView* b, std::string* err) {
+    constexpr size_t kWindow = size_t(1) << 20;
+    bool refill = true;
+    if (read_any_ && pos >= window_pos_ && pos - window_pos_ < window_.size()) {
+      EntryStatus st = NextEntry(window_, pos - window_pos_, pos, b, err);
+      if (st != EntryStatus::kIncomplete) return st;
+      if (window_pos_ == pos) {
+        if (window_.size() < kWindow) return st;  // the file ends inside the entry
+        refill = false;
+      }
+    }
+    if (refill) {
+      if (pos >= data_.size()) return EntryStatus::kIncomplete;
+      if (!reader_.Read(pos, kWindow, &window_, err)) return EntryStatus::kCorrupt;
+      window_pos_ = pos;
+      read_any_ = true;
+      EntryStatus st = NextEntry(window_, 0, pos, b, err);
+      if (st != EntryStatus::kIncomplete || window_.size() < kWindow) return st;
+    }
+    if (pos - released_ >= (size_t(16) << 20)) {
+      ReleaseMappedPages(data_.data() + released_, data_.data() + pos);
+      released_ = pos;
+    }
+    return NextEntry(data_, pos, pos, b, err);  // an entry larger than the window
+  }
+  // The next Next reads a fresh window (after a jump or a restart).
+  void Forget() { read_any_ = false; }
+
+ private:
+  Bytes data_;
+  WindowReader reader_;
+  Bytes window_;
+  size_t window_pos_ = 0;
+  bool read_any_ = false;
+  size_t released_ = 0;
+};
+
+// LogSegment.readNextOffset and the first batch's max timestamp into *s; `resume`/`resume_offset`:
+// the offset index's last entry (0: none usable).
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): readNextOffset's shortcut with its three ways back to the whole walk
+bool WalkHeaders(const std::string& path, const MappedFile& file, size_t resume, int64_t resume_offset,
+                 SegmentSummary* s, ProblemSink* sink, std::string* error) {
+  const uint64_t size = file.size();
+  HeaderWalk walk(file);
+  if (!walk.Open(path, error)) return false;
+  bool whole_walk = resume == 0, jumped = false, check_resumed = false, first = true;
+  size_t pos = 0;
+  BatchView b;
+  std::string err;
+  while (true) {
+    EntryStatus st = walk.Next(pos, &b, &err);
+    bool stale = check_resumed && st == EntryStatus::kOk && b.header.last_offset < resume_offset;
+    bool torn = st == EntryStatus::kIncomplete && pos < size;
+    if (!whole_walk && (st == EntryStatus::kCorrupt || stale || torn)) {
+      // Start over from the first batch, reading every header.
+      whole_walk = true;
+      pos = 0;
+      walk.Forget();
+      first = true;
+      check_resumed = false;
+      s->next_offset = s->base_offset;
+      continue;
+    }
+    check_resumed = false;
+    if (st == EntryStatus::kIncomplete) {
+      if (pos < size)
+        Report(sink, Severity::kWarning, path, pos, "truncated-tail",
+               std::to_string(size - pos) + " bytes after the last complete batch are not a whole batch");
+      return true;
+    }
+    if (st == EntryStatus::kCorrupt) {
+      Report(sink, Severity::kError, path, pos, "batch-framing", err);
+      *error = path + ": position " + std::to_string(pos) + ": " + err;
+      return false;
+    }
+    if (first) {
+      s->first_batch_timestamp = b.header.max_timestamp;
+      first = false;
+    }
+    s->next_offset = JavaAdd(b.header.last_offset, 1);
+    pos += b.bytes.size();
+    if (!whole_walk && !jumped) {
+      jumped = true;
+      if (resume > pos) {
+        pos = resume;
+        walk.Forget();
+        check_resumed = true;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool SummarizeSegment(const SegmentInfo& segment, SegmentSummary* s, std::vector<OffsetIndexEntry>* offset_index,
+                      ProblemSink* sink, std::string* error) {
+  const int64_t base = segment.base_offset;
+  std::unique_ptr<MappedFile> file = MappedFile::Open(segment.log_path, error);
+  if (!file) return false;
+  *s = SegmentSummary{};
+  s->base_offset = base;
+  s->size = int64_t(file->size());
+  s->last_modified_ms = file->mtime_ms();
+  s->next_offset = base;
+  std::vector<OffsetIndexEntry> entries;
+  if (segment.offset_index_path) {
+    // Read in windows: an active segment's index is preallocated (up to 2 GiB of zeros).
+    OffsetIndex oi;
+    std::string e2;
+    CappedSink capped(sink);  // an index of garbage: every entry a problem
+    const bool read = ReadOffsetIndexFile(*segment.offset_index_path, base, &capped, &oi, &e2);
+    capped.Finish();
+    if (read) {
+      s->offset_index_bytes = int64_t(oi.file_size / kOffsetIndexEntrySize * kOffsetIndexEntrySize);
+      entries = std::move(oi.entries);
+    }
+  }
+  size_t resume = 0;
+  int64_t resume_offset = 0;
+  if (!entries.empty() && entries.back().position > 0 && uint64_t(entries.back().position) < file->size()) {
+    resume = size_t(entries.back().position);
+    resume_offset = entries.back().offset;
+  }
+  if (!WalkHeaders(segment.log_path, *file, resume, resume_offset, s, sink, error)) return false;
+  if (segment.time_index_path) {
+    TimeIndex ti;
+    std::string e2;
+    CappedSink capped(sink);
+    const bool read = ReadTimeIndexFile(*segment.time_index_path, base, &capped, &ti, &e2);
+    capped.Finish();
+    if (read) {
+      if (!ti.entries.empty()) s->max_timestamp_so_far = ti.entries.back().timestamp;
+      s->time_index_bytes = int64_t(ti.file_size / kTimeIndexEntrySize * kTimeIndexEntrySize);
+    }
+  }
+  if (offset_index) *offset_index = std::move(entries);
   return true;
 }
 

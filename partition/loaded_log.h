@@ -58,6 +58,35 @@ struct SegmentInfo {
   std::vector<AbortedTxn> txn_index;  // its `.txnindex` entries in file order (empty without one)
 };
 
+// One segment as a broker's LogSegment reports it after the load (spec kafka-log-cleaner.md §0): what
+// the cleaner's choices are made from.
+struct SegmentSummary {
+  int64_t base_offset = 0;
+  int64_t size = 0;                   // bytes of the .log
+  int64_t last_modified_ms = 0;       // mtime of the .log
+  int64_t max_timestamp_so_far = -1;  // last .timeindex entry's timestamp, -1 if none
+  // maxTimestamp of the first batch (LogSegment.getFirstBatchTimestamp); nullopt for an empty segment.
+  std::optional<int64_t> first_batch_timestamp;
+  int64_t next_offset = 0;         // readNextOffset: last offset of its last batch + 1, or base if empty
+  int64_t offset_index_bytes = 0;  // entries × 8
+  int64_t time_index_bytes = 0;    // entries × 12
+
+  // segment.largestTimestamp: maxTimestampSoFar if >= 0, else the file's mtime.
+  int64_t largest_timestamp() const { return max_timestamp_so_far >= 0 ? max_timestamp_so_far : last_modified_ms; }
+};
+
+// Summarises `segment` (a LoadedLog segment) as LogSegment does: size and mtime of the `.log`; the
+// `.index` entries (returned in *offset_index when given) and `.timeindex`'s last entry and byte sizes
+// (whole entries; an index that cannot be read counts as empty, its problems go to `sink`, capped);
+// the first batch's max timestamp; and LogSegment.readNextOffset: the batches from the offset index's
+// last entry to the end of the file. Without a usable entry, or when the entry does not lead to a
+// batch that holds its offset (a stale index), or the walk from it meets damage, every batch header
+// from the start, which also reports the damage: a torn or zero-filled tail is a "truncated-tail"
+// warning, framing corruption (NextEntry's rules, segment_reader/batch.h) an error that fails the call
+// with *error naming the file and position. The `.log` is read in windows (WindowReader).
+bool SummarizeSegment(const SegmentInfo& segment, SegmentSummary* out, std::vector<OffsetIndexEntry>* offset_index,
+                      ProblemSink* sink, std::string* error);
+
 struct LoadedLog {
   std::string dir;     // the partition directory as given
   Env* env = nullptr;  // LoadOptions::env: ForEachBatch reads through it (unless ReadOptions::env is set)

@@ -157,6 +157,28 @@ bool ParseBatchHeader(Bytes entry, uint64_t position, bool verify_crc, BatchHead
   return true;
 }
 
+EntryStatus NextEntry(Bytes buf, size_t pos, uint64_t file_position, BatchView* batch, std::string* error) {
+  size_t remaining = buf.size() - pos;
+  if (remaining < size_t(kLogOverhead)) return EntryStatus::kIncomplete;
+  int32_t size = LoadI32(buf.data() + pos + 8);
+  if (size < kRecordOverheadV0) {
+    *error = "record size " + Num(size) + " is less than the minimum record overhead (14)";
+    return EntryStatus::kCorrupt;
+  }
+  if (remaining < size_t(kHeaderSizeUpToMagic)) return EntryStatus::kIncomplete;
+  int8_t magic = int8_t(buf[pos + 16]);
+  if (magic < 0 || magic > 2) {
+    *error = "invalid magic " + Num(magic) + " (expected 0, 1 or 2)";
+    return EntryStatus::kCorrupt;
+  }
+  if (remaining < size_t(kLogOverhead) + size_t(size)) return EntryStatus::kIncomplete;
+  Bytes entry = buf.subspan(pos, size_t(kLogOverhead) + size_t(size));
+  if (!ParseBatchHeader(entry, file_position, /*verify_crc=*/false, &batch->header, error))
+    return EntryStatus::kCorrupt;
+  batch->bytes = entry;
+  return EntryStatus::kOk;
+}
+
 // ---------------------------------------------------------------------------------------------
 // LogReader (spec §2, §14).
 

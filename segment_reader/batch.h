@@ -107,6 +107,14 @@ struct BatchView {
 // below the minimum for its magic). Used by LogReader; exposed for tests, fuzzers and the writer.
 bool ParseBatchHeader(Bytes entry, uint64_t position, bool verify_crc, BatchHeader* header, std::string* error);
 
+// Kafka's in-memory batch iteration over a read buffer (ByteBufferLogInputStream, FMT §2), as the log
+// cleaner frames the buffer it read: the entry at `pos` of `buf` (`file_position`: where `buf[pos]` is
+// in the file). kIncomplete when the buffer ends inside it; kCorrupt (with *error) for a size below
+// 14, a magic outside 0..2 or a header that does not parse. No CRC check, no resynchronisation, no
+// size cap (LogReader's rules are a reader's, not the cleaner's).
+enum class EntryStatus { kOk, kIncomplete, kCorrupt };
+EntryStatus NextEntry(Bytes buf, size_t pos, uint64_t file_position, BatchView* batch, std::string* error);
+
 struct ReadOptions {
   bool verify_crc = true;
   // Upper bound on one entry's size. Kafka has none on disk; ours keeps a lying length field from

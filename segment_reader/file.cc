@@ -470,6 +470,25 @@ const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error)
   return buffer_.get();
 }
 
+bool WindowReader::Open(const std::string& path, uint64_t size, std::string* error) {
+  size_ = size;
+  InputFileInfo info;
+  input_ = OpenInputReader(path, &info, error);
+  return input_ != nullptr;
+}
+
+bool WindowReader::Read(uint64_t pos, size_t n, Bytes* out, std::string* error) {
+  pos = std::min(pos, size_);
+  n = size_t(std::min<uint64_t>(n, size_ - pos));
+  if (n > capacity_) {
+    buffer_.reset(new uint8_t[n]);
+    capacity_ = n;
+  }
+  if (!input_->Read(pos, n, buffer_.get(), error)) return false;
+  *out = Bytes(buffer_.get(), n);
+  return true;
+}
+
 void ReleaseMappedPages(const uint8_t* begin, const uint8_t* end) {
   if (begin == nullptr || end <= begin) return;
   std::lock_guard<std::mutex> lock(g_mappings_mu);

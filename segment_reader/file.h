@@ -135,6 +135,26 @@ class StreamedFile {
 std::unique_ptr<CaptureMemberReader> OpenInputReader(const std::string& path, InputFileInfo* info, std::string* error,
                                                      InputFailure* failure = nullptr, Env* env = nullptr);
 
+// Windows of an input read by position into one reused buffer (Kafka's FileRecords.readInto, as the
+// log cleaner reads a segment): OpenInputReader's pread(2) for a real file, the capture's reader for
+// a member. No mapping is kept: mapping a page can cost more than copying it (docs/PERFORMANCE.md),
+// and mapped pages would count in resident memory, which the cleaner keeps near its buffers.
+class WindowReader {
+ public:
+  // Opens `path` read-only; `size` is the length seen when the log was loaded.
+  bool Open(const std::string& path, uint64_t size, std::string* error);
+  // Bytes [pos, pos + min(n, size - pos)), valid until the next Read. An error if the file is
+  // shorter than `size` (it changed underneath us).
+  bool Read(uint64_t pos, size_t n, Bytes* out, std::string* error);
+  uint64_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<CaptureMemberReader> input_;
+  uint64_t size_ = 0;
+  std::unique_ptr<uint8_t[]> buffer_;
+  size_t capacity_ = 0;
+};
+
 // Unmaps from this process the whole pages of [begin, end) that lie inside a live MappedFile's
 // mapping (madvise MADV_DONTNEED). The page cache keeps them and a later access maps them back with
 // the same bytes, so views into them stay valid; it only keeps resident memory flat while a large

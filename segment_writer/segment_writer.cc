@@ -38,23 +38,26 @@ ChunkInfo ChunkInfoOf(std::span<const BatchHeader> batches) {
 // SegmentWriter
 
 std::unique_ptr<SegmentWriter> SegmentWriter::Create(Env* env, const std::string& dir, int64_t base_offset,
-                                                     const LogConfig& config, std::string* error) {
+                                                     const LogConfig& config, std::string* error,
+                                                     const std::string& name_suffix) {
   if (base_offset < 0) {
     *error = "negative segment base offset " + std::to_string(base_offset);
     return nullptr;
   }
-  if (config.segment_index_bytes < kTimeIndexEntrySize * 2 || config.index_interval_bytes < 0 ||
-      config.segment_bytes <= 0) {
-    *error = "invalid log config (segment.index.bytes must hold at least 2 time-index entries)";
+  // Kafka's bounds (LogConfig: segment.index.bytes at least 4). An index too small for an entry is
+  // full: an append that needs an entry fails, as Kafka's OffsetIndex/TimeIndex.append throws.
+  if (config.segment_index_bytes < 4 || config.index_interval_bytes < 0 || config.segment_bytes <= 0) {
+    *error = "invalid log config (segment.index.bytes below 4, index.interval.bytes or segment.bytes negative)";
     return nullptr;
   }
   std::unique_ptr<SegmentWriter> w(new SegmentWriter());
   w->env_ = env;
   w->dir_ = dir;
+  w->name_suffix_ = name_suffix;
   w->base_offset_ = base_offset;
   w->config_ = config;
   w->offset_of_max_timestamp_so_far_ = base_offset;  // TimestampOffset(-1, baseOffset) for an empty index
-  w->log_ = AtomicFile::Create(env, SegmentPath(dir, base_offset, ".log"), error);
+  w->log_ = AtomicFile::Create(env, SegmentPath(dir, base_offset, ".log") + name_suffix, error);
   if (!w->log_) return nullptr;
   return w;
 }
@@ -69,7 +72,7 @@ bool SegmentWriter::offset_index_full() const {
 
 bool SegmentWriter::time_index_full() const {
   // TimeIndex.isFull: one slot is kept for the final entry written on roll.
-  return time_entries_.size() >= size_t(config_.segment_index_bytes / kTimeIndexEntrySize - 1);
+  return int64_t(time_entries_.size()) >= int64_t(config_.segment_index_bytes / kTimeIndexEntrySize) - 1;
 }
 
 bool SegmentWriter::CanConvertToRelativeOffset(int64_t offset) const {
@@ -154,12 +157,12 @@ bool SegmentWriter::Close(std::string* error, std::optional<int64_t> mtime_ms) {
   for (const auto& e : offset_entries_) EncodeOffsetIndexEntry(e, base_offset_, &index);
   for (const auto& e : time_entries_) EncodeTimeIndexEntry(e, base_offset_, &time_index);
   for (const auto& e : txn_entries_) EncodeAbortedTxn(e, &txn_index);
-  const std::string index_path = SegmentPath(dir_, base_offset_, ".index");
-  const std::string time_path = SegmentPath(dir_, base_offset_, ".timeindex");
+  const std::string index_path = SegmentPath(dir_, base_offset_, ".index") + name_suffix_;
+  const std::string time_path = SegmentPath(dir_, base_offset_, ".timeindex") + name_suffix_;
   if (!WriteFileAtomically(env_, index_path, index, error)) return false;
   if (!WriteFileAtomically(env_, time_path, time_index, error)) return false;
   if (!txn_entries_.empty() &&
-      !WriteFileAtomically(env_, SegmentPath(dir_, base_offset_, ".txnindex"), txn_index, error)) {
+      !WriteFileAtomically(env_, SegmentPath(dir_, base_offset_, ".txnindex") + name_suffix_, txn_index, error)) {
     return false;
   }
   if (!log_->Commit(error)) return false;

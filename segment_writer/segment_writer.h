@@ -56,9 +56,12 @@ ChunkInfo ChunkInfoOf(std::span<const BatchHeader> batches);
 
 class SegmentWriter {
  public:
-  // Creates the segment `<dir>/<20-digit base_offset>.log` (and its indexes on Close).
+  // Creates the segment `<dir>/<20-digit base_offset>.log` (and its indexes on Close). `name_suffix`
+  // follows every file's name: the cleaner writes `.log.cleaned`, `.index.cleaned`, ... and swaps them
+  // in itself (LocalLog.replaceSegments).
   static std::unique_ptr<SegmentWriter> Create(Env* env, const std::string& dir, int64_t base_offset,
-                                               const LogConfig& config, std::string* error);
+                                               const LogConfig& config, std::string* error,
+                                               const std::string& name_suffix = "");
   ~SegmentWriter();
 
   // LogSegment.append: `chunk` is whole entries, appended at the current end. The offset-index entry
@@ -80,7 +83,7 @@ class SegmentWriter {
   int64_t base_offset() const { return base_offset_; }
   uint64_t size() const;           // bytes in `.log`
   bool offset_index_full() const;  // entries >= segment.index.bytes / 8
-  bool time_index_full() const;    // entries >= segment.index.bytes / 12 - 1
+  bool time_index_full() const;    // entries >= segment.index.bytes / 12 - 1 (always, below 24 bytes)
   bool CanConvertToRelativeOffset(int64_t offset) const;
   const std::vector<OffsetIndexEntry>& offset_index() const { return offset_entries_; }
   const std::vector<TimeIndexEntry>& time_index() const { return time_entries_; }
@@ -95,6 +98,7 @@ class SegmentWriter {
 
   Env* env_ = nullptr;
   std::string dir_;
+  std::string name_suffix_;
   int64_t base_offset_ = 0;
   LogConfig config_;
   std::unique_ptr<AtomicFile> log_;

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "compactor/cleaner.h"
+#include "segment_reader/layout.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/index_files.h"
@@ -585,8 +586,8 @@ TEST_F(LogCleanerTest, GrabFilthiestOfLogDir) {
   LogDirChoice choice;
   CollectingSink sink;
   std::string error;
-  ASSERT_TRUE(IsLogDir(dir.string()));
-  ASSERT_FALSE(IsLogDir((dir / "t-0").string()));
+  ASSERT_EQ(ClassifyPath(dir.string()).kind, PathKind::kLogDir);
+  ASSERT_EQ(ClassifyPath((dir / "t-0").string()).kind, PathKind::kPartitionDir);
   ASSERT_TRUE(ChooseFilthiestLog(dir.string(), o, &choice, &sink, &error)) << error;
   ASSERT_EQ(choice.candidates.size(), 3u);
   ASSERT_TRUE(choice.chosen.has_value());
