@@ -310,7 +310,7 @@ bool Round::MapSegments(size_t first, size_t last, size_t dirty_last, int64_t st
       if (e.offset <= start) position = size_t(e.position);
     if (position > seg.size) position = 0;
     WindowReader reader;
-    if (position < seg.size && !reader.Open(seg.log_path, seg.size, error)) return false;
+    if (position < seg.size && !reader.Open(seg.log_path, seg.size, error, log_.env)) return false;
     while (position < seg.size) {
       Bytes chunk;
       if (!reader.Read(position, size_t(capacity_), &chunk, error)) return false;
@@ -523,7 +523,7 @@ bool Round::CleanInto(const LoadedSegment& seg, SegmentWriter* dest, CleanedTran
   size_t position = 0;
   std::string out;
   WindowReader reader;
-  if (seg.size > 0 && !reader.Open(seg.log_path, seg.size, error)) return false;
+  if (seg.size > 0 && !reader.Open(seg.log_path, seg.size, error, log_.env)) return false;
   while (position < seg.size) {
     // The chunk's unchanged batches are copied into `out` before the next Read replaces it.
     Bytes chunk;
@@ -567,7 +567,7 @@ bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std
     return false;
   }
   WindowReader reader;
-  if (!reader.Open(seg.log_path, seg.size, error)) return false;
+  if (!reader.Open(seg.log_path, seg.size, error, log_.env)) return false;
   // The batch at `pos` (FileLogInputStream over the whole file: no buffer limit). kIncomplete at the
   // end of the file or before a truncated tail.
   std::string entry_bytes;
@@ -675,7 +675,7 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
     clean_bytes += log_.segments[i].size;
   }
   if (auto* skimpy = dynamic_cast<const SkimpyOffsetMap*>(map_); skimpy && clean_bytes >= parallel_min_bytes_)
-    lookahead_ = std::make_unique<LookupAhead>(*skimpy, std::move(ahead), size_t(config_.MaxIoBufferSize()));
+    lookahead_ = std::make_unique<LookupAhead>(*skimpy, std::move(ahead), size_t(config_.MaxIoBufferSize()), log_.env);
   struct StopLookahead {
     Round* round;
     ~StopLookahead() {
@@ -801,7 +801,8 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
              PassReport* report, ProblemSink* sink, std::string* error) {
   const CleanerConfig& config = options.config;
   PartitionLog log;
-  if (!LoadPartitionLog(read_dir, config, options.now, options.high_watermark, &log, sink, error)) return false;
+  if (!LoadPartitionLog(read_dir, config, options.now, options.high_watermark, &log, sink, error, options.env))
+    return false;
   if (read_dir != partition_dir) {
     // Everything written or deleted from here on is in the staging copy; only the segments' .log
     // files are still read from the input (LoadedSegment::log_path). The log-dir checkpoints were
@@ -906,10 +907,11 @@ bool CopyPreservingMtime(Env* env, const fs::path& from, const fs::path& to, std
   InputFailure failure = InputFailure::kNone;
   std::string archive, member;
   if (!SplitCapturePath(from.string(), &archive, &member)) {
-    if (!ProbeInputFile(from.string(), &info, error, &failure)) return missing_ok && failure == InputFailure::kMissing;
+    if (!ProbeInputFile(from.string(), &info, error, &failure, env))
+      return missing_ok && failure == InputFailure::kMissing;
     return env->CopyFile(from.string(), to.string(), error);
   }
-  std::unique_ptr<CaptureMemberReader> in = OpenInputReader(from.string(), &info, error, &failure);
+  std::unique_ptr<CaptureMemberReader> in = OpenInputReader(from.string(), &info, error, &failure, env);
   if (!in) return missing_ok && failure == InputFailure::kMissing;
   std::unique_ptr<WritableFile> out = env->NewWritableFile(to.string(), error);
   if (!out) return false;
@@ -1003,7 +1005,7 @@ bool ChooseFilthiestLog(const std::string& log_dir, const CompactOptions& option
     PartitionLog log;
     std::string e;
     const CleanerConfig config = options.config_for ? options.config_for(d) : options.config;
-    if (!LoadPartitionLog(d, config, options.now, options.high_watermark, &log, sink, &e)) {
+    if (!LoadPartitionLog(d, config, options.now, options.high_watermark, &log, sink, &e, options.env)) {
       if (sink) sink->Report(Problem{Severity::kWarning, d, 0, "uncleanable", "skipped: " + e});
       continue;
     }

@@ -26,8 +26,8 @@ constexpr size_t kMaxSpareSections = 8;  // buffers given back, kept for the thr
 
 }  // namespace
 
-LookupAhead::LookupAhead(const SkimpyOffsetMap& map, std::vector<Segment> segments, size_t max_batch_bytes)
-    : map_(map), segments_(std::move(segments)), max_batch_bytes_(std::max(max_batch_bytes, kReadSize)) {
+LookupAhead::LookupAhead(const SkimpyOffsetMap& map, std::vector<Segment> segments, size_t max_batch_bytes, Env* env)
+    : map_(map), segments_(std::move(segments)), max_batch_bytes_(std::max(max_batch_bytes, kReadSize)), env_(env) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -143,7 +143,7 @@ void LookupAhead::RunLoop() {
     const Segment& seg = segments_[si];
     InputFileInfo info;
     std::string open_error;
-    std::unique_ptr<CaptureMemberReader> input = OpenInputReader(seg.path, &info, &open_error);
+    std::unique_ptr<CaptureMemberReader> input = OpenInputReader(seg.path, &info, &open_error, nullptr, env_);
     if (!input) break;
     uint64_t pos = 0;
     while (ok && pos < seg.size) {

@@ -24,6 +24,7 @@
 #include "compactor/offset_map.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/bytes.h"
+#include "segment_reader/env.h"
 
 namespace klf {
 
@@ -36,7 +37,8 @@ class LookupAhead {
   // Starts the thread over `segments`, in the order the pass cleans them. `map` must stay unchanged
   // and alive until this object is destroyed. `max_batch_bytes` bounds the read buffer (a batch larger
   // than it ends the look-ahead; the pass then does its own lookups).
-  LookupAhead(const SkimpyOffsetMap& map, std::vector<Segment> segments, size_t max_batch_bytes);
+  // The segments are read through `env` (null: Env::Default()).
+  LookupAhead(const SkimpyOffsetMap& map, std::vector<Segment> segments, size_t max_batch_bytes, Env* env = nullptr);
   ~LookupAhead();
   LookupAhead(const LookupAhead&) = delete;
   LookupAhead& operator=(const LookupAhead&) = delete;
@@ -94,6 +96,7 @@ class LookupAhead {
   const SkimpyOffsetMap& map_;
   const std::vector<Segment> segments_;
   const size_t max_batch_bytes_;
+  Env* const env_;  // what the segments are read through
 
   std::mutex mu_;
   std::condition_variable cv_;

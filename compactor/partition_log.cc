@@ -39,12 +39,15 @@ std::vector<AbortedTxn> PartitionLog::CollectAbortedTransactions(int64_t start, 
 }
 
 bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& config, int64_t now,
-                      std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink, std::string* error) {
+                      std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink, std::string* error,
+                      Env* env) {
   out->dir = partition_dir;
+  out->env = env;
   // The partition as a broker loads it (partition/loaded_log.h): segments, checkpoints, producer state.
   LoadOptions lo;
   lo.now_ms = now;
   lo.producer_id_expiration_ms = config.producer_id_expiration_ms;
+  lo.env = env;
   LoadedLog log;
   bool unreadable = false;
   if (!LoadedLog::Open(partition_dir, lo, &log, sink, error, &unreadable)) {
@@ -70,7 +73,7 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     // Each segment as LogSegment reports it: readNextOffset, sizes, timestamps (partition/loaded_log.h).
     LoadedSegment seg;
     SegmentSummary s;
-    if (!SummarizeSegment(info, &s, &seg.offset_index, sink, error)) return false;
+    if (!SummarizeSegment(info, &s, &seg.offset_index, sink, error, env)) return false;
     seg.base_offset = info.base_offset;
     seg.log_path = info.log_path;
     seg.size = uint64_t(s.size);

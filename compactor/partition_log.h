@@ -33,6 +33,7 @@ struct LoadedSegment {
 
 struct PartitionLog {
   std::string dir;
+  Env* env = nullptr;   // what its files are read through (CompactOptions::env; null: Env::Default())
   std::string log_dir;  // parent directory (holds the checkpoint files)
   TopicPartition tp;
   std::vector<LoadedSegment> segments;            // ascending base offset
@@ -52,7 +53,9 @@ struct PartitionLog {
 // replication-offset-checkpoint value capped at the log end offset, else the log end offset.
 // Returns false with *error when the directory or a segment cannot be read, or a segment is corrupt
 // where the cleaner would read it (problems also go to `sink`).
+// Every file is read through `env` (null: Env::Default()), which the log keeps for the cleaner's reads.
 bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& config, int64_t now,
-                      std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink, std::string* error);
+                      std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink, std::string* error,
+                      Env* env = nullptr);
 
 }  // namespace klf

@@ -223,8 +223,8 @@ namespace {
 class HeaderWalk {
  public:
   explicit HeaderWalk(const MappedFile& file) : data_(file.data()) {}
-  bool Open(const std::string& path, std::string* error) {
-    return data_.empty() || reader_.Open(path, data_.size(), error);
+  bool Open(const std::string& path, std::string* error, Env* env) {
+    return data_.empty() || reader_.Open(path, data_.size(), error, env);
   }
   // The entry at `pos` (NextEntry's statuses; *err for kCorrupt).
   EntryStatus Next(size_t pos, BatchView* b, std::string* err) {
@@ -268,10 +268,10 @@ class HeaderWalk {
 // the offset index's last entry (0: none usable).
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): readNextOffset's shortcut with its three ways back to the whole walk
 bool WalkHeaders(const std::string& path, const MappedFile& file, size_t resume, int64_t resume_offset,
-                 SegmentSummary* s, ProblemSink* sink, std::string* error) {
+                 SegmentSummary* s, ProblemSink* sink, std::string* error, Env* env) {
   const uint64_t size = file.size();
   HeaderWalk walk(file);
-  if (!walk.Open(path, error)) return false;
+  if (!walk.Open(path, error, env)) return false;
   bool whole_walk = resume == 0, jumped = false, check_resumed = false, first = true;
   size_t pos = 0;
   BatchView b;
@@ -322,9 +322,9 @@ bool WalkHeaders(const std::string& path, const MappedFile& file, size_t resume,
 }  // namespace
 
 bool SummarizeSegment(const SegmentInfo& segment, SegmentSummary* s, std::vector<OffsetIndexEntry>* offset_index,
-                      ProblemSink* sink, std::string* error) {
+                      ProblemSink* sink, std::string* error, Env* env) {
   const int64_t base = segment.base_offset;
-  std::unique_ptr<MappedFile> file = MappedFile::Open(segment.log_path, error);
+  std::unique_ptr<MappedFile> file = MappedFile::Open(segment.log_path, error, env);
   if (!file) return false;
   *s = SegmentSummary{};
   s->base_offset = base;
@@ -335,14 +335,12 @@ bool SummarizeSegment(const SegmentInfo& segment, SegmentSummary* s, std::vector
   if (segment.offset_index_path) {
     // Read in windows: an active segment's index is preallocated (up to 2 GiB of zeros).
     OffsetIndex oi;
-    std::string e2;
     CappedSink capped(sink);  // an index of garbage: every entry a problem
-    const bool read = ReadOffsetIndexFile(*segment.offset_index_path, base, &capped, &oi, &e2);
+    const bool read = ReadOffsetIndexFile(*segment.offset_index_path, base, &capped, &oi, error, env);
     capped.Finish();
-    if (read) {
-      s->offset_index_bytes = int64_t(oi.file_size / kOffsetIndexEntrySize * kOffsetIndexEntrySize);
-      entries = std::move(oi.entries);
-    }
+    if (!read) return false;  // it exists but cannot be read: unknown, not absent
+    s->offset_index_bytes = int64_t(oi.file_size / kOffsetIndexEntrySize * kOffsetIndexEntrySize);
+    entries = std::move(oi.entries);
   }
   size_t resume = 0;
   int64_t resume_offset = 0;
@@ -350,17 +348,15 @@ bool SummarizeSegment(const SegmentInfo& segment, SegmentSummary* s, std::vector
     resume = size_t(entries.back().position);
     resume_offset = entries.back().offset;
   }
-  if (!WalkHeaders(segment.log_path, *file, resume, resume_offset, s, sink, error)) return false;
+  if (!WalkHeaders(segment.log_path, *file, resume, resume_offset, s, sink, error, env)) return false;
   if (segment.time_index_path) {
     TimeIndex ti;
-    std::string e2;
     CappedSink capped(sink);
-    const bool read = ReadTimeIndexFile(*segment.time_index_path, base, &capped, &ti, &e2);
+    const bool read = ReadTimeIndexFile(*segment.time_index_path, base, &capped, &ti, error, env);
     capped.Finish();
-    if (read) {
-      if (!ti.entries.empty()) s->max_timestamp_so_far = ti.entries.back().timestamp;
-      s->time_index_bytes = int64_t(ti.file_size / kTimeIndexEntrySize * kTimeIndexEntrySize);
-    }
+    if (!read) return false;
+    if (!ti.entries.empty()) s->max_timestamp_so_far = ti.entries.back().timestamp;
+    s->time_index_bytes = int64_t(ti.file_size / kTimeIndexEntrySize * kTimeIndexEntrySize);
   }
   if (offset_index) *offset_index = std::move(entries);
   return true;

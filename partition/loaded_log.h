@@ -84,8 +84,9 @@ struct SegmentSummary {
 // from the start, which also reports the damage: a torn or zero-filled tail is a "truncated-tail"
 // warning, framing corruption (NextEntry's rules, segment_reader/batch.h) an error that fails the call
 // with *error naming the file and position. The `.log` is read in windows (WindowReader).
+// Reads through `env` (null: Env::Default()); an index that exists but cannot be opened fails the call.
 bool SummarizeSegment(const SegmentInfo& segment, SegmentSummary* out, std::vector<OffsetIndexEntry>* offset_index,
-                      ProblemSink* sink, std::string* error);
+                      ProblemSink* sink, std::string* error, Env* env = nullptr);
 
 struct LoadedLog {
   std::string dir;     // the partition directory as given

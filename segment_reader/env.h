@@ -83,7 +83,7 @@ class ReadableFile {
 //
 // Appends may be buffered in memory: Env::Default()'s files keep up to kWritableFileBufferBytes
 // (LevelDB's PosixWritableFile buffer), so appending a 10 KiB batch costs a memcpy, not a write(2)
-// system call (expensive on the VM klf is measured on, docs/PERFORMANCE.md). Buffered bytes reach the file at Flush,
+// system call (expensive on some hosts: docs/PERFORMANCE.md). Buffered bytes reach the file at Flush,
 // Sync and Close. Hence (1) a write error (a full disk) may be reported by a later Append, Flush, Sync or Close than
 // the Append that caused it, and (2) nothing may read the file (open, map, stat its size) before it was flushed or
 // closed. A file destroyed without Close loses its buffered bytes, as a killed process would (AtomicFile removes such a
@@ -103,10 +103,9 @@ class WritableFile {
 
 // Buffer size of Env::Default()'s files (and of FaultInjectionEnv's): 256 KiB, so a 1 GiB segment
 // takes ~4,100 write(2) calls instead of one per batch (~99,000 for 10 KiB batches), and a full
-// buffer is one page-aligned write. Not larger: the buffer must stay in the CPU's L2 cache (1 MiB
-// here) next to the reader's buffer, or the kernel's copy out of it reads memory again; measured
-// (1 GiB, 10 KiB batches, pread input): 256 KiB 0.47 CPU-s, 1 MiB 1.0 CPU-s, unbuffered 0.96.
-// Appends of at least this size are written directly (no copy).
+// buffer is one page-aligned write. Not larger: the buffer must stay in the CPU's L2 cache next to
+// the reader's buffer, or the kernel's copy out of it reads memory again (measured: docs/PERFORMANCE.md,
+// "1 MiB buffer ... slower"). Appends of at least this size are written directly (no copy).
 inline constexpr size_t kWritableFileBufferBytes = size_t(256) << 10;
 
 // `base` behind a write buffer of `capacity` bytes (what Env::Default()'s files are; FaultInjectionEnv

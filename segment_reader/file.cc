@@ -470,10 +470,10 @@ const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error)
   return buffer_.get();
 }
 
-bool WindowReader::Open(const std::string& path, uint64_t size, std::string* error) {
+bool WindowReader::Open(const std::string& path, uint64_t size, std::string* error, Env* env) {
   size_ = size;
   InputFileInfo info;
-  input_ = OpenInputReader(path, &info, error);
+  input_ = OpenInputReader(path, &info, error, nullptr, env);
   return input_ != nullptr;
 }
 

@@ -90,7 +90,7 @@ class MappedFile {
 
 // Sequential reading of a file with pread(2) into one reused buffer: the other way in, for code
 // that handles one piece at a time front to back. On machines where mapping a page costs more than
-// copying it (this VM: ~2.5x, docs/PERFORMANCE.md) it is the faster one, and resident memory is the
+// copying it (docs/PERFORMANCE.md measures such a host) it is the faster one, and resident memory is the
 // buffer whatever the file size.
 class StreamedFile {
  public:
@@ -141,8 +141,9 @@ std::unique_ptr<CaptureMemberReader> OpenInputReader(const std::string& path, In
 // and mapped pages would count in resident memory, which the cleaner keeps near its buffers.
 class WindowReader {
  public:
-  // Opens `path` read-only; `size` is the length seen when the log was loaded.
-  bool Open(const std::string& path, uint64_t size, std::string* error);
+  // Opens `path` read-only through `env` (null: Env::Default()); `size` is the length seen when the
+  // log was loaded.
+  bool Open(const std::string& path, uint64_t size, std::string* error, Env* env = nullptr);
   // Bytes [pos, pos + min(n, size - pos)), valid until the next Read. An error if the file is
   // shorter than `size` (it changed underneath us).
   bool Read(uint64_t pos, size_t n, Bytes* out, std::string* error);

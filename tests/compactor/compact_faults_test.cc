@@ -75,6 +75,51 @@ TEST(CompactFaults, WithoutFaultsTheInjectionEnvCleansAsTheDefaultDoes) {
   EXPECT_EQ(test::SnapshotFiles(a.path() + "/out"), test::SnapshotFiles(b.path() + "/out"));
 }
 
+// Reads go through the Env too (CompactOptions::env): a file of the input that fails to read (EIO from a
+// byte on), ends early or cannot be opened ends the run with an error naming the file, never with an
+// output built as if the file or its tail were absent.
+TEST(CompactFaults, ReadFaultsOfEveryInputFileLeaveNothing) {
+  struct Case {
+    const char* file;  // under txn-0/
+    enum { kEio, kShort, kOpen } fault;
+    uint64_t at;
+  };
+  const Case cases[] = {
+      {"00000000000000000000.log", Case::kEio, 0},        {"00000000000000000000.log", Case::kEio, 100},
+      {"00000000000000000007.log", Case::kShort, 64},     {"00000000000000000015.log", Case::kEio, 0},
+      {"00000000000000000000.index", Case::kOpen, 0},     {"00000000000000000007.timeindex", Case::kOpen, 0},
+      {"00000000000000000007.txnindex", Case::kEio, 0},   {"00000000000000000015.snapshot", Case::kEio, 0},
+      {"00000000000000000017.snapshot", Case::kShort, 8}, {"partition.metadata", Case::kEio, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.file) + " fault " + std::to_string(int(c.fault)) + " at " + std::to_string(c.at));
+    TempDir tmp;
+    std::map<std::string, std::string> input = CopyInput(tmp);
+    FaultInjectionEnv env(Env::Default());
+    const std::string suffix = std::string("/txn-0/") + c.file;
+    if (c.fault == Case::kEio) env.FailRead(suffix, c.at);
+    if (c.fault == Case::kShort) env.ShrinkFile(suffix, c.at);
+    if (c.fault == Case::kOpen) env.FailOpen(suffix);
+    CompactRun r = Compact(tmp, &env);
+    EXPECT_FALSE(r.ok) << "a read fault must fail the run";
+    EXPECT_NE(r.error.find(c.file), std::string::npos) << r.error;
+    if (c.fault == Case::kEio) {
+      EXPECT_NE(r.error.find("byte " + std::to_string(c.at)), std::string::npos) << r.error;
+    }
+    ExpectNothingLeft(tmp, input, false);
+  }
+}
+
+TEST(CompactFaults, WithoutFaultsTheReadsGoThroughTheEnv) {
+  TempDir tmp;
+  CopyInput(tmp);
+  FaultInjectionEnv env(Env::Default());
+  CompactRun r = Compact(tmp, &env);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_GT(env.files_opened(), 0u) << "the compactor's reads bypassed the Env";
+  EXPECT_GT(env.read_calls(), 0u);
+}
+
 TEST(CompactFaults, FullDiskShortWriteAndFailedFsyncLeaveNothing) {
   uint64_t total = 0;
   {
