@@ -25,6 +25,15 @@ struct Outcome {
   uint32_t in_order = 0;
   int64_t bad_offset = 0, expected = 0, max_timestamp = 0;
   std::vector<std::pair<int64_t, int64_t>> holes;
+
+  // What the finished walk says of the batch's offsets and timestamps.
+  void TakeWalk(const RecordOffsetWalk& walk) {
+    broken = walk.broken();
+    in_order = walk.in_order();
+    bad_offset = walk.bad_offset();
+    expected = walk.expected();
+    max_timestamp = walk.max_timestamp();
+  }
 };
 
 Outcome ByDecode(const BatchView& batch) {
@@ -38,11 +47,7 @@ Outcome ByDecode(const BatchView& batch) {
     walk.Reset(batch.header, &o.holes);
     for (const Record& r : decoder.records()) walk.Add(r.offset, r.timestamp);
     walk.Finish();
-    o.broken = walk.broken();
-    o.in_order = walk.in_order();
-    o.bad_offset = walk.bad_offset();
-    o.expected = walk.expected();
-    o.max_timestamp = walk.max_timestamp();
+    o.TakeWalk(walk);
   }
   return o;
 }
@@ -58,11 +63,7 @@ Outcome ByCheck(const BatchView& batch) {
   o.problems = sink.problems;
   if (o.ok) {
     walk.Finish();
-    o.broken = walk.broken();
-    o.in_order = walk.in_order();
-    o.bad_offset = walk.bad_offset();
-    o.expected = walk.expected();
-    o.max_timestamp = walk.max_timestamp();
+    o.TakeWalk(walk);
   } else {
     o.holes.clear();
   }
