@@ -206,7 +206,6 @@ bool IsTransactionFinding(const Finding& f) {
          f.kind == FindingKind::kHangingTransaction;
 }
 
-nlohmann::json OptJson(const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 nlohmann::json MsJson(int64_t v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
 nlohmann::json TextJson(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 
@@ -220,7 +219,7 @@ nlohmann::json WindowFactsJson(const PartitionDiff& d, const IncidentWindow& w) 
               {"healthyFirstTimestamp", MsJson(w.healthy_first_ms)}};
   }
   return {{"lost", TextJson(w.lost)},
-          {"lostOffset", OptJson(w.lost_offset)},
+          {"lostOffset", IntOrNull(w.lost_offset)},
           {"lostOn", w.lost_offset ? nlohmann::json(d.replicas[w.lost_on].path) : nlohmann::json(nullptr)},
           {"lostTimestamp", MsJson(w.lost_ms)},
           {"lostRange", w.lost_from >= 0 ? nlohmann::json({w.lost_from, MsJson(w.lost_to)}) : nlohmann::json(nullptr)},
@@ -232,7 +231,7 @@ nlohmann::json WindowFactsJson(const PartitionDiff& d, const IncidentWindow& w) 
                              : nlohmann::json(nullptr)},
           {"leaderEpochs", epochs},
           {"snapshotOffsets", w.snapshots},
-          {"cleanerCheckpoint", OptJson(w.cleaner_checkpoint)}};
+          {"cleanerCheckpoint", IntOrNull(w.cleaner_checkpoint)}};
 }
 
 nlohmann::json WindowJson(const PartitionDiff& d, const IncidentWindow& w) {
@@ -246,7 +245,7 @@ nlohmann::json WindowJson(const PartitionDiff& d, const IncidentWindow& w) {
       {"name", r.label},
       {"hole", w.hole_from >= 0 ? nlohmann::json({w.hole_from, w.hole_to}) : nlohmann::json(nullptr)},
       {"holesBeforeNextRecord", w.holes},
-      {"markerOffset", OptJson(w.marker_offset)},
+      {"markerOffset", IntOrNull(w.marker_offset)},
       {"markerOn", w.marker_offset ? nlohmann::json(d.replicas[w.marker_on].path) : nlohmann::json(nullptr)},
       {"markerType", TextJson(w.marker_type)},
       {"lastBefore", {{"offset", MsJson(w.before_offset)}, {"timestamp", MsJson(w.before_ms)}}},
@@ -256,8 +255,8 @@ nlohmann::json WindowJson(const PartitionDiff& d, const IncidentWindow& w) {
         {"file", TextJson(w.after_file)},
         {"fileMtimeMs", MsJson(w.after_file_mtime_ms)}}},
       {"fromMs", MsJson(w.before_ms)},
-      {"behindUntilAtLeastMs", OptJson(w.behind_until_at_least_ms)},
-      {"deleteRetentionMs", OptJson(w.delete_retention_ms)},
+      {"behindUntilAtLeastMs", IntOrNull(w.behind_until_at_least_ms)},
+      {"deleteRetentionMs", IntOrNull(w.delete_retention_ms)},
       {"cleanedPastBy", cleaned},
       {"sentence", w.sentence}};
   j.update(WindowFactsJson(d, w));
@@ -273,8 +272,8 @@ nlohmann::json IncidentJson(const PartitionDiff& d, const Incident& incident) {
   for (const IncidentPrevention& p : incident.prevention) {
     prevention.push_back({{"setting", p.setting},
                           {"prevents", p.prevents},
-                          {"atLeastMs", OptJson(p.at_least_ms)},
-                          {"currentMs", OptJson(p.current_ms)},
+                          {"atLeastMs", IntOrNull(p.at_least_ms)},
+                          {"currentMs", IntOrNull(p.current_ms)},
                           {"currentFrom", p.current_ms ? nlohmann::json(p.current_from) : nlohmann::json(nullptr)},
                           {"sentence", p.sentence}});
   }

@@ -361,6 +361,8 @@ std::string DumpJson(const nlohmann::json& j, int indent) {
   return AllUtf8(j) ? j.dump(indent) : Utf8Copy(j).dump(indent);
 }
 
+nlohmann::json IntOrNull(const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
 nlohmann::json ProblemsJson(const CollectingSink& sink) {
   nlohmann::json problems = nlohmann::json::array();
   for (const Problem& p : sink.problems)

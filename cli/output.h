@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -139,5 +140,8 @@ std::string DumpJson(const nlohmann::json& j, int indent = -1);
 
 // The problems of a sink as a JSON array of {file, position, check, message, severity}.
 nlohmann::json ProblemsJson(const CollectingSink& sink);
+
+// A number, or null when unset (an optional offset or time in a report).
+nlohmann::json IntOrNull(const std::optional<int64_t>& v);
 
 }  // namespace klf::cli

@@ -33,8 +33,6 @@ struct SimulateArgs {
 
 using nlohmann::json;
 
-json OrNull(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
-
 // A step's facts as its "detail" object (keys as cli.md's simulate document names them).
 json StepFactsJson(const StepFacts& facts) {
   struct ToJson {
@@ -81,7 +79,7 @@ json StepFactsJson(const StepFacts& facts) {
                 {"firstUncleanableOffset", f.first_uncleanable_offset},
                 {"cleanableRatio", f.cleanable_ratio},
                 {"reason", f.reason},
-                {"cleanerCheckpoint", OrNull(f.cleaner_checkpoint)},
+                {"cleanerCheckpoint", IntOrNull(f.cleaner_checkpoint)},
                 {"tombstonesRemoved", f.tombstones_removed},
                 {"markersRemoved", f.markers_removed}};
       if (f.coordinated) {
@@ -120,7 +118,7 @@ json ReplicaJson(const BrokerSummary& b) {
           {"logEndOffset", v.log_end_offset},
           {"highWatermark", v.high_watermark},
           {"lastStableOffset", v.last_stable_offset},
-          {"cleanerCheckpoint", OrNull(v.cleaner_checkpoint)},
+          {"cleanerCheckpoint", IntOrNull(v.cleaner_checkpoint)},
           {"mcco", v.mcco},
           {"mxfo", v.mxfo},
           {"openTransactions", open},
@@ -173,11 +171,11 @@ json SimulationResultJson(const SimulationResult& r) {
   for (const BrokerSummary& b : r.brokers) replicas.push_back(ReplicaJson(b));
   j["replicas"] = replicas;
   json coord = json::object();
-  coord["mtro"] = OrNull(r.coordination.mtro);
-  coord["mxro"] = OrNull(r.coordination.mxro);
+  coord["mtro"] = IntOrNull(r.coordination.mtro);
+  coord["mxro"] = IntOrNull(r.coordination.mxro);
   json reports = json::array();
   for (const auto& c : r.coordination.replicas)
-    reports.push_back({{"broker", c.broker}, {"mcco", OrNull(c.mcco)}, {"mxfo", OrNull(c.mxfo)}});
+    reports.push_back({{"broker", c.broker}, {"mcco", IntOrNull(c.mcco)}, {"mxfo", IntOrNull(c.mxfo)}});
   coord["replicas"] = reports;
   j["coordination"] = coord;
   j["divergence"] = DivergenceJson(r.divergence);
