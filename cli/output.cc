@@ -7,8 +7,11 @@
 #endif
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -259,12 +262,37 @@ char* WriteText(char* o, Bytes b, bool json) {
   return o;
 }
 
-void Output::AppendJsonString(std::string_view s) {
+namespace {
+
+// The short escape letter of control character c ('b' for 0x08, ...), or 0 for \u00XX.
+constexpr char kShortEscapes[0x20] = {0, 0, 0, 0, 0, 0, 0, 0, 'b', 't', 'n', 0, 'f', 'r', 0, 0,
+                                      0, 0, 0, 0, 0, 0, 0, 0, 0,   0,   0,   0, 0,   0,   0, 0};
+
+// True when none of the eight bytes at p needs a look: no control byte, no byte >= 0x80, no '"' or '\\'.
+inline bool PlainAscii8(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto has_zero = [&](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  return ((w & kHigh) | ((w - 0x20 * kOnes) & ~w & kHigh) | has_zero(w ^ (0x22 * kOnes)) |
+          has_zero(w ^ (0x5c * kOnes))) == 0;
+}
+
+}  // namespace
+
+void Output::AppendJsonString(std::string_view s, ControlEscapes controls) {
   char* start = Reserve(s.size() * 6 + 2);
   char* o = start;
   *o++ = '"';
   const uint8_t* p = reinterpret_cast<const uint8_t*>(s.data());
+  const bool short_escapes = controls == ControlEscapes::kShort;
   for (size_t i = 0; i < s.size(); ++i) {
+    while (i + 8 <= s.size() && PlainAscii8(s.data() + i)) {
+      std::memcpy(o, s.data() + i, 8);
+      o += 8;
+      i += 8;
+    }
+    if (i >= s.size()) break;
     char ch = s[i];
     uint8_t c = uint8_t(ch);
     if (c >= 0x80) {
@@ -281,6 +309,10 @@ void Output::AppendJsonString(std::string_view s) {
       *o++ = ch;
     } else if (c < 0x20) {
       *o++ = '\\';
+      if (short_escapes && kShortEscapes[c] != 0) {
+        *o++ = kShortEscapes[c];
+        continue;
+      }
       *o++ = 'u';
       *o++ = '0';
       *o++ = '0';
@@ -325,40 +357,102 @@ bool IsUtf8(std::string_view s) {
   return true;
 }
 
-bool AllUtf8(const nlohmann::json& j) {
-  if (j.is_string()) return IsUtf8(j.get_ref<const std::string&>());
-  if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      if (!IsUtf8(it.key()) || !AllUtf8(it.value())) return false;
-    }
-  } else if (j.is_array()) {
-    for (const nlohmann::json& e : j) {
-      if (!AllUtf8(e)) return false;
-    }
-  }
-  return true;
+// Room for nlohmann's rendering of a double (its serializer's number buffer is 64 bytes).
+constexpr size_t kMaxDoubleChars = 64;
+
+void WriteDouble(Output* out, double v) {
+  if (!std::isfinite(v)) return out->Append("null");
+  char* p = out->Reserve(kMaxDoubleChars);
+  // nlohmann's own Grisu2 formatting (what j.dump() calls), so the digits are exactly those of before.
+  out->Commit(size_t(::nlohmann::detail::to_chars(p, p + kMaxDoubleChars, v) - p));
 }
 
-nlohmann::json Utf8Copy(const nlohmann::json& j) {
-  if (j.is_string()) return EscapeInvalidUtf8(j.get_ref<const std::string&>());
-  if (j.is_object()) {
-    nlohmann::json out = nlohmann::json::object();
-    for (auto it = j.begin(); it != j.end(); ++it) out[EscapeInvalidUtf8(it.key())] = Utf8Copy(it.value());
-    return out;
+// A newline and `spaces` spaces (pretty printing only).
+void NewLine(Output* out, int spaces) {
+  char* p = out->Reserve(size_t(spaces) + 1);
+  *p = '\n';
+  std::memset(p + 1, ' ', size_t(spaces));
+  out->Commit(size_t(spaces) + 1);
+}
+
+void WriteValue(Output* out, const nlohmann::json& j, int indent, int level);
+
+// The members of an object, (key, value) pairs in print order.
+template <typename Members>
+void WriteMembers(Output* out, const Members& members, int indent, int level) {
+  out->Append('{');
+  bool first = true;
+  for (const auto& [key, value] : members) {
+    if (!first) out->Append(',');
+    first = false;
+    if (indent >= 0) NewLine(out, indent * (level + 1));
+    out->AppendJsonString(key, Output::ControlEscapes::kShort);
+    out->Append(indent >= 0 ? std::string_view(": ") : std::string_view(":"));
+    if constexpr (std::is_pointer_v<std::decay_t<decltype(value)>>) {
+      WriteValue(out, *value, indent, level + 1);
+    } else {
+      WriteValue(out, value, indent, level + 1);
+    }
   }
-  if (j.is_array()) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const nlohmann::json& e : j) out.push_back(Utf8Copy(e));
-    return out;
+  if (indent >= 0) NewLine(out, indent * level);
+  out->Append('}');
+}
+
+void WriteObject(Output* out, const nlohmann::json& j, int indent, int level) {
+  const auto& members = j.get_ref<const nlohmann::json::object_t&>();
+  if (members.empty()) return out->Append("{}");
+  bool keys_utf8 = true;
+  for (const auto& [key, value] : members) keys_utf8 = keys_utf8 && IsUtf8(key);
+  if (keys_utf8) return WriteMembers(out, members, indent, level);
+  // The copy DumpJson printed re-inserted every key escaped: ordered by the escaped key, and of two keys
+  // that escape alike, the value of the later one kept.
+  std::map<std::string, const nlohmann::json*> escaped;
+  for (const auto& [key, value] : members) escaped[EscapeInvalidUtf8(key)] = &value;
+  WriteMembers(out, escaped, indent, level);
+}
+
+void WriteArray(Output* out, const nlohmann::json& j, int indent, int level) {
+  const auto& elements = j.get_ref<const nlohmann::json::array_t&>();
+  if (elements.empty()) return out->Append("[]");
+  out->Append('[');
+  bool first = true;
+  for (const nlohmann::json& e : elements) {
+    if (!first) out->Append(',');
+    first = false;
+    if (indent >= 0) NewLine(out, indent * (level + 1));
+    WriteValue(out, e, indent, level + 1);
   }
-  return j;
+  if (indent >= 0) NewLine(out, indent * level);
+  out->Append(']');
+}
+
+void WriteValue(Output* out, const nlohmann::json& j, int indent, int level) {
+  using Type = nlohmann::json::value_t;
+  switch (j.type()) {
+    case Type::object: return WriteObject(out, j, indent, level);
+    case Type::array: return WriteArray(out, j, indent, level);
+    case Type::string: return out->AppendJsonString(j.get_ref<const std::string&>(), Output::ControlEscapes::kShort);
+    case Type::boolean: return out->AppendBool(j.get<bool>());
+    case Type::number_integer: return out->AppendInt(j.get<int64_t>());
+    case Type::number_unsigned: return out->AppendUint(j.get<uint64_t>());
+    case Type::number_float: return WriteDouble(out, j.get<double>());
+    case Type::null: return out->Append("null");
+    case Type::binary:
+    case Type::discarded: break;
+  }
+  out->Append(j.dump());  // no report holds these; printed as nlohmann prints them
 }
 
 }  // namespace
 
-std::string DumpJson(const nlohmann::json& j, int indent) {
-  // The common case (every name is UTF-8) is checked without copying the document.
-  return AllUtf8(j) ? j.dump(indent) : Utf8Copy(j).dump(indent);
+void WriteJson(Output* out, const nlohmann::json& j, int indent) { WriteValue(out, j, indent, 0); }
+
+void PrintJson(const nlohmann::json& j, int indent) {
+  std::fflush(stdout);
+  Output out(1);
+  WriteJson(&out, j, indent);
+  out.Append('\n');
+  out.Flush();
 }
 
 nlohmann::json IntOrNull(const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
