@@ -278,9 +278,37 @@ inline bool PlainAscii8(const char* p) {
           has_zero(w ^ (0x5c * kOnes))) == 0;
 }
 
+// For InvalidUtf8::kReplacement: how many bytes at p, which do not start a well-formed sequence, one
+// U+FFFD stands for. nlohmann's decoder rejects at the first byte that cannot continue a well-formed
+// sequence: the longest such prefix (a lead byte and the continuation bytes it allows) is one U+FFFD,
+// and so is a byte that cannot start one.
+size_t RejectedUtf8Length(const uint8_t* p, size_t n) {
+  const uint8_t c = p[0];
+  uint8_t lo = 0x80, hi = 0xBF;
+  size_t len = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    lo = c == 0xE0 ? 0xA0 : lo;  // no overlong form
+    hi = c == 0xED ? 0x9F : hi;  // no surrogate
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    lo = c == 0xF0 ? 0x90 : lo;  // no overlong form
+    hi = c == 0xF4 ? 0x8F : hi;  // nothing above U+10FFFF
+  } else {
+    return 1;
+  }
+  size_t k = 1;
+  if (k < n && p[k] >= lo && p[k] <= hi) {
+    for (++k; k < len && k < n && (p[k] & 0xC0) == 0x80;) ++k;
+  }
+  return k;
+}
+
 }  // namespace
 
-void Output::AppendJsonString(std::string_view s, ControlEscapes controls) {
+void Output::AppendJsonString(std::string_view s, ControlEscapes controls, InvalidUtf8 invalid) {
   char* start = Reserve(s.size() * 6 + 2);
   char* o = start;
   *o++ = '"';
@@ -297,7 +325,10 @@ void Output::AppendJsonString(std::string_view s, ControlEscapes controls) {
     uint8_t c = uint8_t(ch);
     if (c >= 0x80) {
       size_t len = Utf8SequenceLength(p + i, s.size() - i);
-      if (len == 0) {
+      if (len == 0 && invalid == InvalidUtf8::kReplacement) {
+        o = WriteLiteral(o, "\xEF\xBF\xBD");
+        i += RejectedUtf8Length(p + i, s.size() - i) - 1;
+      } else if (len == 0) {
         o = WriteEscapedByte(o, c, /*json=*/true);
       } else {
         std::memcpy(o, p + i, len);
@@ -375,10 +406,23 @@ void NewLine(Output* out, int spaces) {
   out->Commit(size_t(spaces) + 1);
 }
 
-void WriteValue(Output* out, const nlohmann::json& j, int indent, int level);
+// Reports are nlohmann::json (keys sorted; bytes that are not UTF-8 as \xNN, as DumpJson's escaped copy
+// had them); decoded records of internal topics are nlohmann::ordered_json (keys in insertion order; U+FFFD,
+// as CompactJson's error_handler_t::replace wrote them).
+template <typename Json>
+constexpr Output::InvalidUtf8 kInvalidUtf8 =
+    std::is_same_v<Json, nlohmann::ordered_json> ? Output::InvalidUtf8::kReplacement : Output::InvalidUtf8::kAsText;
+
+template <typename Json>
+void WriteString(Output* out, const std::string& s) {
+  out->AppendJsonString(s, Output::ControlEscapes::kShort, kInvalidUtf8<Json>);
+}
+
+template <typename Json>
+void WriteValue(Output* out, const Json& j, int indent, int level);
 
 // The members of an object, (key, value) pairs in print order.
-template <typename Members>
+template <typename Json, typename Members>
 void WriteMembers(Output* out, const Members& members, int indent, int level) {
   out->Append('{');
   bool first = true;
@@ -386,66 +430,84 @@ void WriteMembers(Output* out, const Members& members, int indent, int level) {
     if (!first) out->Append(',');
     first = false;
     if (indent >= 0) NewLine(out, indent * (level + 1));
-    out->AppendJsonString(key, Output::ControlEscapes::kShort);
+    WriteString<Json>(out, key);
     out->Append(indent >= 0 ? std::string_view(": ") : std::string_view(":"));
     if constexpr (std::is_pointer_v<std::decay_t<decltype(value)>>) {
-      WriteValue(out, *value, indent, level + 1);
+      WriteValue<Json>(out, *value, indent, level + 1);
     } else {
-      WriteValue(out, value, indent, level + 1);
+      WriteValue<Json>(out, value, indent, level + 1);
     }
   }
   if (indent >= 0) NewLine(out, indent * level);
   out->Append('}');
 }
 
-void WriteObject(Output* out, const nlohmann::json& j, int indent, int level) {
-  const auto& members = j.get_ref<const nlohmann::json::object_t&>();
+template <typename Json>
+void WriteObject(Output* out, const Json& j, int indent, int level) {
+  const auto& members = j.template get_ref<const typename Json::object_t&>();
   if (members.empty()) return out->Append("{}");
-  bool keys_utf8 = true;
-  for (const auto& [key, value] : members) keys_utf8 = keys_utf8 && IsUtf8(key);
-  if (keys_utf8) return WriteMembers(out, members, indent, level);
-  // The copy DumpJson printed re-inserted every key escaped: ordered by the escaped key, and of two keys
-  // that escape alike, the value of the later one kept.
-  std::map<std::string, const nlohmann::json*> escaped;
-  for (const auto& [key, value] : members) escaped[EscapeInvalidUtf8(key)] = &value;
-  WriteMembers(out, escaped, indent, level);
+  if constexpr (kInvalidUtf8<Json> == Output::InvalidUtf8::kAsText) {
+    bool keys_utf8 = true;
+    for (const auto& [key, value] : members) keys_utf8 = keys_utf8 && IsUtf8(key);
+    if (!keys_utf8) {
+      // The copy DumpJson printed re-inserted every key escaped: ordered by the escaped key, and of two
+      // keys that escape alike, the value of the later one kept.
+      std::map<std::string, const Json*> escaped;
+      for (const auto& [key, value] : members) escaped[EscapeInvalidUtf8(key)] = &value;
+      return WriteMembers<Json>(out, escaped, indent, level);
+    }
+  }
+  WriteMembers<Json>(out, members, indent, level);
 }
 
-void WriteArray(Output* out, const nlohmann::json& j, int indent, int level) {
-  const auto& elements = j.get_ref<const nlohmann::json::array_t&>();
+template <typename Json>
+void WriteArray(Output* out, const Json& j, int indent, int level) {
+  const auto& elements = j.template get_ref<const typename Json::array_t&>();
   if (elements.empty()) return out->Append("[]");
   out->Append('[');
   bool first = true;
-  for (const nlohmann::json& e : elements) {
+  for (const Json& e : elements) {
     if (!first) out->Append(',');
     first = false;
     if (indent >= 0) NewLine(out, indent * (level + 1));
-    WriteValue(out, e, indent, level + 1);
+    WriteValue<Json>(out, e, indent, level + 1);
   }
   if (indent >= 0) NewLine(out, indent * level);
   out->Append(']');
 }
 
-void WriteValue(Output* out, const nlohmann::json& j, int indent, int level) {
-  using Type = nlohmann::json::value_t;
+template <typename Json>
+void WriteValue(Output* out, const Json& j, int indent, int level) {
+  using Type = nlohmann::detail::value_t;
   switch (j.type()) {
     case Type::object: return WriteObject(out, j, indent, level);
     case Type::array: return WriteArray(out, j, indent, level);
-    case Type::string: return out->AppendJsonString(j.get_ref<const std::string&>(), Output::ControlEscapes::kShort);
-    case Type::boolean: return out->AppendBool(j.get<bool>());
-    case Type::number_integer: return out->AppendInt(j.get<int64_t>());
-    case Type::number_unsigned: return out->AppendUint(j.get<uint64_t>());
-    case Type::number_float: return WriteDouble(out, j.get<double>());
+    case Type::string: return WriteString<Json>(out, j.template get_ref<const std::string&>());
+    case Type::boolean: return out->AppendBool(j.template get<bool>());
+    case Type::number_integer: return out->AppendInt(j.template get<int64_t>());
+    case Type::number_unsigned: return out->AppendUint(j.template get<uint64_t>());
+    case Type::number_float: return WriteDouble(out, j.template get<double>());
     case Type::null: return out->Append("null");
     case Type::binary:
     case Type::discarded: break;
   }
-  out->Append(j.dump());  // no report holds these; printed as nlohmann prints them
+  out->Append(j.dump());  // nothing klf prints holds these; printed as nlohmann prints them
 }
 
 }  // namespace
 
 void WriteJson(Output* out, const nlohmann::json& j, int indent) { WriteValue(out, j, indent, 0); }
+
+void WriteDecodedJson(Output* out, const nlohmann::ordered_json& j) { WriteValue(out, j, -1, 0); }
+
+std::string DecodedJsonText(const nlohmann::ordered_json& j) {
+  std::string text;
+  {
+    Output out(&text, 256);
+    WriteDecodedJson(&out, j);
+  }
+  return text;
+}
 
 void PrintJson(const nlohmann::json& j, int indent) {
   std::fflush(stdout);

@@ -110,9 +110,17 @@ class Output {
   };
   // A whole JSON string literal with quotes, for names and messages that are our own text or file
   // paths: escapes '"', '\\' and control characters as `controls` says; a byte that is not part of
-  // well-formed UTF-8 -- a file name is bytes -- becomes the text \xNN, as EscapeInvalidUtf8 writes it.
+  // well-formed UTF-8 -- a file name is bytes -- becomes the text \xNN, as EscapeInvalidUtf8 writes it
+  // (or U+FFFD, `invalid`).
   // Everything else (DEL, '/', well-formed UTF-8) is copied. The one string escaper of every JSON klf prints.
-  void AppendJsonString(std::string_view s, ControlEscapes controls = ControlEscapes::kUnicode);
+  // What a string literal makes of bytes that are not well-formed UTF-8.
+  enum class InvalidUtf8 {
+    kAsText,       // each byte as the text \xNN (EscapeInvalidUtf8): names, paths, messages, reports
+    kReplacement,  // U+FFFD for each rejected sequence, as nlohmann's error_handler_t::replace wrote the
+                   // decoded records of internal topics (segment_reader's CompactJson)
+  };
+  void AppendJsonString(std::string_view s, ControlEscapes controls = ControlEscapes::kUnicode,
+                        InvalidUtf8 invalid = InvalidUtf8::kAsText);
 
   // Writes the buffer out. Returns false once a write has failed (the error is printed once).
   bool Flush();
@@ -148,6 +156,13 @@ std::string EscapeInvalidUtf8(std::string_view s);
 // Output::AppendJsonString(kShort). Every --json report klf builds as a document is printed by it;
 // tests/cli/write_json_test.cc checks it against nlohmann's dump.
 void WriteJson(Output* out, const nlohmann::json& j, int indent = -1);
+
+// A decoded record of an internal topic or a quorum-state file (segment_reader's OrderedJson: keys in
+// the schema's order) on one line, the bytes nlohmann's dump(-1, ' ', false, error_handler_t::replace)
+// wrote (segment_reader's CompactJson): WriteJson's layout, with U+FFFD for what is not UTF-8.
+void WriteDecodedJson(Output* out, const nlohmann::ordered_json& j);
+// The same into a string (for a printer that takes the value as text).
+std::string DecodedJsonText(const nlohmann::ordered_json& j);
 
 // WriteJson of `j` and a newline on stdout (fd 1), written before returning, for a command that
 // prints one document and uses stdio for the rest: what stdio holds is flushed first, so stdout keeps

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -235,9 +236,75 @@ json RandomValue(std::mt19937_64& rng, int depth) {
 
 TEST(WriteJsonTest, RandomDocuments) {
   std::mt19937_64 rng(4);
+  size_t bytes = 0, not_utf8 = 0;
   for (int i = 0; i < 3000; i++) {
     const json j = RandomValue(rng, 4);
-    for (int indent : kIndents) ASSERT_EQ(Written(j, indent), Oracle(j, indent)) << "document " << i;
+    for (int indent : kIndents) {
+      const std::string written = Written(j, indent);
+      ASSERT_EQ(written, Oracle(j, indent)) << "document " << i;
+      bytes += written.size();
+      not_utf8 += written.find("\\\\x") != std::string::npos;
+    }
+  }
+  // The documents are not trivial: most of a megabyte of output, many with escaped bytes.
+  EXPECT_GT(bytes, size_t(500) << 10);
+  EXPECT_GT(not_utf8, 1000u);
+  std::printf("%zu bytes written, %zu documents with bytes that are not UTF-8\n", bytes, not_utf8);
+}
+
+// Decoded records of internal topics: ordered_json (insertion order) as segment_reader's CompactJson
+// wrote them, dump(-1, ' ', false, replace): U+FFFD for each sequence nlohmann's decoder rejects.
+std::string Decoded(const nlohmann::ordered_json& j) {
+  std::string s;
+  {
+    Output out(&s, 16);
+    WriteDecodedJson(&out, j);
+  }
+  EXPECT_EQ(DecodedJsonText(j), s);
+  return s;
+}
+
+std::string ReplaceOracle(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+TEST(WriteJsonTest, DecodedRecordsInInsertionOrderWithReplacementCharacters) {
+  nlohmann::ordered_json j;
+  j["zeta"] = 1;
+  j["alpha"] = {{"z", "\xff \xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf4\x90\x80\x80 \xc0\xaf \xe0\x80 \xf0\x80 x"}, {"a", 2.5}};
+  j["b\xfe"] = {nullptr, true, -3, uint64_t(1) << 63, "\n\t\x01\x7f"};
+  j["empty"] = nlohmann::ordered_json::object();
+  EXPECT_EQ(Decoded(j), ReplaceOracle(j));
+  EXPECT_EQ(Decoded(j).substr(0, 15), R"({"zeta":1,"alph)");
+  // Every sequence of up to four bytes from the bytes that matter to the decoder, inside and at the end.
+  const uint8_t kBytes[] = {0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf,
+                            0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff};
+  const size_t n = sizeof kBytes;
+  for (size_t a = 0; a < n; a++) {
+    for (size_t b = 0; b < n; b++) {
+      for (size_t c = 0; c < n; c++) {
+        std::string s = {char(kBytes[a]), char(kBytes[b]), char(kBytes[c])};
+        for (uint8_t d : {uint8_t(0x80), uint8_t(0xbf), uint8_t(0x41)}) {
+          const nlohmann::ordered_json doc = {{"v", s + char(d)}, {"w", s}};
+          ASSERT_EQ(Decoded(doc), ReplaceOracle(doc)) << a << " " << b << " " << c << " " << int(d);
+        }
+      }
+    }
+  }
+}
+
+TEST(WriteJsonTest, RandomDecodedRecords) {
+  std::mt19937_64 rng(44);
+  for (int i = 0; i < 2000; i++) {
+    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(RandomValue(rng, 4).dump(
+        -1, ' ', false, json::error_handler_t::replace));  // keys in a random insertion order below
+    nlohmann::ordered_json shuffled = nlohmann::ordered_json::object();
+    std::string raw(size_t(rng() % 20), '\0');
+    for (char& ch : raw) ch = char(rng());
+    shuffled[raw] = raw;  // raw random bytes, not UTF-8, as key and value
+    shuffled["doc"] = j;
+    shuffled["a"] = raw;
+    ASSERT_EQ(Decoded(shuffled), ReplaceOracle(shuffled)) << "document " << i;
   }
 }
 
