@@ -14,7 +14,8 @@ timelines of fixtures/*.json in both modes, error paths (missing paths, usage er
 copies: directory names with invalid UTF-8, quotes, backslashes and control characters, truncated and
 overwritten segments. Runs that write --out use the same --out path for both binaries (removed in
 between), so paths in the output agree. Prints one line per difference and a summary; exit 1 if any
-run differs.
+run differs. Every --json run is made once more with stderr merged into stdout (2>&1), so that
+the order of the JSON and the error lines is compared as well.
 """
 import argparse
 import concurrent.futures
@@ -65,14 +66,17 @@ class Runner:
         self.stats = {"JSON on stdout": 0, "JSON with \\xNN (invalid UTF-8)": 0, "JSON with control escapes": 0,
                       "JSON with a double": 0}
 
-    def one(self, binary, args, out):
+    def one(self, binary, args, out, merged=False):
         if out:
             shutil.rmtree(out, ignore_errors=True)
             if os.path.exists(out):
                 os.remove(out)
-        p = subprocess.run([binary] + args, capture_output=True, timeout=600)
+        if merged:  # 2>&1 into one pipe: the order of stdout and stderr lines is compared too
+            p = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+        else:
+            p = subprocess.run([binary] + args, capture_output=True, timeout=600)
         # Staging directories are named <out>.tmp-<pid>-<random>: different in every run.
-        stdout, stderr = (STAGE.sub(b".tmp-<STAGE>", x) for x in (p.stdout, p.stderr))
+        stdout, stderr = (None if x is None else STAGE.sub(b".tmp-<STAGE>", x) for x in (p.stdout, p.stderr))
         if args[0] == "digest":  # the time it took (a double, checked by tests/cli/write_json_test.cc)
             stdout = re.sub(rb'"seconds":[-+.0-9eE]+', b'"seconds":<T>', stdout)
             stdout = re.sub(rb" in [0-9.]+ s;", b" in <T> s;", stdout)
@@ -91,9 +95,13 @@ class Runner:
             args = [out if a == "{OUT}" else a.replace("{OUT}", out) for a in args]
         return args, out
 
-    def compare(self, args, out):
-        a = self.one(self.old, args, out)
-        b = self.one(self.new, args, out)
+    def compare(self, args, out, merged=False):
+        a = self.one(self.old, args, out, merged)
+        b = self.one(self.new, args, out, merged)
+        if merged:
+            if a != b:
+                return f"DIFF merged stdout+stderr: klf {' '.join(map(repr, args))}"
+            return None
         key = (args[0] if args[0] != "txn" else "txn " + args[1], a[0])
         self.exits[key] = self.exits.get(key, 0) + 1
         json_out = a[1][:1] in (b"{", b"[")
@@ -323,14 +331,18 @@ def main():
                          (["triage", "--json", "--now", now] + digests[1:] + brokers[:1], None)]
         runner = Runner(a.old, a.new, scratch)
         prepared = [runner.run(args, out) for args, out in runs]
+        merged = sum(1 for args, out in prepared if "--json" in args)
         with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+            # Every --json run once more with stderr merged into stdout (2>&1).
+            prepared += [(args, out, True) for args, out in prepared if "--json" in args]
             for line in pool.map(lambda r: runner.compare(*r), prepared):
                 if line:
                     print(line, flush=True)
                     runner.differ.append(line)
         print("runs by command and exit code:", ", ".join(f"{c} {e}: {n}" for (c, e), n in sorted(runner.exits.items())))
         print("; ".join(f"{k}: {v}" for k, v in runner.stats.items()))
-        print(f"compared {len(prepared)} runs (exit code, stdout, stderr, files written), {len(runner.differ)} differ")
+        print(f"compared {len(prepared)} runs ({len(prepared) - merged}: exit code, stdout, stderr, files written; "
+              f"{merged} --json runs again with stderr merged into stdout), {len(runner.differ)} differ")
         return 1 if runner.differ else 0
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
