@@ -58,24 +58,37 @@ void PrintError(const std::string& command, const std::string& message) {
   std::fprintf(stderr, "klf %s: %s\n", command.c_str(), EscapeInvalidUtf8(message).c_str());
 }
 
-std::string ErrorJson(const std::string& command, int exit_code, const std::string& message,
-                      const nlohmann::json* fields) {
+namespace {
+nlohmann::json ErrorDocument(const std::string& command, int exit_code, const std::string& message,
+                             const nlohmann::json* fields) {
   nlohmann::json j = {{"error", message}, {"command", command}, {"exitCode", exit_code}};
   if (fields != nullptr && fields->is_object()) {
     for (const auto& [k, v] : fields->items()) j[k] = v;
   }
-  // Messages quote paths and names from hostile inputs: invalid UTF-8 is escaped as \xNN, never thrown on.
-  return DumpJson(j);
+  return j;
+}
+}  // namespace
+
+// Messages quote paths and names from hostile inputs: invalid UTF-8 is escaped as \xNN (WriteJson).
+std::string ErrorJson(const std::string& command, int exit_code, const std::string& message,
+                      const nlohmann::json* fields) {
+  std::string line;
+  {
+    Output out(&line);
+    WriteJson(&out, ErrorDocument(command, exit_code, message, fields));
+  }
+  return line;
+}
+
+void PrintErrorJson(const std::string& command, int exit_code, const std::string& message,
+                    const nlohmann::json* fields) {
+  PrintJson(ErrorDocument(command, exit_code, message, fields));
 }
 
 int Fail(const std::string& command, int exit_code, const std::string& message, bool json,
          const nlohmann::json* fields) {
   PrintError(command, message);
-  if (json) {
-    std::fflush(stdout);
-    std::printf("%s\n", ErrorJson(command, exit_code, message, fields).c_str());
-    std::fflush(stdout);
-  }
+  if (json) PrintErrorJson(command, exit_code, message, fields);
   return exit_code;
 }
 

@@ -54,6 +54,9 @@ void PrintError(const std::string& command, const std::string& message);
 // given. Every command prints this shape through Fail (or, for JSON Lines output, in its stream).
 std::string ErrorJson(const std::string& command, int exit_code, const std::string& message,
                       const nlohmann::json* fields = nullptr);
+// That object and a newline on stdout (PrintJson).
+void PrintErrorJson(const std::string& command, int exit_code, const std::string& message,
+                    const nlohmann::json* fields = nullptr);
 
 // A run that fails: the stderr line of PrintError and, with --json, the error object on stdout, so
 // a script reading stdout always gets JSON. Returns exit_code, for `return Fail(...)`.

@@ -295,10 +295,9 @@ int RunCompact(const CompactArgs& a) {
     }
     if (!choice.chosen) {
       if (a.common.json)
-        std::printf("%s\n", DumpJson(nlohmann::json({{"candidates", log_dir_json},
-                                                     {"cleanedRange", nullptr},
-                                                     {"metadataLog", MetadataLogJson(metadata.get())}}))
-                                .c_str());
+        PrintJson(nlohmann::json({{"candidates", log_dir_json},
+                                  {"cleanedRange", nullptr},
+                                  {"metadataLog", MetadataLogJson(metadata.get())}}));
       else
         std::printf("no log to clean in %s\n", EscapeInvalidUtf8(a.dir).c_str());
       return kExitOk;
@@ -407,7 +406,7 @@ int RunCompact(const CompactArgs& a) {
     j["problems"] = ProblemsJson(sink);
     j["metadataLog"] = MetadataLogJson(metadata.get());
     j["configsFromMetadataLog"] = ConfigsJson(metadata_configs);
-    std::printf("%s\n", DumpJson(j).c_str());
+    PrintJson(j);
   } else {
     for (size_t i = 0; i < report.passes.size(); i++) PrintPassText(report.passes[i], a, i, report.passes.size());
     std::printf("wrote %s\n", EscapeInvalidUtf8(report.out_partition_dir).c_str());

@@ -119,7 +119,7 @@ int RunConsume(const ConsumeArgs& a) {
     } else {
       j["damage"] = nullptr;
     }
-    out.Append(DumpJson(j));
+    WriteJson(&out, j);
     out.Append('\n');
   }
   out.Flush();

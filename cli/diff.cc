@@ -686,7 +686,7 @@ int Run(const DiffArgs& given) {
 
   if (diffs.empty()) {
     std::string message = load_errors.empty() ? "no replica could be read" : load_errors.front();
-    if (json) std::printf("%s\n", ErrorJson("diff", kExitUnreadable, message).c_str());  // stderr has it already
+    if (json) PrintErrorJson("diff", kExitUnreadable, message);  // stderr has it already
     return kExitUnreadable;
   }
   // The report is written before stdout: when it fails, stdout holds only the error object.
@@ -740,7 +740,7 @@ int Run(const DiffArgs& given) {
         j["exitCode"] = exit_code;
       }
     }
-    out.Append(DumpJson(j, 1));
+    WriteJson(&out, j, 1);
     out.Append('\n');
   } else {
     if (!txn_log.dirs.empty()) {

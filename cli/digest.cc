@@ -282,7 +282,7 @@ int RunDigest(const DigestArgs& a) {
                         {"ioRate", a.io_rate},
                         {"priority", priority},
                         {"format", fmt::format("{}.{}", kDigestMajor, kDigestMinor)}};
-    out.Append(DumpJson(j));
+    WriteJson(&out, j);
     out.Append("\n");
   } else {
     out.Append(fmt::format(

@@ -39,7 +39,7 @@ class JsonDumpPrinter : public DumpPrinter {
       for (const Record& r : decoded->records()) {
         std::string decoded_json;
         if (internal)
-          decoded_json = i < internal->size() && (*internal)[i] ? CompactJson((*internal)[i]->json) : "null";
+          decoded_json = i < internal->size() && (*internal)[i] ? DecodedJsonText((*internal)[i]->json) : "null";
         WriteRecordJson(out_, source_, h, r, *decoded, bytes_, internal ? &decoded_json : nullptr);
         ++i;
       }
@@ -215,7 +215,7 @@ class JsonDumpPrinter : public DumpPrinter {
     JsonObject j(out_);
     j.Raw("file", file_json_);
     j.String("type", "quorum-state");
-    j.Raw("data", CompactJson(state));
+    WriteDecodedJson(j.Key("data"), state);
     j.CloseLine();
   }
 
@@ -316,7 +316,7 @@ class JsonDumpPrinter : public DumpPrinter {
       if (!marker) {
         out_->Append(",\"decoded\":");
         if (internal && *internal)
-          out_->Append(CompactJson((*internal)->json));
+          WriteDecodedJson(out_, (*internal)->json);
         else
           out_->Append("null");
       }

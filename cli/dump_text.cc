@@ -191,7 +191,7 @@ class TextDumpPrinter : public DumpPrinter {
       first = false;
       AppendText(k);
       out_->Append(": ");
-      AppendText(v.is_string() ? v.get<std::string>() : CompactJson(v));
+      AppendText(v.is_string() ? v.get<std::string>() : DecodedJsonText(v));
     }
     out_->Append('\n');
   }

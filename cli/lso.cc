@@ -318,7 +318,7 @@ int RunLsoLogDirs(const LsoArgs& a, const ResolvedPaths& resolved, const std::ve
       j["command"] = "lso";
       j["exitCode"] = exit_code;
     }
-    out.Append(DumpJson(j, 2));
+    WriteJson(&out, j, 2);
     out.Append("\n");
   } else {
     std::string text;
@@ -382,7 +382,7 @@ int RunLso(const LsoArgs& given) {
   const LsoOptions lo = LsoOptionsOf(a, txn_log);
   LsoReport rep = ExplainLso(target, others, lo);
   if (a.json) {
-    std::printf("%s\n", DumpJson(SingleJson(rep, a.dir, txn_log), 2).c_str());
+    PrintJson(SingleJson(rep, a.dir, txn_log), 2);
   } else {
     std::fputs(EscapeInvalidUtf8(SingleText(rep, a.dir, txn_log)).c_str(), stdout);
   }

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     const std::string help = name == "klf" ? "klf --help" : "klf " + name + " --help";
     std::fprintf(stderr, "%s: %s\nRun '%s' for usage.\n", prefix.c_str(), e.what(), help.c_str());
     // Scripts that asked for --json get the error object on stdout as well (README "Conventions").
-    if (AskedForJson(argc, argv)) std::printf("%s\n", ErrorJson(name, kExitUsage, e.what()).c_str());
+    if (AskedForJson(argc, argv)) PrintErrorJson(name, kExitUsage, e.what());
     return kExitUsage;
   }
 

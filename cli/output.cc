@@ -7,8 +7,11 @@
 #endif
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -259,17 +262,73 @@ char* WriteText(char* o, Bytes b, bool json) {
   return o;
 }
 
-void Output::AppendJsonString(std::string_view s) {
+namespace {
+
+// The short escape letter of control character c ('b' for 0x08, ...), or 0 for \u00XX.
+constexpr char kShortEscapes[0x20] = {0, 0, 0, 0, 0, 0, 0, 0, 'b', 't', 'n', 0, 'f', 'r', 0, 0,
+                                      0, 0, 0, 0, 0, 0, 0, 0, 0,   0,   0,   0, 0,   0,   0, 0};
+
+// True when none of the eight bytes at p needs a look: no control byte, no byte >= 0x80, no '"' or '\\'.
+inline bool PlainAscii8(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto has_zero = [&](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  return ((w & kHigh) | ((w - 0x20 * kOnes) & ~w & kHigh) | has_zero(w ^ (0x22 * kOnes)) |
+          has_zero(w ^ (0x5c * kOnes))) == 0;
+}
+
+// For InvalidUtf8::kReplacement: how many bytes at p, which do not start a well-formed sequence, one
+// U+FFFD stands for. nlohmann's decoder rejects at the first byte that cannot continue a well-formed
+// sequence: the longest such prefix (a lead byte and the continuation bytes it allows) is one U+FFFD,
+// and so is a byte that cannot start one.
+size_t RejectedUtf8Length(const uint8_t* p, size_t n) {
+  const uint8_t c = p[0];
+  uint8_t lo = 0x80, hi = 0xBF;
+  size_t len = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    lo = c == 0xE0 ? 0xA0 : lo;  // no overlong form
+    hi = c == 0xED ? 0x9F : hi;  // no surrogate
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    lo = c == 0xF0 ? 0x90 : lo;  // no overlong form
+    hi = c == 0xF4 ? 0x8F : hi;  // nothing above U+10FFFF
+  } else {
+    return 1;
+  }
+  size_t k = 1;
+  if (k < n && p[k] >= lo && p[k] <= hi) {
+    for (++k; k < len && k < n && (p[k] & 0xC0) == 0x80;) ++k;
+  }
+  return k;
+}
+
+}  // namespace
+
+void Output::AppendJsonString(std::string_view s, ControlEscapes controls, InvalidUtf8 invalid) {
   char* start = Reserve(s.size() * 6 + 2);
   char* o = start;
   *o++ = '"';
   const uint8_t* p = reinterpret_cast<const uint8_t*>(s.data());
+  const bool short_escapes = controls == ControlEscapes::kShort;
   for (size_t i = 0; i < s.size(); ++i) {
+    while (i + 8 <= s.size() && PlainAscii8(s.data() + i)) {
+      std::memcpy(o, s.data() + i, 8);
+      o += 8;
+      i += 8;
+    }
+    if (i >= s.size()) break;
     char ch = s[i];
     uint8_t c = uint8_t(ch);
     if (c >= 0x80) {
       size_t len = Utf8SequenceLength(p + i, s.size() - i);
-      if (len == 0) {
+      if (len == 0 && invalid == InvalidUtf8::kReplacement) {
+        o = WriteLiteral(o, "\xEF\xBF\xBD");
+        i += RejectedUtf8Length(p + i, s.size() - i) - 1;
+      } else if (len == 0) {
         o = WriteEscapedByte(o, c, /*json=*/true);
       } else {
         std::memcpy(o, p + i, len);
@@ -281,6 +340,10 @@ void Output::AppendJsonString(std::string_view s) {
       *o++ = ch;
     } else if (c < 0x20) {
       *o++ = '\\';
+      if (short_escapes && kShortEscapes[c] != 0) {
+        *o++ = kShortEscapes[c];
+        continue;
+      }
       *o++ = 'u';
       *o++ = '0';
       *o++ = '0';
@@ -325,40 +388,133 @@ bool IsUtf8(std::string_view s) {
   return true;
 }
 
-bool AllUtf8(const nlohmann::json& j) {
-  if (j.is_string()) return IsUtf8(j.get_ref<const std::string&>());
-  if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      if (!IsUtf8(it.key()) || !AllUtf8(it.value())) return false;
-    }
-  } else if (j.is_array()) {
-    for (const nlohmann::json& e : j) {
-      if (!AllUtf8(e)) return false;
-    }
-  }
-  return true;
+// Room for nlohmann's rendering of a double (its serializer's number buffer is 64 bytes).
+constexpr size_t kMaxDoubleChars = 64;
+
+void WriteDouble(Output* out, double v) {
+  if (!std::isfinite(v)) return out->Append("null");
+  char* p = out->Reserve(kMaxDoubleChars);
+  // nlohmann's own Grisu2 formatting (what j.dump() calls), so the digits are exactly those of before.
+  out->Commit(size_t(::nlohmann::detail::to_chars(p, p + kMaxDoubleChars, v) - p));
 }
 
-nlohmann::json Utf8Copy(const nlohmann::json& j) {
-  if (j.is_string()) return EscapeInvalidUtf8(j.get_ref<const std::string&>());
-  if (j.is_object()) {
-    nlohmann::json out = nlohmann::json::object();
-    for (auto it = j.begin(); it != j.end(); ++it) out[EscapeInvalidUtf8(it.key())] = Utf8Copy(it.value());
-    return out;
+// A newline and `spaces` spaces (pretty printing only).
+void NewLine(Output* out, int spaces) {
+  char* p = out->Reserve(size_t(spaces) + 1);
+  *p = '\n';
+  std::memset(p + 1, ' ', size_t(spaces));
+  out->Commit(size_t(spaces) + 1);
+}
+
+// Reports are nlohmann::json (keys sorted; bytes that are not UTF-8 as \xNN, as DumpJson's escaped copy
+// had them); decoded records of internal topics are nlohmann::ordered_json (keys in insertion order; U+FFFD,
+// as CompactJson's error_handler_t::replace wrote them).
+template <typename Json>
+constexpr Output::InvalidUtf8 kInvalidUtf8 =
+    std::is_same_v<Json, nlohmann::ordered_json> ? Output::InvalidUtf8::kReplacement : Output::InvalidUtf8::kAsText;
+
+template <typename Json>
+void WriteString(Output* out, const std::string& s) {
+  out->AppendJsonString(s, Output::ControlEscapes::kShort, kInvalidUtf8<Json>);
+}
+
+template <typename Json>
+void WriteValue(Output* out, const Json& j, int indent, int level);
+
+// The members of an object, (key, value) pairs in print order.
+template <typename Json, typename Members>
+void WriteMembers(Output* out, const Members& members, int indent, int level) {
+  out->Append('{');
+  bool first = true;
+  for (const auto& [key, value] : members) {
+    if (!first) out->Append(',');
+    first = false;
+    if (indent >= 0) NewLine(out, indent * (level + 1));
+    WriteString<Json>(out, key);
+    out->Append(indent >= 0 ? std::string_view(": ") : std::string_view(":"));
+    if constexpr (std::is_pointer_v<std::decay_t<decltype(value)>>) {
+      WriteValue<Json>(out, *value, indent, level + 1);
+    } else {
+      WriteValue<Json>(out, value, indent, level + 1);
+    }
   }
-  if (j.is_array()) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const nlohmann::json& e : j) out.push_back(Utf8Copy(e));
-    return out;
+  if (indent >= 0) NewLine(out, indent * level);
+  out->Append('}');
+}
+
+template <typename Json>
+void WriteObject(Output* out, const Json& j, int indent, int level) {
+  const auto& members = j.template get_ref<const typename Json::object_t&>();
+  if (members.empty()) return out->Append("{}");
+  if constexpr (kInvalidUtf8<Json> == Output::InvalidUtf8::kAsText) {
+    bool keys_utf8 = true;
+    for (const auto& [key, value] : members) keys_utf8 = keys_utf8 && IsUtf8(key);
+    if (!keys_utf8) {
+      // The copy DumpJson printed re-inserted every key escaped: ordered by the escaped key, and of two
+      // keys that escape alike, the value of the later one kept.
+      std::map<std::string, const Json*> escaped;
+      for (const auto& [key, value] : members) escaped[EscapeInvalidUtf8(key)] = &value;
+      return WriteMembers<Json>(out, escaped, indent, level);
+    }
   }
-  return j;
+  WriteMembers<Json>(out, members, indent, level);
+}
+
+template <typename Json>
+void WriteArray(Output* out, const Json& j, int indent, int level) {
+  const auto& elements = j.template get_ref<const typename Json::array_t&>();
+  if (elements.empty()) return out->Append("[]");
+  out->Append('[');
+  bool first = true;
+  for (const Json& e : elements) {
+    if (!first) out->Append(',');
+    first = false;
+    if (indent >= 0) NewLine(out, indent * (level + 1));
+    WriteValue<Json>(out, e, indent, level + 1);
+  }
+  if (indent >= 0) NewLine(out, indent * level);
+  out->Append(']');
+}
+
+template <typename Json>
+void WriteValue(Output* out, const Json& j, int indent, int level) {
+  using Type = nlohmann::detail::value_t;
+  switch (j.type()) {
+    case Type::object: return WriteObject(out, j, indent, level);
+    case Type::array: return WriteArray(out, j, indent, level);
+    case Type::string: return WriteString<Json>(out, j.template get_ref<const std::string&>());
+    case Type::boolean: return out->AppendBool(j.template get<bool>());
+    case Type::number_integer: return out->AppendInt(j.template get<int64_t>());
+    case Type::number_unsigned: return out->AppendUint(j.template get<uint64_t>());
+    case Type::number_float: return WriteDouble(out, j.template get<double>());
+    case Type::null: return out->Append("null");
+    case Type::binary:
+    case Type::discarded: break;
+  }
+  out->Append(j.dump());  // nothing klf prints holds these; printed as nlohmann prints them
 }
 
 }  // namespace
 
-std::string DumpJson(const nlohmann::json& j, int indent) {
-  // The common case (every name is UTF-8) is checked without copying the document.
-  return AllUtf8(j) ? j.dump(indent) : Utf8Copy(j).dump(indent);
+void WriteJson(Output* out, const nlohmann::json& j, int indent) { WriteValue(out, j, indent, 0); }
+
+void WriteDecodedJson(Output* out, const nlohmann::ordered_json& j) { WriteValue(out, j, -1, 0); }
+
+std::string DecodedJsonText(const nlohmann::ordered_json& j) {
+  std::string text;
+  {
+    Output out(&text, 256);
+    WriteDecodedJson(&out, j);
+  }
+  return text;
+}
+
+void PrintJson(const nlohmann::json& j, int indent) {
+  std::fflush(stdout);
+  Output out(1);
+  WriteJson(&out, j, indent);
+  out.Append('\n');
+  out.Flush();
 }
 
 nlohmann::json IntOrNull(const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }

@@ -103,10 +103,24 @@ class Output {
     Commit(size_t(WriteBytes(p, b, format, json) - p));
   }
   static constexpr size_t kRenderSliceBytes = size_t(64) << 10;
+  // How a JSON string literal writes a control character (below 0x20).
+  enum class ControlEscapes {
+    kUnicode,  // every one as \u00XX: the JSON Lines of dump, consume and verify (cli.md)
+    kShort,    // \b \f \n \r \t, the others as \u00XX: what nlohmann's dump wrote for the reports (WriteJson)
+  };
   // A whole JSON string literal with quotes, for names and messages that are our own text or file
-  // paths (escapes '"', '\\' and control characters as \uXXXX; a byte that is not part of well-formed
-  // UTF-8 -- a file name is bytes -- becomes the text \xNN, as EscapeInvalidUtf8 writes it).
-  void AppendJsonString(std::string_view s);
+  // paths: escapes '"', '\\' and control characters as `controls` says; a byte that is not part of
+  // well-formed UTF-8 -- a file name is bytes -- becomes the text \xNN, as EscapeInvalidUtf8 writes it
+  // (or U+FFFD, `invalid`).
+  // Everything else (DEL, '/', well-formed UTF-8) is copied. The one string escaper of every JSON klf prints.
+  // What a string literal makes of bytes that are not well-formed UTF-8.
+  enum class InvalidUtf8 {
+    kAsText,       // each byte as the text \xNN (EscapeInvalidUtf8): names, paths, messages, reports
+    kReplacement,  // U+FFFD for each rejected sequence, as nlohmann's error_handler_t::replace wrote the
+                   // decoded records of internal topics (segment_reader's CompactJson)
+  };
+  void AppendJsonString(std::string_view s, ControlEscapes controls = ControlEscapes::kUnicode,
+                        InvalidUtf8 invalid = InvalidUtf8::kAsText);
 
   // Writes the buffer out. Returns false once a write has failed (the error is printed once).
   bool Flush();
@@ -133,10 +147,27 @@ class Output {
 // byte that is not part of well-formed UTF-8 as the four characters \xNN; everything else unchanged.
 std::string EscapeInvalidUtf8(std::string_view s);
 
-// j.dump(indent) for printing: every string and object key of `j` that is not UTF-8 is written through
-// EscapeInvalidUtf8 first, so printing a document never throws. Every --json document built with
-// nlohmann goes through it.
-std::string DumpJson(const nlohmann::json& j, int indent = -1);
+// Writes the document `j` onto `out`: the bytes nlohmann's j.dump(indent) gives for a copy of `j` in
+// which every string and object key that is not UTF-8 went through EscapeInvalidUtf8 (so printing never
+// throws). indent -1 is one line ({"a":1,"b":[1,2]}); indent N is nlohmann's layout (N spaces per level,
+// "key": value, empty containers as {} and []). Keys in the object's order (sorted for nlohmann::json;
+// an object with a key that is not UTF-8 in the order of the escaped keys, as the copy had them);
+// doubles as nlohmann writes them (shortest round trip, null when not finite); strings through
+// Output::AppendJsonString(kShort). Every --json report klf builds as a document is printed by it;
+// tests/cli/write_json_test.cc checks it against nlohmann's dump.
+void WriteJson(Output* out, const nlohmann::json& j, int indent = -1);
+
+// A decoded record of an internal topic or a quorum-state file (segment_reader's OrderedJson: keys in
+// the schema's order) on one line, the bytes nlohmann's dump(-1, ' ', false, error_handler_t::replace)
+// wrote (segment_reader's CompactJson): WriteJson's layout, with U+FFFD for what is not UTF-8.
+void WriteDecodedJson(Output* out, const nlohmann::ordered_json& j);
+// The same into a string (for a printer that takes the value as text).
+std::string DecodedJsonText(const nlohmann::ordered_json& j);
+
+// WriteJson of `j` and a newline on stdout (fd 1), written before returning, for a command that
+// prints one document and uses stdio for the rest: what stdio holds is flushed first, so stdout keeps
+// its order. A failed write is reported on stderr (Output::Flush).
+void PrintJson(const nlohmann::json& j, int indent = -1);
 
 // The problems of a sink as a JSON array of {file, position, check, message, severity}.
 nlohmann::json ProblemsJson(const CollectingSink& sink);

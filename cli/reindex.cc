@@ -108,7 +108,7 @@ int RunReindex(const ReindexArgs& a) {
                           {"severity", SeverityName(p.severity)}});
     }
     j["problems"] = problems;
-    std::printf("%s\n", DumpJson(j).c_str());
+    PrintJson(j);
   } else {
     for (const Problem& p : sink.problems) {
       std::fprintf(stderr, "klf reindex: %s: %s at position %llu: %s\n", SeverityName(p.severity),

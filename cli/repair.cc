@@ -161,7 +161,7 @@ int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration)
            {"reason", d.reason}});
     }
     j["unreadable"] = r.unreadable;
-    std::printf("%s\n", DumpJson(j, 2).c_str());
+    PrintJson(j, 2);
   } else {
     std::string out = fmt::format("salvaged {} -> {}: {} segments, {} batches kept, log end offset {}\n", a.salvage,
                                   r.out_partition_dir, r.segments_kept, r.batches_kept, r.log_end_offset);
@@ -372,7 +372,7 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
                      {"remainingDivergences", rem}};
       j["result"]["consumerChanges"] = ChangesJson(result);
     }
-    std::printf("%s\n", DumpJson(j, 2).c_str());
+    PrintJson(j, 2);
     return exit;
   }
   std::string out =
@@ -438,9 +438,7 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
         "byte); nothing written",
         a.target, a.rebuild_from, a.rebuild_from);
     if (a.json) {
-      std::printf(
-          "%s\n",
-          DumpJson(nlohmann::json{{"target", a.target}, {"rebuildFrom", a.rebuild_from}, {"dryRun", true}}, 2).c_str());
+      PrintJson(nlohmann::json{{"target", a.target}, {"rebuildFrom", a.rebuild_from}, {"dryRun", true}}, 2);
     } else {
       std::printf("%s\n", msg.c_str());
     }
@@ -473,7 +471,7 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
                    {"lastStableOffset", result.last_stable_offset},
                    {"remainingDivergences", rem}};
     j["result"]["consumerChanges"] = ChangesJson(result);
-    std::printf("%s\n", DumpJson(j, 2).c_str());
+    PrintJson(j, 2);
     return exit;
   }
   std::string out = fmt::format(

@@ -277,7 +277,7 @@ int RunSimulate(const SimulateArgs& a) {
                 json);
   }
   if (a.common.json) {
-    std::printf("%s\n", DumpJson(SimulationResultJson(r)).c_str());
+    PrintJson(SimulationResultJson(r));
   } else {
     PrintText(r, a);
   }

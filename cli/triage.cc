@@ -282,7 +282,7 @@ int RunTriage(const TriageArgs& a) {
       if (p.status != TriageStatus::kHealthy) j["partitions"].push_back(PartitionJson(p));
     }
     j["logDirProblems"] = report.log_dir_problems;
-    out.Append(DumpJson(j));
+    WriteJson(&out, j);
     out.Append("\n");
   } else {
     PrintText(report, &out);

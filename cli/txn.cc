@@ -122,7 +122,7 @@ int RunDescribe(const TxnArgs& a) {
           {{"transactionalId", EscapeInvalidUtf8(id)}, {"latest", RecordJson(h.latest())}, {"records", records}});
     }
     nlohmann::json j = {{"partitions", txn_dirs}, {"transactionalIds", ids}, {"problems", ProblemsJson(sink)}};
-    std::printf("%s\n", DumpJson(j).c_str());
+    PrintJson(j);
   } else {
     PrintProblems(sink);
     for (const auto& [id, h] : log.ids) {
@@ -181,7 +181,7 @@ int RunFindHanging(const TxnArgs& a) {
                         {"hanging", list},
                         {"unreadable", unreadable},
                         {"problems", ProblemsJson(sink)}};
-    std::printf("%s\n", DumpJson(j).c_str());
+    PrintJson(j);
   } else {
     PrintProblems(sink);
     if (txn_dirs.empty())
@@ -265,7 +265,7 @@ int RunAudit(const TxnArgs& a) {
                         {"unreadable", r.unreadable},
                         {"otherCluster", r.foreign},
                         {"problems", ProblemsJson(sink)}};
-    std::printf("%s\n", DumpJson(j).c_str());
+    PrintJson(j);
   } else {
     PrintProblems(sink);
     for (const AuditFinding& f : r.findings) {

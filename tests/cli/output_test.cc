@@ -138,7 +138,10 @@ TEST(OutputTest, NamesThatAreNotUtf8AreEscapedNeverThrown) {
   nlohmann::json j = {{"file", name}, {"list", {name, 1, nullptr}}, {name, {{"nested", name}}}};
   EXPECT_THROW(j.dump(), nlohmann::json::type_error);
   std::string dumped;
-  ASSERT_NO_THROW(dumped = DumpJson(j, 2));
+  {
+    Output out(&dumped, 16);
+    ASSERT_NO_THROW(WriteJson(&out, j, 2));
+  }
   nlohmann::json back = nlohmann::json::parse(dumped);
   EXPECT_EQ(back["file"], text);
   EXPECT_EQ(back["list"][0], text);
@@ -146,8 +149,14 @@ TEST(OutputTest, NamesThatAreNotUtf8AreEscapedNeverThrown) {
   EXPECT_EQ(back[text]["nested"], text);
   // A document that is all UTF-8 prints exactly as dump() prints it.
   nlohmann::json ok = {{"file", "/d/foo-0/\xc3\xa9.log"}, {"n", 3}};
-  EXPECT_EQ(DumpJson(ok, 2), ok.dump(2));
-  EXPECT_EQ(DumpJson(ok), ok.dump());
+  for (int indent : {-1, 2}) {
+    std::string written;
+    {
+      Output out(&written);
+      WriteJson(&out, ok, indent);
+    }
+    EXPECT_EQ(written, ok.dump(indent));
+  }
 }
 
 TEST(OutputTest, JsonObjectWritesParseableLines) {
