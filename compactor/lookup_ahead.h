@@ -53,15 +53,15 @@ class LookupAhead {
   // The thread decodes a batch with the same options as the pass (RecordDecoder's defaults) and keeps
   // what it decompressed, so the pass does not decompress it again. Calls must come in file order;
   // sections of batches the caller skips are dropped. *section's previous buffer is kept for reuse.
-  // Each compressed batch is decompressed once in the cleaning pass: the thread claims a batch before
+  // Each batch handed over is decompressed once in the cleaning pass: the thread claims a batch before
   // it decompresses it, and a batch it has claimed is waited for here (one batch's decompression at
   // most); one it has not claimed is claimed by the caller (false: the caller decompresses it, and
   // the thread skips it). False too when the thread has stopped or skipped the batch.
   bool TakeSection(const std::string& path, const BatchHeader& h, std::string* section);
-  // The codecs whose sections are handed over: all four. (lz4 and snappy were once left out as faster
-  // to decompress again than to take from the other core; with the thread at most kMaxSectionBytes
-  // ahead, so that a section is still in the shared cache when taken, the hand-over is cheaper.)
-  static bool HandsOver(Compression c) { return c != Compression::kNone; }
+  // The codecs whose sections are handed over: zstd and gzip. lz4 and snappy decompress faster than the
+  // pass can take a section another core wrote: measured again with the claim protocol and a 4 MiB
+  // queue, lz4 compaction took 1.08x the CPU with the hand-over (docs/PERFORMANCE.md, 2026-12-06 15:58).
+  static bool HandsOver(Compression c) { return c == Compression::kZstd || c == Compression::kGzip; }
   int64_t sections_taken() const { return sections_taken_; }
 
   // Answers taken by Find / Find calls.
