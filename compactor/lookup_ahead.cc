@@ -61,8 +61,12 @@ bool LookupAhead::Publish(std::unique_ptr<Block> block, std::unique_ptr<Block>* 
 
 bool LookupAhead::PublishSection(Section* section, std::string* spare) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock,
-           [&] { return stop_ || sections_.empty() || section_bytes_ + section->data.size() <= kMaxSectionBytes; });
+  // The section the caller waits for goes in whatever the queue holds (it is over the bound by this one
+  // section at most): in a log whose offsets go backwards the caller may be unable to drain the queue.
+  cv_.wait(lock, [&] {
+    return stop_ || sections_.empty() || section_bytes_ + section->data.size() <= kMaxSectionBytes ||
+           waiting_for_ == section->last_offset;
+  });
   claimed_ = -1;
   if (stop_) return false;
   section_bytes_ += section->data.size();
@@ -118,8 +122,10 @@ bool LookupAhead::TakeSection(const std::string& path, const BatchHeader& h, std
       }
       // The thread is decompressing this very batch: wait for it rather than decompress it twice.
       if (taken || done_ || claimed_ != h.last_offset) break;
-      cv_.notify_all();  // room in the queue for the section being waited for
+      waiting_for_ = h.last_offset;  // PublishSection queues it even when the queue is full
+      cv_.notify_all();
       cv_.wait(lock);
+      waiting_for_ = -1;
     }
     // Not handed over: the caller decompresses this batch itself, and the thread skips it.
     if (!taken && h.last_offset > caller_offset_.load(std::memory_order_relaxed))

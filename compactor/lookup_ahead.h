@@ -115,6 +115,7 @@ class LookupAhead {
   bool done_ = false;                        // the thread has returned
   std::atomic<int64_t> caller_offset_{-1};   // the offset the caller last asked about
   int64_t claimed_ = -1;                     // last offset of the batch the thread is decompressing, or -1
+  int64_t waiting_for_ = -1;                 // last offset of the batch TakeSection waits for, or -1
   std::deque<Section> sections_;             // decompressed sections, in file order
   size_t section_bytes_ = 0;                 // their data bytes
   std::vector<std::string> spare_sections_;  // buffers TakeSection's caller gave back

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "segment_reader/batch.h"
@@ -227,6 +229,52 @@ TEST_F(SectionHandOverTest, AnswersStillComeWithTheSections) {
     ASSERT_TRUE(got.has_value()) << i;
     EXPECT_EQ(*got, map_->Get(AsBytes(map_keys_[i])));
   }
+}
+
+TEST(SectionHandOverQueueTest, OffsetsGoingBackwardsDoNotHangTheCaller) {
+  // A damaged log: 41 zstd batches of ~100 KB sections at offsets from 1,000,000, then one at offset 0.
+  // The caller skips the first 41 (as it does batches it deletes whole) and asks for the last while the
+  // thread, its queue full (4 MiB), holds that batch claimed: it must neither wait forever nor decode
+  // anything but the batch's own records.
+  TempDir tmp;
+  std::string log;
+  const std::string value(100000, 'v');
+  for (int b = 0; b <= 41; b++) {
+    RecordInput r;
+    r.offset = b < 41 ? 1000000 + b : 0;
+    r.timestamp = 1700000000000;
+    const std::string key = "key-" + std::to_string(b);
+    r.key = AsBytes(key);
+    r.value = AsBytes(value);
+    V2BatchOptions o;
+    o.base_offset = r.offset;
+    o.compression = Compression::kZstd;
+    BuiltBatch built;
+    std::string error;
+    ASSERT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &log, &built, &error)) << error;
+  }
+  const std::string path = tmp.path() + "/00000000000000000000.log";
+  std::ofstream(path, std::ios::binary) << log;
+  std::string error;
+  std::unique_ptr<SkimpyOffsetMap> map = SkimpyOffsetMap::Create(1 << 20, &error);
+  ASSERT_NE(map, nullptr) << error;
+  map->UpdateLatestOffset(2000000);
+  LookupAhead ahead(*map, {{path, log.size()}}, 1 << 20);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // lets the thread fill its queue
+  LogReader reader(path, AsBytes(log), nullptr);
+  BatchView b;
+  int n = 0;
+  while (reader.Next(&b)) {
+    if (++n <= 41) continue;
+    std::string section;
+    RecordDecoder pass;
+    const bool taken = ahead.TakeSection(path, b.header, &section);
+    ASSERT_TRUE(taken ? pass.DecodeDecompressed(b, path, nullptr, &section) : pass.Decode(b, path, nullptr));
+    ASSERT_EQ(pass.records().size(), 1u);
+    EXPECT_EQ(pass.records()[0].offset, 0);
+    EXPECT_EQ(AsStringView(*pass.records()[0].key), "key-41");
+  }
+  EXPECT_EQ(n, 42);
 }
 
 }  // namespace
