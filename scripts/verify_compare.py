@@ -8,8 +8,8 @@ plus damaged copies, and compares exit code, stdout and stderr byte for byte (te
 Damaged copies (of the N partitions with the largest .log, and of every extra partition): the .log
 truncated inside a batch; a byte flipped in a batch header; a byte flipped in a batch's CRC-covered
 bytes (random, and in the middle of the largest compressed batch, and of the largest uncompressed one);
-and a record byte changed with the batch CRC-32C recomputed, so the CRC holds and the record walk finds
-the damage (in the first and in a later 16 KiB piece of a large batch).
+and a run of record bytes set to 0xff with the batch CRC-32C recomputed, so the CRC holds and the record
+walk finds the damage (in the first and in a later 16 KiB piece of a large batch).
 
 Prints one line per difference and a summary; exit 1 if any run differs. A change to verify's reading
 path must leave every run identical (docs/ARCHITECTURE.md: decisions and bytes unchanged).
@@ -137,10 +137,12 @@ def flip(d, at):
 
 
 def flip_recrc(d, pos, total, at):
-    """Changes the byte at `at` (a record byte) and stores the batch's recomputed CRC-32C: the CRC holds."""
+    """Sets 600 bytes from `at` (records) to 0xff and stores the batch's recomputed CRC-32C: the CRC holds,
+    and the run (longer than the generated records) breaks a record's framing for the walk to find."""
     if at >= len(d) or pos + total > len(d):
         return d
-    d[at] = (d[at] + 0x41) & 0xFF
+    for k in range(at, min(at + 600, pos + total)):
+        d[k] = 0xFF
     crc = crc32c(bytes(d[pos + 21:pos + total]))
     d[pos + 17:pos + 21] = struct.pack(">I", crc)
     return d
