@@ -255,7 +255,16 @@ LogReader::Streamed LogReader::NextStreamed(BatchView* batch) {
   p = stream_->Fetch(pos, total, &error);
   if (p == nullptr) return Streamed::kIrregular;
   Bytes entry(p, total);
-  if (!ParseBatchHeader(entry, pos, options_.verify_crc, &batch->header, &error)) return Streamed::kIrregular;
+  const bool walker = crc_walker_ != nullptr && options_.verify_crc && magic == 2;
+  if (!ParseBatchHeader(entry, pos, options_.verify_crc && !walker, &batch->header, &error)) {
+    return Streamed::kIrregular;
+  }
+  if (walker) {  // the CRC ParseBatchHeader would have computed, by the walker or here
+    batch->bytes = entry;
+    uint32_t crc = 0;
+    if (!crc_walker_->CrcAndWalk(*batch, &crc)) crc = Crc32c(entry.subspan(kV2AttributesOffset));
+    batch->header.crc_valid = crc == batch->header.crc;
+  }
   Accept(entry, batch);
   return Streamed::kEntry;
 }
@@ -740,6 +749,30 @@ template <typename U, typename S>
   return i;
 }
 
+// CheckRecordsFast with the batch's CRC-32C (*crc over [.., *done)) kept a piece ahead of the walk: each
+// round extends the CRC to kCrcPieceBytes past *at (not past `end`, the end of the covered bytes) and
+// walks the records that end inside what the CRC has read, so the walk reads bytes the CRC just brought
+// into the cache. Stops where CheckRecordsFast would with the whole data (a record it does not take,
+// or after `count`), or at a record longer than a piece, which the general parse then takes. The
+// records walked and *at are as CheckRecordsFast's over [*at, end): its stopping early never changes a
+// verdict (see above).
+int32_t CheckRecordsAhead(const uint8_t** at, const uint8_t* end, int32_t count, int64_t base_offset, int64_t base_ts,
+                          std::optional<int64_t> log_append_ts, RecordOffsetWalk* walk, uint32_t* crc,
+                          const uint8_t** done) {
+  int32_t walked = 0;
+  constexpr int64_t kPiece = int64_t(RecordDecoder::kCrcPieceBytes);
+  while (true) {
+    const uint8_t* target = end - *at > kPiece ? *at + kPiece : end;
+    if (*done < target) {
+      *crc = Crc32cExtend(*crc, Bytes(*done, size_t(target - *done)));
+      *done = target;
+    }
+    const uint8_t* before = *at;
+    walked += CheckRecordsFast(at, *done, count - walked, base_offset, base_ts, log_append_ts, walk);
+    if (walked == count || *done == end || *at == before) return walked;
+  }
+}
+
 void ReportTo(ProblemSink* sink, const std::string& file, uint64_t position, const char* check, std::string message) {
   if (sink == nullptr) return;
   Problem p;
@@ -825,6 +858,36 @@ bool RecordDecoder::Check(const BatchView& batch, const std::string& file, Probl
   return DecodeLegacy(batch, file, sink);  // not for v0/v1 (see batch.h): decoded whole
 }
 
+struct RecordDecoder::CrcAhead {
+  uint32_t crc = 0;
+  const uint8_t* done = nullptr;  // the CRC covers the bytes up to here
+};
+
+bool RecordDecoder::CheckWithCrc(const BatchView& batch, const std::string& file, ProblemSink* sink,
+                                 RecordOffsetWalk* walk, uint32_t* crc) {
+  const Bytes covered =
+      batch.bytes.size() > size_t(kV2AttributesOffset) ? batch.bytes.subspan(kV2AttributesOffset) : Bytes();
+  const bool ahead = batch.header.compression_id == 0 && batch.bytes.size() >= size_t(kRecordBatchOverhead) &&
+                     batch.bytes.size() == batch.header.size_in_bytes;
+  CrcAhead state;
+  state.done = covered.data();
+  if (ahead) {  // the header's covered bytes now, the records' with the walk
+    state.crc = Crc32c(covered.first(kRecordBatchOverhead - kV2AttributesOffset));
+    state.done += kRecordBatchOverhead - kV2AttributesOffset;
+  } else {
+    state.crc = Crc32c(covered);
+    state.done += covered.size();
+  }
+  crc_ahead_ = ahead ? &state : nullptr;
+  const bool ok = Check(batch, file, sink, walk);
+  crc_ahead_ = nullptr;
+  const uint8_t* cend = covered.data() + covered.size();
+  if (state.done < cend) state.crc = Crc32cExtend(state.crc, Bytes(state.done, size_t(cend - state.done)));
+  *crc = state.crc;
+  header_.crc_valid = state.crc == header_.crc;
+  return ok;
+}
+
 // kFull stores every record; kKeysOnly stores records without value and headers (skipped unparsed);
 // kCheckOnly parses every field as kFull does but stores nothing: offsets and timestamps go to `walk`.
 template <RecordDecoder::V2Mode kMode>
@@ -894,8 +957,14 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
 
   for (int32_t i = 0; i < count; ++i) {
     if constexpr (!kStore) {
-      i += CheckRecordsFast(&p, end, count - i, base_offset, base_ts,
-                            log_append ? std::optional<int64_t>(h.max_timestamp) : std::nullopt, walk);
+      if (crc_ahead_ != nullptr) {
+        i += CheckRecordsAhead(&p, end, count - i, base_offset, base_ts,
+                               log_append ? std::optional<int64_t>(h.max_timestamp) : std::nullopt, walk,
+                               &crc_ahead_->crc, &crc_ahead_->done);
+      } else {
+        i += CheckRecordsFast(&p, end, count - i, base_offset, base_ts,
+                              log_append ? std::optional<int64_t>(h.max_timestamp) : std::nullopt, walk);
+      }
       if (i == count) break;
     }
     const uint8_t* start = p;

@@ -158,6 +158,21 @@ class SegmentTailSink : public ProblemSink {
   bool last_segment_;
 };
 
+// A caller that walks the records of every v2 batch right after reading it (verify) can compute the
+// batch's CRC-32C in the same pass (RecordDecoder::CheckWithCrc: the CRC runs a piece ahead of the
+// walk, so the walk reads each piece from the cache the CRC just filled, where a megabyte batch CRC'd
+// whole is read again from a lower cache level). LogReader's streamed path offers it each v2 entry
+// whose framing is sound and whose header parsed, before the CRC is known (header.crc_valid unset).
+// CrcAndWalk returns false to decline (the reader then computes the CRC itself), or true with the
+// CRC-32C of the covered bytes (attributes to the end) in *crc. The walk's outcome is the walker's to
+// hold until the caller gets the batch from Next: it reports nothing meanwhile, so a batch whose CRC
+// fails is reported exactly as before (batch-crc; its records are not read).
+class CrcWalker {
+ public:
+  virtual ~CrcWalker() = default;
+  virtual bool CrcAndWalk(const BatchView& batch, uint32_t* crc) = 0;
+};
+
 // Iterates the entries of one `.log` file (Kafka's FileLogInputStream rules, spec §2) and reports
 // every framing problem to the sink: size field below 14, entry past the end of the file, zero-filled
 // tail, bad CRC, a size above max_batch_bytes, offsets going backwards. Entries with a bad CRC are
@@ -181,6 +196,9 @@ class LogReader {
 
   // The next entry, or false at the end of the data (then end() says why).
   bool Next(BatchView* batch);
+  // Hands the CRC of the entries the streamed path reads to `walker` (not owned; null, the default:
+  // the reader computes every CRC). The mapped path always computes CRCs itself.
+  void SetCrcWalker(CrcWalker* walker) { crc_walker_ = walker; }
 
   LogEnd end() const { return end_; }
   // Byte position just past the last entry returned (Kafka recovery would truncate here if the rest
@@ -214,6 +232,7 @@ class LogReader {
   std::unique_ptr<StreamedFile> stream_;  // streaming mode until the data turns irregular
   int64_t mtime_ms_ = 0;
   std::unique_ptr<MappedFile> mapped_;  // the mapping a streaming reader falls back to
+  CrcWalker* crc_walker_ = nullptr;     // SetCrcWalker
   int hole_fd_ = -1;                    // for SEEK_DATA over a mapped sparse file (-2: unavailable)
   ProblemSink* sink_;
   ReadOptions options_;
@@ -438,6 +457,16 @@ class RecordDecoder {
   // stored (records() stays empty): each record's offset and timestamp go to `walk`, which the caller
   // has Reset for this batch. Returns what Decode returns. For checkers like verify.
   bool Check(const BatchView& batch, const std::string& file, ProblemSink* sink, RecordOffsetWalk* walk);
+  // Check, plus the CRC-32C of the batch's covered bytes (from the attributes to the end) in *crc,
+  // with header().crc_valid set from it. Of an uncompressed batch the CRC is computed a piece
+  // (kCrcPieceBytes) ahead of the walk, and finished over the rest after it (whatever the walk found);
+  // of a compressed one, whole before it. The walk reports and returns exactly what Check does: the
+  // caller decides from *crc whether to use it (LogReader's CrcWalker).
+  bool CheckWithCrc(const BatchView& batch, const std::string& file, ProblemSink* sink, RecordOffsetWalk* walk,
+                    uint32_t* crc);
+  // Half of a 32 KiB L1 data cache: callgrind's simulation of one (docs/PERFORMANCE.md) finds no more
+  // cache misses in the walk at 4-16 KiB, and fewer CRC calls with larger pieces.
+  static constexpr uint64_t kCrcPieceBytes = uint64_t(16) << 10;
 
   // As Decode, with the records section of a compressed v2 batch already decompressed (by another
   // RecordDecoder over the same bytes with the same options: TakeDecompressed): *section is swapped in
@@ -463,6 +492,8 @@ class RecordDecoder {
   enum class V2Mode { kFull, kKeysOnly, kCheckOnly };
   template <V2Mode kMode>
   bool DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink, RecordOffsetWalk* walk);
+  struct CrcAhead;  // CheckWithCrc's CRC state, used by DecodeV2's walk
+  CrcAhead* crc_ahead_ = nullptr;
   bool have_decompressed_ = false;        // decompressed_ holds the last batch's section
   std::string* given_section_ = nullptr;  // DecodeDecompressed: used instead of decompressing
   bool DecodeLegacy(const BatchView& batch, const std::string& file, ProblemSink* sink);

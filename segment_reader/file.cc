@@ -435,11 +435,11 @@ StreamedFile::~StreamedFile() = default;
 
 const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error) {
   if (pos >= buffer_pos_ && pos + n <= buffer_pos_ + buffered_) return buffer_.get() + (pos - buffer_pos_);
-  // Keep what is buffered at or after pos, move it to the front, then read after it.
+  // Keep what is buffered at or after pos, move it to the front (unless it is there), then read after it.
   uint64_t keep = 0;
   if (pos >= buffer_pos_ && pos < buffer_pos_ + buffered_) {
     keep = buffer_pos_ + buffered_ - pos;
-    std::memmove(buffer_.get(), buffer_.get() + (pos - buffer_pos_), keep);
+    if (pos != buffer_pos_) std::memmove(buffer_.get(), buffer_.get() + (pos - buffer_pos_), keep);
   }
   // A chunk, but no more than the file holds after pos (a small file gets a small buffer), and at least
   // one byte (the buffer is never null).
@@ -453,8 +453,12 @@ const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error)
   }
   buffer_pos_ = pos;
   buffered_ = keep;
-  // Read to fill the buffer (not past the size seen at open), at least up to pos + n.
-  uint64_t limit = std::min<uint64_t>(capacity_, size_ > pos ? size_ - pos : 0);
+  // Read a chunk (not past the size seen at open), at least up to pos + n. A piece larger than a chunk
+  // is read to its end and no further: a large batch is fetched whole after its header, so the buffer
+  // then ends where the next entry starts, whose header read starts the buffer afresh, and the bytes
+  // of a large batch are never moved (a megabyte batch would otherwise move the part read ahead).
+  const uint64_t fill = std::min(n > chunk_ ? n : chunk_, capacity_);
+  uint64_t limit = std::min<uint64_t>(fill, size_ > pos ? size_ - pos : 0);
   if (buffered_ < limit) {
     uint64_t got = 0;
     if (!file_->Read(pos + buffered_, limit - buffered_, buffer_.get() + buffered_, &got, error)) return nullptr;

@@ -65,6 +65,9 @@ namespace {
 
 // Distinct leader epochs remembered per partition (a damaged log could show one per batch).
 constexpr size_t kMaxTrackedEpochs = 65536;
+// Batches from this size are walked with their CRC (PartitionVerifier::CrcAndWalk); a smaller one is
+// still in the cache from its CRC when the walk reads it.
+constexpr size_t kEarlyWalkMinBytes = size_t(64) << 10;
 
 // Collects one partition's (or one file's) problems: each reported once, counted by severity.
 class CountingSink : public ProblemSink {
@@ -146,7 +149,7 @@ struct PartitionContext {
   std::string leader_epoch_file;
 };
 
-class PartitionVerifier {
+class PartitionVerifier : public CrcWalker {
  public:
   PartitionVerifier(const VerifyOptions& options, ProblemSink* sink, VerifyStats* stats, PartitionContext ctx)
       : options_(options), sink_(sink), stats_(stats), ctx_(std::move(ctx)), decoder_(options.read) {}
@@ -171,6 +174,7 @@ class PartitionVerifier {
   void VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone);
   void CheckRecords(const std::string& file, const BatchHeader& h, GapSummary* gaps);
   bool DecodeAndCheck(const BatchView& batch, const std::string& file, GapSummary* gaps);
+  bool CrcAndWalk(const BatchView& batch, uint32_t* crc) override;
   void Gap(int64_t from, int64_t to_exclusive, uint64_t position, GapSummary* gaps);
   void ApplyProducerState(const std::string& file, const BatchHeader& h, std::vector<AbortedTxn>* expected);
   void CompareSnapshotsBefore(int64_t next_offset, bool at_end);
@@ -186,6 +190,16 @@ class PartitionVerifier {
   std::vector<std::pair<int64_t, int64_t>> holes_;  // CheckRecords: one batch's offset holes
   RecordOffsetWalk walk_;                           // DecodeAndCheck's check-only walk
   std::vector<RecordsProblem> walk_problems_;
+  // The check-only walk CrcAndWalk ran while LogReader read the batch (file, position), kept for
+  // DecodeAndCheck: whether the records parsed, and the problem(s) the walk reported, not yet passed on.
+  struct EarlyWalk {
+    bool pending = false;
+    const std::string* file = nullptr;
+    uint64_t position = 0;
+    bool parsed = false;
+    CollectingSink problems;
+  } early_;
+  const std::string* walking_file_ = nullptr;  // the file VerifySegment/VerifyBatchFile read (CrcAndWalk)
   ProducerStateManager producers_;
 
   // Across segments.
@@ -407,9 +421,16 @@ bool PartitionVerifier::DecodeAndCheck(const BatchView& batch, const std::string
     }
     return decoded;
   }
-  holes_.clear();
-  walk_.Reset(bh, &holes_);
-  if (!decoder_.Check(batch, file, sink_, &walk_)) return false;
+  if (early_.pending && early_.file == &file && early_.position == bh.position) {
+    // Walked with the CRC (CrcAndWalk): what it reported, where this walk would have.
+    early_.pending = false;
+    for (const Problem& p : early_.problems.problems) sink_->Report(p);
+    if (!early_.parsed) return false;
+  } else {
+    holes_.clear();
+    walk_.Reset(bh, &holes_);
+    if (!decoder_.Check(batch, file, sink_, &walk_)) return false;
+  }
   walk_.Finish();
   // As CheckRecords: the records of a batch that parsed (its count), holes, then the problem that
   // stopped the offsets' walk or the timestamp's.
@@ -418,6 +439,27 @@ bool PartitionVerifier::DecodeAndCheck(const BatchView& batch, const std::string
   AppendOffsetWalkProblems(bh, walk_, &walk_problems_);
   for (const auto& [from, to] : holes_) Gap(from, to, bh.position, gaps);
   for (const RecordsProblem& p : walk_problems_) Report(sink_, Severity::kError, file, p.position, p.check, p.message);
+  return true;
+}
+
+// LogReader's CrcWalker: the check-only walk DecodeAndCheck would run of a large uncompressed v2 batch,
+// run with its CRC (RecordDecoder::CheckWithCrc), its problems held. A batch whose CRC fails is never
+// decoded (VerifySegment), so what was held is dropped unseen; one whose CRC holds gets them from
+// DecodeAndCheck, right after LogReader's own reports of the batch, as the walk there would report them.
+bool PartitionVerifier::CrcAndWalk(const BatchView& batch, uint32_t* crc) {
+  const BatchHeader& bh = batch.header;
+  early_.pending = false;
+  if (walking_file_ == nullptr || !options_.check_records || bh.magic < 2 || bh.is_control || bh.compression_id != 0 ||
+      batch.bytes.size() < kEarlyWalkMinBytes) {
+    return false;
+  }
+  early_.problems.problems.clear();
+  holes_.clear();
+  walk_.Reset(bh, &holes_);
+  early_.parsed = decoder_.CheckWithCrc(batch, *walking_file_, &early_.problems, &walk_, crc);
+  early_.file = walking_file_;
+  early_.position = bh.position;
+  early_.pending = true;
   return true;
 }
 
@@ -509,6 +551,8 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
   std::unique_ptr<LogReader> log = OpenLogCounted(log_path, sink_, &tail_sink, options_.read, stats_);
   if (!log) return;
   LogReader& reader = *log;
+  walking_file_ = &log_path;
+  reader.SetCrcWalker(this);
   BatchView batch;
   GapSummary gaps;
   std::vector<Marker> markers;
@@ -599,6 +643,8 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
       log_end_offset_ = JavaAdd(h->last_offset, 1);
     }
   }
+  walking_file_ = nullptr;
+  early_.pending = false;
   const bool tail_lost = reader.end() != LogEnd::kEndOfData;
   const uint64_t valid_bytes = reader.valid_bytes();
   if (!any_batch && !log_end_offset_) log_end_offset_ = base;
@@ -723,6 +769,8 @@ void PartitionVerifier::VerifyLoneSegment(const SegmentFiles& seg) {
 void PartitionVerifier::VerifyBatchFile(const std::string& path) {
   std::unique_ptr<LogReader> reader = OpenLogCounted(path, sink_, sink_, options_.read, stats_);
   if (!reader) return;
+  walking_file_ = &path;
+  reader->SetCrcWalker(this);
   BatchView batch;
   GapSummary gaps;
   while (reader->Next(&batch)) {
@@ -730,6 +778,8 @@ void PartitionVerifier::VerifyBatchFile(const std::string& path) {
     if (!batch.header.crc_valid || !options_.check_records) continue;
     DecodeAndCheck(batch, path, &gaps);
   }
+  walking_file_ = nullptr;
+  early_.pending = false;
 }
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one check per partition-level file (checkpoints, snapshots, indexes)
