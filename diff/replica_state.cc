@@ -395,7 +395,7 @@ void CopyLoaded(const LoadedLog& log, ReplicaState* r) {
   r->log_start_offset = log.log_start_offset;
   r->log_end_offset = log.log_end_offset;
   r->high_watermark = log.high_watermark;
-  r->high_watermark_from_checkpoint = log.high_watermark_from_checkpoint;
+  r->high_watermark_from_checkpoint = log.high_watermark_checkpoint.has_value();
   r->last_stable_offset = log.last_stable_offset;
   r->cleaner_checkpoint = log.cleaner_checkpoint;
   r->snapshot_offset = log.snapshot_offset;
