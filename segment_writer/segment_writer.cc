@@ -205,7 +205,7 @@ bool PartitionWriter::StartSegment(int64_t base_offset, std::string* error) {
 bool PartitionWriter::TakeSnapshot(std::string* error) {
   // ProducerStateManager.takeSnapshot: only when the map moved past the last snapshot.
   int64_t offset = producer_state_->map_end_offset();
-  if (!options_.write_snapshots || offset <= last_snapshot_offset_) return true;
+  if (offset <= last_snapshot_offset_) return true;
   last_snapshot_offset_ = offset;
   return WriteFileAtomically(env_, SegmentPath(dir_, offset, ".snapshot"), producer_state_->EncodeSnapshot(), error);
 }
@@ -241,7 +241,7 @@ bool PartitionWriter::UpdateStates(const BatchView& batch, std::string* error) {
   }
   NullSink quiet;
   BatchUpdate u = producer_state_->Apply(batch, dir_, &quiet);
-  if (u.aborted_txn && options_.write_txn_index) {
+  if (u.aborted_txn) {
     if (!active_->AppendAbortedTxn(*u.aborted_txn, error)) return false;
   }
   return true;
@@ -318,9 +318,7 @@ bool PartitionWriter::Close(std::string* error) {
   // Clean shutdown: a snapshot at the log end offset.
   producer_state_->UpdateMapEndOffset(std::max(producer_state_->map_end_offset(), log_end_offset_));
   if (active_ && !TakeSnapshot(error)) return false;
-  if (options_.write_leader_epoch_checkpoint && !WriteLeaderEpochCheckpointFile(env_, dir_, leader_epochs_, error)) {
-    return false;
-  }
+  if (!WriteLeaderEpochCheckpointFile(env_, dir_, leader_epochs_, error)) return false;
   if (options_.partition_metadata && !WritePartitionMetadataFile(env_, dir_, *options_.partition_metadata, error)) {
     return false;
   }
