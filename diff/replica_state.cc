@@ -79,13 +79,7 @@ class ContentHasher {
 
 void Note(ReplicaState* r, Severity s, const std::string& file, uint64_t position, const char* check,
           std::string message) {
-  Problem p;
-  p.severity = s;
-  p.file = file;
-  p.position = position;
-  p.check = check;
-  p.message = std::move(message);
-  r->notes.push_back(std::move(p));
+  r->notes.push_back(Problem{s, file, position, check, std::move(message)});
 }
 
 std::string Label(const std::string& partition_dir) {

@@ -348,17 +348,6 @@ bool WritePartitionMetadataFile(Env* env, const std::string& partition_dir, cons
 // Reindex
 
 namespace {
-void ReportTo(ProblemSink* sink, Severity s, const std::string& file, uint64_t pos, const char* check,
-              std::string message) {
-  if (!sink) return;
-  Problem p;
-  p.severity = s;
-  p.file = file;
-  p.position = pos;
-  p.check = check;
-  p.message = std::move(message);
-  sink->Report(p);
-}
 // Copies bytes [from, to) of the file at `path` to the end of the active segment, a window at a time.
 bool CopyTail(const std::string& path, uint64_t from, uint64_t to, PartitionWriter* writer, std::string* error) {
   auto file = StreamedFile::Open(path, error);
@@ -430,10 +419,10 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
       int64_t first = batch.header.base_offset_known ? batch.header.base_offset : batch.header.last_offset;
       if (first < seg->base_offset ||
           batch.header.last_offset - seg->base_offset > std::numeric_limits<int32_t>::max()) {
-        ReportTo(sink, Severity::kError, path, indexed, "reindex-offset-range",
-                 "batch offsets " + std::to_string(first) + ".." + std::to_string(batch.header.last_offset) +
-                     " do not fit the segment's 32-bit relative offsets from base offset " +
-                     std::to_string(seg->base_offset));
+        Report(sink, Severity::kError, path, indexed, "reindex-offset-range",
+               "batch offsets " + std::to_string(first) + ".." + std::to_string(batch.header.last_offset) +
+                   " do not fit the segment's 32-bit relative offsets from base offset " +
+                   std::to_string(seg->base_offset));
         break;
       }
       if (!writer->AppendBatch(batch, error)) {
@@ -449,10 +438,10 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
       if (!writer->AppendRaw({}, error)) return false;
     }
     if (indexed < file_size) {
-      ReportTo(sink, Severity::kWarning, path, indexed, "reindex-tail",
-               std::to_string(file_size - indexed) +
-                   " bytes after the last valid batch are copied unchanged and not indexed "
-                   "(Kafka's recovery would truncate them)");
+      Report(sink, Severity::kWarning, path, indexed, "reindex-tail",
+             std::to_string(file_size - indexed) +
+                 " bytes after the last valid batch are copied unchanged and not indexed "
+                 "(Kafka's recovery would truncate them)");
       if (!CopyTail(path, indexed, file_size, writer.get(), error)) return false;
     }
   }
