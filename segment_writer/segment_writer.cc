@@ -376,17 +376,11 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
     *error = dir.unreadable.front().error + " (a file of the partition that cannot be read: nothing is written)";
     return false;
   }
-  StagedDirectory::Options so;
-  so.force = options.force;
-  so.inputs = {in};
-  auto staged = StagedDirectory::Create(env, out, so, error);
-  if (!staged) return false;
   // --out is a log directory receiving <topic>-<partition>/ and the log-dir checkpoints, as in compact
   // and repair.
-  const std::string name = PartitionDirName(dir);
-  if (!ValidatePathComponent(name, error)) return false;  // it becomes a directory under --out
-  const std::string part = staged->path() + "/" + name;
-  if (!env->CreateDir(part, error)) return false;
+  std::string part;
+  auto staged = StagePartitionCopy(env, out, options.force, {in}, dir, &part, error);
+  if (!staged) return false;
 
   PartitionWriterOptions po;
   po.config = options.config;
@@ -455,7 +449,7 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
   }
   if (!WriteCopyCheckpoints(env, staged->path(), dir, result->log_end_offset, error)) return false;
   if (!staged->Commit(error)) return false;
-  result->out_partition_dir = out + "/" + name;
+  result->out_partition_dir = out + "/" + PartitionDirName(dir);
 
   PartitionDir written;
   NullSink quiet;
@@ -476,6 +470,21 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
 std::string PartitionDirName(const PartitionDir& dir) {
   if (dir.tp) return dir.tp->ToString();
   return std::filesystem::path(dir.path).lexically_normal().filename().string();
+}
+
+std::unique_ptr<StagedDirectory> StagePartitionCopy(Env* env, const std::string& out, bool force,
+                                                    std::vector<std::string> inputs, const PartitionDir& dir,
+                                                    std::string* part_dir, std::string* error) {
+  StagedDirectory::Options so;
+  so.force = force;
+  so.inputs = std::move(inputs);
+  auto staged = StagedDirectory::Create(env, out, so, error);
+  if (!staged) return nullptr;
+  std::string name = PartitionDirName(dir);
+  if (!ValidatePathComponent(name, error)) return nullptr;  // it becomes a directory under --out
+  *part_dir = staged->path() + "/" + name;
+  if (!env->CreateDir(*part_dir, error)) return nullptr;
+  return staged;
 }
 
 // Log-dir checkpoints for the one partition written (spec §11.2).

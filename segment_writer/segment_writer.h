@@ -228,6 +228,12 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
 // The partition directory's name: "<topic>-<partition>" when its name parses, else its last component.
 std::string PartitionDirName(const PartitionDir& dir);
 
+// The staged --out of a partition copy (StagedDirectory with `force` and `inputs`), holding the new,
+// empty directory `PartitionDirName(dir)` whose path goes to *part_dir. Null with *error.
+std::unique_ptr<StagedDirectory> StagePartitionCopy(Env* env, const std::string& out, bool force,
+                                                    std::vector<std::string> inputs, const PartitionDir& dir,
+                                                    std::string* part_dir, std::string* error);
+
 // The log-dir checkpoints under `root` for the one partition copied (spec §11.2): the high watermark,
 // log start and cleaner offsets of `dir`'s log directory capped at `log_end_offset`, and the recovery
 // point at `log_end_offset`. Nothing is written when `dir`'s name is not a topic-partition.
