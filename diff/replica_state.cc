@@ -395,7 +395,7 @@ void CopyLoaded(const LoadedLog& log, ReplicaState* r) {
   r->snapshot_offset = log.snapshot_offset;
   for (const auto& [offset, path] : log.snapshot_files) r->snapshot_offsets.push_back(offset);
   r->txn_index = log.aborted_txns;
-  for (const LoadedLog::FilePosition& f : log.aborted_txn_sources) r->txn_index_sources.push_back({f.file, f.position});
+  r->txn_index_sources = log.aborted_txn_sources;
   for (const AbortedTxn& e : r->txn_index) {
     r->txn_index_max_last.push_back(
         std::max(e.last_offset, r->txn_index_max_last.empty() ? INT64_MIN : r->txn_index_max_last.back()));
