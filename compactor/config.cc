@@ -108,10 +108,8 @@ bool CleanerConfig::Set(std::string_view key, std::string_view value, std::strin
     return ParseI32(value, &broker_message_max_bytes) && broker_message_max_bytes >= 0 ? true : bad("an int >= 0");
   if (is({"preallocate", "log.preallocate"})) return ParseBool(value, &preallocate) ? true : bad("true or false");
   if (is({"message.timestamp.type", "log.message.timestamp.type"})) {
-    std::string s = Trim(value);
-    if (s != "CreateTime" && s != "LogAppendTime") return bad("CreateTime or LogAppendTime");
-    message_timestamp_type = s;
-    return true;
+    std::string s = Trim(value);  // validated only: the cleaner keeps each batch's timestamp type
+    return s == "CreateTime" || s == "LogAppendTime" ? true : bad("CreateTime or LogAppendTime");
   }
   if (is({"log.cleaner.threads"}))
     return ParseI32(value, &cleaner_threads) && cleaner_threads >= 1 ? true : bad("an int >= 1");

@@ -23,7 +23,6 @@ struct CleanerConfig {
   int32_t index_interval_bytes = 4096;
   int32_t max_message_bytes = 1048588;  // topic max.message.bytes
   bool preallocate = false;
-  std::string message_timestamp_type = "CreateTime";
 
   // Broker-only configs (CleanerConfig.java, ServerConfigs, TransactionLogConfig).
   int32_t cleaner_threads = 1;

@@ -18,19 +18,14 @@ LastRecords PartitionLog::LastRecordsOfActiveProducers() const {
 
 std::vector<AbortedTxn> PartitionLog::CollectAbortedTransactions(int64_t start, int64_t upper) const {
   std::vector<AbortedTxn> out;
-  // The segment containing `start` (floor); none → nothing.
-  size_t first = segments.size();
-  for (size_t i = 0; i < segments.size(); i++) {
-    if (segments[i].base_offset <= start)
-      first = i;
-    else
-      break;
-  }
-  if (first == segments.size()) return out;
+  // From the segment containing `start` (floor); none → nothing.
+  auto seg = std::upper_bound(segments.begin(), segments.end(), start,
+                              [](int64_t offset, const LoadedSegment& s) { return offset < s.base_offset; });
+  if (seg == segments.begin()) return out;
   // Quirk §15.4: the lower filter is the log start offset, not `start`.
   int64_t fetch_offset = summary.log_start_offset;
-  for (size_t i = first; i < segments.size(); i++) {
-    for (const AbortedTxn& t : segments[i].txn_index) {
+  for (--seg; seg != segments.end(); ++seg) {
+    for (const AbortedTxn& t : seg->txn_index) {
       if (t.last_offset >= fetch_offset && t.first_offset < upper) out.push_back(t);
       if (t.last_stable_offset >= upper) return out;
     }

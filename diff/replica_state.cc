@@ -79,13 +79,7 @@ class ContentHasher {
 
 void Note(ReplicaState* r, Severity s, const std::string& file, uint64_t position, const char* check,
           std::string message) {
-  Problem p;
-  p.severity = s;
-  p.file = file;
-  p.position = position;
-  p.check = check;
-  p.message = std::move(message);
-  r->notes.push_back(std::move(p));
+  r->notes.push_back(Problem{s, file, position, check, std::move(message)});
 }
 
 std::string Label(const std::string& partition_dir) {
@@ -395,13 +389,13 @@ void CopyLoaded(const LoadedLog& log, ReplicaState* r) {
   r->log_start_offset = log.log_start_offset;
   r->log_end_offset = log.log_end_offset;
   r->high_watermark = log.high_watermark;
-  r->high_watermark_from_checkpoint = log.high_watermark_from_checkpoint;
+  r->high_watermark_from_checkpoint = log.high_watermark_checkpoint.has_value();
   r->last_stable_offset = log.last_stable_offset;
   r->cleaner_checkpoint = log.cleaner_checkpoint;
   r->snapshot_offset = log.snapshot_offset;
   for (const auto& [offset, path] : log.snapshot_files) r->snapshot_offsets.push_back(offset);
   r->txn_index = log.aborted_txns;
-  for (const LoadedLog::FilePosition& f : log.aborted_txn_sources) r->txn_index_sources.push_back({f.file, f.position});
+  r->txn_index_sources = log.aborted_txn_sources;
   for (const AbortedTxn& e : r->txn_index) {
     r->txn_index_max_last.push_back(
         std::max(e.last_offset, r->txn_index_max_last.empty() ? INT64_MIN : r->txn_index_max_last.back()));

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "partition/loaded_log.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/bytes.h"
 #include "segment_reader/checkpoints.h"
@@ -425,10 +426,7 @@ struct ReplicaState {
   std::vector<LoadedProducer> producers;  // broker-loaded producer state, by producer id
   std::vector<AbortedTxn> txn_index;      // every .txnindex entry, by first offset
   // Where txn_index[i] was read: its .txnindex file and the entry's byte position there.
-  struct TxnIndexSource {
-    std::string file;
-    uint64_t position = 0;
-  };
+  using TxnIndexSource = LoadedLog::FilePosition;
   std::vector<TxnIndexSource> txn_index_sources;  // parallel to txn_index
   // txn_index_max_last[i]: the largest last_offset of txn_index[0..i] (to find the entries around an
   // offset by binary search).

@@ -186,15 +186,9 @@ void PutProblem(Out* o, const Problem& p) {
   o->Str(p.message);
 }
 Problem GetProblem(In* in) {
-  Problem p;
   uint8_t s = in->U8();
   if (s > uint8_t(Severity::kInfo)) in->Fail(fmt::format("unknown severity {}", s));
-  p.severity = Severity(s);
-  p.file = in->Str();
-  p.position = in->Var();
-  p.check = in->Str();
-  p.message = in->Str();
-  return p;
+  return Problem{Severity(s), in->Str(), in->Var(), in->Str(), in->Str()};  // braces: read in this order
 }
 
 // Record flags (one byte) and which fields differ from the previous record (one byte).

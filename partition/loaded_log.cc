@@ -41,11 +41,7 @@ bool ReadLogDirFiles(const std::string& partition_dir, LoadedLog* log, ProblemSi
       return false;
     }
     log->cleaner_checkpoint = cp.cleaner_checkpoint;
-    if (cp.high_watermark) {
-      log->high_watermark = *cp.high_watermark;
-      log->high_watermark_checkpoint = *cp.high_watermark;
-      log->high_watermark_from_checkpoint = true;
-    }
+    log->high_watermark_checkpoint = cp.high_watermark;
     if (cp.log_start_offset) log->log_start_offset = *cp.log_start_offset;
   }
   std::string text, why;
@@ -67,6 +63,7 @@ bool ReadLogDirFiles(const std::string& partition_dir, LoadedLog* log, ProblemSi
 
 // The aborted transactions the fetch path returns: every segment's .txnindex, by first offset.
 bool ReadTxnIndexes(const PartitionDir& dir, LoadedLog* log, ProblemSink* sink, std::string* error) {
+  std::vector<std::pair<AbortedTxn, LoadedLog::FilePosition>> all;  // sorted by first offset below
   for (const auto& [base, seg] : dir.segments) {
     if (!seg.txn_index) continue;
     auto file = MappedFile::Open(seg.txn_index->path, error, log->env);
@@ -74,27 +71,17 @@ bool ReadTxnIndexes(const PartitionDir& dir, LoadedLog* log, ProblemSink* sink, 
     CappedSink capped(sink);  // a .txnindex of garbage: every entry a problem
     TxnIndex idx = ParseTxnIndex(seg.txn_index->path, file->data(), &capped);
     capped.Finish();
-    log->aborted_txns.insert(log->aborted_txns.end(), idx.entries.begin(), idx.entries.end());
     for (size_t i = 0; i < idx.entries.size(); ++i)
-      log->aborted_txn_sources.push_back({seg.txn_index->path, uint64_t(i) * kTxnIndexEntrySize});
+      all.emplace_back(idx.entries[i], LoadedLog::FilePosition{seg.txn_index->path, uint64_t(i) * kTxnIndexEntrySize});
     for (SegmentInfo& s : log->segments)
       if (s.base_offset == base) s.txn_index = std::move(idx.entries);
   }
-  std::vector<size_t> order(log->aborted_txns.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return log->aborted_txns[a].first_offset < log->aborted_txns[b].first_offset;
-  });
-  std::vector<AbortedTxn> entries;
-  std::vector<LoadedLog::FilePosition> sources;
-  entries.reserve(order.size());
-  sources.reserve(order.size());
-  for (size_t i : order) {
-    entries.push_back(log->aborted_txns[i]);
-    sources.push_back(std::move(log->aborted_txn_sources[i]));
+  std::stable_sort(all.begin(), all.end(),
+                   [](const auto& a, const auto& b) { return a.first.first_offset < b.first.first_offset; });
+  for (auto& [entry, source] : all) {
+    log->aborted_txns.push_back(entry);
+    log->aborted_txn_sources.push_back(std::move(source));
   }
-  log->aborted_txns = std::move(entries);
-  log->aborted_txn_sources = std::move(sources);
   return true;
 }
 
@@ -123,7 +110,7 @@ bool LoadProducerStateAtEnd(const PartitionDir& dir, const LoadOptions& options,
   log->snapshot_offset = load.snapshot_offset;
   log->log_end_offset = load.log_end_offset;
 
-  if (!log->high_watermark_from_checkpoint) log->high_watermark = log->log_end_offset;
+  log->high_watermark = log->high_watermark_checkpoint.value_or(log->log_end_offset);
   if (log->high_watermark > log->log_end_offset) {
     Report(sink, Severity::kWarning, ParentDir(log->dir) + "/replication-offset-checkpoint", 0, "high-watermark",
            "high watermark " + std::to_string(log->high_watermark) + " is above the log end offset " +

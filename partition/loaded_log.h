@@ -111,7 +111,6 @@ struct LoadedLog {
   // replication-offset-checkpoint (the log end offset without one), clamped into
   // [log start, log end] as UnifiedLog.updateHighWatermarkMetadata clamps it.
   int64_t high_watermark = 0;
-  bool high_watermark_from_checkpoint = false;
   std::optional<int64_t> high_watermark_checkpoint;  // replication-offset-checkpoint's value, before the clamp
   std::optional<int64_t> cleaner_checkpoint;         // cleaner-offset-checkpoint (firstDirtyOffset)
   std::optional<int64_t> snapshot_offset;            // the producer snapshot the load started from

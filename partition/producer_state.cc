@@ -207,10 +207,7 @@ int64_t ProducerStateManager::LastStableOffsetOf(const CompletedTxn& txn) const 
   return JavaAdd(txn.last_offset, 1);
 }
 
-void ProducerStateManager::CompleteTxn(const CompletedTxn& txn) {
-  ongoing_txns_.erase(txn.first_offset);
-  completed_.push_back(txn);
-}
+void ProducerStateManager::CompleteTxn(const CompletedTxn& txn) { ongoing_txns_.erase(txn.first_offset); }
 
 void ProducerStateManager::LoadSnapshot(const ProducerSnapshot& snapshot, int64_t current_time_ms) {
   TruncateFullyAndStartAt(snapshot.offset);
@@ -230,7 +227,6 @@ void ProducerStateManager::TruncateFullyAndStartAt(int64_t offset) {
   producers_.clear();
   hash_order_.Clear();
   ongoing_txns_.clear();
-  completed_.clear();
   map_end_offset_ = offset;
 }
 

@@ -139,7 +139,6 @@ class ProducerStateManager {
   // The log's last stable offset once every completed transaction is replicated: the first undecided
   // offset, capped by the high watermark (UnifiedLog: min(firstUnstableOffset, highWatermark)).
   int64_t LastStableOffset(int64_t high_watermark) const;
-  const std::vector<CompletedTxn>& completed_txns() const { return completed_; }
 
  private:
   ProducerStateEntry& EntryFor(int64_t producer_id);  // inserting an empty entry when unknown
@@ -152,7 +151,6 @@ class ProducerStateManager {
   // through removals and clear()), which writeSnapshot iterates.
   JavaLongHashMapOrder hash_order_;
   std::map<int64_t, TxnMetadata> ongoing_txns_;
-  std::vector<CompletedTxn> completed_;
   int64_t map_end_offset_ = 0;
 };
 

@@ -1140,16 +1140,11 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
     *error = dir.unreadable.front().error + " (a file of the target that cannot be read: nothing is written)";
     return false;
   }
-  StagedDirectory::Options so;
-  so.force = options.force;
-  so.inputs = plan.healthy;
-  so.inputs.push_back(plan.target);
-  auto staged = StagedDirectory::Create(env, out, so, error);
+  std::vector<std::string> inputs = plan.healthy;
+  inputs.push_back(plan.target);
+  std::string part;
+  auto staged = StagePartitionCopy(env, out, options.force, std::move(inputs), dir, &part, error);
   if (!staged) return false;
-  std::string name = PartitionDirName(dir);
-  if (!ValidatePathComponent(name, error)) return false;  // it becomes a directory under --out
-  std::string part = staged->path() + "/" + name;
-  if (!env->CreateDir(part, error)) return false;
 
   PartitionWriterOptions po;
   po.config = options.config;
@@ -1190,7 +1185,7 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
   result->log_end_offset = writer->log_end_offset();
   if (!WriteCopyCheckpoints(env, staged->path(), dir, result->log_end_offset, error)) return false;
   if (!staged->Commit(error)) return false;
-  result->out_partition_dir = out + "/" + name;
+  result->out_partition_dir = out + "/" + PartitionDirName(dir);
 
   // 5. Load the copy and diff it against the healthy replicas (then the target beside them).
   const ReplicaOptions ro = LoadOptionsFor(options, plan.healthy.size() + 2);
@@ -1248,17 +1243,12 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
   if (!LoadReplica(source_dir, ro, &source, error)) return false;
   const int64_t log_start = source.log_start_offset;
 
-  StagedDirectory::Options so;
-  so.force = options.force;
-  so.inputs = compare;
-  so.inputs.push_back(source_dir);
-  so.inputs.push_back(target_dir);
-  auto staged = StagedDirectory::Create(env, out, so, error);
+  std::vector<std::string> inputs = compare;
+  inputs.push_back(source_dir);
+  inputs.push_back(target_dir);
+  std::string part;
+  auto staged = StagePartitionCopy(env, out, options.force, std::move(inputs), tgt, &part, error);
   if (!staged) return false;
-  std::string name = PartitionDirName(tgt);
-  if (!ValidatePathComponent(name, error)) return false;
-  std::string part = staged->path() + "/" + name;
-  if (!env->CreateDir(part, error)) return false;
 
   PartitionWriterOptions po;
   po.config = options.config;
@@ -1314,7 +1304,7 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
     }
   }
   if (!staged->Commit(error)) return false;
-  result->out_partition_dir = out + "/" + name;
+  result->out_partition_dir = out + "/" + PartitionDirName(tgt);
 
   // Load the copy and diff it against the source and the other replicas given.
   std::vector<ReplicaState> rs(compare.size() + 2);

@@ -258,15 +258,9 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   }
   const int64_t prev_last = last_of(prev);
 
-  StagedDirectory::Options so;
-  so.force = options.force;
-  so.inputs = {in};
-  auto staged = StagedDirectory::Create(env, out, so, error);
+  std::string part;
+  auto staged = StagePartitionCopy(env, out, options.force, {in}, dir, &part, error);
   if (!staged) return false;
-  std::string name = PartitionDirName(dir);
-  if (!ValidatePathComponent(name, error)) return false;  // it becomes a directory under --out
-  std::string part = staged->path() + "/" + name;
-  if (!env->CreateDir(part, error)) return false;
   PartitionWriterOptions po;
   po.config = options.config;
   po.producer_state.producer_id_expiration_ms = options.producer_id_expiration_ms;
@@ -345,7 +339,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   result->log_end_offset = writer->log_end_offset();
   if (!WriteCopyCheckpoints(env, staged->path(), dir, result->log_end_offset, error)) return false;
   if (!staged->Commit(error)) return false;
-  result->out_partition_dir = out + "/" + name;
+  result->out_partition_dir = out + "/" + PartitionDirName(dir);
   return true;
 }
 

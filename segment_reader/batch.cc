@@ -317,14 +317,7 @@ bool LogReader::ZeroFrom(uint64_t pos) {
 }
 
 void LogReader::Report(Severity severity, uint64_t position, const char* check, std::string message) {
-  if (sink_ == nullptr) return;
-  Problem p;
-  p.severity = severity;
-  p.file = file_;
-  p.position = position;
-  p.check = check;
-  p.message = std::move(message);
-  sink_->Report(p);
+  klf::Report(sink_, severity, file_, position, check, std::move(message));
 }
 
 // Scans forward from just after `from` for the next position holding a plausible entry whose CRC is
@@ -774,14 +767,7 @@ int32_t CheckRecordsAhead(const uint8_t** at, const uint8_t* end, int32_t count,
 }
 
 void ReportTo(ProblemSink* sink, const std::string& file, uint64_t position, const char* check, std::string message) {
-  if (sink == nullptr) return;
-  Problem p;
-  p.severity = Severity::kError;
-  p.file = file;
-  p.position = position;
-  p.check = check;
-  p.message = std::move(message);
-  sink->Report(p);
+  Report(sink, Severity::kError, file, position, check, std::move(message));
 }
 
 }  // namespace

@@ -75,7 +75,6 @@ struct CaptureMember {
 class Capture {
  public:
   const std::string& archive() const { return archive_; }
-  uint64_t archive_size() const { return archive_size_; }
   bool in_place() const { return in_place_; }  // uncompressed tar: members read at data_offset
   // The member (file or directory) named `name` (normalised), or nullptr. "" is the root.
   const CaptureMember* Find(const std::string& name) const;

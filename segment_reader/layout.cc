@@ -641,7 +641,6 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
     std::optional<std::map<TopicPartition, int64_t>>* checkpoint = nullptr;
     switch (e.info.kind) {
       case FileKind::kMetaProperties: {
-        out->meta_properties_file = e;
         std::string text;
         MetaProperties m;
         if (ReadText(e, &text, sink, &out->unreadable, env) && ParseMetaProperties(e.path, text, &m, sink)) {

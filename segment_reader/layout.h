@@ -137,7 +137,6 @@ struct LogDir {
   std::string path;
   std::vector<PartitionDir> partitions;  // ascending by directory name
 
-  std::optional<DirEntry> meta_properties_file;
   std::optional<MetaProperties> meta_properties;
   std::optional<DirEntry> clean_shutdown_file;  // presence = last shutdown was clean
   std::optional<int64_t> clean_shutdown_broker_epoch;

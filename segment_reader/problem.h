@@ -32,11 +32,11 @@ class ProblemSink {
   virtual void Report(const Problem& problem) = 0;
 };
 
-// Keeps every problem in order; the usual sink for tests and for commands that summarise.
 // Reports one problem to `sink`; a null sink drops it.
 void Report(ProblemSink* sink, Severity severity, const std::string& file, uint64_t position, const char* check,
             std::string message);
 
+// Keeps every problem in order; the usual sink for tests and for commands that summarise.
 class CollectingSink : public ProblemSink {
  public:
   void Report(const Problem& problem) override { problems.push_back(problem); }

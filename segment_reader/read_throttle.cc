@@ -22,8 +22,6 @@ void SetReadRateLimit(uint64_t bytes_per_second) {
   g_paid_until = std::chrono::steady_clock::now();
 }
 
-uint64_t ReadRateLimit() { return g_rate.load(std::memory_order_relaxed); }
-
 uint64_t BytesThrottled() { return g_total.load(std::memory_order_relaxed); }
 
 void ThrottleRead(uint64_t bytes) {

@@ -10,7 +10,6 @@ namespace klf {
 
 // bytes_per_second 0: no cap (the default).
 void SetReadRateLimit(uint64_t bytes_per_second);
-uint64_t ReadRateLimit();
 // Charges `bytes` read; sleeps as long as the reads so far are ahead of the rate. Thread-safe.
 void ThrottleRead(uint64_t bytes);
 // Bytes charged since the process started (with or without a cap).

@@ -203,7 +203,6 @@ bool CheckOutputPath(const OutputRequest& request, CheckedOutput* checked, std::
   struct stat link;
   bool is_link = ::lstat(request.path.c_str(), &link) == 0 && S_ISLNK(link.st_mode);
   checked->path = is_link ? real : request.path;
-  checked->real_path = real;
   return true;
 }
 

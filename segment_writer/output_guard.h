@@ -46,8 +46,7 @@ struct CheckedOutput {
   // Where to write: `path` as given, except when `path` itself is a symlink, then its real target
   // (renaming a new directory over the link would replace the link, not what it points to).
   std::string path;
-  std::string real_path;  // every symlink resolved
-  bool exists = false;    // something is there already (an empty dir/file, or a klf output with force)
+  bool exists = false;  // something is there already (an empty dir/file, or a klf output with force)
 };
 
 // Checks `request`; false with *error (naming both paths) when the output must not be written.

@@ -205,7 +205,7 @@ bool PartitionWriter::StartSegment(int64_t base_offset, std::string* error) {
 bool PartitionWriter::TakeSnapshot(std::string* error) {
   // ProducerStateManager.takeSnapshot: only when the map moved past the last snapshot.
   int64_t offset = producer_state_->map_end_offset();
-  if (!options_.write_snapshots || offset <= last_snapshot_offset_) return true;
+  if (offset <= last_snapshot_offset_) return true;
   last_snapshot_offset_ = offset;
   return WriteFileAtomically(env_, SegmentPath(dir_, offset, ".snapshot"), producer_state_->EncodeSnapshot(), error);
 }
@@ -241,7 +241,7 @@ bool PartitionWriter::UpdateStates(const BatchView& batch, std::string* error) {
   }
   NullSink quiet;
   BatchUpdate u = producer_state_->Apply(batch, dir_, &quiet);
-  if (u.aborted_txn && options_.write_txn_index) {
+  if (u.aborted_txn) {
     if (!active_->AppendAbortedTxn(*u.aborted_txn, error)) return false;
   }
   return true;
@@ -318,9 +318,7 @@ bool PartitionWriter::Close(std::string* error) {
   // Clean shutdown: a snapshot at the log end offset.
   producer_state_->UpdateMapEndOffset(std::max(producer_state_->map_end_offset(), log_end_offset_));
   if (active_ && !TakeSnapshot(error)) return false;
-  if (options_.write_leader_epoch_checkpoint && !WriteLeaderEpochCheckpointFile(env_, dir_, leader_epochs_, error)) {
-    return false;
-  }
+  if (!WriteLeaderEpochCheckpointFile(env_, dir_, leader_epochs_, error)) return false;
   if (options_.partition_metadata && !WritePartitionMetadataFile(env_, dir_, *options_.partition_metadata, error)) {
     return false;
   }
@@ -350,17 +348,6 @@ bool WritePartitionMetadataFile(Env* env, const std::string& partition_dir, cons
 // Reindex
 
 namespace {
-void ReportTo(ProblemSink* sink, Severity s, const std::string& file, uint64_t pos, const char* check,
-              std::string message) {
-  if (!sink) return;
-  Problem p;
-  p.severity = s;
-  p.file = file;
-  p.position = pos;
-  p.check = check;
-  p.message = std::move(message);
-  sink->Report(p);
-}
 // Copies bytes [from, to) of the file at `path` to the end of the active segment, a window at a time.
 bool CopyTail(const std::string& path, uint64_t from, uint64_t to, PartitionWriter* writer, std::string* error) {
   auto file = StreamedFile::Open(path, error);
@@ -389,17 +376,11 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
     *error = dir.unreadable.front().error + " (a file of the partition that cannot be read: nothing is written)";
     return false;
   }
-  StagedDirectory::Options so;
-  so.force = options.force;
-  so.inputs = {in};
-  auto staged = StagedDirectory::Create(env, out, so, error);
-  if (!staged) return false;
   // --out is a log directory receiving <topic>-<partition>/ and the log-dir checkpoints, as in compact
   // and repair.
-  const std::string name = PartitionDirName(dir);
-  if (!ValidatePathComponent(name, error)) return false;  // it becomes a directory under --out
-  const std::string part = staged->path() + "/" + name;
-  if (!env->CreateDir(part, error)) return false;
+  std::string part;
+  auto staged = StagePartitionCopy(env, out, options.force, {in}, dir, &part, error);
+  if (!staged) return false;
 
   PartitionWriterOptions po;
   po.config = options.config;
@@ -432,10 +413,10 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
       int64_t first = batch.header.base_offset_known ? batch.header.base_offset : batch.header.last_offset;
       if (first < seg->base_offset ||
           batch.header.last_offset - seg->base_offset > std::numeric_limits<int32_t>::max()) {
-        ReportTo(sink, Severity::kError, path, indexed, "reindex-offset-range",
-                 "batch offsets " + std::to_string(first) + ".." + std::to_string(batch.header.last_offset) +
-                     " do not fit the segment's 32-bit relative offsets from base offset " +
-                     std::to_string(seg->base_offset));
+        Report(sink, Severity::kError, path, indexed, "reindex-offset-range",
+               "batch offsets " + std::to_string(first) + ".." + std::to_string(batch.header.last_offset) +
+                   " do not fit the segment's 32-bit relative offsets from base offset " +
+                   std::to_string(seg->base_offset));
         break;
       }
       if (!writer->AppendBatch(batch, error)) {
@@ -451,10 +432,10 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
       if (!writer->AppendRaw({}, error)) return false;
     }
     if (indexed < file_size) {
-      ReportTo(sink, Severity::kWarning, path, indexed, "reindex-tail",
-               std::to_string(file_size - indexed) +
-                   " bytes after the last valid batch are copied unchanged and not indexed "
-                   "(Kafka's recovery would truncate them)");
+      Report(sink, Severity::kWarning, path, indexed, "reindex-tail",
+             std::to_string(file_size - indexed) +
+                 " bytes after the last valid batch are copied unchanged and not indexed "
+                 "(Kafka's recovery would truncate them)");
       if (!CopyTail(path, indexed, file_size, writer.get(), error)) return false;
     }
   }
@@ -468,7 +449,7 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
   }
   if (!WriteCopyCheckpoints(env, staged->path(), dir, result->log_end_offset, error)) return false;
   if (!staged->Commit(error)) return false;
-  result->out_partition_dir = out + "/" + name;
+  result->out_partition_dir = out + "/" + PartitionDirName(dir);
 
   PartitionDir written;
   NullSink quiet;
@@ -489,6 +470,21 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
 std::string PartitionDirName(const PartitionDir& dir) {
   if (dir.tp) return dir.tp->ToString();
   return std::filesystem::path(dir.path).lexically_normal().filename().string();
+}
+
+std::unique_ptr<StagedDirectory> StagePartitionCopy(Env* env, const std::string& out, bool force,
+                                                    std::vector<std::string> inputs, const PartitionDir& dir,
+                                                    std::string* part_dir, std::string* error) {
+  StagedDirectory::Options so;
+  so.force = force;
+  so.inputs = std::move(inputs);
+  auto staged = StagedDirectory::Create(env, out, so, error);
+  if (!staged) return nullptr;
+  std::string name = PartitionDirName(dir);
+  if (!ValidatePathComponent(name, error)) return nullptr;  // it becomes a directory under --out
+  *part_dir = staged->path() + "/" + name;
+  if (!env->CreateDir(*part_dir, error)) return nullptr;
+  return staged;
 }
 
 // Log-dir checkpoints for the one partition written (spec §11.2).

@@ -90,7 +90,6 @@ class SegmentWriter {
   const std::vector<AbortedTxn>& txn_index() const { return txn_entries_; }
   // (maxTimestampSoFar, offsetOfMaxTimestampSoFar).
   int64_t max_timestamp_so_far() const { return max_timestamp_so_far_; }
-  int64_t offset_of_max_timestamp_so_far() const { return offset_of_max_timestamp_so_far_; }
 
  private:
   SegmentWriter() = default;
@@ -114,12 +113,6 @@ class SegmentWriter {
 struct PartitionWriterOptions {
   LogConfig config;
   ProducerStateOptions producer_state;
-  // Take a producer snapshot at every roll (new segment base offset) and at Close (log end offset),
-  // as a broker does at roll and clean shutdown.
-  bool write_snapshots = true;
-  // Let producer state decide `.txnindex` entries (ABORT markers completing a transaction).
-  bool write_txn_index = true;
-  bool write_leader_epoch_checkpoint = true;
   // Roll by LogSegment.shouldRoll before a chunk. Off: segments change only by Roll() (reproducing
   // an existing directory's boundaries); a chunk that does not fit the active segment then fails.
   bool auto_roll = true;
@@ -164,7 +157,6 @@ class PartitionWriter {
   int64_t log_end_offset() const { return log_end_offset_; }
   const ProducerStateManager& producer_state() const { return *producer_state_; }
   const std::vector<LeaderEpochEntry>& leader_epochs() const { return leader_epochs_; }
-  SegmentWriter* active_segment() { return active_.get(); }
 
  private:
   PartitionWriter() = default;
@@ -235,6 +227,12 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
 
 // The partition directory's name: "<topic>-<partition>" when its name parses, else its last component.
 std::string PartitionDirName(const PartitionDir& dir);
+
+// The staged --out of a partition copy (StagedDirectory with `force` and `inputs`), holding the new,
+// empty directory `PartitionDirName(dir)` whose path goes to *part_dir. Null with *error.
+std::unique_ptr<StagedDirectory> StagePartitionCopy(Env* env, const std::string& out, bool force,
+                                                    std::vector<std::string> inputs, const PartitionDir& dir,
+                                                    std::string* part_dir, std::string* error);
 
 // The log-dir checkpoints under `root` for the one partition copied (spec §11.2): the high watermark,
 // log start and cleaner offsets of `dir`'s log directory capped at `log_end_offset`, and the recovery
