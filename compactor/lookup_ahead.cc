@@ -21,7 +21,7 @@ constexpr size_t kReadSize = size_t(256) << 10;
 // After finding the caller past it, batches the thread skips to get ahead again.
 constexpr int kLeadBatches = 32;
 // Decompressed sections queued for the pass (bounds memory; one larger section may wait alone).
-constexpr size_t kMaxSectionBytes = size_t(4) << 20;
+constexpr size_t kMaxSectionBytes = size_t(32) << 20;
 constexpr size_t kMaxSpareSections = 8;  // buffers given back, kept for the thread to reuse
 
 }  // namespace
@@ -61,17 +61,12 @@ bool LookupAhead::Publish(std::unique_ptr<Block> block, std::unique_ptr<Block>* 
 
 bool LookupAhead::PublishSection(Section* section, std::string* spare) {
   std::unique_lock<std::mutex> lock(mu_);
-  // The section the caller waits for goes in whatever the queue holds (it is over the bound by this one
-  // section at most): in a log whose offsets go backwards the caller may be unable to drain the queue.
-  cv_.wait(lock, [&] {
-    return stop_ || sections_.empty() || section_bytes_ + section->data.size() <= kMaxSectionBytes ||
-           waiting_for_ == section->last_offset;
-  });
-  claimed_ = -1;
+  cv_.wait(lock,
+           [&] { return stop_ || sections_.empty() || section_bytes_ + section->data.size() <= kMaxSectionBytes; });
   if (stop_) return false;
   section_bytes_ += section->data.size();
   sections_.push_back(std::move(*section));
-  cv_.notify_all();
+  sections_count_.store(sections_.size(), std::memory_order_release);
   spare->clear();
   if (!spare_sections_.empty()) {
     spare->swap(spare_sections_.back());
@@ -80,59 +75,39 @@ bool LookupAhead::PublishSection(Section* section, std::string* spare) {
   return true;
 }
 
-bool LookupAhead::Claim(int64_t last_offset) {
-  std::lock_guard<std::mutex> lock(mu_);
-  // The caller claims a batch by moving caller_offset_ to its last offset (under mu_ in TakeSection).
-  if (last_offset <= caller_offset_.load(std::memory_order_relaxed)) return false;
-  claimed_ = last_offset;
-  return true;
-}
-
-void LookupAhead::Unclaim() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    claimed_ = -1;
-  }
-  cv_.notify_all();
-}
-
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): the hand-over's three outcomes (taken, waited for, claimed by the caller) under one lock
 bool LookupAhead::TakeSection(const std::string& path, const BatchHeader& h, std::string* section) {
+  auto miss = [&] {
+    // The caller decompresses this batch itself: the thread need not.
+    if (h.last_offset > caller_offset_.load(std::memory_order_relaxed))
+      caller_offset_.store(h.last_offset, std::memory_order_relaxed);
+    return false;
+  };
+  if (sections_count_.load(std::memory_order_acquire) == 0) return miss();
   bool taken = false;
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (true) {
-      while (!sections_.empty()) {
-        Section& s = sections_.front();
-        if (s.last_offset > h.last_offset) break;
-        const bool same = s.last_offset == h.last_offset && s.position == h.position && s.crc == h.crc &&
-                          s.size_in_bytes == h.size_in_bytes && segments_[s.segment].path == path;
-        section_bytes_ -= s.data.size();
-        if (same) {
-          section->swap(s.data);  // s.data now holds the caller's previous buffer: kept for the thread
-          if (spare_sections_.size() < kMaxSpareSections && s.data.capacity() > 0) {
-            spare_sections_.push_back(std::move(s.data));
-          }
-        }
-        sections_.pop_front();
-        if (same) {
-          taken = true;
-          break;
+    std::lock_guard<std::mutex> lock(mu_);
+    while (!sections_.empty()) {
+      Section& s = sections_.front();
+      if (s.last_offset > h.last_offset) break;
+      const bool same = s.last_offset == h.last_offset && s.position == h.position && s.crc == h.crc &&
+                        s.size_in_bytes == h.size_in_bytes && segments_[s.segment].path == path;
+      section_bytes_ -= s.data.size();
+      if (same) {
+        section->swap(s.data);  // s.data now holds the caller's previous buffer: kept for the thread
+        if (spare_sections_.size() < kMaxSpareSections && s.data.capacity() > 0) {
+          spare_sections_.push_back(std::move(s.data));
         }
       }
-      // The thread is decompressing this very batch: wait for it rather than decompress it twice.
-      if (taken || done_ || claimed_ != h.last_offset) break;
-      waiting_for_ = h.last_offset;  // PublishSection queues it even when the queue is full
-      cv_.notify_all();
-      cv_.wait(lock);
-      waiting_for_ = -1;
+      sections_.pop_front();
+      if (same) {
+        taken = true;
+        break;
+      }
     }
-    // Not handed over: the caller decompresses this batch itself, and the thread skips it.
-    if (!taken && h.last_offset > caller_offset_.load(std::memory_order_relaxed))
-      caller_offset_.store(h.last_offset, std::memory_order_relaxed);
+    sections_count_.store(sections_.size(), std::memory_order_release);
   }
   cv_.notify_all();
-  if (!taken) return false;
+  if (!taken) return miss();
   sections_taken_++;
   return true;
 }
@@ -146,7 +121,6 @@ void LookupAhead::Run() {
   RunLoop();
   std::lock_guard<std::mutex> lock(mu_);
   done_ = true;
-  claimed_ = -1;
   cv_.notify_all();
 }
 
@@ -202,15 +176,7 @@ void LookupAhead::RunLoop() {
           skip--;
           continue;
         }
-        // A compressed batch is claimed first: the caller, reaching it meanwhile, waits for it instead
-        // of decompressing it too (TakeSection).
-        const bool hand_over = h.magic >= 2 && HandsOver(h.compression);
-        if (hand_over && !Claim(h.last_offset)) {
-          skip = kLeadBatches;
-          continue;
-        }
         if (!decoder.DecodeKeys(b, seg.path, nullptr)) {
-          if (hand_over) Unclaim();
           ok = false;
           break;
         }
@@ -231,14 +197,9 @@ void LookupAhead::RunLoop() {
           block->keys.append(reinterpret_cast<const char*>(keys[i].data()), keys[i].size());
         }
         // What was decompressed for the keys serves the cleaning pass too (TakeSection).
-        if (hand_over) {
+        if (h.magic >= 2 && HandsOver(h.compression)) {
           Section section{si, h.position, h.last_offset, h.crc, h.size_in_bytes, std::move(spare)};
-          if (!decoder.TakeDecompressed(&section.data)) {
-            spare = std::move(section.data);
-            Unclaim();
-          } else if (!PublishSection(&section, &spare)) {
-            return;
-          }
+          if (decoder.TakeDecompressed(&section.data) && !PublishSection(&section, &spare)) return;
         }
         if (block->entries.size() >= kEntriesPerBlock && !Publish(std::move(block), &block)) return;
       }
@@ -262,8 +223,7 @@ void LookupAhead::RunLoop() {
 
 std::optional<int64_t> LookupAhead::Find(int64_t offset, Bytes key) {
   asked_++;
-  // Only raised (TakeSection may have set it to the batch's last offset; the thread reads it to skip).
-  if (offset > caller_offset_.load(std::memory_order_relaxed)) caller_offset_.store(offset, std::memory_order_relaxed);
+  caller_offset_.store(offset, std::memory_order_relaxed);
   while (true) {
     if (current_ && next_ < current_->entries.size()) {
       const Entry& e = current_->entries[next_];

@@ -52,15 +52,11 @@ class LookupAhead {
   // thread has decompressed it: moved into *section (for RecordDecoder::DecodeDecompressed) and true.
   // The thread decodes a batch with the same options as the pass (RecordDecoder's defaults) and keeps
   // what it decompressed, so the pass does not decompress it again. Calls must come in file order;
-  // sections of batches the caller skips are dropped. *section's previous buffer is kept for reuse.
-  // Each batch handed over is decompressed once in the cleaning pass: the thread claims a batch before
-  // it decompresses it, and a batch it has claimed is waited for here (one batch's decompression at
-  // most); one it has not claimed is claimed by the caller (false: the caller decompresses it, and
-  // the thread skips it). False too when the thread has stopped or skipped the batch.
+  // sections of batches the caller skips are dropped. False (the caller decompresses) when the thread
+  // has not got there, or skipped the batch. *section's previous buffer is kept for reuse.
   bool TakeSection(const std::string& path, const BatchHeader& h, std::string* section);
   // The codecs whose sections are handed over: zstd and gzip. lz4 and snappy decompress faster than the
-  // pass can take a section another core wrote: measured again with the claim protocol and a 4 MiB
-  // queue, lz4 compaction took 1.08x the CPU with the hand-over (docs/PERFORMANCE.md, 2026-12-06 15:58).
+  // pass can take a section another core wrote (measured: lz4 compaction 1.13x the CPU with hand-over).
   static bool HandsOver(Compression c) { return c == Compression::kZstd || c == Compression::kGzip; }
   int64_t sections_taken() const { return sections_taken_; }
 
@@ -96,10 +92,6 @@ class LookupAhead {
   // Queues a decompressed section for TakeSection, waiting while kMaxSectionBytes are queued, and sets
   // *spare to a buffer the caller gave back (reused: no fresh pages to fault in); false when stopped.
   bool PublishSection(Section* section, std::string* spare);
-  // Claims the batch ending at `last_offset` for the thread unless the caller has reached it; false
-  // when the thread is to skip it.
-  bool Claim(int64_t last_offset);
-  void Unclaim();
 
   const SkimpyOffsetMap& map_;
   const std::vector<Segment> segments_;
@@ -114,11 +106,10 @@ class LookupAhead {
   bool stop_ = false;
   bool done_ = false;                        // the thread has returned
   std::atomic<int64_t> caller_offset_{-1};   // the offset the caller last asked about
-  int64_t claimed_ = -1;                     // last offset of the batch the thread is decompressing, or -1
-  int64_t waiting_for_ = -1;                 // last offset of the batch TakeSection waits for, or -1
   std::deque<Section> sections_;             // decompressed sections, in file order
   size_t section_bytes_ = 0;                 // their data bytes
   std::vector<std::string> spare_sections_;  // buffers TakeSection's caller gave back
+  std::atomic<size_t> sections_count_{0};    // sections_.size(), read by TakeSection without the lock
   int64_t sections_taken_ = 0;
 
   std::unique_ptr<Block> current_;  // the caller's block

@@ -212,8 +212,8 @@ TEST_F(SectionHandOverTest, ThreadAheadHandsOverEverySection) {
 }
 
 TEST_F(SectionHandOverTest, RacingCallerDecodesTheSameRecords) {
-  // The caller starts at once: each batch is taken from the thread, waited for while the thread
-  // decompresses it, or claimed by the caller; the records are the same every way.
+  // The caller starts at once: each batch is either taken from the thread or, when the thread has not
+  // got there yet, decompressed by the caller; the records are the same every way.
   for (int step : {1, 2, 7}) {
     LookupAhead ahead(*map_, {{path_, log_.size()}}, 1 << 20);
     const int asked = Walk(&ahead, step);
@@ -234,8 +234,8 @@ TEST_F(SectionHandOverTest, AnswersStillComeWithTheSections) {
 TEST(SectionHandOverQueueTest, OffsetsGoingBackwardsDoNotHangTheCaller) {
   // A damaged log: 41 zstd batches of ~100 KB sections at offsets from 1,000,000, then one at offset 0.
   // The caller skips the first 41 (as it does batches it deletes whole) and asks for the last while the
-  // thread, its queue full (4 MiB), holds that batch claimed: it must neither wait forever nor decode
-  // anything but the batch's own records.
+  // thread's queue holds the sections it skipped: it must neither wait forever nor decode anything but
+  // the batch's own records.
   TempDir tmp;
   std::string log;
   const std::string value(100000, 'v');
