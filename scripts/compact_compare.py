@@ -17,17 +17,12 @@ import subprocess
 import sys
 import tempfile
 
-SEGMENT = re.compile(r"^\d{20}\.log$")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fixture_dirs import SEGMENT, partition_dirs  # noqa: E402
+
 NOWS = ["1700000600000", "1700172800000", "1900000000000"]
 
 
-def partition_dirs(root):
-    out = []
-    for d, subdirs, files in os.walk(root):
-        subdirs.sort()
-        if any(SEGMENT.match(f) for f in files):
-            out.append(d)
-    return sorted(out)
 
 
 def log_dirs(parts):

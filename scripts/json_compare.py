@@ -28,18 +28,13 @@ import subprocess
 import sys
 import tempfile
 
-SEGMENT = re.compile(r"^\d{20}\.log$")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fixture_dirs import SEGMENT, partition_dirs  # noqa: E402
+
 STAGE = re.compile(rb"\.tmp-\d+-[A-Za-z0-9]+")
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def partition_dirs(root):
-    out = []
-    for d, subdirs, files in os.walk(root):
-        subdirs.sort()
-        if any(SEGMENT.match(f) for f in files):
-            out.append(d)
-    return sorted(out)
 
 
 def tree(root):

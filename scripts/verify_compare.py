@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture_dirs  # noqa: E402
+
 
 def crc32c_table():
     t = []
@@ -46,12 +49,7 @@ def crc32c(data):
 
 
 def partition_dirs(root):
-    out = []
-    for d, subdirs, files in os.walk(root):
-        subdirs.sort()
-        if any(f.endswith(".log") for f in files):
-            out.append(d)
-    return sorted(out)
+    return fixture_dirs.partition_dirs(root, lambda f: f.endswith(".log"))
 
 
 def log_files(d):
