@@ -278,34 +278,6 @@ inline bool PlainAscii8(const char* p) {
           has_zero(w ^ (0x5c * kOnes))) == 0;
 }
 
-// For InvalidUtf8::kReplacement: how many bytes at p, which do not start a well-formed sequence, one
-// U+FFFD stands for. nlohmann's decoder rejects at the first byte that cannot continue a well-formed
-// sequence: the longest such prefix (a lead byte and the continuation bytes it allows) is one U+FFFD,
-// and so is a byte that cannot start one.
-size_t RejectedUtf8Length(const uint8_t* p, size_t n) {
-  const uint8_t c = p[0];
-  uint8_t lo = 0x80, hi = 0xBF;
-  size_t len = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    lo = c == 0xE0 ? 0xA0 : lo;  // no overlong form
-    hi = c == 0xED ? 0x9F : hi;  // no surrogate
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    lo = c == 0xF0 ? 0x90 : lo;  // no overlong form
-    hi = c == 0xF4 ? 0x8F : hi;  // nothing above U+10FFFF
-  } else {
-    return 1;
-  }
-  size_t k = 1;
-  if (k < n && p[k] >= lo && p[k] <= hi) {
-    for (++k; k < len && k < n && (p[k] & 0xC0) == 0x80;) ++k;
-  }
-  return k;
-}
-
 }  // namespace
 
 void Output::AppendJsonString(std::string_view s, ControlEscapes controls, InvalidUtf8 invalid) {
@@ -324,16 +296,17 @@ void Output::AppendJsonString(std::string_view s, ControlEscapes controls, Inval
     char ch = s[i];
     uint8_t c = uint8_t(ch);
     if (c >= 0x80) {
-      size_t len = Utf8SequenceLength(p + i, s.size() - i);
-      if (len == 0 && invalid == InvalidUtf8::kReplacement) {
-        o = WriteLiteral(o, "\xEF\xBF\xBD");
-        i += RejectedUtf8Length(p + i, s.size() - i) - 1;
-      } else if (len == 0) {
-        o = WriteEscapedByte(o, c, /*json=*/true);
-      } else {
+      bool well_formed = false;
+      const size_t len = Utf8Prefix(p + i, s.size() - i, &well_formed);
+      if (well_formed) {
         std::memcpy(o, p + i, len);
         o += len;
         i += len - 1;
+      } else if (invalid == InvalidUtf8::kReplacement) {
+        o = WriteLiteral(o, "\xEF\xBF\xBD");  // one U+FFFD for the rejected prefix
+        i += len - 1;
+      } else {
+        o = WriteEscapedByte(o, c, /*json=*/true);
       }
     } else if (c == '"' || c == '\\') {
       *o++ = '\\';

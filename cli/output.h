@@ -108,17 +108,17 @@ class Output {
     kUnicode,  // every one as \u00XX: the JSON Lines of dump, consume and verify (cli.md)
     kShort,    // \b \f \n \r \t, the others as \u00XX: what nlohmann's dump wrote for the reports (WriteJson)
   };
-  // A whole JSON string literal with quotes, for names and messages that are our own text or file
-  // paths: escapes '"', '\\' and control characters as `controls` says; a byte that is not part of
-  // well-formed UTF-8 -- a file name is bytes -- becomes the text \xNN, as EscapeInvalidUtf8 writes it
-  // (or U+FFFD, `invalid`).
-  // Everything else (DEL, '/', well-formed UTF-8) is copied. The one string escaper of every JSON klf prints.
   // What a string literal makes of bytes that are not well-formed UTF-8.
   enum class InvalidUtf8 {
     kAsText,       // each byte as the text \xNN (EscapeInvalidUtf8): names, paths, messages, reports
     kReplacement,  // U+FFFD for each rejected sequence, as nlohmann's error_handler_t::replace wrote the
                    // decoded records of internal topics (segment_reader's CompactJson)
   };
+  // A whole JSON string literal with quotes, for names and messages that are our own text or file
+  // paths: escapes '"', '\\' and control characters as `controls` says; a byte that is not part of
+  // well-formed UTF-8 -- a file name is bytes -- becomes the text \xNN, as EscapeInvalidUtf8 writes it
+  // (or U+FFFD, `invalid`).
+  // Everything else (DEL, '/', well-formed UTF-8) is copied. The one string escaper of every JSON klf prints.
   void AppendJsonString(std::string_view s, ControlEscapes controls = ControlEscapes::kUnicode,
                         InvalidUtf8 invalid = InvalidUtf8::kAsText);
 

@@ -86,31 +86,44 @@ class ByteCursor {
   const char* error_ = "";
 };
 
-// The length of the well-formed UTF-8 sequence of two to four bytes starting at p[0] (a byte >= 0x80),
-// or 0: overlong forms, surrogates and values past U+10FFFF are not well-formed. The one UTF-8 check
-// behind every `\xNN` escape (FormatBytes here, cli/output.cc's writers).
-inline size_t Utf8SequenceLength(const uint8_t* p, size_t n) {
+// Unicode's well-formed UTF-8 (Table 3-7), read from p[0] (a byte >= 0x80): returns the length of the
+// longest prefix at p that a well-formed sequence can start with (a lead byte and the continuation
+// bytes it allows; 1 for a byte that starts none) and sets *well_formed when that prefix is a whole
+// sequence. Overlong forms, surrogates and values past U+10FFFF are not well-formed. The one UTF-8
+// check behind every `\xNN` escape (FormatBytes here, cli/output.cc's writers) and every U+FFFD that
+// cli/output.cc writes in its place (one for each such prefix, as nlohmann's decoder rejects them).
+inline size_t Utf8Prefix(const uint8_t* p, size_t n, bool* well_formed) {
   const uint8_t c = p[0];
+  uint8_t lo = 0x80, hi = 0xBF;  // what the second byte may be
   size_t len = 0;
-  uint32_t cp = 0;
-  if ((c & 0xE0) == 0xC0) {
+  if (c >= 0xC2 && c <= 0xDF) {
     len = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
+  } else if (c >= 0xE0 && c <= 0xEF) {
     len = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
+    lo = c == 0xE0 ? 0xA0 : lo;  // no overlong form
+    hi = c == 0xED ? 0x9F : hi;  // no surrogate
+  } else if (c >= 0xF0 && c <= 0xF4) {
     len = 4;
-    cp = c & 0x07;
+    lo = c == 0xF0 ? 0x90 : lo;  // no overlong form
+    hi = c == 0xF4 ? 0x8F : hi;  // nothing above U+10FFFF
+  } else {
+    *well_formed = false;
+    return 1;
   }
-  if (len == 0 || len > n) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((p[k] & 0xC0) != 0x80) return 0;
-    cp = cp << 6 | (p[k] & 0x3F);
+  size_t k = 1;
+  if (k < n && p[k] >= lo && p[k] <= hi) {
+    for (++k; k < len && k < n && (p[k] & 0xC0) == 0x80;) ++k;
   }
-  static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
+  *well_formed = k == len;
+  return k;
+}
+
+// The length of the well-formed UTF-8 sequence of two to four bytes starting at p[0] (a byte >= 0x80),
+// or 0 (Utf8Prefix).
+inline size_t Utf8SequenceLength(const uint8_t* p, size_t n) {
+  bool well_formed = false;
+  const size_t len = Utf8Prefix(p, n, &well_formed);
+  return well_formed ? len : 0;
 }
 
 // Renders bytes for humans and JSON according to --bytes: text (UTF-8, invalid bytes as \xNN),
