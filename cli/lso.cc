@@ -5,7 +5,6 @@
 // with its copies in the --replica log directories, then the counts (--only-findings, --jobs, progress on
 // a terminal, as klf diff over log dirs).
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -384,7 +383,7 @@ int RunLso(const LsoArgs& given) {
   if (a.json) {
     PrintJson(SingleJson(rep, a.dir, txn_log), 2);
   } else {
-    std::fputs(EscapeInvalidUtf8(SingleText(rep, a.dir, txn_log)).c_str(), stdout);
+    PrintText(EscapeInvalidUtf8(SingleText(rep, a.dir, txn_log)));
   }
   return rep.pinned() ? kExitProblems : kExitOk;
 }

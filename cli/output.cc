@@ -490,6 +490,11 @@ void PrintJson(const nlohmann::json& j, int indent) {
   out.Flush();
 }
 
+void PrintText(std::string_view text) {
+  Output out(1);
+  out.Append(text);
+}
+
 nlohmann::json IntOrNull(const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 nlohmann::json ProblemsJson(const CollectingSink& sink) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -99,24 +100,16 @@ int RunReindex(const ReindexArgs& a) {
     j["batches"] = result.batches;
     j["logEndOffset"] = result.log_end_offset;
     j["filesWritten"] = result.files_written;
-    nlohmann::json problems = nlohmann::json::array();
-    for (const Problem& p : sink.problems) {
-      problems.push_back({{"file", p.file},
-                          {"position", p.position},
-                          {"check", p.check},
-                          {"message", p.message},
-                          {"severity", SeverityName(p.severity)}});
-    }
-    j["problems"] = problems;
+    j["problems"] = ProblemsJson(sink);
     PrintJson(j);
   } else {
     for (const Problem& p : sink.problems) {
       std::fprintf(stderr, "klf reindex: %s: %s at position %llu: %s\n", SeverityName(p.severity),
                    EscapeInvalidUtf8(p.file).c_str(), static_cast<unsigned long long>(p.position), p.message.c_str());
     }
-    std::printf("wrote %s: %d segments, %d batches, log end offset %lld, %zu files\n",
-                EscapeInvalidUtf8(result.out_partition_dir).c_str(), result.segments, result.batches,
-                static_cast<long long>(result.log_end_offset), result.files_written.size());
+    PrintText(fmt::format("wrote {}: {} segments, {} batches, log end offset {}, {} files\n",
+                          EscapeInvalidUtf8(result.out_partition_dir), result.segments, result.batches,
+                          result.log_end_offset, result.files_written.size()));
   }
   // Exit codes mean the same in every command: errors make it 1, warnings do not.
   for (const Problem& p : sink.problems) {

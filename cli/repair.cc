@@ -6,7 +6,6 @@
 // ("left") finding or a divergence left, salvage dropped something); 2 usage; 3 an input cannot be read or the copy
 // cannot be written.
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -179,7 +178,7 @@ int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration)
                                         : " (no batch could be framed there)",
                          d.reason);
     }
-    std::fputs(EscapeInvalidUtf8(out).c_str(), stdout);
+    PrintText(EscapeInvalidUtf8(out));
   }
   return r.dropped.empty() && r.unreadable.empty() ? kExitOk : kExitProblems;
 }
@@ -423,7 +422,7 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
       }
     }
   }
-  std::fputs(EscapeInvalidUtf8(out).c_str(), stdout);
+  PrintText(EscapeInvalidUtf8(out));
   return exit;
 }
 
@@ -440,7 +439,7 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
     if (a.json) {
       PrintJson(nlohmann::json{{"target", a.target}, {"rebuildFrom", a.rebuild_from}, {"dryRun", true}}, 2);
     } else {
-      std::printf("%s\n", msg.c_str());
+      PrintText(msg + "\n");
     }
     return kExitOk;
   }
@@ -488,7 +487,7 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
     out += fmt::format("still divergent: {} offsets {}..{}: {}\n", FindingKindName(f.kind), f.first_offset,
                        f.last_offset, f.evidence);
   }
-  std::fputs(EscapeInvalidUtf8(out).c_str(), stdout);
+  PrintText(EscapeInvalidUtf8(out));
   return exit;
 }
 

@@ -125,11 +125,13 @@ int RunDescribe(const TxnArgs& a) {
     PrintJson(j);
   } else {
     PrintProblems(sink);
+    Output out(1);
     for (const auto& [id, h] : log.ids) {
-      std::printf("transactionalId %s: %s\n", EscapeInvalidUtf8(id).c_str(), RecordText(h.latest()).c_str());
-      for (const CoordinatorRecord& r : h.records) std::printf("  %s\n", RecordText(r).c_str());
+      out.Append(fmt::format("transactionalId {}: {}\n", EscapeInvalidUtf8(id), RecordText(h.latest())));
+      for (const CoordinatorRecord& r : h.records) out.Append(fmt::format("  {}\n", RecordText(r)));
     }
-    std::printf("%zu transactional ids in %zu __transaction_state partitions\n", log.ids.size(), txn_dirs.size());
+    out.Append(
+        fmt::format("{} transactional ids in {} __transaction_state partitions\n", log.ids.size(), txn_dirs.size()));
   }
   return sink.ErrorCount() > 0 ? kExitProblems : kExitOk;
 }
@@ -184,31 +186,30 @@ int RunFindHanging(const TxnArgs& a) {
     PrintJson(j);
   } else {
     PrintProblems(sink);
+    Output out(1);
     if (txn_dirs.empty())
-      std::printf(
+      out.Append(
           "no __transaction_state partition in the PATHs: the coordinator's verdicts are unknown "
           "(give a broker log dir that holds them)\n");
     for (const HangingTransaction& h : hanging) {
-      std::printf("%s: producerId %lld epoch %d open from offset %lld to %lld (last data written at %s)%s\n",
-                  h.topic_partition.c_str(), (long long)h.producer_id, h.producer_epoch, (long long)h.first_offset,
-                  (long long)h.last_offset, WithWallClock(h.last_timestamp).c_str(),
-                  h.pins_lso
-                      ? fmt::format(", pins the LSO at {} (HW {})", h.last_stable_offset, h.high_watermark).c_str()
-                      : "");
+      out.Append(fmt::format(
+          "{}: producerId {} epoch {} open from offset {} to {} (last data written at {}){}\n", h.topic_partition,
+          h.producer_id, h.producer_epoch, h.first_offset, h.last_offset, WithWallClock(h.last_timestamp),
+          h.pins_lso ? fmt::format(", pins the LSO at {} (HW {})", h.last_stable_offset, h.high_watermark) : ""));
       const CoordinatorView& c = h.coordinator;
       std::string verdict = CoordinatorVerdictName(c.verdict);
       if (c.verdict == CoordinatorVerdict::kCommitted || c.verdict == CoordinatorVerdict::kAborted)
         verdict += c.certain ? " (certain)" : " (suspected)";
-      std::printf("  coordinator: %s%s\n", verdict.c_str(),
-                  c.transactional_id.empty()
-                      ? ""
-                      : fmt::format(" (transactionalId {})", EscapeInvalidUtf8(c.transactional_id)).c_str());
-      if (!c.why.empty()) std::printf("  why: %s\n", c.why.c_str());
+      out.Append(fmt::format("  coordinator: {}{}\n", verdict,
+                             c.transactional_id.empty()
+                                 ? ""
+                                 : fmt::format(" (transactionalId {})", EscapeInvalidUtf8(c.transactional_id))));
+      if (!c.why.empty()) out.Append(fmt::format("  why: {}\n", c.why));
       for (const CoordinatorRecord& r : c.evidence)
-        std::printf("  evidence: %s: %s\n", EscapeInvalidUtf8(r.file).c_str(), RecordText(r).c_str());
-      std::printf("  next: %s\n", Advice(h).c_str());
+        out.Append(fmt::format("  evidence: {}: {}\n", EscapeInvalidUtf8(r.file), RecordText(r)));
+      out.Append(fmt::format("  next: {}\n", Advice(h)));
     }
-    std::printf("%zu hanging transactions in %zu partitions\n", hanging.size(), data_dirs.size());
+    out.Append(fmt::format("{} hanging transactions in {} partitions\n", hanging.size(), data_dirs.size()));
   }
   int code = hanging.empty() ? kExitOk : kExitProblems;
   if (!unreadable.empty()) code = WorseExit(code, kExitUnreadable);
@@ -268,23 +269,22 @@ int RunAudit(const TxnArgs& a) {
     PrintJson(j);
   } else {
     PrintProblems(sink);
+    Output out(1);
     for (const AuditFinding& f : r.findings) {
-      std::printf("%s: %s (%s): producer %lld, transactional id '%s', coordinator: %s\n", f.topic_partition.c_str(),
-                  AuditKindName(f.kind), f.certain ? "certain" : "suspected", (long long)f.producer_id,
-                  EscapeInvalidUtf8(f.transactional_id).c_str(), f.committed ? "COMMIT" : "ABORT");
-      std::printf("  why: %s\n", f.why.c_str());
-      std::printf("  coordinator: %s: %s\n", EscapeInvalidUtf8(f.decision.file).c_str(),
-                  RecordText(f.decision).c_str());
+      out.Append(fmt::format("{}: {} ({}): producer {}, transactional id '{}', coordinator: {}\n", f.topic_partition,
+                             AuditKindName(f.kind), f.certain ? "certain" : "suspected", f.producer_id,
+                             EscapeInvalidUtf8(f.transactional_id), f.committed ? "COMMIT" : "ABORT"));
+      out.Append(fmt::format("  why: {}\n", f.why));
+      out.Append(fmt::format("  coordinator: {}: {}\n", EscapeInvalidUtf8(f.decision.file), RecordText(f.decision)));
       for (const AuditFact& x : f.facts)
-        std::printf("  replica: %s: position %llu: %s\n", EscapeInvalidUtf8(x.file).c_str(),
-                    (unsigned long long)x.position, x.fact.c_str());
+        out.Append(fmt::format("  replica: {}: position {}: {}\n", EscapeInvalidUtf8(x.file), x.position, x.fact));
     }
-    std::printf(
-        "%d decisions of the coordinator (%d judged under transaction version 2, %d not judged: version 0/1 "
-        "records cannot be tied to one marker); %d partition copies; %d markers checked, %d agree; %zu "
+    out.Append(fmt::format(
+        "{} decisions of the coordinator ({} judged under transaction version 2, {} not judged: version 0/1 "
+        "records cannot be tied to one marker); {} partition copies; {} markers checked, {} agree; {} "
         "findings\n",
         r.decisions, r.version2_decisions, r.unjudged_decisions, r.partition_copies, r.markers_checked, r.markers_agree,
-        r.findings.size());
+        r.findings.size()));
   }
   int code = r.findings.empty() && r.foreign.empty() ? kExitOk : kExitProblems;
   if (!r.unreadable.empty()) code = WorseExit(code, kExitUnreadable);
