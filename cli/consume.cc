@@ -161,10 +161,7 @@ Command AddConsumeCommand(CLI::App* parent) {
   app->add_option("--partition", args->partition, "with a broker log directory: the partition to consume")
       ->type_name("T-P");
   AddCommonOptions(app, &args->common);
-  Command c;
-  c.app = app;
-  c.run = [args] { return RunConsume(*args); };
-  return c;
+  return {app, [args] { return RunConsume(*args); }};
 }
 
 }  // namespace klf::cli

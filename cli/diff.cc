@@ -842,14 +842,11 @@ Command AddDiffCommand(CLI::App* parent) {
       ->required()
       ->expected(1, -1)
       ->type_name("DIR");
-  Command command;
-  command.app = app;
-  command.run = [args, app]() {
-    args->explicit_producer_id_expiration = app->count("--producer-id-expiration-ms") > 0;
-    args->explicit_transaction_max_timeout = app->count("--transaction-max-timeout-ms") > 0;
-    return Run(*args);
-  };
-  return command;
+  return {app, [args, app]() {
+            args->explicit_producer_id_expiration = app->count("--producer-id-expiration-ms") > 0;
+            args->explicit_transaction_max_timeout = app->count("--transaction-max-timeout-ms") > 0;
+            return Run(*args);
+          }};
 }
 
 }  // namespace klf::cli

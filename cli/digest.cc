@@ -322,10 +322,7 @@ Command AddDigestCommand(CLI::App* parent) {
                   "producer.id.expiration.ms (default 86400000; triage must be run with the same)");
   app->add_flag("--headers-only", args->headers_only, "verify only framing, CRCs and batch headers (faster)");
   app->add_flag("--json", args->json, "the summary as one JSON object");
-  Command c;
-  c.app = app;
-  c.run = [args] { return RunDigest(*args); };
-  return c;
+  return {app, [args] { return RunDigest(*args); }};
 }
 
 }  // namespace klf::cli

@@ -573,6 +573,43 @@ class Dumper : public ProblemSink {
   std::string path_;  // the PATH being dumped (the "file" of an error object)
 };
 
+// The flags kafka-dump-log spells differently, folded into DumpOptions; then the Dumper over the PATHs.
+int RunDump(DumpOptions& o) {
+  o.paths.insert(o.paths.end(), o.files.begin(), o.files.end());
+  if (o.paths.empty()) return Fail("dump", kExitUsage, "PATH is required (or --files)", o.common.json);
+  {
+    std::string capture_error;
+    if (!PrepareCapturePaths(&o.paths, /*expand_roots=*/true, &capture_error))
+      return Fail("dump", kExitUnreadable, capture_error, o.common.json);
+  }
+  const int decoders = int(o.offsets_decoder) + int(o.transaction_log_decoder) + int(o.cluster_metadata_decoder) +
+                       int(o.remote_log_metadata_decoder);
+  if (decoders > 1 || (decoders == 1 && o.decoder != "auto")) {
+    return Fail("dump", kExitUsage, "give one decoder (--decoder or one of kafka-dump-log's decoder flags)",
+                o.common.json);
+  }
+  if (o.offsets_decoder) o.decoder = "offsets";
+  if (o.transaction_log_decoder) o.decoder = "transaction-log";
+  if (o.cluster_metadata_decoder) o.decoder = "cluster-metadata";
+  if (o.remote_log_metadata_decoder) o.decoder = "remote-log-metadata";
+  // kafka-dump-log: print data with --print-data-log or any decoder; deep iteration with either, or
+  // --deep-iteration alone (record lines without key and payload).
+  const bool print_data = o.records || o.print_data_log || decoders > 0 || o.per_record;
+  if (print_data || o.deep_iteration || o.skip_record_metadata || o.per_record) o.records = true;
+  TextRecordStyle style;
+  style.print_data = print_data || o.skip_record_metadata;
+  style.skip_record_metadata = o.skip_record_metadata;
+  int64_t from = kMinOffset, to = kMaxOffset;
+  if (!o.offsets.empty()) ParseOffsetRange(o.offsets, &from, &to);
+  Output out(1);
+  std::unique_ptr<DumpPrinter> printer = o.common.json
+                                             ? MakeJsonDumpPrinter(&out, o.common.bytes_format(), o.per_record)
+                                             : MakeTextDumpPrinter(&out, o.common.bytes_format(),
+                                                                   /*quiet_empty_files=*/!o.offsets.empty(), style);
+  Dumper dumper(o, from, to, printer.get(), &out);
+  return dumper.Run();
+}
+
 }  // namespace
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): declarative: one option per flag, with kafka-dump-log's aliases
@@ -633,45 +670,7 @@ Command AddDumpCommand(CLI::App* parent) {
   compat->add_flag("--remote-log-metadata-decoder", options->remote_log_metadata_decoder,
                    "= --records --decoder remote-log-metadata");
 
-  Command command;
-  command.app = app;
-  command.run = [options]() {
-    DumpOptions& o = *options;
-    o.paths.insert(o.paths.end(), o.files.begin(), o.files.end());
-    if (o.paths.empty()) return Fail("dump", kExitUsage, "PATH is required (or --files)", o.common.json);
-    {
-      std::string capture_error;
-      if (!PrepareCapturePaths(&o.paths, /*expand_roots=*/true, &capture_error))
-        return Fail("dump", kExitUnreadable, capture_error, o.common.json);
-    }
-    const int decoders = int(o.offsets_decoder) + int(o.transaction_log_decoder) + int(o.cluster_metadata_decoder) +
-                         int(o.remote_log_metadata_decoder);
-    if (decoders > 1 || (decoders == 1 && o.decoder != "auto")) {
-      return Fail("dump", kExitUsage, "give one decoder (--decoder or one of kafka-dump-log's decoder flags)",
-                  o.common.json);
-    }
-    if (o.offsets_decoder) o.decoder = "offsets";
-    if (o.transaction_log_decoder) o.decoder = "transaction-log";
-    if (o.cluster_metadata_decoder) o.decoder = "cluster-metadata";
-    if (o.remote_log_metadata_decoder) o.decoder = "remote-log-metadata";
-    // kafka-dump-log: print data with --print-data-log or any decoder; deep iteration with either, or
-    // --deep-iteration alone (record lines without key and payload).
-    const bool print_data = o.records || o.print_data_log || decoders > 0 || o.per_record;
-    if (print_data || o.deep_iteration || o.skip_record_metadata || o.per_record) o.records = true;
-    TextRecordStyle style;
-    style.print_data = print_data || o.skip_record_metadata;
-    style.skip_record_metadata = o.skip_record_metadata;
-    int64_t from = kMinOffset, to = kMaxOffset;
-    if (!options->offsets.empty()) ParseOffsetRange(options->offsets, &from, &to);
-    Output out(1);
-    std::unique_ptr<DumpPrinter> printer =
-        options->common.json ? MakeJsonDumpPrinter(&out, options->common.bytes_format(), options->per_record)
-                             : MakeTextDumpPrinter(&out, options->common.bytes_format(),
-                                                   /*quiet_empty_files=*/!options->offsets.empty(), style);
-    Dumper dumper(*options, from, to, printer.get(), &out);
-    return dumper.Run();
-  };
-  return command;
+  return {app, [options] { return RunDump(*options); }};
 }
 
 }  // namespace klf::cli

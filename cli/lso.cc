@@ -420,10 +420,7 @@ Command AddLsoCommand(CLI::App* parent) {
   app->add_option("--producer-id-expiration-ms", args->producer_id_expiration_ms,
                   "producer.id.expiration.ms (default 86400000)");
   app->add_option("--bootstrap-server", args->bootstrap, "broker address printed in the abort command");
-  Command c;
-  c.app = app;
-  c.run = [args] { return RunLso(*args); };
-  return c;
+  return {app, [args] { return RunLso(*args); }};
 }
 
 }  // namespace klf::cli

@@ -136,10 +136,7 @@ Command AddReindexCommand(CLI::App* parent) {
                   "producer.id.expiration.ms");
   app->add_flag("--force", args->force, "replace an existing --out that a previous klf run wrote");
   app->add_flag("--json", args->json, "print a JSON summary");
-  Command c;
-  c.app = app;
-  c.run = [args] { return RunReindex(*args); };
-  return c;
+  return {app, [args] { return RunReindex(*args); }};
 }
 
 }  // namespace klf::cli

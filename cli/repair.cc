@@ -537,10 +537,7 @@ Command AddRepairCommand(CLI::App* parent) {
       ->type_name("DIR");
   app->add_option("--config", args->configs,
                   "KEY=VALUE: index.interval.bytes (default 4096), segment.index.bytes, producer.id.expiration.ms");
-  Command c;
-  c.app = app;
-  c.run = [args] { return RunRepair(*args); };
-  return c;
+  return {app, [args] { return RunRepair(*args); }};
 }
 
 }  // namespace klf::cli

@@ -322,10 +322,7 @@ Command AddTriageCommand(CLI::App* parent) {
                   "klf wrote it)")
       ->type_name("FILE");
   app->add_flag("--force", args->force, "replace an existing --html FILE that a previous klf command wrote");
-  Command c;
-  c.app = app;
-  c.run = [args] { return RunTriage(*args); };
-  return c;
+  return {app, [args] { return RunTriage(*args); }};
 }
 
 }  // namespace klf::cli

@@ -317,15 +317,12 @@ Command AddTxnCommand(CLI::App* parent) {
                     "partitions loaded at once (default: one per core); the output does not depend on it")
         ->check(CLI::Range(0, 256));
   }
-  Command c;
-  c.app = app;
-  c.run = [args, describe, hanging, audit]() {
-    if (describe->parsed()) return RunDescribe(*args);
-    if (hanging->parsed()) return RunFindHanging(*args);
-    if (audit->parsed()) return RunAudit(*args);
-    return int(kExitUsage);
-  };
-  return c;
+  return {app, [args, describe, hanging, audit]() {
+            if (describe->parsed()) return RunDescribe(*args);
+            if (hanging->parsed()) return RunFindHanging(*args);
+            if (audit->parsed()) return RunAudit(*args);
+            return int(kExitUsage);
+          }};
 }
 
 }  // namespace klf::cli

@@ -188,10 +188,7 @@ Command AddVerifyCommand(CLI::App* parent) {
   app->add_option("PATH", args->paths, "Files, partition directories or broker log directories")
       ->required()
       ->type_name("PATH");
-  Command command;
-  command.app = app;
-  command.run = [args]() { return Run(*args); };
-  return command;
+  return {app, [args]() { return Run(*args); }};
 }
 
 }  // namespace klf::cli
