@@ -34,9 +34,16 @@ struct TxnArgs {
   unsigned jobs = 0;  // partitions loaded at once (0: one per core)
 };
 
-// The PATHs' partition directories: the coordinator's (`__transaction_state-N`) and the others.
-bool Resolve(const char* command, const TxnArgs& a, std::vector<std::string>* txn_dirs,
-             std::vector<std::string>* data_dirs, int* exit_code) {
+// What the three commands share: the PATHs' partition directories, the coordinator's
+// (`__transaction_state-N`, required unless `coordinator_optional`) and the others, and the coordinator's
+// records loaded from the first. False once the run has failed (*exit_code is Fail's).
+struct TxnInputs {
+  std::vector<std::string> txn_dirs, data_dirs;
+  CoordinatorLog log;
+  CollectingSink sink;
+  LoadOptions options;  // for the data partitions
+};
+bool LoadInputs(const char* command, const TxnArgs& a, bool coordinator_optional, TxnInputs* in, int* exit_code) {
   ResolvedPaths resolved;
   std::string error;
   if (!ResolvePartitionPaths(a.paths, 1, &resolved, &error, exit_code)) {
@@ -47,9 +54,20 @@ bool Resolve(const char* command, const TxnArgs& a, std::vector<std::string>* tx
     for (const std::string& d : p.dirs) {
       std::string name = p.name.empty() ? std::filesystem::path(d).lexically_normal().filename().string() : p.name;
       if (name.empty()) name = std::filesystem::path(d).lexically_normal().parent_path().filename().string();
-      (IsTransactionStateDirName(name) ? txn_dirs : data_dirs)->push_back(d);
+      (IsTransactionStateDirName(name) ? in->txn_dirs : in->data_dirs).push_back(d);
     }
   }
+  if (in->txn_dirs.empty() && !coordinator_optional) {
+    *exit_code = Fail(command, kExitUsage, "no __transaction_state-N partition directory in the PATHs given", a.json);
+    return false;
+  }
+  if (!LoadCoordinatorLog(in->txn_dirs, &in->log, &in->sink, &error)) {
+    *exit_code = Fail(command, kExitUnreadable, error, a.json);
+    return false;
+  }
+  in->log.same_cluster_vouched = a.same_cluster;
+  in->options.now_ms = a.now;
+  in->options.producer_id_expiration_ms = a.producer_id_expiration_ms;
   return true;
 }
 
@@ -104,15 +122,12 @@ std::string Advice(const HangingTransaction& h) {
 }
 
 int RunDescribe(const TxnArgs& a) {
-  std::vector<std::string> txn_dirs, data_dirs;
+  TxnInputs in;
   int exit_code = kExitOk;
-  if (!Resolve("txn describe", a, &txn_dirs, &data_dirs, &exit_code)) return exit_code;
-  if (txn_dirs.empty())
-    return Fail("txn describe", kExitUsage, "no __transaction_state-N partition directory in the PATHs given", a.json);
-  CoordinatorLog log;
-  CollectingSink sink;
-  std::string error;
-  if (!LoadCoordinatorLog(txn_dirs, &log, &sink, &error)) return Fail("txn describe", kExitUnreadable, error, a.json);
+  if (!LoadInputs("txn describe", a, /*coordinator_optional=*/false, &in, &exit_code)) return exit_code;
+  const std::vector<std::string>& txn_dirs = in.txn_dirs;
+  const CoordinatorLog& log = in.log;
+  const CollectingSink& sink = in.sink;
   if (a.json) {
     nlohmann::json ids = nlohmann::json::array();
     for (const auto& [id, h] : log.ids) {
@@ -138,21 +153,15 @@ int RunDescribe(const TxnArgs& a) {
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): the command's flag checks, its load and one text line per verdict
 int RunFindHanging(const TxnArgs& a) {
-  std::vector<std::string> txn_dirs, data_dirs;
+  TxnInputs in;
   int exit_code = kExitOk;
-  if (!Resolve("txn find-hanging", a, &txn_dirs, &data_dirs, &exit_code)) return exit_code;
-  CoordinatorLog log;
-  CollectingSink sink;
-  std::string error;
-  if (!LoadCoordinatorLog(txn_dirs, &log, &sink, &error))
-    return Fail("txn find-hanging", kExitUnreadable, error, a.json);
-  log.same_cluster_vouched = a.same_cluster;
-  LoadOptions options;
-  options.now_ms = a.now;
-  options.producer_id_expiration_ms = a.producer_id_expiration_ms;
+  if (!LoadInputs("txn find-hanging", a, /*coordinator_optional=*/true, &in, &exit_code)) return exit_code;
+  const std::vector<std::string>& txn_dirs = in.txn_dirs;
+  const std::vector<std::string>& data_dirs = in.data_dirs;
+  CollectingSink& sink = in.sink;
   std::vector<std::string> unreadable;
   std::vector<HangingTransaction> hanging =
-      FindHangingTransactions(data_dirs, log, options, &sink, &unreadable, a.jobs);
+      FindHangingTransactions(data_dirs, in.log, in.options, &sink, &unreadable, a.jobs);
   if (a.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const HangingTransaction& h : hanging) {
@@ -225,20 +234,12 @@ nlohmann::json FactsJson(const std::vector<AuditFact>& facts) {
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): the command's flag checks, its load and one text line per finding
 int RunAudit(const TxnArgs& a) {
-  std::vector<std::string> txn_dirs, data_dirs;
+  TxnInputs in;
   int exit_code = kExitOk;
-  if (!Resolve("txn audit", a, &txn_dirs, &data_dirs, &exit_code)) return exit_code;
-  if (txn_dirs.empty())
-    return Fail("txn audit", kExitUsage, "no __transaction_state-N partition directory in the PATHs given", a.json);
-  CoordinatorLog log;
-  CollectingSink sink;
-  std::string error;
-  if (!LoadCoordinatorLog(txn_dirs, &log, &sink, &error)) return Fail("txn audit", kExitUnreadable, error, a.json);
-  log.same_cluster_vouched = a.same_cluster;
-  LoadOptions options;
-  options.now_ms = a.now;
-  options.producer_id_expiration_ms = a.producer_id_expiration_ms;
-  AuditReport r = AuditTransactions(log, data_dirs, options, &sink, a.jobs);
+  if (!LoadInputs("txn audit", a, /*coordinator_optional=*/false, &in, &exit_code)) return exit_code;
+  const std::vector<std::string>& txn_dirs = in.txn_dirs;
+  CollectingSink& sink = in.sink;
+  AuditReport r = AuditTransactions(in.log, in.data_dirs, in.options, &sink, a.jobs);
   if (a.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const AuditFinding& f : r.findings) {
