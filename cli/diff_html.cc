@@ -687,16 +687,7 @@ std::string Overview(const std::vector<HtmlPartitionDrawn>& partitions, const st
     s += fmt::format(R"(<p class="verdict ok">No findings in {} partition{}: the replicas agree.</p>)",
                      partitions.size(), partitions.size() == 1 ? "" : "s");
   }
-  std::vector<std::string> args;
-  for (const std::string& a : info.argv) args.push_back(EscPath(ShellQuote(a)));
-  std::string inputs;
-  for (const std::string& in : info.inputs)
-    inputs += fmt::format("<li><code class=\"path\">{}</code></li>", EscPath(in));
-  s += R"(<table class="overview">)";
-  s += fmt::format("<tr><th>generated</th><td><time>{}</time></td></tr>", Iso(info.generated_ms));
-  s += fmt::format("<tr><th>klf version</th><td>{}</td></tr>", Esc(info.version));
-  s += fmt::format("<tr><th>command line</th><td><code class=\"cmdline\">{}</code></td></tr>", fmt::join(args, " "));
-  s += fmt::format("<tr><th>inputs</th><td><ul class=\"inputs\">{}</ul></td></tr>", inputs);
+  s += HtmlOverviewHead(info);
   for (const auto& [what, dirs] : info.other_inputs) {
     std::string list;
     for (const std::string& d : dirs) list += fmt::format("<li><code class=\"path\">{}</code></li>", EscPath(d));
@@ -877,9 +868,19 @@ std::string DiffHtmlPartitionSection(const HtmlPartition& partition, size_t pi, 
 }
 
 std::string HtmlEscape(std::string_view raw) { return Esc(raw); }
-std::string HtmlEscapePath(std::string_view raw) { return EscPath(raw); }
-std::string HtmlIsoTime(int64_t ms) { return Iso(ms); }
-std::string HtmlShellQuote(const std::string& arg) { return ShellQuote(arg); }
+
+std::string HtmlOverviewHead(const HtmlReportInfo& info) {
+  std::vector<std::string> args;
+  for (const std::string& a : info.argv) args.push_back(EscPath(ShellQuote(a)));
+  std::string inputs;
+  for (const std::string& in : info.inputs)
+    inputs += fmt::format("<li><code class=\"path\">{}</code></li>", EscPath(in));
+  return fmt::format(
+      "<table class=\"overview\"><tr><th>generated</th><td><time>{}</time></td></tr><tr><th>klf version</th><td>{}"
+      "</td></tr><tr><th>command line</th><td><code class=\"cmdline\">{}</code></td></tr><tr><th>inputs</th><td><ul "
+      "class=\"inputs\">{}</ul></td></tr>",
+      Iso(info.generated_ms), Esc(info.version), fmt::join(args, " "), inputs);
+}
 
 HtmlReportInfo HtmlReportInfoNow(std::vector<std::string> inputs, int exit_code) {
   HtmlReportInfo info;

@@ -73,11 +73,10 @@ std::string DiffHtmlPage(const std::vector<HtmlPartition>& partitions, const Htm
 std::string DiffHtmlPartitionSection(const HtmlPartition& partition, size_t pi, BytesFormat format);
 std::string HtmlPageShell(const std::string& title, const std::string& version, const std::string& body,
                           const std::string& marker, const std::string& extra_style = "");
-// Text for a page: HTML-escaped, invalid UTF-8 shown as \xNN; a path that wraps only after a '/'.
+// Text for a page: HTML-escaped, invalid UTF-8 shown as \xNN.
 std::string HtmlEscape(std::string_view raw);
-std::string HtmlEscapePath(std::string_view raw);
-// ISO-8601 UTC of ms since the epoch; a command line as a POSIX shell would need it quoted.
-std::string HtmlIsoTime(int64_t ms);
-std::string HtmlShellQuote(const std::string& arg);
+// The overview table's opening and first rows, which both pages share: generated (ISO-8601 UTC), klf
+// version, the command line (each argument as a POSIX shell would need it quoted), the inputs.
+std::string HtmlOverviewHead(const HtmlReportInfo& info);
 
 }  // namespace klf::cli

@@ -49,16 +49,7 @@ std::string Overview(const TriageReport& r, const HtmlReportInfo& info) {
     s +=
         fmt::format(R"(<p class="verdict ok">Nothing diverged, pinned or damaged in {} partitions.</p>)", n.partitions);
   }
-  std::vector<std::string> args;
-  for (const std::string& a : info.argv) args.push_back(HtmlEscapePath(HtmlShellQuote(a)));
-  std::string inputs;
-  for (const std::string& in : info.inputs)
-    inputs += fmt::format("<li><code class=\"path\">{}</code></li>", HtmlEscapePath(in));
-  s += R"(<table class="overview">)";
-  s += fmt::format("<tr><th>generated</th><td><time>{}</time></td></tr>", HtmlIsoTime(info.generated_ms));
-  s += fmt::format("<tr><th>klf version</th><td>{}</td></tr>", HtmlEscape(info.version));
-  s += fmt::format("<tr><th>command line</th><td><code class=\"cmdline\">{}</code></td></tr>", fmt::join(args, " "));
-  s += fmt::format("<tr><th>inputs</th><td><ul class=\"inputs\">{}</ul></td></tr>", inputs);
+  s += HtmlOverviewHead(info);
   std::vector<std::string> brokers;
   for (const std::string& b : r.brokers) brokers.push_back(HtmlEscape(b));
   s += fmt::format("<tr><th>brokers</th><td>{}</td></tr>", fmt::join(brokers, ", "));
