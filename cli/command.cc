@@ -58,10 +58,17 @@ void PrintError(const std::string& command, const std::string& message) {
   std::fprintf(stderr, "klf %s: %s\n", command.c_str(), EscapeInvalidUtf8(message).c_str());
 }
 
+void AddErrorFields(nlohmann::json* j, const std::string& command, int exit_code, const std::string& message) {
+  (*j)["error"] = message;
+  (*j)["command"] = command;
+  (*j)["exitCode"] = exit_code;
+}
+
 namespace {
 nlohmann::json ErrorDocument(const std::string& command, int exit_code, const std::string& message,
                              const nlohmann::json* fields) {
-  nlohmann::json j = {{"error", message}, {"command", command}, {"exitCode", exit_code}};
+  nlohmann::json j;
+  AddErrorFields(&j, command, exit_code, message);
   if (fields != nullptr && fields->is_object()) {
     for (const auto& [k, v] : fields->items()) j[k] = v;
   }

@@ -54,6 +54,9 @@ void PrintError(const std::string& command, const std::string& message);
 // given. Every command prints this shape through Fail (or, for JSON Lines output, in its stream).
 std::string ErrorJson(const std::string& command, int exit_code, const std::string& message,
                       const nlohmann::json* fields = nullptr);
+// The error object's fields added to a report `j` that is printed all the same (partitions that could
+// not be read beside those that could).
+void AddErrorFields(nlohmann::json* j, const std::string& command, int exit_code, const std::string& message);
 // That object and a newline on stdout (PrintJson).
 void PrintErrorJson(const std::string& command, int exit_code, const std::string& message,
                     const nlohmann::json* fields = nullptr);

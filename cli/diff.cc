@@ -735,19 +735,14 @@ int Run(const DiffArgs& given) {
       }
       // Partitions that could not be read: the report carries the error object's fields too.
       if (!load_errors.empty()) {
-        j["error"] = load_errors.front();
-        j["command"] = "diff";
-        j["exitCode"] = exit_code;
+        AddErrorFields(&j, "diff", exit_code, load_errors.front());
       }
     }
     WriteJson(&out, j, 1);
     out.Append('\n');
   } else {
-    if (!txn_log.dirs.empty()) {
-      out.Append(EscapeInvalidUtf8(fmt::format("coordinator's records: {} __transaction_state partitions ({}{})\n\n",
-                                               txn_log.dirs.size(), txn_log.dirs.front(),
-                                               txn_log.dirs.size() > 1 ? ", ..." : "")));
-    }
+    if (!txn_log.dirs.empty())
+      out.Append(EscapeInvalidUtf8("coordinator's records: " + TxnLogDirsText(txn_log) + "\n\n"));
     std::string head;
     if (metadata.get()) {
       head += fmt::format("metadata log: {}\n", MetadataLogText(*metadata.get()));

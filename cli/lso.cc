@@ -132,10 +132,7 @@ std::string SingleText(const LsoReport& rep, const std::string& dir, const TxnLo
       "  last stable offset {}{}\n  log end offset     {}\n",
       rep.partition, dir, rep.log_start_offset, rep.high_watermark, rep.last_stable_offset,
       rep.pinned() ? "  (PINNED)" : "", rep.log_end_offset);
-  if (!txn_log.dirs.empty()) {
-    out += fmt::format("  coordinator's log  {} __transaction_state partitions ({}{})\n", txn_log.dirs.size(),
-                       txn_log.dirs.front(), txn_log.dirs.size() > 1 ? ", ..." : "");
-  }
+  if (!txn_log.dirs.empty()) out += "  coordinator's log  " + TxnLogDirsText(txn_log) + "\n";
   if (rep.open_transactions.empty()) out += "  open transactions  none\n";
   for (const OpenTxn& t : rep.open_transactions) {
     out += fmt::format("  open transaction   producer {} epoch {} offsets {}..{} last timestamp {}{}\n", t.producer_id,
@@ -312,19 +309,12 @@ int RunLsoLogDirs(const LsoArgs& a, const ResolvedPaths& resolved, const std::ve
       }
       if (!a.only_findings || r.pinned()) j["partitions"].push_back(SingleJson(r, p.dir, txn_log));
     }
-    if (!unreadable.empty()) {
-      j["error"] = unreadable.front();
-      j["command"] = "lso";
-      j["exitCode"] = exit_code;
-    }
+    if (!unreadable.empty()) AddErrorFields(&j, "lso", exit_code, unreadable.front());
     WriteJson(&out, j, 2);
     out.Append("\n");
   } else {
     std::string text;
-    if (!txn_log.dirs.empty()) {
-      text += fmt::format("coordinator's records: {} __transaction_state partitions ({}{})\n\n", txn_log.dirs.size(),
-                          txn_log.dirs.front(), txn_log.dirs.size() > 1 ? ", ..." : "");
-    }
+    if (!txn_log.dirs.empty()) text += "coordinator's records: " + TxnLogDirsText(txn_log) + "\n\n";
     // The pinned partitions in full, first; then one line per partition whose LSO is not pinned.
     for (const LsoPartition& p : parts) {
       if (p.loaded && p.report.pinned()) text += SingleText(p.report, p.dir, txn_log) + "\n";

@@ -376,10 +376,7 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
   }
   std::string out =
       fmt::format("partition {}: target {}, healthy {}\n", plan.partition, plan.target, fmt::join(plan.healthy, ", "));
-  if (!txn_log.dirs.empty()) {
-    out += fmt::format("coordinator's records: {} __transaction_state partitions ({}{})\n", txn_log.dirs.size(),
-                       txn_log.dirs.front(), txn_log.dirs.size() > 1 ? ", ..." : "");
-  }
+  if (!txn_log.dirs.empty()) out += "coordinator's records: " + TxnLogDirsText(txn_log) + "\n";
   if (plan.findings.empty())
     out += "no divergence of the target: nothing to repair (the copy is the target, reindexed)\n";
   for (size_t i = 0; i < plan.findings.size(); ++i) {

@@ -20,6 +20,11 @@ void AddTxnLogOptions(CLI::App* sub, TxnLogArgs* args) {
   sub->add_flag("--same-cluster", args->same_cluster, kSameClusterHelp);
 }
 
+std::string TxnLogDirsText(const TxnLog& t) {
+  return fmt::format("{} __transaction_state partitions ({}{})", t.dirs.size(), t.dirs.front(),
+                     t.dirs.size() > 1 ? ", ..." : "");
+}
+
 bool LoadTxnLog(const TxnLogArgs& args, const std::vector<std::string>& replica_paths, TxnLog* out,
                 std::string* error) {
   namespace fs = std::filesystem;

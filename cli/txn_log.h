@@ -39,6 +39,9 @@ struct TxnLog {
   const CoordinatorLog* get() const { return log.get(); }
 };
 
+// "N __transaction_state partitions (FIRST, ...)": how the text reports name the directories read.
+std::string TxnLogDirsText(const TxnLog& t);
+
 // `replica_paths`: the PATHs as given. False with *error (which names the directory) only when an
 // explicit --txn-log cannot be used.
 bool LoadTxnLog(const TxnLogArgs& args, const std::vector<std::string>& replica_paths, TxnLog* out, std::string* error);
