@@ -148,16 +148,15 @@ int RunSalvage(const RepairArgs& a, const LogConfig& config, int64_t expiration)
     j["logEndOffset"] = r.log_end_offset;
     j["dropped"] = nlohmann::json::array();
     for (const SalvageDrop& d : r.dropped) {
-      j["dropped"].push_back(
-          {{"file", d.file},
-           {"position", d.position},
-           {"bytes", d.bytes},
-           {"batches", d.batches},
-           {"firstOffset", d.first_offset ? nlohmann::json(*d.first_offset) : nlohmann::json(nullptr)},
-           {"lastOffset", d.last_offset ? nlohmann::json(*d.last_offset) : nlohmann::json(nullptr)},
-           {"wholeSegment", d.whole_segment},
-           {"unreadable", d.unreadable},
-           {"reason", d.reason}});
+      j["dropped"].push_back({{"file", d.file},
+                              {"position", d.position},
+                              {"bytes", d.bytes},
+                              {"batches", d.batches},
+                              {"firstOffset", IntOrNull(d.first_offset)},
+                              {"lastOffset", IntOrNull(d.last_offset)},
+                              {"wholeSegment", d.whole_segment},
+                              {"unreadable", d.unreadable},
+                              {"reason", d.reason}});
     }
     j["unreadable"] = r.unreadable;
     PrintJson(j, 2);
@@ -224,6 +223,34 @@ std::string ChangesText(const RepairResult& r) {
   if (r.keys_changed_count > 20) out += ",...";
   if (r.keys_changed_count) out += " (offset of the key's latest record before->after)";
   return out + "\n";
+}
+
+// The written copy in --json ("result"); a rebuilt copy has no markers inserted or records removed.
+nlohmann::json ResultJson(const RepairResult& result, bool rebuilt) {
+  nlohmann::json rem = nlohmann::json::array();
+  for (const Finding& f : result.remaining) rem.push_back(FindingJson(f, result.remaining_labels));
+  nlohmann::json j = {{"out", result.out_partition_dir},
+                      {"segments", result.segments},
+                      {"batchesWritten", result.batches_written},
+                      {"batchesCopied", result.batches_copied},
+                      {"logEndOffset", result.log_end_offset},
+                      {"lastStableOffset", result.last_stable_offset},
+                      {"remainingDivergences", rem},
+                      {"consumerChanges", ChangesJson(result)}};
+  if (!rebuilt) {
+    j["markersInserted"] = result.markers_inserted;
+    j["recordsRemoved"] = result.records_removed;
+  }
+  return j;
+}
+
+std::string RemainingText(const RepairResult& result) {
+  std::string out;
+  for (const Finding& f : result.remaining) {
+    out += fmt::format("still divergent: {} offsets {}..{}: {}\n", FindingKindName(f.kind), f.first_offset,
+                       f.last_offset, f.evidence);
+  }
+  return out;
 }
 
 // "repaired" when every step answering the finding writes something (with its certainty), else "left: ...".
@@ -357,20 +384,7 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
     }
     j["plan"] = nlohmann::json::array();
     for (const RepairAction& x : plan.actions) j["plan"].push_back(ActionJson(x));
-    if (wrote) {
-      nlohmann::json rem = nlohmann::json::array();
-      for (const Finding& f : result.remaining) rem.push_back(FindingJson(f, result.remaining_labels));
-      j["result"] = {{"out", result.out_partition_dir},
-                     {"segments", result.segments},
-                     {"batchesWritten", result.batches_written},
-                     {"markersInserted", result.markers_inserted},
-                     {"batchesCopied", result.batches_copied},
-                     {"recordsRemoved", result.records_removed},
-                     {"logEndOffset", result.log_end_offset},
-                     {"lastStableOffset", result.last_stable_offset},
-                     {"remainingDivergences", rem}};
-      j["result"]["consumerChanges"] = ChangesJson(result);
-    }
+    if (wrote) j["result"] = ResultJson(result, /*rebuilt=*/false);
     PrintJson(j, 2);
     return exit;
   }
@@ -410,14 +424,8 @@ int RunResolved(const RepairArgs& a, RepairOptions options) {
         result.out_partition_dir, result.segments, result.batches_written, result.markers_inserted,
         result.batches_copied, result.records_removed, result.log_end_offset, result.last_stable_offset);
     out += ChangesText(result);
-    if (result.remaining.empty()) {
-      out += "diff of the copy against the healthy replicas: no divergence\n";
-    } else {
-      for (const Finding& f : result.remaining) {
-        out += fmt::format("still divergent: {} offsets {}..{}: {}\n", FindingKindName(f.kind), f.first_offset,
-                           f.last_offset, f.evidence);
-      }
-    }
+    if (result.remaining.empty()) out += "diff of the copy against the healthy replicas: no divergence\n";
+    out += RemainingText(result);
   }
   PrintText(EscapeInvalidUtf8(out));
   return exit;
@@ -446,8 +454,6 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
   }
   int exit = result.remaining.empty() ? kExitOk : kExitProblems;
   if (a.json) {
-    nlohmann::json rem = nlohmann::json::array();
-    for (const Finding& f : result.remaining) rem.push_back(FindingJson(f, result.remaining_labels));
     nlohmann::json j;
     j["target"] = a.target;
     j["rebuildFrom"] = a.rebuild_from;
@@ -459,14 +465,7 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
                                          "the target is written as a follower holds the partition after "
                                          "re-fetching the whole log from " +
                                              a.rebuild_from}}});
-    j["result"] = {{"out", result.out_partition_dir},
-                   {"segments", result.segments},
-                   {"batchesWritten", result.batches_written},
-                   {"batchesCopied", result.batches_copied},
-                   {"logEndOffset", result.log_end_offset},
-                   {"lastStableOffset", result.last_stable_offset},
-                   {"remainingDivergences", rem}};
-    j["result"]["consumerChanges"] = ChangesJson(result);
+    j["result"] = ResultJson(result, /*rebuilt=*/true);
     PrintJson(j, 2);
     return exit;
   }
@@ -480,10 +479,7 @@ int RunRebuild(const RepairArgs& a, const RepairOptions& options) {
     out += fmt::format("diff of the copy against {}{}: no divergence\n", a.rebuild_from,
                        a.replicas.empty() ? "" : " and the other replicas");
   }
-  for (const Finding& f : result.remaining) {
-    out += fmt::format("still divergent: {} offsets {}..{}: {}\n", FindingKindName(f.kind), f.first_offset,
-                       f.last_offset, f.evidence);
-  }
+  out += RemainingText(result);
   PrintText(EscapeInvalidUtf8(out));
   return exit;
 }
