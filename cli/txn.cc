@@ -125,30 +125,27 @@ int RunDescribe(const TxnArgs& a) {
   TxnInputs in;
   int exit_code = kExitOk;
   if (!LoadInputs("txn describe", a, /*coordinator_optional=*/false, &in, &exit_code)) return exit_code;
-  const std::vector<std::string>& txn_dirs = in.txn_dirs;
-  const CoordinatorLog& log = in.log;
-  const CollectingSink& sink = in.sink;
   if (a.json) {
     nlohmann::json ids = nlohmann::json::array();
-    for (const auto& [id, h] : log.ids) {
+    for (const auto& [id, h] : in.log.ids) {
       nlohmann::json records = nlohmann::json::array();
       for (const CoordinatorRecord& r : h.records) records.push_back(RecordJson(r));
       ids.push_back(
           {{"transactionalId", EscapeInvalidUtf8(id)}, {"latest", RecordJson(h.latest())}, {"records", records}});
     }
-    nlohmann::json j = {{"partitions", txn_dirs}, {"transactionalIds", ids}, {"problems", ProblemsJson(sink)}};
+    nlohmann::json j = {{"partitions", in.txn_dirs}, {"transactionalIds", ids}, {"problems", ProblemsJson(in.sink)}};
     PrintJson(j);
   } else {
-    PrintProblems(sink);
+    PrintProblems(in.sink);
     Output out(1);
-    for (const auto& [id, h] : log.ids) {
+    for (const auto& [id, h] : in.log.ids) {
       out.Append(fmt::format("transactionalId {}: {}\n", EscapeInvalidUtf8(id), RecordText(h.latest())));
       for (const CoordinatorRecord& r : h.records) out.Append(fmt::format("  {}\n", RecordText(r)));
     }
-    out.Append(
-        fmt::format("{} transactional ids in {} __transaction_state partitions\n", log.ids.size(), txn_dirs.size()));
+    out.Append(fmt::format("{} transactional ids in {} __transaction_state partitions\n", in.log.ids.size(),
+                           in.txn_dirs.size()));
   }
-  return sink.ErrorCount() > 0 ? kExitProblems : kExitOk;
+  return in.sink.ErrorCount() > 0 ? kExitProblems : kExitOk;
 }
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): the command's flag checks, its load and one text line per verdict
@@ -156,12 +153,9 @@ int RunFindHanging(const TxnArgs& a) {
   TxnInputs in;
   int exit_code = kExitOk;
   if (!LoadInputs("txn find-hanging", a, /*coordinator_optional=*/true, &in, &exit_code)) return exit_code;
-  const std::vector<std::string>& txn_dirs = in.txn_dirs;
-  const std::vector<std::string>& data_dirs = in.data_dirs;
-  CollectingSink& sink = in.sink;
   std::vector<std::string> unreadable;
   std::vector<HangingTransaction> hanging =
-      FindHangingTransactions(data_dirs, in.log, in.options, &sink, &unreadable, a.jobs);
+      FindHangingTransactions(in.data_dirs, in.log, in.options, &in.sink, &unreadable, a.jobs);
   if (a.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const HangingTransaction& h : hanging) {
@@ -187,16 +181,16 @@ int RunFindHanging(const TxnArgs& a) {
                         {"why", h.coordinator.why},
                         {"evidence", evidence}}}});
     }
-    nlohmann::json j = {{"coordinatorPartitions", txn_dirs},
-                        {"partitionsExamined", data_dirs.size()},
+    nlohmann::json j = {{"coordinatorPartitions", in.txn_dirs},
+                        {"partitionsExamined", in.data_dirs.size()},
                         {"hanging", list},
                         {"unreadable", unreadable},
-                        {"problems", ProblemsJson(sink)}};
+                        {"problems", ProblemsJson(in.sink)}};
     PrintJson(j);
   } else {
-    PrintProblems(sink);
+    PrintProblems(in.sink);
     Output out(1);
-    if (txn_dirs.empty())
+    if (in.txn_dirs.empty())
       out.Append(
           "no __transaction_state partition in the PATHs: the coordinator's verdicts are unknown "
           "(give a broker log dir that holds them)\n");
@@ -218,7 +212,7 @@ int RunFindHanging(const TxnArgs& a) {
         out.Append(fmt::format("  evidence: {}: {}\n", EscapeInvalidUtf8(r.file), RecordText(r)));
       out.Append(fmt::format("  next: {}\n", Advice(h)));
     }
-    out.Append(fmt::format("{} hanging transactions in {} partitions\n", hanging.size(), data_dirs.size()));
+    out.Append(fmt::format("{} hanging transactions in {} partitions\n", hanging.size(), in.data_dirs.size()));
   }
   int code = hanging.empty() ? kExitOk : kExitProblems;
   if (!unreadable.empty()) code = WorseExit(code, kExitUnreadable);
@@ -237,9 +231,7 @@ int RunAudit(const TxnArgs& a) {
   TxnInputs in;
   int exit_code = kExitOk;
   if (!LoadInputs("txn audit", a, /*coordinator_optional=*/false, &in, &exit_code)) return exit_code;
-  const std::vector<std::string>& txn_dirs = in.txn_dirs;
-  CollectingSink& sink = in.sink;
-  AuditReport r = AuditTransactions(in.log, in.data_dirs, in.options, &sink, a.jobs);
+  AuditReport r = AuditTransactions(in.log, in.data_dirs, in.options, &in.sink, a.jobs);
   if (a.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const AuditFinding& f : r.findings) {
@@ -256,7 +248,7 @@ int RunAudit(const TxnArgs& a) {
                       {"facts", FactsJson(f.facts)},
                       {"why", f.why}});
     }
-    nlohmann::json j = {{"coordinatorPartitions", txn_dirs},
+    nlohmann::json j = {{"coordinatorPartitions", in.txn_dirs},
                         {"partitionCopies", r.partition_copies},
                         {"decisions", r.decisions},
                         {"decisionsJudged", r.version2_decisions},
@@ -266,10 +258,10 @@ int RunAudit(const TxnArgs& a) {
                         {"findings", list},
                         {"unreadable", r.unreadable},
                         {"otherCluster", r.foreign},
-                        {"problems", ProblemsJson(sink)}};
+                        {"problems", ProblemsJson(in.sink)}};
     PrintJson(j);
   } else {
-    PrintProblems(sink);
+    PrintProblems(in.sink);
     Output out(1);
     for (const AuditFinding& f : r.findings) {
       out.Append(fmt::format("{}: {} ({}): producer {}, transactional id '{}', coordinator: {}\n", f.topic_partition,
