@@ -130,19 +130,24 @@ class Round {
   std::vector<OffsetMap::KeyDigest> digests_;
   std::vector<std::optional<int64_t>> found_;  // one batch's answers from lookahead_
   std::unique_ptr<LookupAhead> lookahead_;     // the cleaning pass's look-ahead, if any
-  std::string section_;                        // a records section the look-ahead decompressed
+  // The batch the look-ahead thread decoded and looked up, last taken (LookupAhead::TakeDecoded).
+  std::unique_ptr<LookupAhead::Decoded> taken_;
+  const RecordDecoder* decoded_ = &decoder_;  // the last Decode's records: decoder_'s or taken_'s
+  int64_t answers_taken_ = 0;                 // map answers used from taken_ batches
 };
 
 bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error, bool keys_only) {
   CollectingSink local;
-  const BatchHeader& h = batch.header;
+  decoded_ = &decoder_;
   bool ok;
   if (keys_only) {
     ok = decoder_.DecodeKeys(batch, seg.log_path, &local);
-  } else if (lookahead_ && h.magic >= 2 && LookupAhead::HandsOver(h.compression) && !h.is_control &&
-             lookahead_->TakeSection(seg.log_path, h, &section_)) {
-    // The look-ahead thread decompressed this batch already: each batch is decompressed once in the pass.
-    ok = decoder_.DecodeDecompressed(batch, seg.log_path, &local, &section_);
+  } else if (lookahead_ && LookupAhead::HandsOver(batch.header) &&
+             lookahead_->TakeDecoded(seg.log_path, batch.header, &taken_)) {
+    // The look-ahead thread decoded this batch (the same records Decode gives) and looked its keys up:
+    // each batch is decompressed and decoded once in the cleaning phase.
+    decoded_ = &taken_->decoder;
+    return true;
   } else {
     ok = decoder_.Decode(batch, seg.log_path, &local);
   }
@@ -157,8 +162,8 @@ bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string
 }
 
 std::optional<ControlType> Round::FirstControlType(const BatchView& batch) {
-  if (decoder_.records().empty()) return std::nullopt;
-  auto c = ControlBatchMarker(decoder_.records());
+  if (decoded_->records().empty()) return std::nullopt;
+  auto c = ControlBatchMarker(decoded_->records());
   return c ? c->type : ControlType::kUnknown;
 }
 
@@ -383,7 +388,7 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
     stats.bytes_read += int64_t(b.bytes.size());
     if (need_records && !h.is_control && d.retention != BatchRetention::kDelete && !Decode(seg, b, error)) return false;
     const BatchHeader& full_header =
-        need_records && (h.is_control || d.retention != BatchRetention::kDelete) ? decoder_.header() : h;
+        need_records && (h.is_control || d.retention != BatchRetention::kDelete) ? decoded_->header() : h;
 
     BatchExplain ex;
     if (explain_) {
@@ -406,7 +411,7 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
 
     if (d.retention == BatchRetention::kDelete) {
       // Records are not read (and not counted) for a deleted batch.
-      if (h.is_control) stats.markers_removed += need_records ? int64_t(decoder_.records().size()) : 0;
+      if (h.is_control) stats.markers_removed += need_records ? int64_t(decoded_->records().size()) : 0;
       if (explain_) {
         ex.action = "removed";
         report_->explain.push_back(std::move(ex));
@@ -421,22 +426,27 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
       keys_.clear();
       digests_.clear();
       if (!d.discard_batch_records && !h.is_control) {
-        // Answers the look-ahead thread has are taken; the other keys are hashed and probed here.
-        found_.assign(decoder_.records().size(), std::nullopt);
-        for (size_t j = 0; j < decoder_.records().size(); j++) {
-          const Record& r = decoder_.records()[j];
-          if (!r.key || r.offset > map_->latest_offset()) continue;
-          if (lookahead_) found_[j] = lookahead_->Find(r.offset, *r.key);
-          if (!found_[j]) keys_.push_back(*r.key);
+        if (decoded_ != &decoder_) {
+          found_.swap(taken_->found);  // the look-ahead's answers for every key looked up below
+          answers_taken_ += taken_->answers;
+        } else {
+          // Answers the look-ahead thread has are taken; the other keys are hashed and probed here.
+          found_.assign(decoded_->records().size(), std::nullopt);
+          for (size_t j = 0; j < decoded_->records().size(); j++) {
+            const Record& r = decoded_->records()[j];
+            if (!r.key || r.offset > map_->latest_offset()) continue;
+            if (lookahead_) found_[j] = lookahead_->Find(r.offset, *r.key);
+            if (!found_[j]) keys_.push_back(*r.key);
+          }
+          digests_.resize(keys_.size());
+          Md5Many(keys_.data(), keys_.size(), digests_.data());
         }
-        digests_.resize(keys_.size());
-        Md5Many(keys_.data(), keys_.size(), digests_.data());
       } else {
         found_.clear();
       }
       map_->PrefetchHashed(keys_, digests_);
-      for (size_t j = 0; j < decoder_.records().size(); j++) {
-        const Record& r = decoder_.records()[j];
+      for (size_t j = 0; j < decoded_->records().size(); j++) {
+        const Record& r = decoded_->records()[j];
         stats.messages_read++;
         RecordDecision rd =
             ShouldRetainRecord(h, d, r, *map_, now_, retain_legacy_deletes, found_.empty() ? std::nullopt : found_[j]);
@@ -450,7 +460,7 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
         if (IsRetained(rd)) {
           if (r.magic != h.magic) write_original = false;  // KAFKA-4298: rewrite v0 inside v1
           if (!r.value) contains_tombstones = true;
-          retained.push_back(RecordInputFrom(r, decoder_.headers(r)));
+          retained.push_back(RecordInputFrom(r, decoded_->headers(r)));
         } else {
           write_original = false;
           if (h.is_control)
@@ -679,7 +689,7 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
   struct StopLookahead {
     Round* round;
     ~StopLookahead() {
-      if (round->lookahead_) round->report_->lookups_ahead = round->lookahead_->answered();
+      if (round->lookahead_) round->report_->lookups_ahead = round->lookahead_->answered() + round->answers_taken_;
       round->lookahead_.reset();
     }
   } stop_lookahead{this};

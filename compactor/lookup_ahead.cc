@@ -20,9 +20,11 @@ constexpr size_t kMaxReady = 64;          // blocks queued before the thread wai
 constexpr size_t kReadSize = size_t(256) << 10;
 // After finding the caller past it, batches the thread skips to get ahead again.
 constexpr int kLeadBatches = 32;
-// Decompressed sections queued for the pass (bounds memory; one larger section may wait alone).
-constexpr size_t kMaxSectionBytes = size_t(32) << 20;
-constexpr size_t kMaxSpareSections = 8;  // buffers given back, kept for the thread to reuse
+// Decoded batches queued for the pass (bounds memory; one larger batch may wait alone). 8 MiB: the
+// same speed as 32 MiB on the 256 MiB lz4 and zstd bench inputs, at 32 / 43 MiB peak RSS instead of
+// 52 / 76 MiB (docs/PERFORMANCE.md).
+constexpr size_t kMaxDecodedBytes = size_t(8) << 20;
+constexpr size_t kMaxSpareDecoded = 64;  // batches given back, kept for the thread to reuse
 
 }  // namespace
 
@@ -42,7 +44,12 @@ LookupAhead::~LookupAhead() {
 
 bool LookupAhead::Publish(std::unique_ptr<Block> block, std::unique_ptr<Block>* next) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return stop_ || ready_.size() < kMaxReady; });
+  if (ready_.size() >= kMaxReady) {
+    waiting_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return stop_ || ready_.size() < kMaxReady; });
+    waiting_ = false;
+  }
   if (stop_) return false;
   ready_.push_back(std::move(block));
   if (!spare_.empty()) {
@@ -59,62 +66,99 @@ bool LookupAhead::Publish(std::unique_ptr<Block> block, std::unique_ptr<Block>* 
   return true;
 }
 
-bool LookupAhead::PublishSection(Section* section, std::string* spare) {
+bool LookupAhead::PublishDecoded(std::unique_ptr<Decoded> decoded, std::unique_ptr<Decoded>* next) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock,
-           [&] { return stop_ || sections_.empty() || section_bytes_ + section->data.size() <= kMaxSectionBytes; });
+  auto room = [&] { return stop_ || decoded_.empty() || decoded_bytes_ + decoded->bytes <= kMaxDecodedBytes; };
+  if (!room()) {
+    waiting_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, room);
+    waiting_ = false;
+  }
   if (stop_) return false;
-  section_bytes_ += section->data.size();
-  sections_.push_back(std::move(*section));
-  sections_count_.store(sections_.size(), std::memory_order_release);
-  spare->clear();
-  if (!spare_sections_.empty()) {
-    spare->swap(spare_sections_.back());
-    spare_sections_.pop_back();
+  decoded_bytes_ += decoded->bytes;
+  decoded_.push_back(std::move(decoded));
+  decoded_count_.store(decoded_.size(), std::memory_order_release);
+  if (!spare_decoded_.empty()) {
+    *next = std::move(spare_decoded_.back());
+    spare_decoded_.pop_back();
+  } else {
+    *next = std::make_unique<Decoded>();
   }
   return true;
 }
 
-bool LookupAhead::TakeSection(const std::string& path, const BatchHeader& h, std::string* section) {
+bool LookupAhead::TakeDecoded(const std::string& path, const BatchHeader& h, std::unique_ptr<Decoded>* out) {
   auto miss = [&] {
-    // The caller decompresses this batch itself: the thread need not.
+    // The caller decodes this batch itself: the thread need not.
     if (h.last_offset > caller_offset_.load(std::memory_order_relaxed))
       caller_offset_.store(h.last_offset, std::memory_order_relaxed);
     return false;
   };
-  if (sections_count_.load(std::memory_order_acquire) == 0) return miss();
+  if (decoded_count_.load(std::memory_order_acquire) == 0) return miss();
   bool taken = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    while (!sections_.empty()) {
-      Section& s = sections_.front();
-      if (s.last_offset > h.last_offset) break;
-      const bool same = s.last_offset == h.last_offset && s.position == h.position && s.crc == h.crc &&
-                        s.size_in_bytes == h.size_in_bytes && segments_[s.segment].path == path;
-      section_bytes_ -= s.data.size();
+    while (!decoded_.empty()) {
+      Decoded& d = *decoded_.front();
+      if (d.last_offset > h.last_offset) break;
+      const bool same = d.last_offset == h.last_offset && d.position == h.position && d.crc == h.crc &&
+                        d.size_in_bytes == h.size_in_bytes && segments_[d.segment].path == path;
+      decoded_bytes_ -= d.bytes;
+      std::unique_ptr<Decoded> front = std::move(decoded_.front());
+      decoded_.pop_front();
       if (same) {
-        section->swap(s.data);  // s.data now holds the caller's previous buffer: kept for the thread
-        if (spare_sections_.size() < kMaxSpareSections && s.data.capacity() > 0) {
-          spare_sections_.push_back(std::move(s.data));
-        }
-      }
-      sections_.pop_front();
-      if (same) {
+        front.swap(*out);  // front now holds the caller's previous batch, if any: kept for the thread
         taken = true;
-        break;
       }
+      if (front && spare_decoded_.size() < kMaxSpareDecoded) spare_decoded_.push_back(std::move(front));
+      if (taken) break;
     }
-    sections_count_.store(sections_.size(), std::memory_order_release);
+    decoded_count_.store(decoded_.size(), std::memory_order_release);
   }
   cv_.notify_all();
   if (!taken) return miss();
-  sections_taken_++;
+  batches_taken_++;
+  return true;
+}
+
+bool LookupAhead::DecodeAndLookUp(const BatchView& b, size_t segment, Decoded* d) {
+  if (!d->decoder.Decode(b, segments_[segment].path, nullptr)) return false;
+  const std::vector<Record>& records = d->decoder.records();
+  const int64_t latest = map_.latest_offset();
+  keys_.clear();
+  key_records_.clear();
+  size_t bytes = records.size() * (sizeof(Record) + sizeof(std::optional<int64_t>));
+  for (size_t j = 0; j < records.size(); j++) {
+    const Record& r = records[j];
+    // The queue's count: the records, their keys and values (the bulk of the section), and at least
+    // the batch's own size.
+    if (r.key) bytes += r.key->size();
+    if (r.value) bytes += r.value->size();
+    if (r.key && r.offset <= latest) {
+      keys_.push_back(*r.key);
+      key_records_.push_back(j);
+    }
+  }
+  digests_.resize(keys_.size());
+  Md5Many(keys_.data(), keys_.size(), digests_.data());
+  for (const KeyDigest& k : digests_) map_.PrefetchSlot(k.data());
+  d->found.assign(records.size(), std::nullopt);
+  for (size_t i = 0; i < keys_.size(); i++) d->found[key_records_[i]] = map_.GetHashed(digests_[i].data());
+  d->answers = int64_t(keys_.size());
+  const BatchHeader& h = b.header;
+  d->segment = segment;
+  d->position = h.position;
+  d->last_offset = h.last_offset;
+  d->crc = h.crc;
+  d->size_in_bytes = h.size_in_bytes;
+  d->bytes = std::max<size_t>(bytes, b.bytes.size());
   return true;
 }
 
 void LookupAhead::TEST_WaitUntilIdle() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return done_ || ready_.size() >= kMaxReady; });
+  cv_.wait(lock, [this] { return done_ || waiting_ || ready_.size() >= kMaxReady; });
 }
 
 void LookupAhead::Run() {
@@ -133,7 +177,7 @@ void LookupAhead::RunLoop() {
   std::vector<int64_t> offsets;
   std::vector<KeyDigest> digests;
   std::vector<uint8_t> buffer(kReadSize);
-  std::string spare;  // a buffer for the decoder's next decompressed section
+  auto decoded = std::make_unique<Decoded>();  // the next batch to hand over
   auto block = std::make_unique<Block>();
   block->entries.reserve(kEntriesPerBlock + 64);
   const int64_t latest = map_.latest_offset();
@@ -176,6 +220,15 @@ void LookupAhead::RunLoop() {
           skip--;
           continue;
         }
+        if (HandsOver(h)) {
+          // Decoded whole for the pass, with its answers (TakeDecoded); none of them go to Find.
+          if (!DecodeAndLookUp(b, si, decoded.get())) {
+            ok = false;
+            break;
+          }
+          if (!PublishDecoded(std::move(decoded), &decoded)) return;
+          continue;
+        }
         if (!decoder.DecodeKeys(b, seg.path, nullptr)) {
           ok = false;
           break;
@@ -195,11 +248,6 @@ void LookupAhead::RunLoop() {
           block->entries.push_back(Entry{offsets[i], map_.GetHashed(digests[i].data()), uint32_t(block->keys.size()),
                                          uint32_t(keys[i].size())});
           block->keys.append(reinterpret_cast<const char*>(keys[i].data()), keys[i].size());
-        }
-        // What was decompressed for the keys serves the cleaning pass too (TakeSection).
-        if (h.magic >= 2 && HandsOver(h.compression)) {
-          Section section{si, h.position, h.last_offset, h.crc, h.size_in_bytes, std::move(spare)};
-          if (decoder.TakeDecompressed(&section.data) && !PublishSection(&section, &spare)) return;
         }
         if (block->entries.size() >= kEntriesPerBlock && !Publish(std::move(block), &block)) return;
       }

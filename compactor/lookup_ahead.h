@@ -6,8 +6,12 @@
 // thread, decodes them and asks the map for every keyed data record, and hands the answers over in
 // file order. The pass takes an answer only for a record with the same offset and the same key bytes,
 // and since the answer depends on nothing but the key, it is exactly the answer the pass would have
-// got itself. The pass never waits: when the thread is behind, the pass asks the map itself, and the
-// thread skips ahead of it (so the two share the work instead of doing it twice).
+// got itself. A compressed batch is handed over decoded, with its answers (TakeDecoded): the pass
+// takes it only for the batch at the same file position with the same CRC, size and last offset, so
+// its records are the ones the pass's own Decode would give, and the batch is decompressed, decoded
+// and hashed once in the cleaning phase. The pass never waits: when the thread is behind, the pass
+// decodes and asks the map itself, and the thread skips ahead of it (so the two share the work
+// instead of doing it twice).
 #pragma once
 
 #include <atomic>
@@ -25,6 +29,7 @@
 #include "segment_reader/batch.h"
 #include "segment_reader/bytes.h"
 #include "segment_reader/env.h"
+#include "segment_reader/key_digest.h"
 
 namespace klf {
 
@@ -48,17 +53,36 @@ class LookupAhead {
   // never asks about are dropped.
   std::optional<int64_t> Find(int64_t offset, Bytes key);
 
-  // The decompressed records section of the compressed v2 batch `h` of the segment at `path`, when the
-  // thread has decompressed it: moved into *section (for RecordDecoder::DecodeDecompressed) and true.
-  // The thread decodes a batch with the same options as the pass (RecordDecoder's defaults) and keeps
-  // what it decompressed, so the pass does not decompress it again. Calls must come in file order;
-  // sections of batches the caller skips are dropped. False (the caller decompresses) when the thread
-  // has not got there, or skipped the batch. *section's previous buffer is kept for reuse.
-  bool TakeSection(const std::string& path, const BatchHeader& h, std::string* section);
-  // The codecs whose sections are handed over: zstd and gzip. lz4 and snappy decompress faster than the
-  // pass can take a section another core wrote (measured: lz4 compaction 1.13x the CPU with hand-over).
-  static bool HandsOver(Compression c) { return c == Compression::kZstd || c == Compression::kGzip; }
-  int64_t sections_taken() const { return sections_taken_; }
+  // A compressed v2 data batch the thread has decoded for the cleaning pass: its records as
+  // RecordDecoder::Decode gives them (the thread decodes with the pass's options, RecordDecoder's
+  // defaults), and the map's answer for every record the pass looks up.
+  struct Decoded {
+    RecordDecoder decoder;  // records(), headers(), header() of the batch
+    // Per record: map.Get(key) for a keyed record at or below the map's latest offset; nullopt for
+    // the others (the pass looks none of them up).
+    std::vector<std::optional<int64_t>> found;
+    int64_t answers = 0;  // the entries of `found` that hold an answer
+    size_t segment = 0;   // index into the segments given to the constructor
+    uint64_t position = 0;
+    int64_t last_offset = 0;
+    uint32_t crc = 0, size_in_bytes = 0;
+    size_t bytes = 0;  // what it holds: the decompressed section and the records (the queue's bound)
+  };
+  // The batches the thread decodes whole and hands over: compressed v2 data batches, every codec.
+  // Their records are decompressed and decoded once in the cleaning phase (by the thread when it is
+  // ahead, else by the pass), and their keys hashed and looked up once; Find has no answers for them.
+  // Uncompressed batches are not: their records point into the thread's read buffer.
+  static bool HandsOver(const BatchHeader& h) {
+    return h.magic >= 2 && !h.is_control && h.record_count != 0 &&
+           (h.compression == Compression::kGzip || h.compression == Compression::kSnappy ||
+            h.compression == Compression::kLz4 || h.compression == Compression::kZstd);
+  }
+  // The decoded batch `h` of the segment at `path` (HandsOver(h)), when the thread has decoded it:
+  // moved into *out, whose previous batch is given back to the thread for reuse, and true. Calls must
+  // come in file order; batches the caller skips are dropped. False (the caller decodes the batch and
+  // looks its keys up itself) when the thread has not got there, or skipped the batch.
+  bool TakeDecoded(const std::string& path, const BatchHeader& h, std::unique_ptr<Decoded>* out);
+  int64_t batches_taken() const { return batches_taken_; }
 
   // Answers taken by Find / Find calls.
   int64_t answered() const { return answered_; }
@@ -72,13 +96,6 @@ class LookupAhead {
     int64_t found;
     uint32_t key_at, key_size;  // in Block::keys
   };
-  struct Section {
-    size_t segment;  // index into segments_
-    uint64_t position;
-    int64_t last_offset;
-    uint32_t crc, size_in_bytes;
-    std::string data;
-  };
   struct Block {
     std::vector<Entry> entries;
     std::string keys;
@@ -89,9 +106,11 @@ class LookupAhead {
   // Queues `block` for the caller and sets *next to an empty block (one the caller is done with,
   // when there is one: blocks are reused, not reallocated); false when stopped.
   bool Publish(std::unique_ptr<Block> block, std::unique_ptr<Block>* next);
-  // Queues a decompressed section for TakeSection, waiting while kMaxSectionBytes are queued, and sets
-  // *spare to a buffer the caller gave back (reused: no fresh pages to fault in); false when stopped.
-  bool PublishSection(Section* section, std::string* spare);
+  // Queues a decoded batch for TakeDecoded, waiting while kMaxDecodedBytes are queued, and sets *next
+  // to one the caller gave back (reused: no fresh pages to fault in) or a new one; false when stopped.
+  bool PublishDecoded(std::unique_ptr<Decoded> decoded, std::unique_ptr<Decoded>* next);
+  // Decodes the batch into *d and looks its keys up; false when it does not decode.
+  bool DecodeAndLookUp(const BatchView& b, size_t segment, Decoded* d);
 
   const SkimpyOffsetMap& map_;
   const std::vector<Segment> segments_;
@@ -104,13 +123,17 @@ class LookupAhead {
   std::atomic<size_t> ready_count_{0};         // ready_.size(), read by Find without the lock
   std::vector<std::unique_ptr<Block>> spare_;  // blocks the caller is done with
   bool stop_ = false;
-  bool done_ = false;                        // the thread has returned
-  std::atomic<int64_t> caller_offset_{-1};   // the offset the caller last asked about
-  std::deque<Section> sections_;             // decompressed sections, in file order
-  size_t section_bytes_ = 0;                 // their data bytes
-  std::vector<std::string> spare_sections_;  // buffers TakeSection's caller gave back
-  std::atomic<size_t> sections_count_{0};    // sections_.size(), read by TakeSection without the lock
-  int64_t sections_taken_ = 0;
+  bool done_ = false;                                    // the thread has returned
+  std::atomic<int64_t> caller_offset_{-1};               // the offset the caller last asked about
+  bool waiting_ = false;                                 // the thread waits for room in a queue
+  std::deque<std::unique_ptr<Decoded>> decoded_;         // decoded batches, in file order
+  size_t decoded_bytes_ = 0;                             // their Decoded::bytes
+  std::vector<std::unique_ptr<Decoded>> spare_decoded_;  // batches TakeDecoded's caller gave back
+  std::atomic<size_t> decoded_count_{0};                 // decoded_.size(), read by TakeDecoded without the lock
+  int64_t batches_taken_ = 0;
+  std::vector<Bytes> keys_;          // the thread's: one batch's keys,
+  std::vector<size_t> key_records_;  // the index of each one's record,
+  std::vector<KeyDigest> digests_;   // and their hashes
 
   std::unique_ptr<Block> current_;  // the caller's block
   size_t next_ = 0;

@@ -126,14 +126,17 @@ TEST_F(LookupAheadTest, DamagedOrMissingSegmentEndsTheLookAheadQuietly) {
   }
 }
 
-// A segment of compressed batches (every codec in turn): the pass takes the sections the thread
-// decompressed, or decompresses a batch itself, and decodes the same records either way.
-class SectionHandOverTest : public ::testing::Test {
+// A segment of compressed batches (every codec in turn) and uncompressed ones: the pass takes the
+// batches the thread decoded, or decodes a batch itself, and gets the same records either way, with
+// the map's own answer for every key the thread looked up.
+class DecodedHandOverTest : public ::testing::Test {
  protected:
   static constexpr int kBatches = 400;
   static constexpr int kPerBatch = 5;
+  static constexpr Compression kCodecs[] = {Compression::kLz4, Compression::kZstd, Compression::kGzip,
+                                            Compression::kSnappy, Compression::kNone};
+  static constexpr int kCompressedBatches = kBatches * 4 / 5;
   void SetUp() override {
-    const Compression codecs[] = {Compression::kLz4, Compression::kZstd, Compression::kGzip, Compression::kSnappy};
     std::vector<std::string> keys, values;
     for (int b = 0; b < kBatches; b++) {
       keys.clear();
@@ -147,12 +150,12 @@ class SectionHandOverTest : public ::testing::Test {
       for (int i = 0; i < kPerBatch; i++) {
         records[i].offset = int64_t(b) * kPerBatch + i;
         records[i].timestamp = 1700000000000 + records[i].offset;
-        records[i].key = AsBytes(keys[i]);
+        if (i != 3) records[i].key = AsBytes(keys[i]);  // one record of each batch has no key
         records[i].value = AsBytes(values[i]);
       }
       V2BatchOptions o;
       o.base_offset = int64_t(b) * kPerBatch;
-      o.compression = codecs[b % 4];
+      o.compression = kCodecs[b % 5];
       BuiltBatch built;
       std::string error;
       ASSERT_TRUE(AppendV2Batch(o, records, &log_, &built, &error)) << error;
@@ -164,29 +167,51 @@ class SectionHandOverTest : public ::testing::Test {
     map_ = SkimpyOffsetMap::Create(1 << 20, &error);
     ASSERT_NE(map_, nullptr) << error;
     for (size_t i = 0; i < map_keys_.size(); i++) map_->Put(AsBytes(map_keys_[i]), int64_t(i));
-    map_->UpdateLatestOffset(int64_t(map_keys_.size()) - 1);
+    map_->UpdateLatestOffset(int64_t(map_keys_.size()) - 100);  // the last records are not looked up
   }
   // Walks the batches as the cleaning pass does, asking for every `step`-th one; returns the number
-  // of batches asked for. Every decode must equal a plain Decode of the batch.
+  // of batches asked for. Every batch's records must equal a plain Decode's.
   int Walk(LookupAhead* ahead, int step) {
     LogReader reader(path_, AsBytes(log_), nullptr);
-    RecordDecoder pass, plain;
-    std::string section;
+    RecordDecoder own, plain;
+    std::unique_ptr<LookupAhead::Decoded> taken;
     BatchView b;
     int n = 0, asked = 0;
     while (reader.Next(&b)) {
       if (n++ % step != 0) continue;
       asked++;
-      const bool taken = ahead->TakeSection(path_, b.header, &section);
-      EXPECT_TRUE(taken ? pass.DecodeDecompressed(b, path_, nullptr, &section) : pass.Decode(b, path_, nullptr));
+      const RecordDecoder* pass = &own;
+      const bool handed = LookupAhead::HandsOver(b.header) && ahead->TakeDecoded(path_, b.header, &taken);
+      if (handed) {
+        pass = &taken->decoder;
+        EXPECT_NE(b.header.compression, Compression::kNone);
+      } else {
+        EXPECT_TRUE(own.Decode(b, path_, nullptr));
+      }
       EXPECT_TRUE(plain.Decode(b, path_, nullptr));
-      EXPECT_EQ(pass.records().size(), plain.records().size());
-      for (size_t i = 0; i < std::min(pass.records().size(), plain.records().size()); i++) {
-        const Record& x = pass.records()[i];
+      EXPECT_EQ(pass->header().base_offset, plain.header().base_offset);
+      EXPECT_EQ(pass->records().size(), plain.records().size());
+      if (handed) {
+        EXPECT_EQ(taken->found.size(), plain.records().size());
+      }
+      for (size_t i = 0; i < std::min(pass->records().size(), plain.records().size()); i++) {
+        const Record& x = pass->records()[i];
         const Record& y = plain.records()[i];
         EXPECT_EQ(x.offset, y.offset);
-        EXPECT_EQ(AsStringView(*x.key), AsStringView(*y.key)) << x.offset;
+        EXPECT_EQ(x.timestamp, y.timestamp);
+        EXPECT_EQ(x.key.has_value(), y.key.has_value()) << x.offset;
+        if (x.key && y.key) {
+          EXPECT_EQ(AsStringView(*x.key), AsStringView(*y.key)) << x.offset;
+        }
         EXPECT_EQ(AsStringView(*x.value), AsStringView(*y.value)) << x.offset;
+        if (!handed || i >= taken->found.size()) continue;
+        // The answer for every key the pass looks up (keyed, at or below the map's latest offset), the
+        // map's own; none for the others.
+        if (y.key && y.offset <= map_->latest_offset()) {
+          EXPECT_EQ(taken->found[i], std::optional<int64_t>(map_->Get(*y.key))) << y.offset;
+        } else {
+          EXPECT_EQ(taken->found[i], std::nullopt) << y.offset;
+        }
       }
     }
     EXPECT_EQ(n, kBatches);
@@ -199,42 +224,51 @@ class SectionHandOverTest : public ::testing::Test {
   std::unique_ptr<SkimpyOffsetMap> map_;
 };
 
-TEST_F(SectionHandOverTest, ThreadAheadHandsOverEverySection) {
+TEST_F(DecodedHandOverTest, ThreadAheadHandsOverEveryCompressedBatch) {
   LookupAhead ahead(*map_, {{path_, log_.size()}}, 1 << 20);
-  ahead.TEST_WaitUntilIdle();  // all sections (about 100 KiB) fit the queue
+  ahead.TEST_WaitUntilIdle();  // all batches (about 200 KiB decoded) fit the queue
   EXPECT_EQ(Walk(&ahead, 1), kBatches);
-  // zstd and gzip batches are handed over (LookupAhead::HandsOver), lz4 and snappy decompressed again.
-  EXPECT_TRUE(LookupAhead::HandsOver(Compression::kZstd) && LookupAhead::HandsOver(Compression::kGzip));
-  int handed = 0;
-  for (Compression c : {Compression::kLz4, Compression::kZstd, Compression::kGzip, Compression::kSnappy})
-    handed += LookupAhead::HandsOver(c) ? kBatches / 4 : 0;
-  EXPECT_EQ(ahead.sections_taken(), handed);
+  // Every codec's batches are handed over decoded; uncompressed ones are not (HandsOver).
+  EXPECT_EQ(ahead.batches_taken(), kCompressedBatches);
 }
 
-TEST_F(SectionHandOverTest, RacingCallerDecodesTheSameRecords) {
+TEST_F(DecodedHandOverTest, RacingCallerDecodesTheSameRecords) {
   // The caller starts at once: each batch is either taken from the thread or, when the thread has not
-  // got there yet, decompressed by the caller; the records are the same every way.
+  // got there yet, decoded by the caller; the records are the same every way.
   for (int step : {1, 2, 7}) {
     LookupAhead ahead(*map_, {{path_, log_.size()}}, 1 << 20);
     const int asked = Walk(&ahead, step);
-    EXPECT_LE(ahead.sections_taken(), asked);
+    EXPECT_LE(ahead.batches_taken(), asked);
   }
 }
 
-TEST_F(SectionHandOverTest, AnswersStillComeWithTheSections) {
+TEST_F(DecodedHandOverTest, AnswersOfUncompressedBatchesComeThroughFind) {
+  // Answers for records of decoded batches come with the batch, not through Find; the uncompressed
+  // batches' answers do, and are the map's own.
   LookupAhead ahead(*map_, {{path_, log_.size()}}, 1 << 20);
   ahead.TEST_WaitUntilIdle();
+  int64_t answered = 0;
   for (size_t i = 0; i < map_keys_.size(); i++) {
-    std::optional<int64_t> got = ahead.Find(int64_t(i), AsBytes(map_keys_[i]));
+    const int64_t offset = int64_t(i);
+    if (offset > map_->latest_offset() || i % kPerBatch == 3) continue;
+    std::optional<int64_t> got = ahead.Find(offset, AsBytes(map_keys_[i]));
+    const bool uncompressed = (i / kPerBatch) % 5 == 4;
+    if (!uncompressed) {
+      EXPECT_EQ(got, std::nullopt) << i;
+      continue;
+    }
     ASSERT_TRUE(got.has_value()) << i;
     EXPECT_EQ(*got, map_->Get(AsBytes(map_keys_[i])));
+    answered++;
   }
+  EXPECT_EQ(ahead.answered(), answered);
+  EXPECT_GT(answered, 0);
 }
 
-TEST(SectionHandOverQueueTest, OffsetsGoingBackwardsDoNotHangTheCaller) {
+TEST(DecodedHandOverQueueTest, OffsetsGoingBackwardsDoNotHangTheCaller) {
   // A damaged log: 41 zstd batches of ~100 KB sections at offsets from 1,000,000, then one at offset 0.
   // The caller skips the first 41 (as it does batches it deletes whole) and asks for the last while the
-  // thread's queue holds the sections it skipped: it must neither wait forever nor decode anything but
+  // thread's queue holds the batches it skipped: it must neither wait forever nor get anything but
   // the batch's own records.
   TempDir tmp;
   std::string log;
@@ -264,12 +298,15 @@ TEST(SectionHandOverQueueTest, OffsetsGoingBackwardsDoNotHangTheCaller) {
   LogReader reader(path, AsBytes(log), nullptr);
   BatchView b;
   int n = 0;
+  std::unique_ptr<LookupAhead::Decoded> taken;
   while (reader.Next(&b)) {
     if (++n <= 41) continue;
-    std::string section;
-    RecordDecoder pass;
-    const bool taken = ahead.TakeSection(path, b.header, &section);
-    ASSERT_TRUE(taken ? pass.DecodeDecompressed(b, path, nullptr, &section) : pass.Decode(b, path, nullptr));
+    RecordDecoder own;
+    const bool handed = ahead.TakeDecoded(path, b.header, &taken);
+    if (!handed) {
+      ASSERT_TRUE(own.Decode(b, path, nullptr));
+    }
+    const RecordDecoder& pass = handed ? taken->decoder : own;
     ASSERT_EQ(pass.records().size(), 1u);
     EXPECT_EQ(pass.records()[0].offset, 0);
     EXPECT_EQ(AsStringView(*pass.records()[0].key), "key-41");
