@@ -105,22 +105,22 @@ json ReplicaJson(const BrokerSummary& b) {
                   {"transactional", s.transactional},
                   {"timestamp", s.timestamp}});
   json open = json::array();
-  for (const OpenTxnInfo& t : v.open_txns)
-    open.push_back({{"producerId", t.producer_id}, {"firstOffset", t.first_offset}});
+  for (const auto& [first, t] : v.log.producer_state.ongoing_txns())
+    open.push_back({{"producerId", t.producer_id}, {"firstOffset", first}});
   json aborted = json::array();
-  for (const AbortedTxn& t : v.aborted_txns)
+  for (const AbortedTxn& t : v.log.aborted_txns)
     aborted.push_back({{"producerId", t.producer_id}, {"firstOffset", t.first_offset}, {"lastOffset", t.last_offset}});
   return {{"broker", b.broker},
           {"up", b.up},
           {"leader", b.leader},
           {"path", v.path},
-          {"logStartOffset", v.log_start_offset},
-          {"logEndOffset", v.log_end_offset},
-          {"highWatermark", v.high_watermark},
-          {"lastStableOffset", v.last_stable_offset},
-          {"cleanerCheckpoint", IntOrNull(v.cleaner_checkpoint)},
-          {"mcco", v.mcco},
-          {"mxfo", v.mxfo},
+          {"logStartOffset", v.log.log_start_offset},
+          {"logEndOffset", v.log.log_end_offset},
+          {"highWatermark", v.log.high_watermark},
+          {"lastStableOffset", v.log.last_stable_offset},
+          {"cleanerCheckpoint", IntOrNull(v.log.cleaner_checkpoint)},
+          {"mcco", v.coordination.mcco},
+          {"mxfo", v.coordination.mxfo},
           {"openTransactions", open},
           {"abortedTransactions", aborted},
           {"recordsInLog", v.records_in_log},
@@ -198,12 +198,12 @@ void PrintText(const SimulationResult& r, const SimulateArgs& a) {
     std::printf(
         "  logEndOffset=%lld highWatermark=%lld lastStableOffset=%lld cleanerCheckpoint=%s MCCO=%lld "
         "MXFO=%lld\n",
-        (long long)v.log_end_offset, (long long)v.high_watermark, (long long)v.last_stable_offset,
-        v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint).c_str() : "none", (long long)v.mcco,
-        (long long)v.mxfo);
+        (long long)v.log.log_end_offset, (long long)v.log.high_watermark, (long long)v.log.last_stable_offset,
+        v.log.cleaner_checkpoint ? std::to_string(*v.log.cleaner_checkpoint).c_str() : "none",
+        (long long)v.coordination.mcco, (long long)v.coordination.mxfo);
     std::string open;
-    for (const auto& t : v.open_txns)
-      open += fmt::format("{}producerId {} from offset {}", open.empty() ? "" : ", ", t.producer_id, t.first_offset);
+    for (const auto& [first, t] : v.log.producer_state.ongoing_txns())
+      open += fmt::format("{}producerId {} from offset {}", open.empty() ? "" : ", ", t.producer_id, first);
     std::printf("  open transactions: %s\n", open.empty() ? "none" : open.c_str());
     std::printf("  read_committed: %zu records (of %lld in the log), %zu keys, %zu offsets hidden as aborted\n",
                 v.read_committed.size(), (long long)v.records_in_log, v.key_values.size(), v.hidden_offsets.size());

@@ -315,7 +315,7 @@ bool Round::MapSegments(size_t first, size_t last, size_t dirty_last, int64_t st
       if (e.offset <= start) position = size_t(e.position);
     if (position > seg.size) position = 0;
     WindowReader reader;
-    if (position < seg.size && !reader.Open(seg.log_path, seg.size, error, log_.env)) return false;
+    if (position < seg.size && !reader.Open(seg.log_path, seg.size, error, log_.loaded.env)) return false;
     while (position < seg.size) {
       Bytes chunk;
       if (!reader.Read(position, size_t(capacity_), &chunk, error)) return false;
@@ -533,7 +533,7 @@ bool Round::CleanInto(const LoadedSegment& seg, SegmentWriter* dest, CleanedTran
   size_t position = 0;
   std::string out;
   WindowReader reader;
-  if (seg.size > 0 && !reader.Open(seg.log_path, seg.size, error, log_.env)) return false;
+  if (seg.size > 0 && !reader.Open(seg.log_path, seg.size, error, log_.loaded.env)) return false;
   while (position < seg.size) {
     // The chunk's unchanged batches are copied into `out` before the next Read replaces it.
     Bytes chunk;
@@ -577,7 +577,7 @@ bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std
     return false;
   }
   WindowReader reader;
-  if (!reader.Open(seg.log_path, seg.size, error, log_.env)) return false;
+  if (!reader.Open(seg.log_path, seg.size, error, log_.loaded.env)) return false;
   // The batch at `pos` (FileLogInputStream over the whole file: no buffer limit). kIncomplete at the
   // end of the file or before a truncated tail.
   std::string entry_bytes;
@@ -617,7 +617,7 @@ bool Round::SplitOverflowedSegment(size_t si, std::vector<GroupOutput>* out, std
     if (first_split) go.sources = {si};  // replaces the source segment; the others are new
     first_split = false;
     go.mtime_ms = summary.last_modified_ms;
-    if (!go.Create(env_, log_.dir, base, config_, error)) return false;
+    if (!go.Create(env_, log_.loaded.dir, base, config_, error)) return false;
     // LogSegment.appendFromFile: chunks of whole batches, each below the read buffer's capacity
     // (1 MiB, grown to a single larger batch by the GrowableBufferSupplier), until a batch's last
     // offset does not fit the new segment.
@@ -685,7 +685,8 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
     clean_bytes += log_.segments[i].size;
   }
   if (auto* skimpy = dynamic_cast<const SkimpyOffsetMap*>(map_); skimpy && clean_bytes >= parallel_min_bytes_)
-    lookahead_ = std::make_unique<LookupAhead>(*skimpy, std::move(ahead), size_t(config_.MaxIoBufferSize()), log_.env);
+    lookahead_ =
+        std::make_unique<LookupAhead>(*skimpy, std::move(ahead), size_t(config_.MaxIoBufferSize()), log_.loaded.env);
   struct StopLookahead {
     Round* round;
     ~StopLookahead() {
@@ -699,7 +700,7 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
     for (size_t k : g) go.sources.push_back(to_clean.first + k);
     const LoadedSegment& first = log_.segments[go.sources.front()];
     go.mtime_ms = summary.segments[go.sources.back()].last_modified_ms;
-    if (!go.Create(env_, log_.dir, first.base_offset, config_, error)) return false;
+    if (!go.Create(env_, log_.loaded.dir, first.base_offset, config_, error)) return false;
     t.set_cleaned_index(&go.txn_index);
     for (size_t j = 0; j < go.sources.size(); j++) {
       size_t si = go.sources[j];
@@ -736,7 +737,7 @@ bool RemoveIfExists(Env* env, const std::string& path, std::string* error) {
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): LocalLog.replaceSegments: rename, swap and delete in Kafka's crash-safe order
 bool ReplaceSegments(Env* env, const PartitionLog& log, std::vector<GroupOutput>* groups, PassReport* report,
                      std::string* error) {
-  const std::string& dir = log.dir;
+  const std::string& dir = log.loaded.dir;
   // Every new segment is already written as .cleaned files (GroupOutput::Finish), so a failure before
   // here leaves the old segments in place.
   for (auto& g : *groups) {
@@ -766,7 +767,7 @@ bool ReplaceSegments(Env* env, const PartitionLog& log, std::vector<GroupOutput>
 
 bool WriteCleanerCheckpoint(Env* env, const PartitionLog& log, int64_t value, std::string* error) {
   // The file keeps only partitions hosted in the log dir (§11): the output holds this one.
-  std::vector<OffsetCheckpointEntry> entries{OffsetCheckpointEntry{log.tp, value}};
+  std::vector<OffsetCheckpointEntry> entries{OffsetCheckpointEntry{*log.loaded.tp, value}};
   return WriteFileAtomically(env, log.log_dir + "/cleaner-offset-checkpoint", EncodeOffsetCheckpoint(entries), error);
 }
 
@@ -780,17 +781,17 @@ bool RemoveSnapshotsAsLoadDoes(Env* env, const PartitionLog& log, ProblemSink* s
   int64_t max_base = *bases.rbegin();
   std::optional<int64_t> latest_stray;
   std::vector<int64_t> remove;
-  for (const auto& [offset, path] : log.snapshot_files) {
+  for (const auto& [offset, path] : log.loaded.snapshot_files) {
     if (bases.count(offset)) continue;
     if (latest_stray) remove.push_back(*latest_stray);
     latest_stray = offset;
   }
   if (latest_stray && *latest_stray < max_base) remove.push_back(*latest_stray);
-  for (const auto& [offset, path] : log.snapshot_files)
+  for (const auto& [offset, path] : log.loaded.snapshot_files)
     if (offset > log.summary.log_end_offset || offset <= log.summary.log_start_offset) remove.push_back(offset);
   for (int64_t offset : remove) {
-    auto it = log.snapshot_files.find(offset);
-    if (it == log.snapshot_files.end() || !env->FileExists(it->second)) continue;
+    auto it = log.loaded.snapshot_files.find(offset);
+    if (it == log.loaded.snapshot_files.end() || !env->FileExists(it->second)) continue;
     if (sink)
       sink->Report(Problem{Severity::kInfo, it->second, 0, "stray-snapshot",
                            "deleted as a broker's log load would (removeStraySnapshots/truncateAndReload)"});
@@ -817,18 +818,18 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
     // Everything written or deleted from here on is in the staging copy; only the segments' .log
     // files are still read from the input (LoadedSegment::log_path). The log-dir checkpoints were
     // copied unchanged, so the values loaded from the input's log dir are the staging ones.
-    log.dir = partition_dir;
+    log.loaded.dir = partition_dir;
     log.log_dir = fs::path(partition_dir).parent_path().string();
-    for (auto& [offset, path] : log.snapshot_files)
+    for (auto& [offset, path] : log.loaded.snapshot_files)
       path = (fs::path(partition_dir) / fs::path(path).filename()).string();
   }
-  report->partition = log.tp.ToString();
+  report->partition = log.loaded.tp->ToString();
   report->log_start_offset = log.summary.log_start_offset;
   report->log_end_offset = log.summary.log_end_offset;
   report->high_watermark = log.high_watermark;
   report->last_stable_offset = log.summary.last_stable_offset;
   report->active_segment_base = log.summary.active().base_offset;
-  for (const auto& [pid, entry] : log.producer_state.producers()) report->active_producers.push_back(pid);
+  for (const auto& [pid, entry] : log.loaded.producer_state.producers()) report->active_producers.push_back(pid);
   report->expired_producers = log.expired_producers;
   report->cleaner_checkpoint_before = log.summary.cleaner_checkpoint;
   if (options.first_dirty_offset) log.summary.cleaner_checkpoint = options.first_dirty_offset;

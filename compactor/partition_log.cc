@@ -8,7 +8,7 @@ namespace fs = std::filesystem;
 
 LastRecords PartitionLog::LastRecordsOfActiveProducers() const {
   LastRecords r;
-  for (const auto& [pid, entry] : producer_state.producers()) {
+  for (const auto& [pid, entry] : loaded.producer_state.producers()) {
     std::optional<int64_t> last_data_offset;
     if (entry.last_data_offset() >= 0) last_data_offset = entry.last_data_offset();
     r[pid] = LastRecord{last_data_offset, entry.producer_epoch};
@@ -20,7 +20,7 @@ std::vector<AbortedTxn> PartitionLog::CollectAbortedTransactions(int64_t start, 
   std::vector<AbortedTxn> out;
   // From the segment containing `start` (floor); none → nothing.
   auto seg = std::upper_bound(segments.begin(), segments.end(), start,
-                              [](int64_t offset, const LoadedSegment& s) { return offset < s.base_offset; });
+                              [](int64_t offset, const SegmentInfo& s) { return offset < s.base_offset; });
   if (seg == segments.begin()) return out;
   // Quirk §15.4: the lower filter is the log start offset, not `start`.
   int64_t fetch_offset = summary.log_start_offset;
@@ -36,14 +36,12 @@ std::vector<AbortedTxn> PartitionLog::CollectAbortedTransactions(int64_t start, 
 bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& config, int64_t now,
                       std::optional<int64_t> high_watermark, PartitionLog* out, ProblemSink* sink, std::string* error,
                       Env* env) {
-  out->dir = partition_dir;
-  out->env = env;
   // The partition as a broker loads it (partition/loaded_log.h): segments, checkpoints, producer state.
   LoadOptions lo;
   lo.now_ms = now;
   lo.producer_id_expiration_ms = config.producer_id_expiration_ms;
   lo.env = env;
-  LoadedLog log;
+  LoadedLog& log = out->loaded;
   bool unreadable = false;
   if (!LoadedLog::Open(partition_dir, lo, &log, sink, error, &unreadable)) {
     if (unreadable) *error += " (a file of the partition that cannot be read: nothing is compacted)";
@@ -54,11 +52,9 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
     *error = partition_dir + ": not a partition directory name (<topic>-<partition>)";
     return false;
   }
-  out->tp = *log.tp;
   out->log_dir = fs::absolute(dir).lexically_normal().parent_path().string();
   if (!out->log_dir.empty() && fs::absolute(dir).lexically_normal().filename().empty())
     out->log_dir = fs::path(out->log_dir).parent_path().string();
-  out->snapshot_files = log.snapshot_files;
   if (log.segments.empty()) {
     *error = partition_dir + ": no .log segment";
     return false;
@@ -66,19 +62,15 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
 
   for (SegmentInfo& info : log.segments) {
     // Each segment as LogSegment reports it: readNextOffset, sizes, timestamps (partition/loaded_log.h).
-    LoadedSegment seg;
     SegmentSummary s;
-    if (!SummarizeSegment(info, &s, &seg.offset_index, sink, error, env)) return false;
-    seg.base_offset = info.base_offset;
-    seg.log_path = info.log_path;
-    seg.size = uint64_t(s.size);
-    seg.mtime_ms = s.last_modified_ms;
-    seg.txn_index = std::move(info.txn_index);
+    std::vector<OffsetIndexEntry> offset_index;
+    if (!SummarizeSegment(info, &s, &offset_index, sink, error, env)) return false;
+    out->segments.push_back(LoadedSegment{std::move(info), uint64_t(s.size), std::move(offset_index)});
     out->summary.segments.push_back(s);
-    out->segments.push_back(std::move(seg));
   }
+  log.segments.clear();
 
-  if (log.cleaner_checkpoint) out->summary.cleaner_checkpoint = *log.cleaner_checkpoint;
+  out->summary.cleaner_checkpoint = log.cleaner_checkpoint;
   out->summary.log_start_offset = log.log_start_offset;
   out->summary.log_end_offset = out->summary.segments.back().next_offset;
   const int64_t leo = out->summary.log_end_offset;
@@ -86,14 +78,14 @@ bool LoadPartitionLog(const std::string& partition_dir, const CleanerConfig& con
 
   // The producers the cleaner sees as active (§7.3): the loaded state, less those expired at `now`
   // (removeExpiredProducers runs before every cleaner pass; never a producer with an open transaction).
-  out->producer_state = std::move(log.producer_state);
+  ProducerStateManager& producers = log.producer_state;
   std::vector<int64_t> before;
-  for (const auto& [pid, entry] : out->producer_state.producers()) before.push_back(pid);
-  out->producer_state.RemoveExpiredProducers(now);
+  for (const auto& [pid, entry] : producers.producers()) before.push_back(pid);
+  producers.RemoveExpiredProducers(now);
   for (int64_t pid : before)
-    if (!out->producer_state.Find(pid)) out->expired_producers.push_back(pid);
+    if (!producers.Find(pid)) out->expired_producers.push_back(pid);
   // LSO = min(HW, first unstable offset) (§0).
-  out->summary.last_stable_offset = out->producer_state.LastStableOffset(out->high_watermark);
+  out->summary.last_stable_offset = producers.LastStableOffset(out->high_watermark);
   return true;
 }
 

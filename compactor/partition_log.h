@@ -1,11 +1,10 @@
 // A partition directory loaded the way the log cleaner sees it (spec kafka-log-cleaner.md §0, §7.1,
-// §7.3, §13 steps 1-2): its segments (read-only), their summaries, transaction indexes, the
-// log-dir checkpoint values, and the producer state that decides which producers are active.
+// §7.3, §13 steps 1-2): the LoadedLog a broker's LogLoader builds (partition/loaded_log.h), plus what
+// the cleaner adds: each segment's summary and offset index (SummarizeSegment), the high watermark it
+// was given, and the producers expired before the pass.
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,35 +12,27 @@
 #include "compactor/cleanable.h"
 #include "compactor/config.h"
 #include "compactor/retention.h"
-#include "segment_reader/batch.h"
-#include "segment_reader/checkpoints.h"
+#include "partition/loaded_log.h"
 #include "segment_reader/index_files.h"
 #include "segment_reader/problem.h"
-#include "partition/loaded_log.h"
-#include "partition/producer_state.h"
 
 namespace klf {
 
-struct LoadedSegment {
-  int64_t base_offset = 0;
-  std::string log_path;
-  uint64_t size = 0;                  // .log bytes at load
-  int64_t mtime_ms = 0;               // .log modification time
-  std::vector<AbortedTxn> txn_index;  // .txnindex entries (empty if absent)
+// A segment of the load (base offset, `.log` path, `.txnindex` entries) as the cleaner reads it.
+struct LoadedSegment : SegmentInfo {
+  uint64_t size = 0;  // .log bytes at load
   std::vector<OffsetIndexEntry> offset_index;
 };
 
 struct PartitionLog {
-  std::string dir;
-  Env* env = nullptr;   // what its files are read through (CompactOptions::env; null: Env::Default())
-  std::string log_dir;  // parent directory (holds the checkpoint files)
-  TopicPartition tp;
-  std::vector<LoadedSegment> segments;            // ascending base offset
-  LogSummary summary;                             // parallel to `segments`
-  std::map<int64_t, std::string> snapshot_files;  // offset -> path
-  int64_t high_watermark = 0;
-  ProducerStateManager producer_state;     // after expiration at `now`: the active producers
-  std::vector<int64_t> expired_producers;  // removed by that expiration
+  // The partition as loaded (dir, env, tp, snapshot_files, ...); its segments are moved into
+  // `segments`, and its producer_state holds the active producers: those not expired at `now`.
+  LoadedLog loaded;
+  std::string log_dir;                     // parent directory (holds the checkpoint files)
+  std::vector<LoadedSegment> segments;     // ascending base offset
+  LogSummary summary;                      // parallel to `segments`
+  int64_t high_watermark = 0;              // the one the cleaner was given, else the load's (at most the log end)
+  std::vector<int64_t> expired_producers;  // removed by the expiration at `now`
 
   // lastRecordsOfActiveProducers (§7.3).
   LastRecords LastRecordsOfActiveProducers() const;

@@ -382,21 +382,10 @@ bool WithinBudget(const ReplicaState& r, const ReplicaOptions& options, size_t m
 // What the load (LoadedLog) already knows: the offsets, checkpoints, snapshots, `.txnindex` and the
 // producer state at the log end.
 void CopyLoaded(const LoadedLog& log, ReplicaState* r) {
-  r->tp = log.tp;
-  r->topic_id = log.topic_id;
-  r->cluster_id = log.cluster_id;
-  r->node_id = log.node_id;
-  r->log_start_offset = log.log_start_offset;
-  r->log_end_offset = log.log_end_offset;
-  r->high_watermark = log.high_watermark;
+  static_cast<LoadedFacts&>(*r) = log;
   r->high_watermark_from_checkpoint = log.high_watermark_checkpoint.has_value();
-  r->last_stable_offset = log.last_stable_offset;
-  r->cleaner_checkpoint = log.cleaner_checkpoint;
-  r->snapshot_offset = log.snapshot_offset;
   for (const auto& [offset, path] : log.snapshot_files) r->snapshot_offsets.push_back(offset);
-  r->txn_index = log.aborted_txns;
-  r->txn_index_sources = log.aborted_txn_sources;
-  for (const AbortedTxn& e : r->txn_index) {
+  for (const AbortedTxn& e : r->aborted_txns) {
     r->txn_index_max_last.push_back(
         std::max(e.last_offset, r->txn_index_max_last.empty() ? INT64_MIN : r->txn_index_max_last.back()));
   }
@@ -431,7 +420,7 @@ class ReplicaPass {
         r_(*r),
         ref_(options.reference),
         replay_(ProducerStateOptions{options.producer_id_expiration_ms}),
-        read_committed_(r->txn_index),
+        read_committed_(r->aborted_txns),
         bounds_(ConsumerBounds::Of(log)) {
     replay_.TruncateFullyAndStartAt(segments_.empty() ? 0 : segments_.front().base_offset);
     if (ref_ != nullptr) r_.records.ShareWith(&ref_->records);  // chunks equal to the reference's are shared

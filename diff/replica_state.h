@@ -392,22 +392,13 @@ struct ReplicaOptions {
 // counted at one entry per record).
 uint64_t ReplicaStateBytes(const ReplicaState& r);
 
-struct ReplicaState {
+// The partition's identity, offsets and `.txnindex` entries as the load found them (LoadedFacts), and
+// what diff adds.
+struct ReplicaState : LoadedFacts {
   std::string path;    // partition directory as given
   Env* env = nullptr;  // ReplicaOptions::env, for ReadRecordBytes
   std::string label;   // short name for reports (the broker's log dir name, else the path)
-  std::optional<TopicPartition> tp;
-  std::optional<std::string> topic_id;    // partition.metadata
-  std::optional<std::string> cluster_id;  // parent's meta.properties
-  std::optional<int32_t> node_id;
-
-  int64_t log_start_offset = 0;
-  int64_t log_end_offset = 0;
-  int64_t high_watermark = 0;
   bool high_watermark_from_checkpoint = false;
-  int64_t last_stable_offset = 0;
-  std::optional<int64_t> cleaner_checkpoint;  // firstDirtyOffset
-  std::optional<int64_t> snapshot_offset;     // producer snapshot the load started from
   // Every producer snapshot file's offset, ascending (a broker writes one when it rolls a segment and
   // when it shuts down, named by its log end offset then). Empty when read from a digest.
   std::vector<int64_t> snapshot_offsets;
@@ -424,11 +415,7 @@ struct ReplicaState {
   std::vector<Txn> txns;                  // by first offset
   std::vector<OpenTxn> open_txns;         // broker-loaded producer state
   std::vector<LoadedProducer> producers;  // broker-loaded producer state, by producer id
-  std::vector<AbortedTxn> txn_index;      // every .txnindex entry, by first offset
-  // Where txn_index[i] was read: its .txnindex file and the entry's byte position there.
-  using TxnIndexSource = LoadedLog::FilePosition;
-  std::vector<TxnIndexSource> txn_index_sources;  // parallel to txn_index
-  // txn_index_max_last[i]: the largest last_offset of txn_index[0..i] (to find the entries around an
+  // txn_index_max_last[i]: the largest last_offset of aborted_txns[0..i] (to find the entries around an
   // offset by binary search).
   std::vector<int64_t> txn_index_max_last;
   std::vector<OffsetGap> gaps;

@@ -92,12 +92,12 @@ template <typename F>
 void ForEachEntryEndingIn(const ReplicaState& b, int64_t lo, int64_t hi, F&& f) {
   // Entries with last_offset in [lo, hi]: their first_offset <= hi, and (by the prefix maximum) the
   // scan backwards stops at the first prefix whose entries all end before lo.
-  auto it = std::upper_bound(b.txn_index.begin(), b.txn_index.end(), hi,
+  auto it = std::upper_bound(b.aborted_txns.begin(), b.aborted_txns.end(), hi,
                              [](int64_t o, const AbortedTxn& e) { return o < e.first_offset; });
-  bool indexed = b.txn_index_max_last.size() == b.txn_index.size();
-  for (size_t i = size_t(it - b.txn_index.begin()); i-- > 0;) {
+  bool indexed = b.txn_index_max_last.size() == b.aborted_txns.size();
+  for (size_t i = size_t(it - b.aborted_txns.begin()); i-- > 0;) {
     if (indexed && b.txn_index_max_last[i] < lo) break;
-    const AbortedTxn& e = b.txn_index[i];
+    const AbortedTxn& e = b.aborted_txns[i];
     if (e.last_offset >= lo && e.last_offset <= hi) f(i);
   }
 }
@@ -107,7 +107,7 @@ void ForEachEntryEndingIn(const ReplicaState& b, int64_t lo, int64_t hi, F&& f) 
 std::optional<size_t> AbortedRangeClosedBy(const ReplicaState& b, int64_t pid, int64_t marker_offset) {
   std::optional<size_t> found;
   ForEachEntryEndingIn(b, marker_offset, marker_offset, [&](size_t i) {
-    if (b.txn_index[i].producer_id == pid && (!found || i < *found)) found = i;
+    if (b.aborted_txns[i].producer_id == pid && (!found || i < *found)) found = i;
   });
   return found;
 }
@@ -115,7 +115,7 @@ std::optional<size_t> AbortedRangeClosedBy(const ReplicaState& b, int64_t pid, i
 std::optional<size_t> AbortedRangeCovering(const ReplicaState& b, int64_t pid, int64_t offset) {
   std::optional<size_t> found;
   ForEachEntryEndingIn(b, offset, INT64_MAX, [&](size_t i) {
-    const AbortedTxn& e = b.txn_index[i];
+    const AbortedTxn& e = b.aborted_txns[i];
     if (e.producer_id == pid && e.first_offset <= offset && (!found || i < *found)) found = i;
   });
   return found;
@@ -125,9 +125,9 @@ TxnFact TxnIndexFact(const ReplicaState& b, size_t replica, size_t entry, std::s
   TxnFact f;
   f.replica = replica;
   f.fact = std::move(fact);
-  if (entry < b.txn_index_sources.size()) {
-    f.file = b.txn_index_sources[entry].file;
-    f.position = int64_t(b.txn_index_sources[entry].position);
+  if (entry < b.aborted_txn_sources.size()) {
+    f.file = b.aborted_txn_sources[entry].file;
+    f.position = int64_t(b.aborted_txn_sources[entry].position);
   }
   return f;
 }
@@ -237,7 +237,7 @@ MergeProof ProveMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t txn
     ForEachEntryEndingIn(B, first + 1, end, [&](size_t i) { entries.push_back(i); });
     std::sort(entries.begin(), entries.end());
     for (size_t i : entries) {
-      const AbortedTxn& e = B.txn_index[i];
+      const AbortedTxn& e = B.aborted_txns[i];
       if (e.producer_id != pid) continue;
       if (t.marker_offset && t.fate == TxnFate::kAborted && e.last_offset == *t.marker_offset &&
           e.first_offset > first) {
@@ -394,7 +394,7 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
           // Not when that replica's own transaction closed by this ABORT is proven merged past offset o.
           // (Its transactions are by first offset, one producer's never overlap: the producer's last one
           // starting at or before the ABORT is the one the ABORT closed.)
-          const int64_t m = B.txn_index[*e].last_offset;
+          const int64_t m = B.aborted_txns[*e].last_offset;
           auto it = std::upper_bound(B.txns.begin(), B.txns.end(), m,
                                      [](int64_t x, const Txn& t) { return x < t.first_offset; });
           for (size_t ti = size_t(it - B.txns.begin()); ti-- > 0;) {
@@ -405,9 +405,10 @@ OutcomeProof ProveOutcome(const std::vector<ReplicaState>& rs, size_t a, int64_t
         }
         if (e) {
           out = TxnOutcome::kAbort;
-          fact = TxnIndexFact(B, b, *e,
-                              fmt::format("{}'s .txnindex has producer {}'s aborted range {}..{}, covering offset {}",
-                                          B.label, pid, B.txn_index[*e].first_offset, B.txn_index[*e].last_offset, o));
+          fact = TxnIndexFact(
+              B, b, *e,
+              fmt::format("{}'s .txnindex has producer {}'s aborted range {}..{}, covering offset {}", B.label, pid,
+                          B.aborted_txns[*e].first_offset, B.aborted_txns[*e].last_offset, o));
         } else if (d.has_key && d.has_value && !B.DamagedAfter(o) && o < B.last_stable_offset &&
                    B.last_stable_offset >= B.high_watermark) {
           const KeyState* k = B.Key(d.key);

@@ -79,11 +79,11 @@ struct TxnFact {
 TxnFact BatchFact(const std::vector<ReplicaState>& rs, size_t replica, int64_t offset, std::string fact);
 
 // Rule "txnindex range": the .txnindex entry of `b` for producer `pid` whose ABORT is at
-// `marker_offset` (index into b.txn_index), if any.
+// `marker_offset` (index into b.aborted_txns), if any.
 std::optional<size_t> AbortedRangeClosedBy(const ReplicaState& b, int64_t pid, int64_t marker_offset);
 // The .txnindex entry of `b` for `pid` whose range covers `offset`, if any.
 std::optional<size_t> AbortedRangeCovering(const ReplicaState& b, int64_t pid, int64_t offset);
-// A fact naming b.txn_index[entry] with its file and position.
+// A fact naming b.aborted_txns[entry] with its file and position.
 TxnFact TxnIndexFact(const ReplicaState& b, size_t replica, size_t entry, std::string fact);
 
 // Rule "slot": could `offset` have held a lost marker of `pid` that replica `affected` lacks?

@@ -461,19 +461,19 @@ void PutStateTail(Out* o, const ReplicaState& r, const std::string& base) {
     o->Zig(p.producer_epoch);
     o->Zig(p.coordinator_epoch);
   }
-  o->Var(r.txn_index.size());
-  for (size_t i = 0; i < r.txn_index.size(); ++i) {
-    const AbortedTxn& e = r.txn_index[i];
+  o->Var(r.aborted_txns.size());
+  for (size_t i = 0; i < r.aborted_txns.size(); ++i) {
+    const AbortedTxn& e = r.aborted_txns[i];
     o->Zig(e.version);
     o->Zig(e.producer_id);
     o->Zig(e.first_offset);
     o->Zig(e.last_offset);
     o->Zig(e.last_stable_offset);
-    bool has_source = i < r.txn_index_sources.size();
+    bool has_source = i < r.aborted_txn_sources.size();
     o->U8(has_source);
     if (has_source) {
-      PutPath(o, base, r.txn_index_sources[i].file);
-      o->Var(r.txn_index_sources[i].position);
+      PutPath(o, base, r.aborted_txn_sources[i].file);
+      o->Var(r.aborted_txn_sources[i].position);
     }
   }
   o->Var(r.gaps.size());
@@ -654,18 +654,18 @@ bool GetStateTail(In* in, ReplicaState* r, const std::string& base) {
     e.first_offset = in->Zig();
     e.last_offset = in->Zig();
     e.last_stable_offset = in->Zig();
-    r->txn_index.push_back(e);
+    r->aborted_txns.push_back(e);
     if (in->Bool()) {
-      ReplicaState::TxnIndexSource s;
+      ReplicaState::FilePosition s;
       s.file = GetPath(in, base);
       s.position = in->Var();
-      if (sources) r->txn_index_sources.push_back(s);
+      if (sources) r->aborted_txn_sources.push_back(s);
     } else {
       sources = false;
     }
   }
-  if (!sources) r->txn_index_sources.clear();
-  for (const AbortedTxn& e : r->txn_index) {
+  if (!sources) r->aborted_txn_sources.clear();
+  for (const AbortedTxn& e : r->aborted_txns) {
     r->txn_index_max_last.push_back(
         std::max(e.last_offset, r->txn_index_max_last.empty() ? INT64_MIN : r->txn_index_max_last.back()));
   }
@@ -937,7 +937,7 @@ bool IsPlainReplica(const ReplicaState& r) {
     return !r.batches.empty() && total <= kMaxRestoredRecords && r.batches.front().base_offset == r.log_start_offset &&
            Add(r.batches.back().last_offset, 1) == r.log_end_offset && r.last_stable_offset == r.high_watermark;
   }
-  if (r.batches.empty() || !r.markers.empty() || !r.txns.empty() || !r.open_txns.empty() || !r.txn_index.empty() ||
+  if (r.batches.empty() || !r.markers.empty() || !r.txns.empty() || !r.open_txns.empty() || !r.aborted_txns.empty() ||
       !r.gaps.empty() || !r.damaged.empty() || r.batches.front().base_offset != r.log_start_offset ||
       Add(r.batches.back().last_offset, 1) != r.log_end_offset || r.last_stable_offset != r.high_watermark) {
     return false;

@@ -88,35 +88,42 @@ struct SegmentSummary {
 bool SummarizeSegment(const SegmentInfo& segment, SegmentSummary* out, std::vector<OffsetIndexEntry>* offset_index,
                       ProblemSink* sink, std::string* error, Env* env = nullptr);
 
-struct LoadedLog {
-  std::string dir;     // the partition directory as given
-  Env* env = nullptr;  // LoadOptions::env: ForEachBatch reads through it (unless ReadOptions::env is set)
+// What a load establishes about a partition: whose it is, its offsets and its `.txnindex` entries.
+// diff's ReplicaState holds the same, from a load or read back from a digest.
+struct LoadedFacts {
   std::optional<TopicPartition> tp;
   std::optional<std::string> topic_id;    // partition.metadata
   std::optional<std::string> cluster_id;  // the log dir's meta.properties
   std::optional<int32_t> node_id;
-
-  std::vector<SegmentInfo> segments;     // every segment with a `.log`, ascending base offset
-  std::vector<AbortedTxn> aborted_txns;  // every `.txnindex` entry, by first offset
-  struct FilePosition {
-    std::string file;
-    uint64_t position = 0;
-  };
-  std::vector<FilePosition> aborted_txn_sources;   // parallel to aborted_txns: where each entry was read
-  std::map<int64_t, std::string> snapshot_files;   // producer snapshots: offset -> path
-  std::vector<KraftSnapshotFile> kraft_snapshots;  // __cluster_metadata's `.checkpoint` snapshots, ascending
 
   int64_t log_start_offset = 0;  // max(log-start-offset-checkpoint, first segment's base offset)
   int64_t log_end_offset = 0;
   // replication-offset-checkpoint (the log end offset without one), clamped into
   // [log start, log end] as UnifiedLog.updateHighWatermarkMetadata clamps it.
   int64_t high_watermark = 0;
+  int64_t last_stable_offset = 0;             // min(first unstable offset, high watermark)
+  std::optional<int64_t> cleaner_checkpoint;  // cleaner-offset-checkpoint (firstDirtyOffset)
+  std::optional<int64_t> snapshot_offset;     // the producer snapshot the load started from
+
+  std::vector<AbortedTxn> aborted_txns;  // every `.txnindex` entry, by first offset
+  struct FilePosition {
+    std::string file;
+    uint64_t position = 0;
+  };
+  std::vector<FilePosition> aborted_txn_sources;  // parallel to aborted_txns: where each entry was read
+};
+
+struct LoadedLog : LoadedFacts {
+  std::string dir;     // the partition directory as given
+  Env* env = nullptr;  // LoadOptions::env: ForEachBatch reads through it (unless ReadOptions::env is set)
+
+  std::vector<SegmentInfo> segments;               // every segment with a `.log`, ascending base offset
+  std::map<int64_t, std::string> snapshot_files;   // producer snapshots: offset -> path
+  std::vector<KraftSnapshotFile> kraft_snapshots;  // __cluster_metadata's `.checkpoint` snapshots, ascending
+
   std::optional<int64_t> high_watermark_checkpoint;  // replication-offset-checkpoint's value, before the clamp
-  std::optional<int64_t> cleaner_checkpoint;         // cleaner-offset-checkpoint (firstDirtyOffset)
-  std::optional<int64_t> snapshot_offset;            // the producer snapshot the load started from
   ProducerStateManager producer_state;               // at the log end
   std::optional<int64_t> first_unstable_offset;      // first offset of the earliest open transaction
-  int64_t last_stable_offset = 0;                    // min(first unstable offset, high watermark)
 
   // Loads `partition_dir` (never modified). Problems met on the way (a damaged index or snapshot, a
   // high watermark past the log end) go to `sink`. Returns false with *error naming the file when the

@@ -303,7 +303,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
       for (const Txn& tb : rs[i].txns) {
         if (tb.producer_id == pid && tb.marker_offset == t.marker_offset) split = tb.first_offset;
       }
-      for (const AbortedTxn& e : rs[i].txn_index) {
+      for (const AbortedTxn& e : rs[i].aborted_txns) {
         if (split < 0 && e.producer_id == pid && e.last_offset == *t.marker_offset) split = e.first_offset;
       }
     }

@@ -1,38 +1,26 @@
 #include "simulator/replica_view.h"
 
 #include "partition/consumer_view.h"
-#include "partition/coordination.h"
-#include "partition/loaded_log.h"
 #include "segment_reader/batch.h"
 
 namespace klf {
 
 bool LoadReplicaView(const std::string& partition_dir, int64_t now_ms, int64_t producer_id_expiration_ms,
                      ReplicaView* out, ProblemSink* sink, std::string* error, Env* env) {
-  *out = ReplicaView{};
+  *out = ReplicaView();
   out->path = partition_dir;
   LoadOptions options;
   options.now_ms = now_ms;
   options.producer_id_expiration_ms = producer_id_expiration_ms;
   options.env = env;
-  LoadedLog log;
-  if (!LoadedLog::Open(partition_dir, options, &log, sink, error)) return false;
+  const LoadedLog& log = out->log;
+  if (!LoadedLog::Open(partition_dir, options, &out->log, sink, error)) return false;
   if (!log.tp) {
     *error = partition_dir + ": not a readable partition directory <topic>-<partition>";
     return false;
   }
-  out->log_start_offset = log.log_start_offset;
-  out->log_end_offset = log.log_end_offset;
-  out->high_watermark = log.high_watermark;
-  out->last_stable_offset = log.last_stable_offset;
-  out->cleaner_checkpoint = log.cleaner_checkpoint;
-  out->aborted_txns = log.aborted_txns;
-  for (const auto& [first, txn] : log.producer_state.ongoing_txns())
-    out->open_txns.push_back(OpenTxnInfo{txn.producer_id, first});
-  CoordinationOffsets c = CoordinationOffsetsOf(log.log_start_offset, log.log_end_offset, log.cleaner_checkpoint,
-                                                log.first_unstable_offset);
-  out->mcco = c.mcco;
-  out->mxfo = c.mxfo;
+  out->coordination = CoordinationOffsetsOf(log.log_start_offset, log.log_end_offset, log.cleaner_checkpoint,
+                                            log.first_unstable_offset);
 
   // The read_committed consumer fetching from the log start offset.
   auto consume = [&](const BatchHeader& h, const Record& r, Delivery d) {

@@ -1,15 +1,9 @@
 // What one replica of a partition would serve if it were the leader, read from its directory alone
-// (the simulator's summary, and the per-replica offsets of coordinated compaction).
-//
-//   * last stable offset: producer state as a broker loads it (snapshot + replay), capped by the
-//     high watermark of replication-offset-checkpoint (ProducerStateManager.firstUnstableOffset);
-//   * read_committed: the records a READ_COMMITTED consumer fetching from the log start offset
-//     receives: records from there up to the LSO, with the aborted transactions of the segments'
-//     `.txnindex` files filtered out as the consumer does (CompletedFetch: a producer's transactional
-//     batches are skipped from an aborted transaction's first offset until that producer's ABORT
-//     marker);
-//   * the key -> value map that read_committed consumer ends with (a null value deletes the key);
-//   * MCCO and MXFO (spec redpanda-coordinated-compaction.md §2, §8).
+// (the simulator's summary, and the per-replica offsets of coordinated compaction): the LoadedLog a
+// broker loads (offsets, LSO, `.txnindex`, open transactions), what a READ_COMMITTED consumer fetching
+// from the log start offset receives (partition/consumer_view.h, ConsumeLog): the records, the offsets
+// it skips as aborted and the key -> value map it ends with (a null value deletes the key), and MCCO
+// and MXFO (partition/coordination.h; spec redpanda-coordinated-compaction.md §2, §8).
 #pragma once
 
 #include <cstdint>
@@ -18,12 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "segment_reader/index_files.h"
+#include "partition/coordination.h"
+#include "partition/loaded_log.h"
 #include "segment_reader/problem.h"
 
 namespace klf {
-
-class Env;
 
 struct ServedRecord {
   int64_t offset = 0;
@@ -34,26 +27,17 @@ struct ServedRecord {
   bool transactional = false;
 };
 
-struct OpenTxnInfo {
-  int64_t producer_id = 0;
-  int64_t first_offset = 0;
-};
-
 struct ReplicaView {
-  std::string path;
-  int64_t log_start_offset = 0, log_end_offset = 0, high_watermark = 0, last_stable_offset = 0;
-  std::optional<int64_t> cleaner_checkpoint;
-  std::vector<OpenTxnInfo> open_txns;
-  std::vector<AbortedTxn> aborted_txns;      // every `.txnindex` entry, in segment order
+  std::string path;  // the partition directory (after the run: in the output directory)
+  // The replica as a broker loads it: log start and end, high watermark, last stable offset, cleaner
+  // checkpoint, every `.txnindex` entry (aborted_txns) and the open transactions (producer_state).
+  LoadedLog log;
   std::vector<ServedRecord> read_committed;  // below the LSO, aborted data and markers skipped
   // Offsets of data records below the LSO that read_committed skips as aborted.
   std::vector<int64_t> hidden_offsets;
   int64_t records_in_log = 0;  // data records from the log start to the log end (read_uncommitted)
   std::map<std::string, std::string> key_values;
-  // Coordinated compaction (exclusive offsets): MCCO = the cleaner checkpoint (the log start offset
-  // when there is none, as Kafka's firstDirtyOffset) capped at the log end; MXFO = the first
-  // unstable offset, else the log end.
-  int64_t mcco = 0, mxfo = 0;
+  CoordinationOffsets coordination;  // MCCO and MXFO
 };
 
 // Reads `partition_dir` (never modified). `now_ms` applies producer.id.expiration.ms when producer

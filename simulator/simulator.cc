@@ -1154,12 +1154,12 @@ DivergenceReport CompareReplicas(const std::vector<BrokerSummary>& all) {
   }
   std::set<int64_t> lsos, leos;
   for (const auto& b : brokers) {
-    lsos.insert(b.view.last_stable_offset);
-    leos.insert(b.view.log_end_offset);
+    lsos.insert(b.view.log.last_stable_offset);
+    leos.insert(b.view.log.log_end_offset);
   }
   for (const auto& b : brokers) {
-    if (lsos.size() > 1) d.last_stable_offsets[b.broker] = b.view.last_stable_offset;
-    if (leos.size() > 1) d.log_end_offsets[b.broker] = b.view.log_end_offset;
+    if (lsos.size() > 1) d.last_stable_offsets[b.broker] = b.view.log.last_stable_offset;
+    if (leos.size() > 1) d.log_end_offsets[b.broker] = b.view.log.log_end_offset;
   }
   std::map<int64_t, DivergenceReport::Visibility> vis;
   for (const auto& b : brokers) {

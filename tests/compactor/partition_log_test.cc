@@ -151,7 +151,7 @@ TEST(PartitionLogLoadTest, ProducerStateMatchesLoadProducerStateOnEveryOracleDir
       std::vector<int64_t> expired;
       for (int64_t pid : before)
         if (!reader.Find(pid)) expired.push_back(pid);
-      EXPECT_EQ(compactor.log.producer_state.SnapshotEntries(), reader.SnapshotEntries());
+      EXPECT_EQ(compactor.log.loaded.producer_state.SnapshotEntries(), reader.SnapshotEntries());
       EXPECT_EQ(compactor.log.expired_producers, expired);
       EXPECT_EQ(compactor.log.summary.last_stable_offset, reader.LastStableOffset(compactor.log.high_watermark));
       if (!before.empty()) with_producers++;

@@ -143,9 +143,9 @@ TEST(DiffScenario, LostCommitLatent) {
                        .Write();
   auto rs = LoadAll({b1, b2, b3});
   // B3's aborted range starts at T1, the healthy ones' at T2.
-  ASSERT_EQ(rs[2].txn_index.size(), 1u);
-  EXPECT_EQ(rs[2].txn_index[0].first_offset, 0);
-  EXPECT_EQ(rs[0].txn_index[0].first_offset, 3);
+  ASSERT_EQ(rs[2].aborted_txns.size(), 1u);
+  EXPECT_EQ(rs[2].aborted_txns[0].first_offset, 0);
+  EXPECT_EQ(rs[0].aborted_txns[0].first_offset, 3);
   DiffReport report = DiffReplicas(rs);
   auto d = Divergences(report);
   ASSERT_EQ(d.size(), 1u) << Describe(report, rs);

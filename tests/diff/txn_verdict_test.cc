@@ -71,7 +71,7 @@ TEST(TxnVerdict, AbortedRangeComesFromTheTxnIndexNotFromReplay) {
   for (const auto& a : truth["brokers"]["broker3"]["abortedTransactions"]) {
     if (a["producerId"] == 2001 && a["lastOffset"] == 900) {
       in_truth = true;
-      EXPECT_EQ(b3.txn_index[*e].first_offset, a["firstOffset"].get<int64_t>());
+      EXPECT_EQ(b3.aborted_txns[*e].first_offset, a["firstOffset"].get<int64_t>());
     }
   }
   EXPECT_TRUE(in_truth);

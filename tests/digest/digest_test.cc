@@ -114,11 +114,11 @@ void ExpectSame(const ReplicaState& a, const ReplicaState& b) {
     EXPECT_EQ(std::tie(a.producers[i].producer_id, a.producers[i].producer_epoch, a.producers[i].coordinator_epoch),
               std::tie(b.producers[i].producer_id, b.producers[i].producer_epoch, b.producers[i].coordinator_epoch));
   }
-  EXPECT_EQ(a.txn_index, b.txn_index);
-  ASSERT_EQ(a.txn_index_sources.size(), b.txn_index_sources.size());
-  for (size_t i = 0; i < a.txn_index_sources.size(); ++i) {
-    EXPECT_EQ(a.txn_index_sources[i].file, b.txn_index_sources[i].file);
-    EXPECT_EQ(a.txn_index_sources[i].position, b.txn_index_sources[i].position);
+  EXPECT_EQ(a.aborted_txns, b.aborted_txns);
+  ASSERT_EQ(a.aborted_txn_sources.size(), b.aborted_txn_sources.size());
+  for (size_t i = 0; i < a.aborted_txn_sources.size(); ++i) {
+    EXPECT_EQ(a.aborted_txn_sources[i].file, b.aborted_txn_sources[i].file);
+    EXPECT_EQ(a.aborted_txn_sources[i].position, b.aborted_txn_sources[i].position);
   }
   EXPECT_EQ(a.txn_index_max_last, b.txn_index_max_last);
   ASSERT_EQ(a.gaps.size(), b.gaps.size());

@@ -103,7 +103,7 @@ TEST(Repair, KafkasAbortedToCommittedGetsItsAbortBack) {
   EXPECT_FALSE(fixed.records[fixed.FindRecord(poison)].read_committed);
   // The .txnindex entry Kafka's replay appends for the aborted transaction.
   bool found = false;
-  for (const AbortedTxn& t : fixed.txn_index)
+  for (const AbortedTxn& t : fixed.aborted_txns)
     found = found || (t.producer_id == 2000 && t.first_offset == poison && t.last_offset == a.offset);
   EXPECT_TRUE(found);
 }

@@ -108,7 +108,7 @@ TEST(SimulatorTest, LostTombstoneResurrectsTheKeyUncoordinated) {
   EXPECT_TRUE(r.divergence.diverged());
   ASSERT_EQ(r.divergence.key_values.size(), 1u);
   EXPECT_EQ(r.divergence.key_values.begin()->first, "K");
-  for (int b = 1; b <= 3; b++) EXPECT_EQ(View(r, b).last_stable_offset, View(r, b).log_end_offset);
+  for (int b = 1; b <= 3; b++) EXPECT_EQ(View(r, b).log.last_stable_offset, View(r, b).log.log_end_offset);
   ExpectVerifies(r);
 }
 
@@ -125,7 +125,7 @@ TEST(SimulatorTest, AbortedToCommittedServesThePoisonUncoordinated) {
   EXPECT_EQ(Value(View(r, 2), "poison"), "SHOULD_NOT_SEE_THIS");
   EXPECT_TRUE(r.divergence.key_values.count("poison"));
   // Broker 2 still holds the poison and no ABORT follows it: no aborted transaction covers it.
-  for (const AbortedTxn& t : View(r, 2).aborted_txns) EXPECT_GT(t.first_offset, FirstOffsetOf(r, "P"));
+  for (const AbortedTxn& t : View(r, 2).log.aborted_txns) EXPECT_GT(t.first_offset, FirstOffsetOf(r, "P"));
   ExpectVerifies(r);
 }
 
@@ -140,9 +140,10 @@ TEST(SimulatorTest, CommittedToAbortedHidesCommittedDataUncoordinated) {
   EXPECT_TRUE(Holds(View(r, 3).hidden_offsets, t1));
   EXPECT_FALSE(Holds(View(r, 2).hidden_offsets, t1));
   bool aborted_from_t1 = false;
-  for (const AbortedTxn& t : View(r, 3).aborted_txns) aborted_from_t1 |= t.first_offset == t1 && t.producer_id == 2000;
+  for (const AbortedTxn& t : View(r, 3).log.aborted_txns)
+    aborted_from_t1 |= t.first_offset == t1 && t.producer_id == 2000;
   EXPECT_TRUE(aborted_from_t1);
-  for (const AbortedTxn& t : View(r, 2).aborted_txns) EXPECT_NE(t.first_offset, t1);
+  for (const AbortedTxn& t : View(r, 2).log.aborted_txns) EXPECT_NE(t.first_offset, t1);
   ASSERT_EQ(r.divergence.visibility.size(), 1u);
   EXPECT_EQ(r.divergence.visibility[0].offset, t1);
   EXPECT_EQ(r.divergence.visibility[0].served_by, std::vector<int>{2});
@@ -158,15 +159,16 @@ TEST(SimulatorTest, HangingTransactionPinsTheLsoUncoordinated) {
   SimulationResult r = RunFixture("hanging-transaction", CoordinationMode::kUncoordinated, tmp);
   int64_t t1 = FirstOffsetOf(r, "P");
   const ReplicaView& b3 = View(r, 3);
-  EXPECT_EQ(b3.last_stable_offset, t1);
-  ASSERT_EQ(b3.open_txns.size(), 1u);
-  EXPECT_EQ(b3.open_txns[0].producer_id, 2000);
-  EXPECT_EQ(b3.open_txns[0].first_offset, t1);
-  EXPECT_EQ(b3.log_end_offset, View(r, 1).log_end_offset);
+  EXPECT_EQ(b3.log.last_stable_offset, t1);
+  const auto& open = b3.log.producer_state.ongoing_txns();
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open.begin()->second.producer_id, 2000);
+  EXPECT_EQ(open.begin()->first, t1);
+  EXPECT_EQ(b3.log.log_end_offset, View(r, 1).log.log_end_offset);
   for (const ServedRecord& s : b3.read_committed) EXPECT_LT(s.offset, t1);
   for (int b : {1, 2}) {
-    EXPECT_TRUE(View(r, b).open_txns.empty());
-    EXPECT_EQ(View(r, b).last_stable_offset, View(r, b).log_end_offset);
+    EXPECT_TRUE(View(r, b).log.producer_state.ongoing_txns().empty());
+    EXPECT_EQ(View(r, b).log.last_stable_offset, View(r, b).log.log_end_offset);
     EXPECT_EQ(Value(View(r, b), "order-1"), "shipped");
   }
   EXPECT_EQ(Value(b3, "order-1"), std::nullopt);  // frozen before T1
@@ -194,8 +196,8 @@ TEST(SimulatorTest, CoordinatedModePreventsEveryDivergence) {
     SimulationResult r = RunFixture(name, CoordinationMode::kCoordinated, tmp);
     EXPECT_FALSE(r.divergence.diverged()) << name;
     for (int b = 1; b <= 3; b++) {
-      EXPECT_TRUE(View(r, b).open_txns.empty()) << name << " broker " << b;
-      EXPECT_EQ(View(r, b).last_stable_offset, View(r, b).log_end_offset) << name;
+      EXPECT_TRUE(View(r, b).log.producer_state.ongoing_txns().empty()) << name << " broker " << b;
+      EXPECT_EQ(View(r, b).log.last_stable_offset, View(r, b).log.log_end_offset) << name;
       EXPECT_FALSE(Serves(View(r, b), "poison", "SHOULD_NOT_SEE_THIS")) << name;
       EXPECT_EQ(Value(View(r, b), "K"),
                 std::string(name) == "lost-tombstone" ? std::nullopt : std::optional<std::string>("V"))
@@ -235,7 +237,7 @@ TEST(SimulatorTest, LaggingReplicaHoldsBackRemovalUntilItReturns) {
         held_while_away += held(f);
         removed_while_away += removed(f);
         // MTRO/MXRO stay at or below what the lagging replica last reported.
-        EXPECT_LE(f.coordinated->mtro, View(kafka, c.lagging).log_end_offset);
+        EXPECT_LE(f.coordinated->mtro, View(kafka, c.lagging).log.log_end_offset);
       } else {
         removed_after += removed(f);
       }
@@ -336,9 +338,9 @@ TEST(ReplicaViewTest, MatchesKafkaTruthForOracleReplicaSets) {
       CollectingSink sink;
       std::string error;
       ASSERT_TRUE(LoadReplicaView(base + "/" + name + "/foo-0", 1700001140000, 1800000, &v, &sink, &error)) << error;
-      EXPECT_EQ(v.log_end_offset, b["logEndOffset"].get<int64_t>()) << set << " " << name;
-      EXPECT_EQ(v.high_watermark, b["highWatermark"].get<int64_t>()) << set << " " << name;
-      EXPECT_EQ(v.last_stable_offset, b["lastStableOffset"].get<int64_t>()) << set << " " << name;
+      EXPECT_EQ(v.log.log_end_offset, b["logEndOffset"].get<int64_t>()) << set << " " << name;
+      EXPECT_EQ(v.log.high_watermark, b["highWatermark"].get<int64_t>()) << set << " " << name;
+      EXPECT_EQ(v.log.last_stable_offset, b["lastStableOffset"].get<int64_t>()) << set << " " << name;
       ASSERT_EQ(v.read_committed.size(), b["readCommitted"].size()) << set << " " << name;
       for (size_t i = 0; i < v.read_committed.size(); i++) {
         const json& want = b["readCommitted"][i];
@@ -351,9 +353,9 @@ TEST(ReplicaViewTest, MatchesKafkaTruthForOracleReplicaSets) {
       std::map<std::string, std::string> kv;
       for (const auto& [k, val] : b["finalKeyValues"].items()) kv[k] = val.get<std::string>();
       EXPECT_EQ(v.key_values, kv) << set << " " << name;
-      EXPECT_EQ(v.cleaner_checkpoint, b["cleanerCheckpoint"].get<int64_t>());
-      EXPECT_EQ(v.mcco, std::min(b["cleanerCheckpoint"].get<int64_t>(), v.log_end_offset));
-      EXPECT_EQ(v.mxfo, v.log_end_offset);  // no open transaction at the end of either set
+      EXPECT_EQ(v.log.cleaner_checkpoint, b["cleanerCheckpoint"].get<int64_t>());
+      EXPECT_EQ(v.coordination.mcco, std::min(b["cleanerCheckpoint"].get<int64_t>(), v.log.log_end_offset));
+      EXPECT_EQ(v.coordination.mxfo, v.log.log_end_offset);  // no open transaction at the end of either set
     }
   }
 }
