@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -150,70 +151,71 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
   return j;
 }
 
+// A pass report's text, written batch by batch (--explain lists every record of the pass).
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one line per field of a pass report, each printed only when set; flat, no logic
-void PrintPassText(const PassReport& p, const CompactArgs& a, size_t index, size_t count) {
+void WritePassText(const PassReport& p, const CompactArgs& a, size_t index, size_t count, Output* o) {
   const CleaningDecision& d = p.decision;
-  if (count > 1) std::printf("pass %zu (now=%s)\n", index + 1, WithWallClock(p.now).c_str());
+  std::string t;
+  auto out = std::back_inserter(t);
+  if (count > 1) fmt::format_to(out, "pass {} (now={})\n", index + 1, WithWallClock(p.now));
   std::string producers;
   for (auto pid : p.active_producers) producers += (producers.empty() ? "" : ", ") + std::to_string(pid);
-  std::printf(
-      "log %s logStartOffset=%lld logEndOffset=%lld highWatermark=%lld lastStableOffset=%lld "
-      "activeSegmentBase=%lld activeProducers=[%s] cleanerCheckpoint=%s\n",
-      EscapeInvalidUtf8(p.partition).c_str(), (long long)p.log_start_offset, (long long)p.log_end_offset,
-      (long long)p.high_watermark, (long long)p.last_stable_offset, (long long)p.active_segment_base, producers.c_str(),
-      Horizon(p.cleaner_checkpoint_before).c_str());
-  std::printf(
-      "cleanable firstDirtyOffset=%lld uncleanableOffset=%lld firstUncleanableOffset=%lld cleanBytes=%lld "
-      "cleanableBytes=%lld cleanableRatio=%.4f maxCompactionDelayMs=%lld needCompactionNow=%s "
-      "wouldClean=%s (%s)\n",
-      (long long)d.offsets.first_dirty_offset, (long long)d.offsets.first_uncleanable_dirty_offset,
-      (long long)d.range.first_uncleanable_offset, (long long)d.range.clean_bytes, (long long)d.range.cleanable_bytes,
-      d.range.cleanable_ratio, (long long)d.max_compaction_delay_ms, d.need_compaction_now ? "true" : "false",
-      d.selected ? "true" : "false", d.reason.c_str());
+  fmt::format_to(out,
+                 "log {} logStartOffset={} logEndOffset={} highWatermark={} lastStableOffset={} "
+                 "activeSegmentBase={} activeProducers=[{}] cleanerCheckpoint={}\n",
+                 EscapeInvalidUtf8(p.partition), p.log_start_offset, p.log_end_offset, p.high_watermark,
+                 p.last_stable_offset, p.active_segment_base, producers, Horizon(p.cleaner_checkpoint_before));
+  fmt::format_to(out,
+                 "cleanable firstDirtyOffset={} uncleanableOffset={} firstUncleanableOffset={} cleanBytes={} "
+                 "cleanableBytes={} cleanableRatio={:.4f} maxCompactionDelayMs={} needCompactionNow={} "
+                 "wouldClean={} ({})\n",
+                 d.offsets.first_dirty_offset, d.offsets.first_uncleanable_dirty_offset,
+                 d.range.first_uncleanable_offset, d.range.clean_bytes, d.range.cleanable_bytes,
+                 d.range.cleanable_ratio, d.max_compaction_delay_ms, d.need_compaction_now, d.selected, d.reason);
   if (p.cleaned) {
-    std::printf(
-        "result cleaned endOffset=%lld messagesRead=%lld bytesRead=%lld messagesWritten=%lld "
-        "bytesWritten=%lld invalidMessagesRead=%lld mapMessagesRead=%lld tombstonesRemoved=%lld "
-        "markersRemoved=%lld offsetMap=%d/%d%s\n",
-        (long long)p.end_offset, (long long)p.stats.messages_read, (long long)p.stats.bytes_read,
-        (long long)p.stats.messages_written, (long long)p.stats.bytes_written, (long long)p.stats.invalid_messages_read,
-        (long long)p.stats.map_messages_read, (long long)p.stats.tombstones_removed, (long long)p.stats.markers_removed,
-        p.map_entries, p.max_desired_map_size, p.map_filled ? " (full: the round stopped early)" : "");
+    fmt::format_to(out,
+                   "result cleaned endOffset={} messagesRead={} bytesRead={} messagesWritten={} "
+                   "bytesWritten={} invalidMessagesRead={} mapMessagesRead={} tombstonesRemoved={} "
+                   "markersRemoved={} offsetMap={}/{}{}\n",
+                   p.end_offset, p.stats.messages_read, p.stats.bytes_read, p.stats.messages_written,
+                   p.stats.bytes_written, p.stats.invalid_messages_read, p.stats.map_messages_read,
+                   p.stats.tombstones_removed, p.stats.markers_removed, p.map_entries, p.max_desired_map_size,
+                   p.map_filled ? " (full: the round stopped early)" : "");
   } else if (p.split_segment) {
-    std::printf(
-        "result not cleaned: segment %lld overflowed its cleaned segment's 32-bit relative offsets; it "
-        "was split into segments that fit and the round aborted, as Kafka does (run compact again)\n",
-        (long long)*p.split_segment);
+    fmt::format_to(out,
+                   "result not cleaned: segment {} overflowed its cleaned segment's 32-bit relative offsets; it "
+                   "was split into segments that fit and the round aborted, as Kafka does (run compact again)\n",
+                   *p.split_segment);
   } else {
-    std::printf("result not cleaned%s\n",
-                a.only_if_eligible ? " (--only-if-eligible: a broker would not pick this log now)" : "");
+    fmt::format_to(out, "result not cleaned{}\n",
+                   a.only_if_eligible ? " (--only-if-eligible: a broker would not pick this log now)" : "");
   }
   if (p.checkpoint_written)
-    std::printf("cleaner-offset-checkpoint %s=%lld\n", EscapeInvalidUtf8(p.partition).c_str(),
-                (long long)*p.checkpoint_written);
+    fmt::format_to(out, "cleaner-offset-checkpoint {}={}\n", EscapeInvalidUtf8(p.partition), *p.checkpoint_written);
   if (a.mode == "coordinated" && p.cleaned)
-    std::printf("held back by coordination: tombstones=%lld markers=%lld\n", (long long)p.stats.tombstones_held,
-                (long long)p.stats.markers_held);
-  if (a.explain) {
-    BytesFormat bf = a.common.bytes_format();
-    for (const auto& b : p.explain) {
-      std::printf("batch %s@%llu offsets %lld..%lld%s pid=%lld %s (%s) -> %s", EscapeInvalidUtf8(b.file).c_str(),
-                  (unsigned long long)b.position, (long long)b.base_offset, (long long)b.last_offset,
-                  b.is_control ? " control" : "", (long long)b.producer_id, BatchRetentionName(b.retention),
-                  BatchReasonName(b.reason), b.action.c_str());
-      if (b.delete_horizon_ms) std::printf(" deleteHorizonMs=%s", WithWallClock(*b.delete_horizon_ms).c_str());
-      std::printf("\n");
-      for (const auto& r : b.records) {
-        if (r.control) {  // a marker: its type, not its key's bytes
-          std::printf("  record offset=%lld %s marker %s\n", (long long)r.offset, ControlTypeName(*r.control),
-                      RecordDecisionName(r.decision));
-          continue;
-        }
-        std::printf("  record offset=%lld key=%s%s %s\n", (long long)r.offset,
-                    r.key ? FormatBytes(AsBytes(*r.key), bf).c_str() : "null", r.tombstone ? " (tombstone)" : "",
-                    RecordDecisionName(r.decision));
+    fmt::format_to(out, "held back by coordination: tombstones={} markers={}\n", p.stats.tombstones_held,
+                   p.stats.markers_held);
+  o->Append(t);
+  if (!a.explain) return;
+  BytesFormat bf = a.common.bytes_format();
+  for (const auto& b : p.explain) {
+    t.clear();
+    fmt::format_to(out, "batch {}@{} offsets {}..{}{} pid={} {} ({}) -> {}", EscapeInvalidUtf8(b.file), b.position,
+                   b.base_offset, b.last_offset, b.is_control ? " control" : "", b.producer_id,
+                   BatchRetentionName(b.retention), BatchReasonName(b.reason), b.action);
+    if (b.delete_horizon_ms) fmt::format_to(out, " deleteHorizonMs={}", WithWallClock(*b.delete_horizon_ms));
+    t += '\n';
+    for (const auto& r : b.records) {
+      if (r.control) {  // a marker: its type, not its key's bytes
+        fmt::format_to(out, "  record offset={} {} marker {}\n", r.offset, ControlTypeName(*r.control),
+                       RecordDecisionName(r.decision));
+        continue;
       }
+      fmt::format_to(out, "  record offset={} key={}{} {}\n", r.offset,
+                     r.key ? FormatBytes(AsBytes(*r.key), bf) : std::string("null"), r.tombstone ? " (tombstone)" : "",
+                     RecordDecisionName(r.decision));
     }
+    o->Append(t);
   }
 }
 
@@ -288,10 +290,10 @@ int RunCompact(const CompactArgs& a) {
                               {"reason", c.decision.reason},
                               {"chosen", choice.chosen == i}});
       if (!a.common.json)
-        std::printf("candidate %s cleanableRatio=%.4f cleanableBytes=%lld wouldClean=%s (%s)%s\n",
-                    EscapeInvalidUtf8(c.partition_dir).c_str(), c.decision.range.cleanable_ratio,
-                    (long long)c.decision.range.cleanable_bytes, c.decision.selected ? "true" : "false",
-                    c.decision.reason.c_str(), choice.chosen == i ? " <- chosen" : "");
+        PrintText(fmt::format("candidate {} cleanableRatio={:.4f} cleanableBytes={} wouldClean={} ({}){}\n",
+                              EscapeInvalidUtf8(c.partition_dir), c.decision.range.cleanable_ratio,
+                              c.decision.range.cleanable_bytes, c.decision.selected, c.decision.reason,
+                              choice.chosen == i ? " <- chosen" : ""));
     }
     if (!choice.chosen) {
       if (a.common.json)
@@ -299,7 +301,7 @@ int RunCompact(const CompactArgs& a) {
                                   {"cleanedRange", nullptr},
                                   {"metadataLog", MetadataLogJson(metadata.get())}}));
       else
-        std::printf("no log to clean in %s\n", EscapeInvalidUtf8(a.dir).c_str());
+        PrintText(fmt::format("no log to clean in {}\n", EscapeInvalidUtf8(a.dir)));
       return kExitOk;
     }
     partition_dir = choice.candidates[*choice.chosen].partition_dir;
@@ -309,13 +311,12 @@ int RunCompact(const CompactArgs& a) {
     o.config = config_for(partition_dir, &metadata_configs);
     o.config_for = nullptr;
     if (!json) {
-      std::printf("%s", EscapeInvalidUtf8(fmt::format("configs from {}:\n{}", MetadataLogText(*metadata.get()),
-                                                      metadata_configs.empty() ? "  none for this topic or broker\n"
-                                                                               : ConfigsText(metadata_configs)))
-                            .c_str());
+      PrintText(EscapeInvalidUtf8(
+          fmt::format("configs from {}:\n{}", MetadataLogText(*metadata.get()),
+                      metadata_configs.empty() ? "  none for this topic or broker\n" : ConfigsText(metadata_configs))));
     }
   } else if (!json && !a.metadata.no_metadata) {
-    std::printf("configs: no __cluster_metadata-0 in this log dir: Kafka's defaults and --config only\n");
+    PrintText("configs: no __cluster_metadata-0 in this log dir: Kafka's defaults and --config only\n");
   }
   // Coordinated mode (simulator/replica_view.h, spec redpanda-coordinated-compaction.md §8): every
   // replica's MCCO/MXFO from its directory; tombstones only below MTRO = min MCCO, markers only below
@@ -354,16 +355,16 @@ int RunCompact(const CompactArgs& a) {
            {"mcco", c.mcco},
            {"mxfo", c.mxfo}});
       if (!a.common.json)
-        std::printf("replica %s logEndOffset=%lld cleanerCheckpoint=%s MCCO=%lld MXFO=%lld\n",
-                    EscapeInvalidUtf8(d).c_str(), (long long)v.log_end_offset,
-                    v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint).c_str() : "none", (long long)c.mcco,
-                    (long long)c.mxfo);
+        PrintText(fmt::format("replica {} logEndOffset={} cleanerCheckpoint={} MCCO={} MXFO={}\n", EscapeInvalidUtf8(d),
+                              v.log_end_offset, v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint) : "none",
+                              c.mcco, c.mxfo));
     }
     coordination["mtro"] = *o.max_tombstone_remove_offset;
     coordination["mxro"] = *o.max_tx_end_remove_offset;
     if (!a.common.json)
-      std::printf("coordinated: MTRO=%lld (tombstones removable below it) MXRO=%lld (markers removable below it)\n",
-                  (long long)*o.max_tombstone_remove_offset, (long long)*o.max_tx_end_remove_offset);
+      PrintText(
+          fmt::format("coordinated: MTRO={} (tombstones removable below it) MXRO={} (markers removable below it)\n",
+                      *o.max_tombstone_remove_offset, *o.max_tx_end_remove_offset));
   }
   bool ok = CompactPartition(partition_dir, a.out, o, &report, &sink, &error);
   for (const Problem& p : sink.problems) {
@@ -408,8 +409,9 @@ int RunCompact(const CompactArgs& a) {
     j["configsFromMetadataLog"] = ConfigsJson(metadata_configs);
     PrintJson(j);
   } else {
-    for (size_t i = 0; i < report.passes.size(); i++) PrintPassText(report.passes[i], a, i, report.passes.size());
-    std::printf("wrote %s\n", EscapeInvalidUtf8(report.out_partition_dir).c_str());
+    Output out(1);
+    for (size_t i = 0; i < report.passes.size(); i++) WritePassText(report.passes[i], a, i, report.passes.size(), &out);
+    out.Append(fmt::format("wrote {}\n", EscapeInvalidUtf8(report.out_partition_dir)));
   }
   return sink.ErrorCount() > 0 ? kExitProblems : kExitOk;
 }
