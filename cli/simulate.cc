@@ -6,7 +6,7 @@
 // would serve (read_committed records, key -> value map, LSO) and where they diverge.
 // Exit 0: the replicas agree; 1: they diverged; 2: usage, invalid timeline or refused --out;
 // 3: unreadable timeline or a failed write. With --json every failure prints the error object.
-#include <cstdio>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -184,66 +184,71 @@ json SimulationResultJson(const SimulationResult& r) {
 
 std::string Quote(const std::optional<std::string>& v) { return v ? "\"" + *v + "\"" : "<absent>"; }
 
+// The text report, written broker by broker (--verbose lists every record a broker serves).
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one text line per timeline event kind; a printer
-void PrintText(const SimulationResult& r, const SimulateArgs& a) {
-  std::printf("timeline %s (%s): %zu steps, clock %s\n", EscapeInvalidUtf8(r.timeline).c_str(),
-              CoordinationModeName(r.mode), r.steps.size(), WithWallClock(r.end_clock_ms).c_str());
+void WriteText(const SimulationResult& r, const SimulateArgs& a, Output* o) {
+  std::string t;
+  auto out = std::back_inserter(t);
+  fmt::format_to(out, "timeline {} ({}): {} steps, clock {}\n", EscapeInvalidUtf8(r.timeline),
+                 CoordinationModeName(r.mode), r.steps.size(), WithWallClock(r.end_clock_ms));
   for (const SimStep& s : r.steps)
-    std::printf("  %3d %s %-7s %s\n", s.step, WithWallClock(s.clock_ms).c_str(), s.op.c_str(), s.text.c_str());
-  std::printf("\n");
+    fmt::format_to(out, "  {:3} {} {:<7} {}\n", s.step, WithWallClock(s.clock_ms), s.op, s.text);
+  t += '\n';
   for (const BrokerSummary& b : r.brokers) {
     const ReplicaView& v = b.view;
-    std::printf("broker%d%s%s %s\n", b.broker, b.leader ? " (leader)" : "", b.up ? "" : " (down)",
-                EscapeInvalidUtf8(v.path).c_str());
-    std::printf(
-        "  logEndOffset=%lld highWatermark=%lld lastStableOffset=%lld cleanerCheckpoint=%s MCCO=%lld "
-        "MXFO=%lld\n",
-        (long long)v.log.log_end_offset, (long long)v.log.high_watermark, (long long)v.log.last_stable_offset,
-        v.log.cleaner_checkpoint ? std::to_string(*v.log.cleaner_checkpoint).c_str() : "none",
-        (long long)v.coordination.mcco, (long long)v.coordination.mxfo);
+    fmt::format_to(out, "broker{}{}{} {}\n", b.broker, b.leader ? " (leader)" : "", b.up ? "" : " (down)",
+                   EscapeInvalidUtf8(v.path));
+    fmt::format_to(out,
+                   "  logEndOffset={} highWatermark={} lastStableOffset={} cleanerCheckpoint={} MCCO={} "
+                   "MXFO={}\n",
+                   v.log.log_end_offset, v.log.high_watermark, v.log.last_stable_offset,
+                   v.log.cleaner_checkpoint ? std::to_string(*v.log.cleaner_checkpoint) : "none", v.coordination.mcco,
+                   v.coordination.mxfo);
     std::string open;
-    for (const auto& [first, t] : v.log.producer_state.ongoing_txns())
-      open += fmt::format("{}producerId {} from offset {}", open.empty() ? "" : ", ", t.producer_id, first);
-    std::printf("  open transactions: %s\n", open.empty() ? "none" : open.c_str());
-    std::printf("  read_committed: %zu records (of %lld in the log), %zu keys, %zu offsets hidden as aborted\n",
-                v.read_committed.size(), (long long)v.records_in_log, v.key_values.size(), v.hidden_offsets.size());
+    for (const auto& [first, txn] : v.log.producer_state.ongoing_txns())
+      open += fmt::format("{}producerId {} from offset {}", open.empty() ? "" : ", ", txn.producer_id, first);
+    fmt::format_to(out, "  open transactions: {}\n", open.empty() ? "none" : open);
+    fmt::format_to(out, "  read_committed: {} records (of {} in the log), {} keys, {} offsets hidden as aborted\n",
+                   v.read_committed.size(), v.records_in_log, v.key_values.size(), v.hidden_offsets.size());
     if (a.verbose) {
       for (const auto& s : v.read_committed)
-        std::printf("    %lld %s=%s\n", (long long)s.offset, s.key ? s.key->c_str() : "null",
-                    s.value ? s.value->c_str() : "<tombstone>");
+        fmt::format_to(out, "    {} {}={}\n", s.offset, s.key ? *s.key : "null", s.value ? *s.value : "<tombstone>");
     }
+    o->Append(t);
+    t.clear();
   }
   if (r.mode == CoordinationMode::kCoordinated) {
-    std::printf("\ncoordination: MTRO=%s MXRO=%s\n",
-                r.coordination.mtro ? std::to_string(*r.coordination.mtro).c_str() : "none",
-                r.coordination.mxro ? std::to_string(*r.coordination.mxro).c_str() : "none");
+    fmt::format_to(out, "\ncoordination: MTRO={} MXRO={}\n",
+                   r.coordination.mtro ? std::to_string(*r.coordination.mtro) : "none",
+                   r.coordination.mxro ? std::to_string(*r.coordination.mxro) : "none");
   }
   const DivergenceReport& d = r.divergence;
-  std::printf("\n");
+  t += '\n';
   for (const auto& [k, m] : d.key_values) {
     std::string per;
     for (const auto& [b, v] : m) per += fmt::format(" broker{}={}", b, Quote(v));
-    std::printf("divergence: key \"%s\":%s\n", k.c_str(), per.c_str());
+    fmt::format_to(out, "divergence: key \"{}\":{}\n", k, per);
   }
   if (!d.last_stable_offsets.empty()) {
     std::string per;
-    for (const auto& [b, o] : d.last_stable_offsets) per += fmt::format(" broker{}={}", b, o);
-    std::printf("divergence: lastStableOffset:%s\n", per.c_str());
+    for (const auto& [b, off] : d.last_stable_offsets) per += fmt::format(" broker{}={}", b, off);
+    fmt::format_to(out, "divergence: lastStableOffset:{}\n", per);
   }
   if (!d.log_end_offsets.empty()) {
     std::string per;
-    for (const auto& [b, o] : d.log_end_offsets) per += fmt::format(" broker{}={}", b, o);
-    std::printf("divergence: logEndOffset:%s\n", per.c_str());
+    for (const auto& [b, off] : d.log_end_offsets) per += fmt::format(" broker{}={}", b, off);
+    fmt::format_to(out, "divergence: logEndOffset:{}\n", per);
   }
   for (const auto& v : d.visibility) {
     std::string served, hidden;
     for (int b : v.served_by) served += fmt::format(" broker{}", b);
     for (int b : v.hidden_by) hidden += fmt::format(" broker{}", b);
-    std::printf("divergence: offset %lld served to read_committed by%s, hidden as aborted by%s\n", (long long)v.offset,
-                served.c_str(), hidden.c_str());
+    fmt::format_to(out, "divergence: offset {} served to read_committed by{}, hidden as aborted by{}\n", v.offset,
+                   served, hidden);
   }
-  std::printf("verdict: %s\n", d.diverged() ? "DIVERGED" : "replicas agree");
-  std::printf("wrote %s\n", EscapeInvalidUtf8(r.out_dir).c_str());
+  fmt::format_to(out, "verdict: {}\n", d.diverged() ? "DIVERGED" : "replicas agree");
+  fmt::format_to(out, "wrote {}\n", EscapeInvalidUtf8(r.out_dir));
+  o->Append(t);
 }
 
 int RunSimulate(const SimulateArgs& a) {
@@ -279,7 +284,8 @@ int RunSimulate(const SimulateArgs& a) {
   if (a.common.json) {
     PrintJson(SimulationResultJson(r));
   } else {
-    PrintText(r, a);
+    Output out(1);
+    WriteText(r, a, &out);
   }
   return r.divergence.diverged() ? kExitProblems : kExitOk;
 }
