@@ -663,95 +663,190 @@ template <typename U, typename S>
 // ---- The check-only walk's fast path (RecordDecoder::Check) ----
 //
 // Most records of a log have varints of one or two bytes (values in [-8192, 8191]), at most a few
-// headers, and are not the last of their batch. CheckRecordsFast walks such records with no bounds test
-// per byte (a record is taken only when 8 bytes of data follow it, and no read goes more than 2 bytes
-// past its end), with varints read without zig-zag where only a length or a sign is wanted, the walk's
-// state in registers, and one test per field that a sound record never takes. Anything else (a longer
-// varint, any failed check, the last record of the data) stops it before that record, having changed
-// nothing for it, and DecodeV2's general parse takes the record from its start: it accepts what is
-// sound and reports exactly the problem it reports for every record. So the fast path decides only
-// which code parses a record, never a verdict (tests/verify/check_walk_test.cc, the batch fuzzer).
+// headers, and offsets one after the other. WalkRecords walks such records with no bounds test per
+// byte: a record is taken only when it ends at `limit` or before, and every read is less than 8 bytes
+// past the last byte the record may take, so the caller gives it 8 readable bytes after `limit` (the
+// data itself, or the zeros after a copy of the data's last records: CheckRecordsFast). Positions are
+// integers (uintptr_t), so a lying length moves a position, never a pointer, past the data; every such
+// position is compared with the record's end before anything is read there. Varints are read without
+// zig-zag where only a length or a sign is wanted, and a run of records in order (offsets one after the
+// other, none past the batch's last offset) is folded into the offset walk in one step
+// (RecordOffsetWalk::AddConsecutive) when the run ends. Anything else (a longer varint, any failed
+// check) stops it before that record, having changed nothing for it, and DecodeV2's general parse
+// takes the record from its start: it accepts what is sound and reports exactly the problem it reports
+// for every record. So the fast path decides only which code parses a record, never a verdict
+// (tests/verify/check_walk_test.cc, the batch fuzzer).
+//
+// Why a record it takes is one the general parse accepts: positions only grow, and a record is taken
+// only when, after its last field, the position is exactly the record's end; so every field lies inside
+// the record, as ReadVarint32(p, rend) and each length test of the general parse require. The length
+// fields are even (not negative) where the general parse refuses a negative value (record length,
+// header count, header key length), and a negative key, value or header value length is a null (no
+// bytes) in both.
 
-// A varint of one or two bytes at q (q + 2 <= the data's end), not zig-zag decoded: its raw value in
-// *u; returns where it ends. A longer varint sets *longer (then *u is meaningless and q + 2 is
-// returned).
-[[gnu::always_inline]] inline const uint8_t* Raw2(const uint8_t* q, uint32_t* u, uint32_t* longer) {
-  const uint32_t b0 = q[0];
+// What the fast path needs of the batch (DecodeV2's header fields).
+struct FastBatch {
+  int64_t base_offset = 0;
+  int64_t base_ts = 0;
+  int64_t log_append_ts = 0;  // every record's timestamp when log_append (the batch's max timestamp)
+  bool log_append = false;
+  // The base offset (and timestamp, when records carry their own) at most 2^62 from zero, so that the
+  // sums of the fast path (a delta of 14 bits, a run of them) cannot wrap: runs are folded only then.
+  bool runs = false;
+};
+
+// A varint of one or two bytes at q, not zig-zag decoded: its raw value in *u; returns where it ends.
+// Of a longer varint, bit 7 of its second byte goes to *longer (then *u is not its value, and the
+// caller drops the record); q + 2 is returned.
+[[gnu::always_inline]] inline uintptr_t Raw2(uintptr_t q, uint32_t* u, uint32_t* longer) {
+  const auto* b = reinterpret_cast<const uint8_t*>(q);
+  const uint32_t b0 = b[0];
   if (b0 < 0x80) {
     *u = b0;
     return q + 1;
   }
-  const uint32_t b1 = q[1];
-  *longer |= b1;  // bit 7: a third byte follows
-  *u = (b0 & 0x7f) | ((b1 & 0x7f) << 7);
+  const uint32_t b1 = b[1];
+  *longer |= b1;
+  *u = b0 + (b1 << 7) - 0x80;  // (b0 & 0x7f) | (b1 << 7)
   return q + 2;
 }
 // Zig-zag: the signed value of a raw varint.
 [[gnu::always_inline]] inline int32_t ZigZag(uint32_t u) { return int32_t(u >> 1) ^ -int32_t(u & 1); }
 // A length field whose negative values mean null (key, value, header value): 0 bytes for those.
-[[gnu::always_inline]] inline int64_t LengthOrNull(uint32_t u) { return (u & 1) != 0 ? 0 : int64_t(u >> 1); }
+[[gnu::always_inline]] inline uint32_t LengthOrNull(uint32_t u) { return (u & 1) != 0 ? 0 : u >> 1; }
 
-// Walks the records from *p while each is in the fast path's reach: every check DecodeV2's general
-// parse makes, its offset and timestamp given to `walk`. Stops before the first record it cannot take
-// (or after `count`), *p there; returns the number of records walked. Every read is at most 2 bytes
-// past the record's end, and a record is taken only when it ends 8 bytes or more before `end`.
+// The headers of a record ending at `rend`, from q (at most 2 bytes past rend), `count_raw` the raw
+// varint of their count (not 0): returns where they end, or a position past rend when they do not parse
+// (a negative count or key length, a length past rend).
+[[gnu::always_inline]] inline uintptr_t SkipHeaders(uintptr_t q, uintptr_t rend, uint32_t count_raw, uint32_t* longer) {
+  if ((count_raw & 1) != 0) return rend + 1;  // a negative count
+  uint32_t u = 0;
+  // Each header takes 2 bytes at least, so the loop ends within the record's bytes.
+  for (uint32_t headers = count_raw >> 1; q <= rend && headers != 0; --headers) {
+    q = Raw2(q, &u, longer);  // header key length, not negative
+    if ((u & 1) != 0) return rend + 1;
+    q += u >> 1;
+    if (q > rend) break;
+    q = Raw2(q, &u, longer);  // header value length
+    q += LengthOrNull(u);
+  }
+  return q;
+}
+
+// A run's expected offset delta, doubled (the raw varint of that delta), or this: no run.
+constexpr uint32_t kNoRun = 0xffffffff;
+
+// Where a run of records in order starts after what `walk` holds: twice the offset delta the next
+// record must have to continue it (its raw varint), or kNoRun when no run can start (runs off, the walk
+// broken, the expected offset past the batch's last offset `lim` (a delta) or beyond 14 bits).
+uint32_t RunStart(const RecordOffsetWalk& walk, const FastBatch& b, int64_t lim) {
+  int64_t d = 0;
+  if (!b.runs || walk.broken() || __builtin_sub_overflow(walk.expected(), b.base_offset, &d) || d < 0 || d > lim ||
+      d > 8192) {
+    return kNoRun;
+  }
+  return uint32_t(2 * d);
+}
+
+// A record that does not continue the run: RecordOffsetWalk::Add of it (a hole, an offset out of
+// order or past the last offset), then where the next run starts.
+[[gnu::noinline]] uint32_t AddOutOfRun(RecordOffsetWalk* walk, const FastBatch& b, int64_t lim, uint32_t off_raw,
+                                       uint32_t ts_raw) {
+  walk->Add(JavaAdd(b.base_offset, ZigZag(off_raw)),
+            b.log_append ? b.log_append_ts : JavaAdd(b.base_ts, ZigZag(ts_raw)));
+  return RunStart(*walk, b, lim);
+}
+
+// Walks the records from *at while each is in the fast path's reach (see above), at most `count`; *at
+// ends before the first record it cannot take. Returns the number of records walked.
+template <bool kLogAppend>
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one folded check per record field (FMT §5)
-[[gnu::noinline]] int32_t CheckRecordsFast(const uint8_t** at, const uint8_t* end, int32_t count, int64_t base_offset,
-                                           int64_t base_ts, std::optional<int64_t> log_append_ts,
-                                           RecordOffsetWalk* walk) {
-  RecordOffsetWalk w = *walk;  // in registers while the loop runs
-  const uint8_t* p = *at;
+[[gnu::noinline]] int32_t WalkRecords(const uint8_t** at, uintptr_t limit, int32_t count, const FastBatch& b,
+                                      RecordOffsetWalk* walk) {
+  // The batch's last offset as a delta from its base offset, clamped to what a run can reach.
+  int64_t lim = 0;
+  if (__builtin_sub_overflow(walk->last_offset(), b.base_offset, &lim)) lim = walk->last_offset() < 0 ? -1 : 1 << 20;
+  lim = std::clamp<int64_t>(lim, -1, 1 << 20);
+  const uint32_t lim2 = lim < 0 ? 0 : uint32_t(2 * lim);  // a raw delta in the run is at most this
+  uint32_t next2 = RunStart(*walk, b, lim);
+  uint32_t run = 0;                  // records in the run not yet given to the walk
+  int32_t run_ts_delta = INT32_MIN;  // the largest timestamp delta among them
+  uintptr_t p = reinterpret_cast<uintptr_t>(*at);
   int32_t i = 0;
-  for (; i < count && end - p >= 16; ++i) {
+  for (; i < count; ++i) {
     uint32_t longer = 0, u = 0;
-    const uint8_t* q = Raw2(p, &u, &longer);
-    // A length of six bytes at least (attributes, five one-byte varints); 8 bytes of data after it.
-    const int64_t length = int64_t(u >> 1);
-    if ((u & 1) != 0 || length < 6 || length > end - 8 - q) break;
-    const uint8_t* rend = q + length;
+    uintptr_t q = Raw2(p, &u, &longer);
+    const uintptr_t rend = q + (u >> 1);
+    if ((u & 1) != 0 || rend > limit) break;
     q = Raw2(q + 1, &u, &longer);  // past the attributes byte
-    const int32_t ts_delta = ZigZag(u);
+    const uint32_t ts_raw = u;
     q = Raw2(q, &u, &longer);
-    const int32_t offset_delta = ZigZag(u);
-    q = Raw2(q, &u, &longer);  // key length; q <= rend + 1 (length >= 6)
-    const int64_t key = LengthOrNull(u);
-    if (key > rend - q) break;  // also: the varints ran past the record
-    q = Raw2(q + key, &u, &longer);
-    const int64_t value = LengthOrNull(u);
-    if (value > rend - q) break;
-    q = Raw2(q + value, &u, &longer);
-    const int64_t header_count = int64_t(u >> 1);
-    if ((u & 1) != 0 || q > rend || header_count > (rend - q) / 2) break;
-    for (int64_t k = 0; k < header_count && q <= rend; ++k) {
-      q = Raw2(q, &u, &longer);
-      const int64_t hk = int64_t(u >> 1);
-      if ((u & 1) != 0 || hk > rend - q) {
-        q = rend + 1;  // not taken
-        break;
-      }
-      q = Raw2(q + hk, &u, &longer);
-      const int64_t hv = LengthOrNull(u);
-      q = hv > rend - q ? rend + 1 : q + hv;
-    }
+    const uint32_t off_raw = u;
+    q = Raw2(q, &u, &longer);  // key length
+    q += LengthOrNull(u);
+    if (q > rend) break;
+    q = Raw2(q, &u, &longer);  // value length
+    q += LengthOrNull(u);
+    if (q > rend) break;
+    q = Raw2(q, &u, &longer);  // header count
+    if (u != 0) q = SkipHeaders(q, rend, u, &longer);
     if (q != rend || (longer & 0x80) != 0) break;
-    w.Add(JavaAdd(base_offset, offset_delta), log_append_ts ? *log_append_ts : JavaAdd(base_ts, ts_delta));
+    if (off_raw == next2 && off_raw <= lim2) [[likely]] {
+      next2 = off_raw + 2;
+      ++run;
+      if constexpr (!kLogAppend) run_ts_delta = std::max(run_ts_delta, ZigZag(ts_raw));
+    } else {
+      if (run != 0) {
+        walk->AddConsecutive(run, kLogAppend ? b.log_append_ts : b.base_ts + run_ts_delta);
+        run = 0;
+        run_ts_delta = INT32_MIN;
+      }
+      next2 = AddOutOfRun(walk, b, lim, off_raw, ts_raw);
+    }
     p = rend;
   }
-  *walk = w;
-  *at = p;
+  if (run != 0) walk->AddConsecutive(run, kLogAppend ? b.log_append_ts : b.base_ts + run_ts_delta);
+  *at = reinterpret_cast<const uint8_t*>(p);
   return i;
 }
 
-// CheckRecordsFast with the batch's CRC-32C (*crc over [.., *done)) kept a piece ahead of the walk: each
+// WalkRecords over [*at, end), in place: a record is taken when 8 bytes of the data follow it.
+int32_t WalkInPlace(const uint8_t** at, const uint8_t* end, int32_t count, const FastBatch& b, RecordOffsetWalk* walk) {
+  const uintptr_t e = reinterpret_cast<uintptr_t>(end);
+  if (count <= 0 || e - reinterpret_cast<uintptr_t>(*at) < 16) return 0;
+  return b.log_append ? WalkRecords<true>(at, e - 8, count, b, walk) : WalkRecords<false>(at, e - 8, count, b, walk);
+}
+
+// Up to this many bytes at the end of the data are walked in a copy followed by zeros (a batch's
+// last record, which no 8 bytes of the data follow).
+constexpr size_t kTailBytes = 1024;
+
+// Walks the records in [*at, end) as far as the fast path takes them (WalkRecords, in place and then
+// over a copy of the last kTailBytes or fewer). *at and the return as WalkRecords'.
+int32_t CheckRecordsFast(const uint8_t** at, const uint8_t* end, int32_t count, const FastBatch& b,
+                         RecordOffsetWalk* walk) {
+  const int32_t walked = WalkInPlace(at, end, count, b, walk);
+  const size_t left = size_t(end - *at);
+  if (walked == count || left == 0 || left > kTailBytes) return walked;
+  std::array<uint8_t, kTailBytes + 8> tail;
+  std::memcpy(tail.data(), *at, left);
+  std::memset(tail.data() + left, 0, 8);
+  const uint8_t* t = tail.data();
+  const uintptr_t limit = reinterpret_cast<uintptr_t>(tail.data() + left);
+  const int32_t more = b.log_append ? WalkRecords<true>(&t, limit, count - walked, b, walk)
+                                    : WalkRecords<false>(&t, limit, count - walked, b, walk);
+  *at += t - tail.data();
+  return walked + more;
+}
+
+// The fast path with the batch's CRC-32C (*crc over [.., *done)) kept a piece ahead of the walk: each
 // round extends the CRC to kCrcPieceBytes past *at (not past `end`, the end of the covered bytes) and
 // walks the records that end inside what the CRC has read, so the walk reads bytes the CRC just brought
 // into the cache. Stops where CheckRecordsFast would with the whole data (a record it does not take,
-// or after `count`), or at a record longer than a piece, which the general parse then takes. The
-// records walked and *at are as CheckRecordsFast's over [*at, end): its stopping early never changes a
-// verdict (see above).
-int32_t CheckRecordsAhead(const uint8_t** at, const uint8_t* end, int32_t count, int64_t base_offset, int64_t base_ts,
-                          std::optional<int64_t> log_append_ts, RecordOffsetWalk* walk, uint32_t* crc,
-                          const uint8_t** done) {
+// or after `count`), or at a record longer than a piece, which the general parse then takes. Its
+// stopping early never changes a verdict (see above).
+int32_t CheckRecordsAhead(const uint8_t** at, const uint8_t* end, int32_t count, const FastBatch& b,
+                          RecordOffsetWalk* walk, uint32_t* crc, const uint8_t** done) {
   int32_t walked = 0;
   constexpr int64_t kPiece = int64_t(RecordDecoder::kCrcPieceBytes);
   while (true) {
@@ -761,7 +856,8 @@ int32_t CheckRecordsAhead(const uint8_t** at, const uint8_t* end, int32_t count,
       *done = target;
     }
     const uint8_t* before = *at;
-    walked += CheckRecordsFast(at, *done, count - walked, base_offset, base_ts, log_append_ts, walk);
+    walked += *done == end ? CheckRecordsFast(at, end, count - walked, b, walk)
+                           : WalkInPlace(at, *done, count - walked, b, walk);
     if (walked == count || *done == end || *at == before) return walked;
   }
 }
@@ -940,16 +1036,22 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
   const int64_t base_offset = h.base_offset;
   const int64_t base_ts = h.base_timestamp;
   const int32_t base_seq = h.base_sequence;
+  FastBatch fast;
+  if constexpr (!kStore) {
+    constexpr int64_t kFar = int64_t(1) << 62;
+    fast.base_offset = base_offset;
+    fast.base_ts = base_ts;
+    fast.log_append = log_append;
+    fast.log_append_ts = h.max_timestamp;
+    fast.runs = base_offset >= -kFar && base_offset <= kFar && (log_append || (base_ts >= -kFar && base_ts <= kFar));
+  }
 
   for (int32_t i = 0; i < count; ++i) {
     if constexpr (!kStore) {
       if (crc_ahead_ != nullptr) {
-        i += CheckRecordsAhead(&p, end, count - i, base_offset, base_ts,
-                               log_append ? std::optional<int64_t>(h.max_timestamp) : std::nullopt, walk,
-                               &crc_ahead_->crc, &crc_ahead_->done);
+        i += CheckRecordsAhead(&p, end, count - i, fast, walk, &crc_ahead_->crc, &crc_ahead_->done);
       } else {
-        i += CheckRecordsFast(&p, end, count - i, base_offset, base_ts,
-                              log_append ? std::optional<int64_t>(h.max_timestamp) : std::nullopt, walk);
+        i += CheckRecordsFast(&p, end, count - i, fast, walk);
       }
       if (i == count) break;
     }

@@ -517,16 +517,21 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
     txn_file = OpenCounted(seg.txn_index->path, sink_, stats_, options_.read.env);
     if (txn_file) txn_index = ParseTxnIndex(seg.txn_index->path, txn_file->data(), sink_);
   }
-  // Offset-index entries by position, for the merge with the batches (the parser reports order).
+  // Offset-index entries by position, for the merge with the batches (the parser reports order). A
+  // sound index is in order already: sorted only when it is not (the same order either way).
   std::vector<uint32_t> by_position(index.entries.size());
   for (uint32_t i = 0; i < by_position.size(); ++i) by_position[i] = i;
-  std::stable_sort(by_position.begin(), by_position.end(),
-                   [&](uint32_t a, uint32_t b) { return index.entries[a].position < index.entries[b].position; });
+  auto by_pos = [&](uint32_t a, uint32_t b) { return index.entries[a].position < index.entries[b].position; };
+  if (!std::is_sorted(by_position.begin(), by_position.end(), by_pos)) {
+    std::stable_sort(by_position.begin(), by_position.end(), by_pos);
+  }
   size_t ix = 0;
   std::vector<uint32_t> by_offset(time_index.entries.size());
   for (uint32_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
-  std::stable_sort(by_offset.begin(), by_offset.end(),
-                   [&](uint32_t a, uint32_t b) { return time_index.entries[a].offset < time_index.entries[b].offset; });
+  auto by_off = [&](uint32_t a, uint32_t b) { return time_index.entries[a].offset < time_index.entries[b].offset; };
+  if (!std::is_sorted(by_offset.begin(), by_offset.end(), by_off)) {
+    std::stable_sort(by_offset.begin(), by_offset.end(), by_off);
+  }
   size_t tx = 0;
   int64_t running_max_ts = LLONG_MIN;
   const std::string index_path = seg.index ? seg.index->path : "";

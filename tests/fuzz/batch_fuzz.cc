@@ -1,6 +1,6 @@
 // libFuzzer target: arbitrary bytes as a .log file through LogReader and RecordDecoder (every framing
 // rule, resync, every codec with a small cap, v2 records, legacy wrappers, control records, and
-// DecodeKeys and the check-only walk, Check, against Decode).
+// DecodeKeys and the check-only walk, Check and CheckWithCrc, against Decode).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "segment_reader/batch.h"
+#include "segment_reader/crc.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace klf;
@@ -17,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_decompressed_bytes = 1 << 20;
   NullSink sink;
   LogReader reader("fuzz.log", Bytes(data, size), &sink, options);
-  RecordDecoder decoder(options), keys(options), checker(options);
+  RecordDecoder decoder(options), keys(options), checker(options), crc_checker(options);
   RecordOffsetWalk walk, walk_of_records;
   std::vector<std::pair<int64_t, int64_t>> holes, holes_of_records;
   BatchView batch;
@@ -49,6 +50,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const Problem& a = check_problems.problems[i];
         const Problem& b = decode_problems.problems[i];
         if (a.position != b.position || a.check != b.check || a.message != b.message) __builtin_trap();
+      }
+      // CheckWithCrc (the CRC-32C a piece ahead of the walk) walks as Check does, and its CRC is the
+      // CRC of the covered bytes.
+      if (batch.bytes.size() > size_t(kV2AttributesOffset)) {
+        CollectingSink crc_problems;
+        std::vector<std::pair<int64_t, int64_t>> crc_holes;
+        RecordOffsetWalk crc_walk;
+        crc_walk.Reset(batch.header, &crc_holes);
+        uint32_t crc = 0;
+        const bool crc_ok = crc_checker.CheckWithCrc(batch, "fuzz.log", &crc_problems, &crc_walk, &crc);
+        if (crc_ok != check_ok || crc != Crc32c(batch.bytes.subspan(kV2AttributesOffset)) ||
+            crc_problems.problems.size() != check_problems.problems.size() || crc_holes != holes ||
+            crc_walk.in_order() != walk.in_order() || crc_walk.broken() != walk.broken() ||
+            crc_walk.max_timestamp() != walk.max_timestamp() || crc_walk.expected() != walk.expected()) {
+          __builtin_trap();
+        }
+        for (size_t i = 0; i < crc_problems.problems.size(); i++) {
+          if (crc_problems.problems[i].position != check_problems.problems[i].position ||
+              crc_problems.problems[i].message != check_problems.problems[i].message) {
+            __builtin_trap();
+          }
+        }
       }
       if (ok) {
         walk.Finish();

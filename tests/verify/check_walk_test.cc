@@ -6,12 +6,16 @@
 // arbitrary bytes; this test reaches the fast path's every bail-out deterministically.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "segment_reader/batch.h"
+#include "segment_reader/bytes.h"
 #include "segment_reader/crc.h"
 #include "segment_reader/problem.h"
 #include "segment_writer/batch_builder.h"
@@ -184,6 +188,317 @@ TEST(CheckWalkTest, SameAsDecodeWithWrongCounts) {
     changed[59] = char(uint32_t(count) >> 8);
     changed[60] = char(uint32_t(count));
     ExpectSame(changed, "count " + std::to_string(count));
+  }
+}
+
+// ---- Hand-made records: every varint length and encoding in every field ----
+//
+// The fast path reads varints of one or two bytes without bounds tests and hands everything else to the
+// general parse (ReadVarint32 / ReadVarint64, Kafka's readVarint / readVarlong). These records put
+// every encoding a field can have (1 to 5 bytes, 1 to 10 for the timestamp delta; overlong ones with
+// continuation bytes of zero bits, which Kafka accepts; one byte too long, which it refuses; cut off at
+// the record's end) into every field, at the first, a middle and the last record of a batch, and the
+// batch's records are checked against Decode.
+
+// Kafka's varint of zig-zag(v) in at least `min_bytes` bytes (an overlong encoding when more than v needs).
+std::string Varint(int64_t v, int min_bytes = 1) {
+  uint64_t u = (uint64_t(v) << 1) ^ uint64_t(v >> 63);
+  std::string out;
+  do {
+    uint8_t b = uint8_t(u & 0x7f);
+    u >>= 7;
+    if (u != 0 || int(out.size()) + 1 < min_bytes) b |= 0x80;
+    out.push_back(char(b));
+  } while (u != 0 || int(out.size()) < min_bytes);
+  return out;
+}
+
+// The value of Kafka's varint `e` (its low 64 bits; 0 when it is cut off).
+int64_t ZigZagOf(const std::string& e) {
+  uint64_t u = 0;
+  for (size_t i = 0; i < e.size() && i < 10; ++i) {
+    u |= uint64_t(uint8_t(e[i]) & 0x7f) << (7 * i);
+    if ((uint8_t(e[i]) & 0x80) == 0) return int64_t(u >> 1) ^ -int64_t(u & 1);
+  }
+  return 0;
+}
+
+// A record's fields as bytes (each varint already encoded), so that a test can put any bytes in any.
+struct RawRecord {
+  std::string length;  // empty: Varint of the body's size
+  std::string attributes = std::string(1, '\0');
+  std::string timestamp_delta = Varint(0);
+  std::string offset_delta = Varint(0);
+  std::string key_length = Varint(3);
+  std::string key = "key";
+  std::string value_length = Varint(5);
+  std::string value = "value";
+  std::string header_count = Varint(0);
+  std::string headers;
+
+  std::string Body() const {
+    return attributes + timestamp_delta + offset_delta + key_length + key + value_length + value + header_count +
+           headers;
+  }
+  std::string Encode() const {
+    const std::string body = Body();
+    return (length.empty() ? Varint(int64_t(body.size())) : length) + body;
+  }
+};
+
+void PutBE(std::string* s, size_t at, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) (*s)[at + size_t(i)] = char(uint8_t(v >> (8 * (bytes - 1 - i))));
+}
+
+struct RawBatchOptions {
+  int64_t base_offset = 1000;
+  std::optional<int32_t> last_offset_delta;  // none: the record count - 1
+  int64_t base_timestamp = 1700000000000;
+  int64_t max_timestamp = 1700000009999;
+  bool log_append_time = false;
+  int32_t count = -1;  // -1: the number of records
+};
+
+// A v2 batch (CRC-32C computed) holding `records` as they are.
+std::string RawBatch(const std::vector<std::string>& records, const RawBatchOptions& o = {}) {
+  std::string section;
+  for (const std::string& r : records) section += r;
+  std::string b(size_t(kRecordBatchOverhead), '\0');
+  const int32_t count = o.count >= 0 ? o.count : int32_t(records.size());
+  PutBE(&b, 0, uint64_t(o.base_offset), 8);
+  PutBE(&b, 8, uint64_t(kRecordBatchOverhead - kLogOverhead + section.size()), 4);
+  b[16] = 2;  // magic
+  PutBE(&b, 21, o.log_append_time ? 0x08 : 0, 2);
+  PutBE(&b, 23, uint32_t(o.last_offset_delta ? *o.last_offset_delta : count - 1), 4);
+  PutBE(&b, 27, uint64_t(o.base_timestamp), 8);
+  PutBE(&b, 35, uint64_t(o.max_timestamp), 8);
+  PutBE(&b, 43, uint64_t(-1), 8);  // producer id
+  PutBE(&b, 51, 0xffff, 2);        // producer epoch
+  PutBE(&b, 53, 0xffffffff, 4);    // base sequence
+  PutBE(&b, 57, uint32_t(count), 4);
+  b += section;
+  PutBE(&b, 17, Crc32c(AsBytes(b).subspan(kV2AttributesOffset)), 4);
+  return b;
+}
+
+// The encodings one field is tried with: `values` in every length from the shortest to `max_bytes`
+// (overlong beyond the shortest), one byte more than Kafka reads (malformed), and a lone continuation byte.
+std::vector<std::string> Encodings(const std::vector<int64_t>& values, int max_bytes) {
+  std::vector<std::string> out;
+  for (int64_t v : values) {
+    for (int n = 1; n <= max_bytes; ++n) {
+      const std::string e = Varint(v, n);
+      if (int(e.size()) == n) out.push_back(e);
+    }
+  }
+  out.push_back(std::string(size_t(max_bytes), char(0x80)) + std::string(1, '\0'));  // too long: malformed
+  out.push_back(std::string(1, char(0x81)));                  // its next byte is the next field's
+  out.push_back(std::string(size_t(max_bytes), char(0xff)));  // every bit set
+  return out;
+}
+
+// Batches of 4 records (a long one too, when `long_records`: past the walk's copy of a batch's last
+// bytes), with the record at `at` changed by `change`; each checked against Decode. Counts the outcomes.
+template <typename Change>
+void TryEveryPlace(const std::string& what, Change change, int* accepted, int* rejected) {
+  for (int at : {0, 1, 3}) {
+    for (bool long_records : {false, true}) {
+      std::vector<std::string> records;
+      for (int i = 0; i < 4; ++i) {
+        RawRecord r;
+        r.offset_delta = Varint(i);
+        r.timestamp_delta = Varint(i * 3);
+        if (long_records && i == 2) {
+          r.value = std::string(1500, 'w');
+          r.value_length = Varint(1500);
+        }
+        if (i == at) change(&r);
+        records.push_back(r.Encode());
+      }
+      const bool ok = ExpectSame(RawBatch(records), what + " at record " + std::to_string(at));
+      (ok ? *accepted : *rejected) += 1;
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(CheckWalkTest, EveryVarintLengthInEveryField) {
+  const std::vector<int64_t> small = {0, 1, -1, 2, 63, -64, 64, -65, 8191, -8192, 8192, -8193};
+  std::vector<int64_t> int32s = small;
+  for (int64_t v : {int64_t(INT32_MAX), int64_t(INT32_MIN), int64_t(1) << 20}) int32s.push_back(v);
+  std::vector<int64_t> int64s = int32s;
+  for (int64_t v : {INT64_MAX, INT64_MIN, int64_t(1) << 40, -(int64_t(1) << 50)}) int64s.push_back(v);
+  int accepted = 0, rejected = 0;
+  for (const std::string& e : Encodings(int64s, 10)) {
+    TryEveryPlace(
+        "timestamp delta " + HexEncode(AsBytes(e)), [&](RawRecord* r) { r->timestamp_delta = e; }, &accepted,
+        &rejected);
+  }
+  for (const std::string& e : Encodings(int32s, 5)) {
+    const std::string hex = HexEncode(AsBytes(e));
+    TryEveryPlace(
+        "offset delta " + hex, [&](RawRecord* r) { r->offset_delta = e; }, &accepted, &rejected);
+    TryEveryPlace(
+        "record length " + hex, [&](RawRecord* r) { r->length = e; }, &accepted, &rejected);
+    // A length with the bytes it promises (up to 9000: 3-byte varints); with as many as its raw varint
+    // halved (a negative length read as if it were not: -v - 1 bytes); with 8 bytes.
+    const int64_t v = ZigZagOf(e);
+    for (const int64_t n :
+         {std::clamp<int64_t>(v, 0, 9000), std::clamp<int64_t>(v < 0 ? -v - 1 : v + 1, 0, 9000), int64_t(8)}) {
+      const std::string bytes = hex + " with " + std::to_string(n) + " bytes";
+      TryEveryPlace(
+          "key length " + bytes,
+          [&](RawRecord* r) {
+            r->key_length = e;
+            r->key = std::string(size_t(n), 'k');
+          },
+          &accepted, &rejected);
+      TryEveryPlace(
+          "value length " + bytes,
+          [&](RawRecord* r) {
+            r->value_length = e;
+            r->value = std::string(size_t(n), 'v');
+          },
+          &accepted, &rejected);
+      TryEveryPlace(
+          "header key length " + bytes,
+          [&](RawRecord* r) {
+            r->header_count = Varint(1);
+            r->headers = e + std::string(size_t(n), 'h') + Varint(2) + "hv";
+          },
+          &accepted, &rejected);
+      TryEveryPlace(
+          "header value length " + bytes,
+          [&](RawRecord* r) {
+            r->header_count = Varint(2);
+            r->headers = Varint(8) + "trace-id" + e + std::string(size_t(n), 'h') + Varint(0) + Varint(-1);
+          },
+          &accepted, &rejected);
+    }
+    // A count with the bytes of 0, 1 or 2 headers after it.
+    for (int headers = 0; headers <= 2; ++headers) {
+      TryEveryPlace(
+          "header count " + hex + " with " + std::to_string(headers) + " headers",
+          [&](RawRecord* r) {
+            r->header_count = e;
+            r->headers.clear();
+            if (headers >= 1) r->headers += Varint(1) + "a" + Varint(1) + "b";
+            if (headers >= 2) r->headers += Varint(0) + Varint(-1);
+          },
+          &accepted, &rejected);
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+  // Record lengths from the body's size: one less, one more, negative with the body's size as its raw
+  // varint halved, and the right one in every length from 1 to 5 bytes.
+  for (int k = 0; k < 8; ++k) {
+    TryEveryPlace(
+        "record length, case " + std::to_string(k),
+        [&](RawRecord* r) {
+          const int64_t size = int64_t(r->Body().size());
+          const int64_t lengths[] = {size - 1, size + 1, -size - 1, -size, size, size, size, size};
+          r->length = Varint(lengths[k], k < 4 ? 1 : k - 2);
+        },
+        &accepted, &rejected);
+  }
+  TryEveryPlace(
+      "attributes 0xff", [](RawRecord* r) { r->attributes = std::string(1, char(0xff)); }, &accepted, &rejected);
+  TryEveryPlace(
+      "no attributes", [](RawRecord* r) { r->length = Varint(0); }, &accepted, &rejected);
+  EXPECT_GT(accepted, 1000);
+  EXPECT_GT(rejected, 1000);
+}
+
+// Offsets and timestamps: runs in order, holes, offsets going back, repeated, past the batch's last
+// offset, deltas of 1 to 3 bytes, base offsets and timestamps near the ends of int64 (where the sums
+// wrap as Java's do), log-append time. The walk's offsets, holes and largest timestamp are Decode's.
+TEST(CheckWalkTest, OffsetsAndTimestampsAsDecode) {
+  const std::vector<std::vector<int64_t>> deltas = {{0, 1, 2, 3, 4, 5},
+                                                    {0, 2, 3, 9, 10, 11},
+                                                    {1, 2, 3},
+                                                    {0, 1, 1, 2},
+                                                    {0, 1, 0, 3},
+                                                    {3, 2, 1, 0},
+                                                    {0, 70, 71, 72},
+                                                    {0, 8191, 8192, 8193},
+                                                    {0, 1, 9000, 9001},
+                                                    {-1, 0, 1},
+                                                    {-8192, 0, 1},
+                                                    {0, 1, 2, 100000},
+                                                    {5},
+                                                    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  const std::vector<std::vector<int64_t>> ts_deltas = {
+      {0}, {5, 3, 9, 1}, {-3, -1, -7, 2}, {-8192, 8191, 0}, {100000, -100000, 3}};
+  const int64_t far = int64_t(1) << 62;
+  int n = 0;
+  for (int64_t base :
+       {int64_t(1000), int64_t(0), far, far + 1, -far, -far - 1, INT64_MAX - 3, INT64_MIN + 2, INT64_MAX - 8191}) {
+    for (int64_t base_ts : {int64_t(1700000000000), far + 1, INT64_MAX - 5, INT64_MIN + 1}) {
+      for (bool log_append : {false, true}) {
+        for (const auto& d : deltas) {
+          for (const auto& t : ts_deltas) {
+            for (std::optional<int32_t> last_delta :
+                 {std::optional<int32_t>(), std::optional<int32_t>(0), std::optional<int32_t>(2),
+                  std::optional<int32_t>(5), std::optional<int32_t>(8192), std::optional<int32_t>(INT32_MAX),
+                  std::optional<int32_t>(-1), std::optional<int32_t>(-5), std::optional<int32_t>(INT32_MIN)}) {
+              std::vector<std::string> records;
+              for (size_t i = 0; i < d.size(); ++i) {
+                RawRecord r;
+                r.offset_delta = Varint(d[i]);
+                r.timestamp_delta = Varint(t[i % t.size()]);
+                records.push_back(r.Encode());
+              }
+              RawBatchOptions o;
+              o.base_offset = base;
+              o.base_timestamp = base_ts;
+              o.log_append_time = log_append;
+              o.last_offset_delta = last_delta;
+              ExpectSame(RawBatch(records, o), "base " + std::to_string(base) + " ts " + std::to_string(base_ts) +
+                                                   " deltas " + std::to_string(n++));
+              if (::testing::Test::HasFailure()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The last records of a batch are walked in a copy of its last bytes: batches whose data is shorter
+// than 16 bytes, a last record just inside and just past the copy, and damage in the last bytes.
+TEST(CheckWalkTest, LastRecordsAsDecode) {
+  for (size_t value :
+       {size_t(0), size_t(1), size_t(10), size_t(990), size_t(1010), size_t(1020), size_t(1030), size_t(5000)}) {
+    for (int n : {1, 2, 3}) {
+      std::vector<std::string> records;
+      for (int i = 0; i < n; ++i) {
+        RawRecord r;
+        r.offset_delta = Varint(i);
+        r.key_length = Varint(-1);
+        r.key.clear();
+        r.value_length = Varint(int64_t(value));
+        r.value = std::string(value, 'v');
+        records.push_back(r.Encode());
+      }
+      const std::string batch = RawBatch(records);
+      EXPECT_TRUE(ExpectSame(batch, "value " + std::to_string(value) + ", " + std::to_string(n) + " records"));
+      // The data cut 1 to 3 bytes short of the last record's end (its last byte, the header count, is 0,
+      // as the bytes after a copy are).
+      for (size_t cut = 1; cut <= 3; ++cut) {
+        std::vector<std::string> short_records = records;
+        short_records.back().resize(short_records.back().size() - cut);
+        EXPECT_FALSE(
+            ExpectSame(RawBatch(short_records), "value " + std::to_string(value) + ", cut by " + std::to_string(cut)));
+      }
+      for (size_t back = 1; back <= 8 && back < batch.size() - size_t(kRecordBatchOverhead); ++back) {
+        for (uint8_t v : {uint8_t(0x00), uint8_t(0x80), uint8_t(0xff)}) {
+          std::string changed = batch;
+          changed[changed.size() - back] = char(v);
+          ExpectSame(changed, "value " + std::to_string(value) + ", byte " + std::to_string(back) + " from the end");
+        }
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
   }
 }
 
