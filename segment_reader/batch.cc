@@ -897,7 +897,6 @@ bool RecordDecoder::Start(const BatchView& batch, const std::string& file, Probl
   header_ = batch.header;
   records_.clear();
   data_ = Bytes();
-  have_decompressed_ = false;
   if (batch.bytes.size() < size_t(kHeaderSizeUpToMagic) || batch.bytes.size() < header_.size_in_bytes) {
     ReportTo(sink, file, header_.position, "batch-size", "entry bytes shorter than its header says");
     return false;
@@ -915,23 +914,6 @@ bool RecordDecoder::DecodeKeys(const BatchView& batch, const std::string& file, 
   if (!Start(batch, file, sink)) return false;
   if (header_.magic >= 2) return DecodeV2<V2Mode::kKeysOnly>(batch, file, sink, nullptr);
   return DecodeLegacy(batch, file, sink);
-}
-
-bool RecordDecoder::DecodeDecompressed(const BatchView& batch, const std::string& file, ProblemSink* sink,
-                                       std::string* section) {
-  given_section_ = section;
-  const bool ok = Decode(batch, file, sink);
-  given_section_ = nullptr;
-  return ok;
-}
-
-bool RecordDecoder::TakeDecompressed(std::string* out) {
-  if (!have_decompressed_) return false;
-  out->swap(decompressed_);
-  have_decompressed_ = false;
-  records_.clear();
-  data_ = Bytes();
-  return true;
 }
 
 bool RecordDecoder::Check(const BatchView& batch, const std::string& file, ProblemSink* sink, RecordOffsetWalk* walk) {
@@ -998,16 +980,13 @@ bool RecordDecoder::DecodeV2(const BatchView& batch, const std::string& file, Pr
   bool compressed = h.compression != Compression::kNone;
   if (compressed) {
     std::string error;
-    if (given_section_ != nullptr) {
-      decompressed_.swap(*given_section_);  // decompressed by another decoder with the same options
-    } else if (!Decompress(h.compression, section, 2, options_.max_decompressed_bytes, &decompressed_, &error)) {
+    if (!Decompress(h.compression, section, 2, options_.max_decompressed_bytes, &decompressed_, &error)) {
       ReportTo(sink, file, pos + kRecordBatchOverhead, "decompress",
                "batch at " + Num(pos) + ": cannot decompress the " + CompressionName(h.compression) +
                    " records section: " + error);
       return false;
     }
     data = AsBytes(decompressed_);
-    have_decompressed_ = true;
   }
   data_ = data;
   // Where a failure in `data` is in the file: exact when uncompressed; the start of the compressed

@@ -478,16 +478,6 @@ class RecordDecoder {
   // cache misses in the walk at 4-16 KiB, and fewer CRC calls with larger pieces.
   static constexpr uint64_t kCrcPieceBytes = uint64_t(16) << 10;
 
-  // As Decode, with the records section of a compressed v2 batch already decompressed (by another
-  // RecordDecoder over the same bytes with the same options: TakeDecompressed): *section is swapped in
-  // instead of decompressing again, and gets the decoder's previous buffer back. For a batch that is
-  // not compressed v2, exactly Decode. (The compactor's look-ahead thread decompresses a batch once
-  // for the cleaning pass.)
-  bool DecodeDecompressed(const BatchView& batch, const std::string& file, ProblemSink* sink, std::string* section);
-  // Swaps the decompressed records section of the last Decode/DecodeKeys of a compressed v2 batch into
-  // *out (whose buffer the decoder reuses) and clears records(); false when there is none.
-  bool TakeDecompressed(std::string* out);
-
   const std::vector<Record>& records() const { return records_; }
   // The headers of a record of the last Decode (none after DecodeKeys, none for v0/v1).
   RecordHeaders headers(const Record& r) const {
@@ -504,8 +494,6 @@ class RecordDecoder {
   bool DecodeV2(const BatchView& batch, const std::string& file, ProblemSink* sink, RecordOffsetWalk* walk);
   struct CrcAhead;  // CheckWithCrc's CRC state, used by DecodeV2's walk
   CrcAhead* crc_ahead_ = nullptr;
-  bool have_decompressed_ = false;        // decompressed_ holds the last batch's section
-  std::string* given_section_ = nullptr;  // DecodeDecompressed: used instead of decompressing
   bool DecodeLegacy(const BatchView& batch, const std::string& file, ProblemSink* sink);
 
   ReadOptions options_;
