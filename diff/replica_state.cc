@@ -289,6 +289,13 @@ const char* MarkerTypeName(MarkerType t) {
   return "?";
 }
 
+void ReplicaState::IndexAbortedTxns() {
+  txn_index_max_last.clear();
+  for (const AbortedTxn& e : aborted_txns)
+    txn_index_max_last.push_back(
+        std::max(e.last_offset, txn_index_max_last.empty() ? INT64_MIN : txn_index_max_last.back()));
+}
+
 int64_t ReplicaState::FindRecord(int64_t offset) const {
   auto it = std::lower_bound(records.begin(), records.end(), offset,
                              [](const RecordDigest& r, int64_t o) { return r.offset < o; });
@@ -385,10 +392,7 @@ void CopyLoaded(const LoadedLog& log, ReplicaState* r) {
   static_cast<LoadedFacts&>(*r) = log;
   r->high_watermark_from_checkpoint = log.high_watermark_checkpoint.has_value();
   for (const auto& [offset, path] : log.snapshot_files) r->snapshot_offsets.push_back(offset);
-  for (const AbortedTxn& e : r->aborted_txns) {
-    r->txn_index_max_last.push_back(
-        std::max(e.last_offset, r->txn_index_max_last.empty() ? INT64_MIN : r->txn_index_max_last.back()));
-  }
+  r->IndexAbortedTxns();
   for (const SegmentInfo& s : log.segments) r->segment_files.push_back(s.log_path);
   r->segment_mtimes_ms.assign(log.segments.size(), 0);
   const ProducerStateManager& loaded = log.producer_state;

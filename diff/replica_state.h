@@ -416,8 +416,9 @@ struct ReplicaState : LoadedFacts {
   std::vector<OpenTxn> open_txns;         // broker-loaded producer state
   std::vector<LoadedProducer> producers;  // broker-loaded producer state, by producer id
   // txn_index_max_last[i]: the largest last_offset of aborted_txns[0..i] (to find the entries around an
-  // offset by binary search).
+  // offset by binary search), set from aborted_txns by IndexAbortedTxns (a load and a digest's reader).
   std::vector<int64_t> txn_index_max_last;
+  void IndexAbortedTxns();
   std::vector<OffsetGap> gaps;
   std::vector<DamagedRange> damaged;
   // The compacted read_committed view, one entry per key, sorted by KeyOrder (a flat vector: built by a

@@ -665,10 +665,7 @@ bool GetStateTail(In* in, ReplicaState* r, const std::string& base) {
     }
   }
   if (!sources) r->aborted_txn_sources.clear();
-  for (const AbortedTxn& e : r->aborted_txns) {
-    r->txn_index_max_last.push_back(
-        std::max(e.last_offset, r->txn_index_max_last.empty() ? INT64_MIN : r->txn_index_max_last.back()));
-  }
+  r->IndexAbortedTxns();
   n = in->Count(2);
   for (size_t i = 0; i < n && in->ok(); ++i) {
     OffsetGap g;
