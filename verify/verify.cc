@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <thread>
@@ -65,6 +66,15 @@ namespace {
 
 // Distinct leader epochs remembered per partition (a damaged log could show one per batch).
 constexpr size_t kMaxTrackedEpochs = 65536;
+// The indexes 0..n-1 in the stable order of `less`. A sound index file is in order already: sorted
+// only when it is not (the same order either way).
+template <typename Less>
+std::vector<uint32_t> StableOrder(size_t n, Less less) {
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  if (!std::is_sorted(order.begin(), order.end(), less)) std::stable_sort(order.begin(), order.end(), less);
+  return order;
+}
 // Batches from this size are walked with their CRC (PartitionVerifier::CrcAndWalk); a smaller one is
 // still in the cache from its CRC when the walk reads it.
 constexpr size_t kEarlyWalkMinBytes = size_t(64) << 10;
@@ -517,21 +527,15 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
     txn_file = OpenCounted(seg.txn_index->path, sink_, stats_, options_.read.env);
     if (txn_file) txn_index = ParseTxnIndex(seg.txn_index->path, txn_file->data(), sink_);
   }
-  // Offset-index entries by position, for the merge with the batches (the parser reports order). A
-  // sound index is in order already: sorted only when it is not (the same order either way).
-  std::vector<uint32_t> by_position(index.entries.size());
-  for (uint32_t i = 0; i < by_position.size(); ++i) by_position[i] = i;
-  auto by_pos = [&](uint32_t a, uint32_t b) { return index.entries[a].position < index.entries[b].position; };
-  if (!std::is_sorted(by_position.begin(), by_position.end(), by_pos)) {
-    std::stable_sort(by_position.begin(), by_position.end(), by_pos);
-  }
+  // Offset-index entries by position, time-index entries by offset, for the merge with the batches
+  // (the parsers report order).
+  const std::vector<uint32_t> by_position = StableOrder(index.entries.size(), [&](uint32_t a, uint32_t b) {
+    return index.entries[a].position < index.entries[b].position;
+  });
   size_t ix = 0;
-  std::vector<uint32_t> by_offset(time_index.entries.size());
-  for (uint32_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
-  auto by_off = [&](uint32_t a, uint32_t b) { return time_index.entries[a].offset < time_index.entries[b].offset; };
-  if (!std::is_sorted(by_offset.begin(), by_offset.end(), by_off)) {
-    std::stable_sort(by_offset.begin(), by_offset.end(), by_off);
-  }
+  const std::vector<uint32_t> by_offset = StableOrder(time_index.entries.size(), [&](uint32_t a, uint32_t b) {
+    return time_index.entries[a].offset < time_index.entries[b].offset;
+  });
   size_t tx = 0;
   int64_t running_max_ts = LLONG_MIN;
   const std::string index_path = seg.index ? seg.index->path : "";
