@@ -6,6 +6,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -483,7 +484,6 @@ std::string DecodedJsonText(const nlohmann::ordered_json& j) {
 }
 
 void PrintJson(const nlohmann::json& j, int indent) {
-  std::fflush(stdout);
   Output out(1);
   WriteJson(&out, j, indent);
   out.Append('\n');
@@ -491,7 +491,7 @@ void PrintJson(const nlohmann::json& j, int indent) {
 }
 
 void PrintText(std::string_view text) {
-  Output out(1);
+  Output out(1, std::max<size_t>(text.size(), 1));  // a buffer of the text's size: one write
   out.Append(text);
 }
 

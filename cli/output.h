@@ -165,8 +165,8 @@ void WriteDecodedJson(Output* out, const nlohmann::ordered_json& j);
 std::string DecodedJsonText(const nlohmann::ordered_json& j);
 
 // WriteJson of `j` and a newline on stdout (fd 1), written before returning, for a command that
-// prints one document: what stdio holds is flushed first, so stdout keeps its order. A failed write is
-// reported on stderr (Output::Flush).
+// prints one document. A failed write is reported on stderr (Output::Flush). (No command writes stdout
+// through stdio: every report goes out through Output.)
 void PrintJson(const nlohmann::json& j, int indent = -1);
 // A command's text report on stdout (fd 1) as it is, written before returning: PrintJson's twin for
 // the text default, so both go out through Output.
