@@ -15,6 +15,7 @@
 #include "compactor/lookup_ahead.h"
 #include "compactor/offset_map.h"
 #include "compactor/partition_log.h"
+#include "compactor/superseded.h"
 #include "compactor/txn_metadata.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/file.h"
@@ -89,6 +90,7 @@ class Round {
     mxro_ = mxro;
   }
   void SetParallelMinBytes(uint64_t bytes) { parallel_min_bytes_ = bytes; }
+  void SetSkipSuperseded(bool skip) { skip_superseded_ = skip; }
   void SetEnv(Env* env) { env_ = env; }
 
  private:
@@ -108,9 +110,8 @@ class Round {
                    const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound, std::string* out,
                    int64_t* max_offset, int64_t* max_timestamp, int64_t* shallow_offset, size_t* bytes_read,
                    std::string* error);
-  // `keys_only`: RecordDecoder::DecodeKeys (the offset map needs offsets and keys alone; a record
-  // damaged elsewhere fails the cleaning pass, which decodes everything it maps).
-  bool Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error, bool keys_only = false);
+  // Decodes every record of `batch` (or takes the look-ahead thread's decoding of it) into decoded_.
+  bool Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error);
   std::optional<ControlType> FirstControlType(const BatchView& batch);
 
   const PartitionLog& log_;
@@ -122,6 +123,8 @@ class Round {
   bool explain_;
   std::optional<int64_t> mtro_, mxro_;        // exclusive removal limits; nullopt = Kafka's rules only
   uint64_t parallel_min_bytes_ = UINT64_MAX;  // CompactOptions::parallel_min_bytes
+  bool skip_superseded_ = false;              // CompactOptions::skip_superseded_batches
+  SupersededRecords superseded_;              // what the map pass learnt of the dirty records
   Env* env_ = Env::Default();                 // CompactOptions::env
   int32_t io_buffer_size_;
   int32_t capacity_;  // current read (and write) buffer capacity
@@ -136,14 +139,12 @@ class Round {
   int64_t answers_taken_ = 0;                 // map answers used from taken_ batches
 };
 
-bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error, bool keys_only) {
+bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error) {
   CollectingSink local;
   decoded_ = &decoder_;
   bool ok;
-  if (keys_only) {
-    ok = decoder_.DecodeKeys(batch, seg.log_path, &local);
-  } else if (lookahead_ && LookupAhead::HandsOver(batch.header) &&
-             lookahead_->TakeDecoded(seg.log_path, batch.header, &taken_)) {
+  if (lookahead_ && LookupAhead::HandsOver(batch.header) &&
+      lookahead_->TakeDecoded(seg.log_path, batch.header, &taken_)) {
     // The look-ahead thread decoded this batch (the same records Decode gives) and looked its keys up:
     // each batch is decompressed and decoded once in the cleaning phase.
     decoded_ = &taken_->decoder;
@@ -208,6 +209,7 @@ bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t s
                      bool* full, std::string* error) {
   const BatchHeader& h = batch.header;
   bool need_records = h.magic < 2 || h.record_count != 0;
+  superseded_.OnBatch(h);
   if (h.is_control) {
     if (need_records && !Decode(seg, batch, error)) return false;
     m->OnControlBatchRead(h, need_records ? FirstControlType(batch) : std::nullopt);
@@ -216,22 +218,27 @@ bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t s
     bool aborted = m->OnBatchRead(h);
     if (aborted) report_->stats.map_messages_read += h.record_count;  // skipped, but counted
     if (!aborted && need_records) {
-      if (!Decode(seg, batch, error, /*keys_only=*/true)) return false;
+      // Every field of every record is decoded, as Kafka's map pass iterates whole records: a batch
+      // whose records are all superseded is not read again (superseded.h), so a record damaged only
+      // in its value or headers is found here.
+      if (!Decode(seg, batch, error)) return false;
       int32_t limit = MaxDesiredMapSize(map_->slots(), config_.dedupe_buffer_load_factor);
       keys_.clear();
-      for (const Record& r : decoder_.records())
+      for (const Record& r : decoded_->records())
         if (r.key && r.offset >= start) keys_.push_back(*r.key);
       digests_.resize(keys_.size());
       Md5Many(keys_.data(), keys_.size(), digests_.data());
       map_->PrefetchHashed(keys_, digests_);
-      for (const Record& r : decoder_.records()) {
+      for (const Record& r : decoded_->records()) {
         if (r.key && r.offset >= start) {
           // The fill check comes before every put, even one that would only overwrite (§4).
           if (map_->size() >= limit) {
             *full = true;
             return true;
           }
-          map_->Put(*r.key, r.offset);
+          int64_t previous = -1;
+          map_->Put(*r.key, r.offset, &previous);
+          superseded_.OnPut(r.offset, previous, !r.value);
         }
         report_->stats.map_messages_read++;
       }
@@ -244,6 +251,11 @@ bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t s
 bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* error) {
   map_->Clear();
   *full = false;
+  // --explain lists every record's decision, so it reads every record.
+  if (skip_superseded_ && !explain_)
+    superseded_.Reset(start, end);
+  else
+    superseded_.Off();
   SegmentRange dirty = SegmentsInRange(log_.summary, start, end);
   CleanedTransactionMetadata m;
   std::vector<AbortedTxn> aborted = log_.CollectAbortedTransactions(start, end);
@@ -278,9 +290,10 @@ bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* 
   PassReport second_report;
   CollectingSink second_sink;
   bool second_ok = false, second_full = false;
+  Round later(log_, config_, now_, second_map.get(), &second_report, &second_sink, false);
+  if (superseded_.on()) later.superseded_.Reset(start, end);
   std::thread second([&] {
     if (!second_map) return;
-    Round later(log_, config_, now_, second_map.get(), &second_report, &second_sink, false);
     CleanedTransactionMetadata m2;
     second_ok = later.MapSegments(split, dirty.last, dirty.last, start, end, &m2, &second_full, &second_error);
   });
@@ -289,10 +302,11 @@ bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* 
   if (!ok || *full) return ok;
   int32_t limit = MaxDesiredMapSize(map_->slots(), config_.dedupe_buffer_load_factor);
   if (second_ok && !second_full && int64_t(map_->size()) + second_map->size() < limit) {
-    if (!skimpy->MergeNewer(*second_map)) {
+    if (!skimpy->MergeNewer(*second_map, [this](int64_t replaced) { superseded_.Supersede(replaced); })) {
       *error = "offset map: merging the second half's map failed";  // cannot happen below the limit
       return false;
     }
+    superseded_.MergeNewer(later.superseded_);
     report_->map_threads = 2;
     report_->stats.map_messages_read += second_report.stats.map_messages_read;
     report_->stats.map_bytes_read += second_report.stats.map_bytes_read;
@@ -386,9 +400,14 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
       report_->stats.markers_held++;
     }
     stats.bytes_read += int64_t(b.bytes.size());
-    if (need_records && !h.is_control && d.retention != BatchRetention::kDelete && !Decode(seg, b, error)) return false;
-    const BatchHeader& full_header =
-        need_records && (h.is_control || d.retention != BatchRetention::kDelete) ? decoded_->header() : h;
+    // A dirty batch whose records the map superseded, every one, is decided from its header alone.
+    int64_t superseded_tombstones = 0;
+    const bool all_superseded = need_records && !h.is_control && d.retention != BatchRetention::kDelete &&
+                                !d.discard_batch_records &&
+                                superseded_.AllSuperseded(h, map_->latest_offset(), &superseded_tombstones);
+    const bool decode = need_records && !all_superseded && (h.is_control || d.retention != BatchRetention::kDelete);
+    if (decode && !h.is_control && !Decode(seg, b, error)) return false;
+    const BatchHeader& full_header = decode ? decoded_->header() : h;
 
     BatchExplain ex;
     if (explain_) {
@@ -421,7 +440,13 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
 
     retained.clear();
     bool write_original = true, contains_tombstones = false;
-    if (need_records) {
+    if (all_superseded) {
+      // What the loop below would count: every record read, none retained, the tombstones removed.
+      stats.messages_read += h.record_count;
+      stats.tombstones_removed += superseded_tombstones;
+      write_original = false;
+      report_->batches_superseded++;
+    } else if (need_records) {
       // The keys ShouldRetainRecord will look up, in order (§8.2).
       keys_.clear();
       digests_.clear();
@@ -685,8 +710,8 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
     clean_bytes += log_.segments[i].size;
   }
   if (auto* skimpy = dynamic_cast<const SkimpyOffsetMap*>(map_); skimpy && clean_bytes >= parallel_min_bytes_)
-    lookahead_ =
-        std::make_unique<LookupAhead>(*skimpy, std::move(ahead), size_t(config_.MaxIoBufferSize()), log_.loaded.env);
+    lookahead_ = std::make_unique<LookupAhead>(*skimpy, std::move(ahead), size_t(config_.MaxIoBufferSize()),
+                                               log_.loaded.env, &superseded_);
   struct StopLookahead {
     Round* round;
     ~StopLookahead() {
@@ -857,6 +882,7 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
     Round round(log, config, options.now, map.get(), report, sink, options.explain);
     round.SetRemovalLimits(options.max_tombstone_remove_offset, options.max_tx_end_remove_offset);
     round.SetParallelMinBytes(options.parallel_min_bytes);
+    round.SetSkipSuperseded(options.skip_superseded_batches);
     round.SetEnv(options.env);
     std::vector<GroupOutput> groups;
     int64_t end_offset = 0;

@@ -10,7 +10,8 @@
 //      fill limit (offset_map.h, §4, §5); endOffset = map.latestOffset + 1.
 //   5. Group segments below endOffset (grouping.h, §6.1); clean each group chunk by chunk with the
 //      cleaner's read-buffer sizes, deciding every batch and record (txn_metadata.h, retention.h,
-//      §6.2-§9) and re-encoding through segment_writer's batch builders.
+//      §6.2-§9) and re-encoding through segment_writer's batch builders. A dirty batch whose records
+//      the map superseded, every one, is decided from its header without reading them (superseded.h).
 //   6. Write each cleaned segment with its .index/.timeindex built per chunk (§10.2), its .txnindex
 //      (§10.3), the group's last mtime; delete merged-away segments and their snapshots; set the
 //      cleaner checkpoint to endOffset (§11).
@@ -57,6 +58,10 @@ struct CompactOptions {
   // looks keys up ahead of the cleaning pass (lookup_ahead.h). Neither changes a decision. Tests set
   // 0 to take both paths on small logs.
   uint64_t parallel_min_bytes = uint64_t(64) << 20;
+  // The cleaning pass drops a dirty batch all of whose records the offset map superseded from its
+  // header alone (superseded.h), without reading its records again. Never changes a decision; tests
+  // turn it off to compare.
+  bool skip_superseded_batches = true;
   // A broker log directory's partitions each have their topic's configs: when set, ChooseFilthiestLog
   // judges each partition directory with config_for(dir) instead of `config` (klf compact takes them
   // from the metadata log).
@@ -118,6 +123,8 @@ struct PassReport {
   bool map_filled = false;    // the offset map reached its fill limit
   int map_threads = 1;        // 2 when the map was built by two threads (CompactOptions::parallel_min_bytes)
   int64_t lookups_ahead = 0;  // map lookups of the cleaning pass answered by the look-ahead thread
+  // Batches the cleaning pass dropped or emptied without reading their records (superseded.h).
+  int64_t batches_superseded = 0;
   int32_t map_slots = 0, map_entries = 0, max_desired_map_size = 0;
   std::optional<int64_t> checkpoint_written;  // value written to cleaner-offset-checkpoint, if any
   // Base offset of a source segment whose offsets overflowed its cleaned segment (legacy logs, spec

@@ -28,8 +28,13 @@ constexpr size_t kMaxSpareDecoded = 64;  // batches given back, kept for the thr
 
 }  // namespace
 
-LookupAhead::LookupAhead(const SkimpyOffsetMap& map, std::vector<Segment> segments, size_t max_batch_bytes, Env* env)
-    : map_(map), segments_(std::move(segments)), max_batch_bytes_(std::max(max_batch_bytes, kReadSize)), env_(env) {
+LookupAhead::LookupAhead(const SkimpyOffsetMap& map, std::vector<Segment> segments, size_t max_batch_bytes, Env* env,
+                         const SupersededRecords* superseded)
+    : map_(map),
+      segments_(std::move(segments)),
+      max_batch_bytes_(std::max(max_batch_bytes, kReadSize)),
+      env_(env),
+      superseded_(superseded) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -211,7 +216,9 @@ void LookupAhead::RunLoop() {
         if (st != EntryStatus::kOk) break;
         p += b.bytes.size();
         const BatchHeader& h = b.header;
+        int64_t tombstones = 0;
         if (h.is_control || (h.magic >= 2 && h.record_count == 0)) continue;
+        if (superseded_ && superseded_->AllSuperseded(h, latest, &tombstones)) continue;  // the pass skips it too
         if (h.last_offset <= caller_offset_.load(std::memory_order_relaxed)) {
           skip = kLeadBatches;  // the caller has passed this batch: get ahead of it
           continue;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "compactor/offset_map.h"
+#include "compactor/superseded.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/bytes.h"
 #include "segment_reader/env.h"
@@ -42,8 +43,10 @@ class LookupAhead {
   // Starts the thread over `segments`, in the order the pass cleans them. `map` must stay unchanged
   // and alive until this object is destroyed. `max_batch_bytes` bounds the read buffer (a batch larger
   // than it ends the look-ahead; the pass then does its own lookups).
-  // The segments are read through `env` (null: Env::Default()).
-  LookupAhead(const SkimpyOffsetMap& map, std::vector<Segment> segments, size_t max_batch_bytes, Env* env = nullptr);
+  // The segments are read through `env` (null: Env::Default()). Batches `superseded` (when given;
+  // it too must stay unchanged) says are all superseded are skipped: the pass does not read them.
+  LookupAhead(const SkimpyOffsetMap& map, std::vector<Segment> segments, size_t max_batch_bytes, Env* env = nullptr,
+              const SupersededRecords* superseded = nullptr);
   ~LookupAhead();
   LookupAhead(const LookupAhead&) = delete;
   LookupAhead& operator=(const LookupAhead&) = delete;
@@ -116,6 +119,7 @@ class LookupAhead {
   const std::vector<Segment> segments_;
   const size_t max_batch_bytes_;
   Env* const env_;  // what the segments are read through
+  const SupersededRecords* const superseded_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -149,15 +149,16 @@ int32_t SkimpyOffsetMap::SlotOf(const uint8_t hash[kHashSize], int32_t attempt) 
   return a % slots_;
 }
 
-bool SkimpyOffsetMap::Put(Bytes key, int64_t offset) {
+bool SkimpyOffsetMap::Put(Bytes key, int64_t offset, int64_t* previous) {
   if (entries_ >= slots_) return false;
   uint8_t hash[kHashSize];
   HashOrPrepared(key, hash);
-  return PutHashed(hash, offset);
+  return PutHashed(hash, offset, previous);
 }
 
-bool SkimpyOffsetMap::PutHashed(const uint8_t hash[kHashSize], int64_t offset) {
+bool SkimpyOffsetMap::PutHashed(const uint8_t hash[kHashSize], int64_t offset, int64_t* previous) {
   if (entries_ >= slots_) return false;
+  if (previous) *previous = -1;
   // Room for one more new entry below 3/4 of the table (or the full slot count at the largest size).
   if (uint64_t(entries_) + 1 > table_.capacity - table_.capacity / 4 && table_.capacity < uint64_t(slots_)) Grow();
   for (uint64_t pos = PositionOf(hash);; pos = pos + 1 == table_.capacity ? 0 : pos + 1) {
@@ -169,6 +170,7 @@ bool SkimpyOffsetMap::PutHashed(const uint8_t hash[kHashSize], int64_t offset) {
       break;
     }
     if (std::memcmp(p, hash, kHashSize) == 0) {
+      if (previous) *previous = int64_t(LoadBE64(p + kHashSize));
       StoreBE64(p + kHashSize, uint64_t(offset));
       break;
     }
@@ -194,10 +196,13 @@ int64_t SkimpyOffsetMap::GetHashed(const uint8_t hash[kHashSize]) const {
   return -1;
 }
 
-bool SkimpyOffsetMap::MergeNewer(const SkimpyOffsetMap& newer) {
+bool SkimpyOffsetMap::MergeNewer(const SkimpyOffsetMap& newer, const std::function<void(int64_t)>& replaced) {
   for (uint64_t i = 0; i < newer.table_.capacity; i++) {
     const uint8_t* e = newer.Entry(i);
-    if (!IsEmptyEntry(e) && !PutHashed(e, int64_t(LoadBE64(e + kHashSize)))) return false;
+    if (IsEmptyEntry(e)) continue;
+    int64_t previous = -1;
+    if (!PutHashed(e, int64_t(LoadBE64(e + kHashSize)), &previous)) return false;
+    if (previous >= 0 && replaced) replaced(previous);
   }
   latest_offset_ = newer.latest_offset_;
   return true;

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,10 +29,12 @@ class OffsetMap {
  public:
   virtual ~OffsetMap() = default;
   virtual int32_t slots() const = 0;
-  // Stores key -> offset; sets latestOffset = offset. Returns false (nothing stored) when the map
-  // has no free slot at all (Kafka throws IllegalArgumentException "Attempted to add a new entry to
-  // a full offset map." — the cleaner's fill limit keeps it from happening).
-  virtual bool Put(Bytes key, int64_t offset) = 0;
+  // Stores key -> offset; sets latestOffset = offset; *previous (when given) is the offset the key
+  // held before, or -1. Returns false (nothing stored) when the map has no free slot at all (Kafka
+  // throws IllegalArgumentException "Attempted to add a new entry to a full offset map." — the
+  // cleaner's fill limit keeps it from happening).
+  virtual bool Put(Bytes key, int64_t offset, int64_t* previous) = 0;
+  bool Put(Bytes key, int64_t offset) { return Put(key, offset, nullptr); }
   // The offset stored for key, or -1.
   virtual int64_t Get(Bytes key) const = 0;
   virtual void UpdateLatestOffset(int64_t offset) = 0;
@@ -58,7 +61,8 @@ class SkimpyOffsetMap : public OffsetMap {
   static std::unique_ptr<SkimpyOffsetMap> Create(int32_t memory, std::string* error);
 
   int32_t slots() const override { return slots_; }
-  bool Put(Bytes key, int64_t offset) override;
+  using OffsetMap::Put;
+  bool Put(Bytes key, int64_t offset, int64_t* previous) override;
   int64_t Get(Bytes key) const override;
   void UpdateLatestOffset(int64_t offset) override { latest_offset_ = offset; }
   void Clear() override;
@@ -74,7 +78,7 @@ class SkimpyOffsetMap : public OffsetMap {
   static constexpr int kBytesPerEntry = kHashSize + 8;
 
   // Put with the key's digest already computed.
-  bool PutHashed(const uint8_t hash[kHashSize], int64_t offset);
+  bool PutHashed(const uint8_t hash[kHashSize], int64_t offset, int64_t* previous = nullptr);
   // Get with the key's digest already computed. Only reads the table: safe to call from several
   // threads while nobody puts (the cleaning pass's look-ahead, lookup_ahead.h).
   int64_t GetHashed(const uint8_t hash[kHashSize]) const;
@@ -83,7 +87,8 @@ class SkimpyOffsetMap : public OffsetMap {
   // Puts every entry of `newer` (a map built from the records after this map's) over this one's and
   // takes its latest offset: the map that putting this map's records and then newer's would have
   // built, as long as no put found the map full. False (and this map partly merged) if one did.
-  bool MergeNewer(const SkimpyOffsetMap& newer);
+  // `replaced` (when given) is called with the offset of every entry of this map a newer one replaced.
+  bool MergeNewer(const SkimpyOffsetMap& newer, const std::function<void(int64_t)>& replaced = nullptr);
 
   // MD5 of the key bytes (OpenSSL), exposed for tests.
   static void Hash(Bytes key, uint8_t out[kHashSize]);

@@ -219,7 +219,9 @@ void CheckSummary(const PassReport& pass, const std::string& summary) {
 // One cleaner-passes/<case>: klf compact before/<partition> --now nowMs --only-if-eligible --config ...
 // With `parallel_map`, the offset map is built by two threads whenever the result cannot differ
 // (CompactOptions::parallel_min_bytes = 0): Kafka's output must come out all the same.
-void RunCase(const std::string& name, bool parallel_map = false, int* map_threads = nullptr) {
+// `superseded`: the batches the cleaning pass decided from their headers (compactor/superseded.h).
+void RunCase(const std::string& name, bool parallel_map = false, int* map_threads = nullptr,
+             int64_t* superseded = nullptr) {
   fs::path dir = kOracle / "cleaner-passes" / name;
   nlohmann::json c = nlohmann::json::parse(ReadAll(dir / "case.json"));
   TempDir tmp;
@@ -245,6 +247,7 @@ void RunCase(const std::string& name, bool parallel_map = false, int* map_thread
   ASSERT_EQ(report.passes.size(), 1u);
   EXPECT_EQ(report.passes[0].cleaned, c["expectCleaned"].get<bool>());
   if (map_threads) *map_threads = report.passes[0].map_threads;
+  if (superseded) *superseded = report.passes[0].batches_superseded;
   CheckSummary(report.passes[0], c["cleanSummary"]);
   CompareDirs(tmp.path() / "out", dir / "after", partition);
 }
@@ -259,6 +262,19 @@ TEST(OracleCleanerPasses, ProducerLastBatchKeptWhileActive) { RunCase("producer-
 TEST(OracleCleanerPasses, Random1) { RunCase("random-1"); }
 TEST(OracleCleanerPasses, TombstonesFirstPassStamp) { RunCase("tombstones-first-pass-stamp"); }
 TEST(OracleCleanerPasses, TxnCommitAbortInterleaved) { RunCase("txn-commit-abort-interleaved"); }
+TEST(OracleCleanerPasses, SupersededBatchesDecidedFromTheirHeadersAsKafkaDecided) {
+  // Batches whose records the map superseded, every one, are dropped or emptied without being read
+  // again: removed outright, emptied as a producer's last batch, among transactions, by one and two
+  // map threads. RunCase holds the result against Kafka's own `after`.
+  for (const char* name : {"group-by-segment-bytes", "producer-last-batch-kept-while-active",
+                           "txn-commit-abort-interleaved", "io-buffer-small-two-threads"}) {
+    for (bool parallel : {false, true}) {
+      int64_t superseded = 0;
+      RunCase(name, parallel, nullptr, &superseded);
+      EXPECT_GT(superseded, 0) << name << (parallel ? " (two map threads)" : "");
+    }
+  }
+}
 TEST(OracleCleanerPassesParallelMap, CodecsV2Recompress) { RunCase("codecs-v2-recompress", true); }
 TEST(OracleCleanerPassesParallelMap, DedupeBuffer240NineEntries) {
   // The map fills (nine entries): the second thread's work is dropped and the later half mapped again.

@@ -90,7 +90,10 @@ TEST(RetentionTest, BatchRetentionRules) {
 class ExactMap : public OffsetMap {  // Kafka's FakeOffsetMap
  public:
   int32_t slots() const override { return 1000; }
-  bool Put(Bytes key, int64_t offset) override {
+  using OffsetMap::Put;
+  bool Put(Bytes key, int64_t offset, int64_t* previous) override {
+    auto it = m_.find(std::string(AsStringView(key)));
+    if (previous) *previous = it == m_.end() ? -1 : it->second;
     m_[std::string(AsStringView(key))] = offset;
     latest_ = offset;
     return true;
