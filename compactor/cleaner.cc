@@ -460,6 +460,11 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
           for (size_t j = 0; j < decoded_->records().size(); j++) {
             const Record& r = decoded_->records()[j];
             if (!r.key || r.offset > map_->latest_offset()) continue;
+            if (std::optional<bool> latest = superseded_.Latest(r.offset)) {
+              // The map pass put this record: map.get(key) is its own offset, or a later one.
+              found_[j] = *latest ? r.offset : r.offset + 1;
+              continue;
+            }
             if (lookahead_) found_[j] = lookahead_->Find(r.offset, *r.key);
             if (!found_[j]) keys_.push_back(*r.key);
           }

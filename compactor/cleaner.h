@@ -58,9 +58,10 @@ struct CompactOptions {
   // looks keys up ahead of the cleaning pass (lookup_ahead.h). Neither changes a decision. Tests set
   // 0 to take both paths on small logs.
   uint64_t parallel_min_bytes = uint64_t(64) << 20;
-  // The cleaning pass drops a dirty batch all of whose records the offset map superseded from its
-  // header alone (superseded.h), without reading its records again. Never changes a decision; tests
-  // turn it off to compare.
+  // The cleaning pass uses what the map pass recorded of the dirty records (superseded.h): a batch
+  // all of whose records were superseded is decided from its header, without reading its records
+  // again, and a record the map pass put is decided without hashing and looking its key up again.
+  // Never changes a decision; tests turn it off to compare.
   bool skip_superseded_batches = true;
   // A broker log directory's partitions each have their topic's configs: when set, ChooseFilthiestLog
   // judges each partition directory with config_for(dir) instead of `config` (klf compact takes them

@@ -140,7 +140,14 @@ bool LookupAhead::DecodeAndLookUp(const BatchView& b, size_t segment, Decoded* d
     // the batch's own size.
     if (r.key) bytes += r.key->size();
     if (r.value) bytes += r.value->size();
-    if (r.key && r.offset <= latest) {
+  }
+  d->found.assign(records.size(), std::nullopt);
+  for (size_t j = 0; j < records.size(); j++) {
+    const Record& r = records[j];
+    if (!r.key || r.offset > latest) continue;
+    if (std::optional<bool> is_latest = superseded_ ? superseded_->Latest(r.offset) : std::nullopt) {
+      d->found[j] = *is_latest ? r.offset : r.offset + 1;  // as the pass answers it (cleaner.cc)
+    } else {
       keys_.push_back(*r.key);
       key_records_.push_back(j);
     }
@@ -148,7 +155,6 @@ bool LookupAhead::DecodeAndLookUp(const BatchView& b, size_t segment, Decoded* d
   digests_.resize(keys_.size());
   Md5Many(keys_.data(), keys_.size(), digests_.data());
   for (const KeyDigest& k : digests_) map_.PrefetchSlot(k.data());
-  d->found.assign(records.size(), std::nullopt);
   for (size_t i = 0; i < keys_.size(); i++) d->found[key_records_[i]] = map_.GetHashed(digests_[i].data());
   d->answers = int64_t(keys_.size());
   const BatchHeader& h = b.header;
@@ -243,7 +249,8 @@ void LookupAhead::RunLoop() {
         keys.clear();
         offsets.clear();
         for (const Record& r : decoder.records()) {
-          if (r.key && r.offset <= latest) {
+          // A record the map pass put is answered by its bit (the pass does not ask Find).
+          if (r.key && r.offset <= latest && !(superseded_ && superseded_->Latest(r.offset))) {
             keys.push_back(*r.key);
             offsets.push_back(r.offset);
           }

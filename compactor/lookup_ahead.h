@@ -61,10 +61,11 @@ class LookupAhead {
   // defaults), and the map's answer for every record the pass looks up.
   struct Decoded {
     RecordDecoder decoder;  // records(), headers(), header() of the batch
-    // Per record: map.Get(key) for a keyed record at or below the map's latest offset; nullopt for
-    // the others (the pass looks none of them up).
+    // Per record: map.Get(key) for a keyed record at or below the map's latest offset (for a record
+    // the map pass put, as SupersededRecords::Latest answers it: its own offset or a later one);
+    // nullopt for the others (the pass looks none of them up).
     std::vector<std::optional<int64_t>> found;
-    int64_t answers = 0;  // the entries of `found` that hold an answer
+    int64_t answers = 0;  // the entries of `found` the map was asked for
     size_t segment = 0;   // index into the segments given to the constructor
     uint64_t position = 0;
     int64_t last_offset = 0;

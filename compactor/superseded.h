@@ -7,7 +7,9 @@
 // v2 data batch of the dirty range all of whose records were put and then superseded loses every
 // record whatever their contents (§8.2: removed-superseded), and the pass can drop or empty it
 // (§9) from its header alone: the records are not decompressed, decoded, hashed or looked up a
-// second time. With 10% of the records live (each key written ~10 times) that is most batches.
+// second time. With 10% of the records live (each key written ~10 times) that is most batches. Of
+// the other dirty batches, each record put is decided by its bit (Latest) instead of hashing its key
+// and looking it up again.
 //
 // Three bits an offset of the range: put (a record at this offset was put), live (the map still
 // holds this offset for its key) and tombstone (the record put had no value; the pass counts the
@@ -19,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "segment_reader/batch.h"
@@ -51,10 +54,18 @@ class SupersededRecords {
   // map's latest offset) all of whose record_count records were put and superseded: the pass would
   // remove every one as superseded. *tombstones: how many of them had no value.
   bool AllSuperseded(const BatchHeader& h, int64_t latest_offset, int64_t* tombstones) const;
+  // Of a record at `offset` the map pass put: whether the map still holds its offset for its key
+  // (offset >= map.get(key), §8.2), so the pass need not hash and look its key up. nullopt when no
+  // record at `offset` was put (or the tracker is off).
+  std::optional<bool> Latest(int64_t offset) const {
+    if (!on_ || offset < start_ || offset >= end_ || !Test(put_, offset - start_)) return std::nullopt;
+    return Test(live_, offset - start_);
+  }
 
  private:
   // Bits [from, to] of `bits` (offsets relative to start_): how many are set.
   int64_t Count(const std::vector<uint64_t>& bits, int64_t from, int64_t to) const;
+  static bool Test(const std::vector<uint64_t>& bits, int64_t i) { return (bits[size_t(i >> 6)] >> (i & 63)) & 1; }
   static void Set(std::vector<uint64_t>* bits, int64_t i) { (*bits)[size_t(i >> 6)] |= uint64_t(1) << (i & 63); }
   static void Clear(std::vector<uint64_t>* bits, int64_t i) { (*bits)[size_t(i >> 6)] &= ~(uint64_t(1) << (i & 63)); }
 
