@@ -17,7 +17,8 @@
 // turns itself off for the round when a batch does not start after the previous one's last offset, a
 // record put lies outside its batch's offsets or not after the previous record put, a v0/v1 batch
 // is read (their batch offsets are not their records'), or the range is wider than kMaxOffsets
-// (3 bits an offset: at most 24 MiB). Off, it answers "no" and the pass reads every batch.
+// (3 bits an offset: at most 12 MiB, twice while two threads build the map). Off, it answers "no"
+// and the pass reads every batch.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,7 @@ namespace klf {
 
 class SupersededRecords {
  public:
-  static constexpr int64_t kMaxOffsets = int64_t(1) << 26;
+  static constexpr int64_t kMaxOffsets = int64_t(1) << 25;
 
   // Tracks offsets [start, end) from empty; off when the range is empty or wider than kMaxOffsets.
   void Reset(int64_t start, int64_t end);
