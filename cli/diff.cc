@@ -8,10 +8,8 @@
 // Exit: 1 when any finding is a divergence (missing_range alone is lag, exit 0), 3 when a replica
 // cannot be read, 2 on usage errors.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -32,7 +30,6 @@
 #include "segment_reader/layout.h"
 #include "segment_reader/parallel.h"
 #include "segment_writer/file_writer.h"
-#include "segment_reader/java_long.h"
 #include "segment_writer/output_guard.h"
 
 namespace klf::cli {

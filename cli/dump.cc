@@ -11,7 +11,6 @@
 //    run exits 1 when any of them is an error or a warning, 3 when an input could not be read at all.
 #include <unistd.h>
 
-#include <climits>
 #include <cstdint>
 #include <filesystem>
 #include <limits>

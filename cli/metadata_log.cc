@@ -7,7 +7,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "cli/output.h"
 #include "cli/partition_paths.h"
 #include "segment_reader/capture.h"
 #include "segment_reader/checkpoints.h"

@@ -6,10 +6,8 @@
 // ("left") finding or a divergence left, salvage dropped something); 2 usage; 3 an input cannot be read or the copy
 // cannot be written.
 #include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 

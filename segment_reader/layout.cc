@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,7 +14,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <system_error>
 
 #include "segment_reader/capture.h"
 #include "segment_reader/file.h"

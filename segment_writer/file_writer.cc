@@ -1,10 +1,7 @@
 // POSIX Env, atomic files and staged directories (see file_writer.h).
 #include "segment_writer/file_writer.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>

@@ -20,8 +20,6 @@
 //    checkpoints (cleaner, recovery point, high watermark, log start) against the log (§11.2).
 #include "verify/verify.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <climits>
