@@ -95,8 +95,7 @@ class CountingSink : public ProblemSink {
     bool cannot_read = p.check == std::string_view("file-read") || p.check == std::string_view("dir-read");
     if (cannot_read && !stats_->unreadable) {
       stats_->unreadable = true;
-      stats_->unreadable_reason =
-          p.message.compare(0, p.file.size(), p.file) == 0 ? p.message : p.file + ": " + p.message;
+      stats_->unreadable_reason = p.message.starts_with(p.file) ? p.message : p.file + ": " + p.message;
     }
     problems.push_back(p);
   }
