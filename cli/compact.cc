@@ -337,8 +337,7 @@ int RunCompact(const CompactArgs& a) {
         return FailOnLog(error, quiet, json);
       }
       if (quiet.ErrorCount() > 0) return FailOnLog(d + ": damaged (see the problems)", quiet, json);
-      const CoordinationOffsets c =
-          CoordinationOffsetsOf(v.log_start_offset, v.log_end_offset, v.cleaner_checkpoint, v.first_unstable_offset);
+      const CoordinationOffsets c = CoordinationOffsetsOf(v);
       o.max_tombstone_remove_offset = std::min(o.max_tombstone_remove_offset.value_or(c.mcco), c.mcco);
       o.max_tx_end_remove_offset = std::min(o.max_tx_end_remove_offset.value_or(c.mxfo), c.mxfo);
       coordination["replicas"].push_back({{"path", d},
