@@ -1,6 +1,7 @@
 #include "cli/command.h"
 
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <limits>
 #include <string_view>
@@ -97,6 +98,11 @@ int Fail(const std::string& command, int exit_code, const std::string& message, 
   PrintError(command, message);
   if (json) PrintErrorJson(command, exit_code, message, fields);
   return exit_code;
+}
+
+int64_t WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 bool ParseOffsetRange(const std::string& s, int64_t* from, int64_t* to) {

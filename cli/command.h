@@ -66,6 +66,9 @@ void PrintErrorJson(const std::string& command, int exit_code, const std::string
 int Fail(const std::string& command, int exit_code, const std::string& message, bool json,
          const nlohmann::json* fields = nullptr);
 
+// The wall clock in ms since the epoch (a report's creation time; compact's --now default).
+int64_t WallClockMs();
+
 // --offsets: "A:B", "A:", ":B" or "A" (= "A:A"); both ends inclusive, A <= B. An open end is
 // INT64_MIN / INT64_MAX.
 bool ParseOffsetRange(const std::string& s, int64_t* from, int64_t* to);

@@ -4,9 +4,7 @@
 // Runs Kafka's log cleaner offline on a copy of a partition directory (compactor/cleaner.h) and
 // prints what a broker would have decided and done (spec cli.md "compact").
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -85,7 +83,7 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
   j["activeSegmentBase"] = p.active_segment_base;
   j["activeProducers"] = p.active_producers;
   j["expiredProducers"] = p.expired_producers;
-  j["cleanerCheckpoint"] = p.cleaner_checkpoint_before ? nlohmann::json(*p.cleaner_checkpoint_before) : nullptr;
+  j["cleanerCheckpoint"] = IntOrNull(p.cleaner_checkpoint_before);
   j["firstDirtyOffset"] = d.offsets.first_dirty_offset;
   j["uncleanableOffset"] = d.offsets.first_uncleanable_dirty_offset;
   j["firstUncleanableOffset"] = d.range.first_uncleanable_offset;
@@ -100,8 +98,8 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
   j["cleaned"] = p.cleaned;
   j["cleanedRange"] = p.cleaned ? nlohmann::json::array({d.offsets.first_dirty_offset, p.end_offset}) : nullptr;
   j["endOffset"] = p.cleaned ? nlohmann::json(p.end_offset) : nullptr;
-  j["checkpointWritten"] = p.checkpoint_written ? nlohmann::json(*p.checkpoint_written) : nullptr;
-  j["splitSegment"] = p.split_segment ? nlohmann::json(*p.split_segment) : nullptr;
+  j["checkpointWritten"] = IntOrNull(p.checkpoint_written);
+  j["splitSegment"] = IntOrNull(p.split_segment);
   j["offsetMap"] = {{"slots", p.map_slots},   {"entries", p.map_entries}, {"maxDesiredSize", p.max_desired_map_size},
                     {"filled", p.map_filled}, {"threads", p.map_threads}, {"lookupsAhead", p.lookups_ahead}};
   j["recordsRead"] = p.stats.messages_read;
@@ -143,7 +141,7 @@ nlohmann::json PassJson(const PassReport& p, const CompactArgs& a) {
                     {"retention", BatchRetentionName(b.retention)},
                     {"rule", BatchReasonName(b.reason)},
                     {"action", b.action},
-                    {"deleteHorizonMs", b.delete_horizon_ms ? nlohmann::json(*b.delete_horizon_ms) : nullptr},
+                    {"deleteHorizonMs", IntOrNull(b.delete_horizon_ms)},
                     {"records", records}});
     }
     j["explain"] = ex;
@@ -252,11 +250,7 @@ int RunCompact(const CompactArgs& a) {
     return c;
   };
   if (metadata.get()) o.config_for = [&](const std::string& d) { return config_for(d, nullptr); };
-  o.now =
-      a.now >= 0
-          ? a.now
-          : std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
+  o.now = a.now >= 0 ? a.now : WallClockMs();
   o.only_if_eligible = a.only_if_eligible;
   o.passes = a.passes;
   o.pass_interval_ms = a.pass_interval_ms;
@@ -343,17 +337,14 @@ int RunCompact(const CompactArgs& a) {
         return FailOnLog(error, quiet, json);
       }
       if (quiet.ErrorCount() > 0) return FailOnLog(d + ": damaged (see the problems)", quiet, json);
-      const CoordinationOffsets c =
-          CoordinationOffsetsOf(v.log_start_offset, v.log_end_offset, v.cleaner_checkpoint, v.first_unstable_offset);
+      const CoordinationOffsets c = CoordinationOffsetsOf(v);
       o.max_tombstone_remove_offset = std::min(o.max_tombstone_remove_offset.value_or(c.mcco), c.mcco);
       o.max_tx_end_remove_offset = std::min(o.max_tx_end_remove_offset.value_or(c.mxfo), c.mxfo);
-      coordination["replicas"].push_back(
-          {{"path", d},
-           {"logEndOffset", v.log_end_offset},
-           {"cleanerCheckpoint",
-            v.cleaner_checkpoint ? nlohmann::json(*v.cleaner_checkpoint) : nlohmann::json(nullptr)},
-           {"mcco", c.mcco},
-           {"mxfo", c.mxfo}});
+      coordination["replicas"].push_back({{"path", d},
+                                          {"logEndOffset", v.log_end_offset},
+                                          {"cleanerCheckpoint", IntOrNull(v.cleaner_checkpoint)},
+                                          {"mcco", c.mcco},
+                                          {"mxfo", c.mxfo}});
       if (!a.common.json)
         PrintText(fmt::format("replica {} logEndOffset={} cleanerCheckpoint={} MCCO={} MXFO={}\n", EscapeInvalidUtf8(d),
                               v.log_end_offset, v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint) : "none",
@@ -455,10 +446,7 @@ Command AddCompactCommand(CLI::App* parent) {
   app->add_flag("--force", args->force, "replace an existing --out that a previous klf run wrote");
   AddMetadataLogOptions(app, &args->metadata);
   AddCommonOptions(app, &args->common);
-  Command c;
-  c.app = app;
-  c.run = [args] { return RunCompact(*args); };
-  return c;
+  return {app, [args] { return RunCompact(*args); }};
 }
 
 }  // namespace klf::cli

@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,7 +97,7 @@ int RunConsume(const ConsumeArgs& a) {
     j["type"] = "summary";
     j["path"] = dir;
     j["topic"] = source.topic ? nlohmann::json(*source.topic) : nlohmann::json(nullptr);
-    j["partition"] = source.partition ? nlohmann::json(*source.partition) : nlohmann::json(nullptr);
+    j["partition"] = IntOrNull(source.partition);
     j["isolation"] = a.isolation;
     j["fetchOffset"] = std::max(from, log.log_start_offset);
     j["lastOffsetWanted"] = to == std::numeric_limits<int64_t>::max() ? nlohmann::json(nullptr) : nlohmann::json(to);

@@ -8,10 +8,8 @@
 // Exit: 1 when any finding is a divergence (missing_range alone is lag, exit 0), 3 when a replica
 // cannot be read, 2 on usage errors.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -32,7 +30,6 @@
 #include "segment_reader/layout.h"
 #include "segment_reader/parallel.h"
 #include "segment_writer/file_writer.h"
-#include "segment_reader/java_long.h"
 #include "segment_writer/output_guard.h"
 
 namespace klf::cli {
@@ -75,7 +72,7 @@ int64_t FirstAffected(const Finding& f) {
 // The broker id of a replica's log dir (meta.properties), or null.
 nlohmann::json BrokerIdJson(const std::string& replica_path) {
   std::optional<int32_t> id = BrokerIdOf(replica_path);
-  return id ? nlohmann::json(*id) : nlohmann::json(nullptr);
+  return IntOrNull(id);
 }
 
 // delete.retention.ms of `topic` as the metadata log has it: the topic's own config, else the cluster-wide
@@ -295,21 +292,20 @@ nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format, const Clus
                       {"lastOffset", t.last_offset},
                       {"lastTimestamp", t.last_timestamp}});
     }
-    j["replicas"].push_back(
-        {{"path", r.path},
-         {"name", r.label},
-         {"logStartOffset", r.log_start_offset},
-         {"logEndOffset", r.log_end_offset},
-         {"highWatermark", r.high_watermark},
-         {"highWatermarkFromCheckpoint", r.high_watermark_from_checkpoint},
-         {"lastStableOffset", r.last_stable_offset},
-         {"cleanerCheckpoint", r.cleaner_checkpoint ? nlohmann::json(*r.cleaner_checkpoint) : nullptr},
-         {"openTransactions", open},
-         {"readCommittedRecords", r.ReadCommittedCount()},
-         {"readUncommittedRecords", r.ReadUncommittedCount()},
-         {"liveKeys",
-          std::count_if(r.key_view.begin(), r.key_view.end(), [](const auto& kv) { return !kv.second.tombstone; })},
-         {"notes", r.notes.size()}});
+    j["replicas"].push_back({{"path", r.path},
+                             {"name", r.label},
+                             {"logStartOffset", r.log_start_offset},
+                             {"logEndOffset", r.log_end_offset},
+                             {"highWatermark", r.high_watermark},
+                             {"highWatermarkFromCheckpoint", r.high_watermark_from_checkpoint},
+                             {"lastStableOffset", r.last_stable_offset},
+                             {"cleanerCheckpoint", IntOrNull(r.cleaner_checkpoint)},
+                             {"openTransactions", open},
+                             {"readCommittedRecords", r.ReadCommittedCount()},
+                             {"readUncommittedRecords", r.ReadUncommittedCount()},
+                             {"liveKeys", std::count_if(r.key_view.begin(), r.key_view.end(),
+                                                        [](const auto& kv) { return !kv.second.tombstone; })},
+                             {"notes", r.notes.size()}});
     j["replicas"].back()["brokerId"] = BrokerIdJson(r.path);
   }
   j["findings"] = nlohmann::json::array();
@@ -323,8 +319,8 @@ nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format, const Clus
                          {"value", f.has_key ? BytesJson(f.value, format) : nullptr},
                          {"offsets", f.first_offset >= 0 ? nlohmann::json::array({f.first_offset, f.last_offset})
                                                          : nlohmann::json::array()},
-                         {"producerId", f.producer_id ? nlohmann::json(*f.producer_id) : nullptr},
-                         {"producerEpoch", f.producer_epoch ? nlohmann::json(*f.producer_epoch) : nullptr},
+                         {"producerId", IntOrNull(f.producer_id)},
+                         {"producerEpoch", IntOrNull(f.producer_epoch)},
                          {"affectedReplicas", affected},
                          {"healthyReplicas", healthy},
                          {"evidence", f.evidence},

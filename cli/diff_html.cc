@@ -7,7 +7,6 @@
 #include "cli/diff_html.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -886,9 +885,7 @@ HtmlReportInfo HtmlReportInfoNow(std::vector<std::string> inputs, int exit_code)
   HtmlReportInfo info;
   info.version = CurrentInvocation().version;
   info.argv = CurrentInvocation().argv;
-  info.generated_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
+  info.generated_ms = WallClockMs();
   info.inputs = std::move(inputs);
   info.exit_code = exit_code;
   return info;

@@ -177,9 +177,7 @@ int RunDigest(const DigestArgs& a) {
   cap.klf_version = CurrentInvocation().version;
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) cap.host = host;
-  cap.created_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
+  cap.created_ms = WallClockMs();
   cap.log_dirs = scan.log_dirs;
   cap.brokers = scan.log_dir_brokers;
   cap.log_dir_problems = scan.log_dir_problems;

@@ -11,7 +11,6 @@
 //    run exits 1 when any of them is an error or a warning, 3 when an input could not be read at all.
 #include <unistd.h>
 
-#include <climits>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -82,19 +81,15 @@ uint64_t InputBytes(const std::vector<std::string>& paths) {
 // its extension, without a base offset.
 FileName KindFromExtension(const std::string& path, FileName name) {
   if (name.kind != FileKind::kUnknown) return name;
-  std::string_view p(path);
-  auto ends = [&](std::string_view suffix) {
-    return p.size() >= suffix.size() && p.substr(p.size() - suffix.size()) == suffix;
-  };
-  if (ends(".log"))
+  if (path.ends_with(".log"))
     name.kind = FileKind::kLog;
-  else if (ends(".index"))
+  else if (path.ends_with(".index"))
     name.kind = FileKind::kOffsetIndex;
-  else if (ends(".timeindex"))
+  else if (path.ends_with(".timeindex"))
     name.kind = FileKind::kTimeIndex;
-  else if (ends(".txnindex"))
+  else if (path.ends_with(".txnindex"))
     name.kind = FileKind::kTxnIndex;
-  else if (ends(".snapshot"))
+  else if (path.ends_with(".snapshot"))
     name.kind = FileKind::kProducerSnapshot;
   name.canonical_name = false;
   return name;

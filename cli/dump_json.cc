@@ -46,9 +46,7 @@ class JsonDumpPrinter : public DumpPrinter {
       return;
     }
     const bool v2 = h.magic >= 2;
-    JsonObject j(out_);
-    j.Raw("file", file_json_);
-    j.String("type", "batch");
+    JsonObject j = Entry("batch");
     j.Uint("position", h.position);
     if (h.base_offset_known)
       j.Int("baseOffset", h.base_offset);
@@ -105,9 +103,7 @@ class JsonDumpPrinter : public DumpPrinter {
   }
 
   void OffsetIndexEntry(size_t slot, const klf::OffsetIndexEntry& e) override {
-    JsonObject j(out_);
-    j.Raw("file", file_json_);
-    j.String("type", "offset-index-entry");
+    JsonObject j = Entry("offset-index-entry");
     j.Uint("position", uint64_t(slot) * kOffsetIndexEntrySize);
     j.Int("offset", e.offset);
     j.Int("logPosition", e.position);
@@ -115,9 +111,7 @@ class JsonDumpPrinter : public DumpPrinter {
   }
 
   void TimeIndexEntry(size_t slot, const klf::TimeIndexEntry& e) override {
-    JsonObject j(out_);
-    j.Raw("file", file_json_);
-    j.String("type", "time-index-entry");
+    JsonObject j = Entry("time-index-entry");
     j.Uint("position", uint64_t(slot) * kTimeIndexEntrySize);
     j.Int("timestamp", e.timestamp);
     j.Int("offset", e.offset);
@@ -125,9 +119,7 @@ class JsonDumpPrinter : public DumpPrinter {
   }
 
   void TxnIndexEntry(size_t slot, const AbortedTxn& e) override {
-    JsonObject j(out_);
-    j.Raw("file", file_json_);
-    j.String("type", "txn-index-entry");
+    JsonObject j = Entry("txn-index-entry");
     j.Uint("position", uint64_t(slot) * kTxnIndexEntrySize);
     j.Int("version", e.version);
     j.Int("producerId", e.producer_id);
@@ -139,9 +131,7 @@ class JsonDumpPrinter : public DumpPrinter {
 
   void ProducerSnapshotEntry(size_t slot, int64_t snapshot_offset, const klf::ProducerSnapshotEntry& e) override {
     // Entries are fixed-size after a 10-byte header (spec §10).
-    JsonObject j(out_);
-    j.Raw("file", file_json_);
-    j.String("type", "producer-snapshot-entry");
+    JsonObject j = Entry("producer-snapshot-entry");
     j.Uint("position", 10 + uint64_t(slot) * 46);
     j.Int("snapshotOffset", snapshot_offset);
     j.Int("producerId", e.producer_id);
@@ -164,27 +154,21 @@ class JsonDumpPrinter : public DumpPrinter {
   }
 
   void LeaderEpochEntry(const klf::LeaderEpochEntry& e) override {
-    JsonObject j(out_);
-    j.Raw("file", file_json_);
-    j.String("type", "leader-epoch-entry");
+    JsonObject j = Entry("leader-epoch-entry");
     j.Int("epoch", e.epoch);
     j.Int("startOffset", e.start_offset);
     j.CloseLine();
   }
 
   void PartitionMetadataEntry(const PartitionMetadata& m) override {
-    JsonObject j(out_);
-    j.Raw("file", file_json_);
-    j.String("type", "partition-metadata");
+    JsonObject j = Entry("partition-metadata");
     j.Int("version", m.version);
     j.String("topicId", m.topic_id);
     j.CloseLine();
   }
 
   void OffsetCheckpointEntry(std::string_view checkpoint, const klf::OffsetCheckpointEntry& e) override {
-    JsonObject j(out_);
-    j.Raw("file", file_json_);
-    j.String("type", "offset-checkpoint-entry");
+    JsonObject j = Entry("offset-checkpoint-entry");
     j.String("checkpoint", checkpoint);
     j.String("topic", e.tp.topic);
     j.Int("partition", e.tp.partition);
@@ -193,9 +177,7 @@ class JsonDumpPrinter : public DumpPrinter {
   }
 
   void MetaPropertiesEntry(const MetaProperties& m) override {
-    JsonObject j(out_);
-    j.Raw("file", file_json_);
-    j.String("type", "meta-properties");
+    JsonObject j = Entry("meta-properties");
     JsonObject props(j.Key("properties"));
     for (const auto& [k, v] : m.properties) props.String(k, v);
     props.Close();
@@ -203,18 +185,14 @@ class JsonDumpPrinter : public DumpPrinter {
   }
 
   void CleanShutdownEntry(const CleanShutdown& c) override {
-    JsonObject j(out_);
-    j.Raw("file", file_json_);
-    j.String("type", "clean-shutdown");
+    JsonObject j = Entry("clean-shutdown");
     j.OptInt("version", c.version ? std::optional<int64_t>(*c.version) : std::nullopt);
     j.OptInt("brokerEpoch", c.broker_epoch);
     j.CloseLine();
   }
 
   void QuorumStateEntry(const OrderedJson& state) override {
-    JsonObject j(out_);
-    j.Raw("file", file_json_);
-    j.String("type", "quorum-state");
+    JsonObject j = Entry("quorum-state");
     WriteDecodedJson(j.Key("data"), state);
     j.CloseLine();
   }
@@ -239,6 +217,15 @@ class JsonDumpPrinter : public DumpPrinter {
   }
 
  private:
+  // An object of the JSON Lines stream: {"file": <the file>, "type": <type>, ...}; the caller adds
+  // its fields and closes the line.
+  JsonObject Entry(std::string_view type) {
+    JsonObject j(out_);
+    j.Raw("file", file_json_);
+    j.String("type", type);
+    return j;
+  }
+
   char* WriteOptBytes(char* o, const std::optional<Bytes>& v) {
     if (!v) return WriteLiteral(o, "null");
     *o++ = '"';

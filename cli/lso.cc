@@ -5,7 +5,6 @@
 // with its copies in the --replica log directories, then the counts (--only-findings, --jobs, progress on
 // a terminal, as klf diff over log dirs).
 #include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>

@@ -7,7 +7,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "cli/output.h"
 #include "cli/partition_paths.h"
 #include "segment_reader/capture.h"
 #include "segment_reader/checkpoints.h"
@@ -110,7 +109,7 @@ namespace {
 // Topic-level property names (LogConfig) and broker-level ones (the "log." defaults and the broker's
 // own settings) are kept apart: a broker config record never sets a topic key, nor the reverse.
 bool IsBrokerKey(const std::string& key) {
-  return key.rfind("log.", 0) == 0 || key == "message.max.bytes" || key == "producer.id.expiration.ms" ||
+  return key.starts_with("log.") || key == "message.max.bytes" || key == "producer.id.expiration.ms" ||
          key == "producer.id.expiration.check.interval.ms";
 }
 
@@ -128,7 +127,7 @@ std::vector<ConfigFromMetadata> ApplyMetadataConfigs(const ClusterMetadata& m, c
       std::string why;
       if (!probe.Set(key, v.value, &why)) {
         if (why.find("unknown") != std::string::npos) continue;  // a config the cleaner does not use
-        if (why.rfind("--config ", 0) == 0) why = why.substr(9);
+        if (why.starts_with("--config ")) why = why.substr(9);
         out.push_back({key, v.value, scope, v.at, false, why});
         continue;
       }

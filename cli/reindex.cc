@@ -4,7 +4,6 @@
 // `.timeindex`, `.txnindex`, producer snapshots and leader-epoch-checkpoint are rebuilt as Kafka's
 // segment recovery rebuilds them (segment_writer.h ReindexPartition).
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 

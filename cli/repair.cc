@@ -6,10 +6,8 @@
 // ("left") finding or a divergence left, salvage dropped something); 2 usage; 3 an input cannot be read or the copy
 // cannot be written.
 #include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -88,8 +86,8 @@ nlohmann::json FindingJson(const Finding& f, const std::vector<std::string>& lab
           {"key", f.has_key && f.key ? nlohmann::json(KeyText(f)) : nlohmann::json(nullptr)},
           {"offsets",
            f.first_offset >= 0 ? nlohmann::json::array({f.first_offset, f.last_offset}) : nlohmann::json::array()},
-          {"producerId", f.producer_id ? nlohmann::json(*f.producer_id) : nlohmann::json(nullptr)},
-          {"producerEpoch", f.producer_epoch ? nlohmann::json(*f.producer_epoch) : nlohmann::json(nullptr)},
+          {"producerId", IntOrNull(f.producer_id)},
+          {"producerEpoch", IntOrNull(f.producer_epoch)},
           {"affectedReplicas", affected},
           {"healthyReplicas", healthy},
           {"evidence", f.evidence}};

@@ -311,10 +311,7 @@ Command AddSimulateCommand(CLI::App* parent) {
   app->add_flag("--force", args->force, "replace an existing --out that a previous klf run wrote");
   app->add_flag("--records", args->verbose, "text output: list every read_committed record of every replica");
   AddCommonOptions(app, &args->common, false);
-  Command c;
-  c.app = app;
-  c.run = [args] { return RunSimulate(*args); };
-  return c;
+  return {app, [args] { return RunSimulate(*args); }};
 }
 
 }  // namespace klf::cli

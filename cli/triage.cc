@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -99,7 +98,7 @@ nlohmann::json PartitionJson(const TriagePartition& p) {
                                {"divergence", IsDivergence(f.kind)},
                                {"offsets", f.first_offset >= 0 ? nlohmann::json::array({f.first_offset, f.last_offset})
                                                                : nlohmann::json::array()},
-                               {"producerId", f.producer_id ? nlohmann::json(*f.producer_id) : nullptr},
+                               {"producerId", IntOrNull(f.producer_id)},
                                {"affectedReplicas", affected},
                                {"healthyReplicas", healthy},
                                {"evidence", f.evidence},

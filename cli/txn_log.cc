@@ -1,12 +1,10 @@
 #include "cli/txn_log.h"
 
 #include <filesystem>
-#include <set>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "cli/output.h"
 #include "cli/partition_paths.h"
 
 namespace klf::cli {

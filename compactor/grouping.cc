@@ -1,8 +1,6 @@
 #include "compactor/grouping.h"
 #include "segment_reader/java_long.h"
 
-#include <climits>
-
 namespace klf {
 
 std::vector<std::vector<size_t>> GroupSegmentsBySize(const std::vector<SegmentSummary>& segments, int64_t max_size,

@@ -41,7 +41,6 @@ std::map<int64_t, LsoEpochSource> EpochsOf(const ReplicaState& r, const std::set
     LsoEpochSource& s = out[pid];
     s.label = r.label;
     s.path = r.path;
-    s.known = true;
     return &s;
   };
   for (const LoadedProducer& p : r.producers) {

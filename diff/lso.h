@@ -51,7 +51,6 @@ const char* LsoWitnessKindName(LsoWitness::Kind k);
 // the markers and transactional data of the producer in its log, whichever is highest.
 struct LsoEpochSource {
   std::string label, path;
-  bool known = false;              // the replica holds the producer (state, marker or data)
   bool in_producer_state = false;  // its broker-loaded producer state has an entry for the producer
   int16_t producer_epoch = -1;
   int32_t coordinator_epoch = -1;  // -1: no marker of the producer, nor a coordinator epoch in its state

@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <string_view>
 #include <filesystem>
 #include <map>
 #include <memory>

@@ -53,15 +53,6 @@ using Fingerprint = std::array<uint8_t, 12>;
 Fingerprint ContentDigest(int64_t timestamp, bool control, const std::optional<Bytes>& key,
                           const std::optional<Bytes>& value, RecordHeaders headers);
 
-struct DigestHash {
-  size_t operator()(const Digest& d) const {
-    size_t h;
-    static_assert(sizeof(h) <= sizeof(Digest));
-    __builtin_memcpy(&h, d.data(), sizeof(h));
-    return h;
-  }
-};
-
 // How the log itself decides a record (marker replay from the log start).
 enum class TxnFate : uint8_t {
   kNone,       // not transactional

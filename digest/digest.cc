@@ -164,7 +164,7 @@ int64_t Add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
 
 // A path below `base` is stored as its suffix (flag 1), any other in full (flag 0).
 void PutPath(Out* o, const std::string& base, const std::string& path) {
-  if (!base.empty() && path.size() >= base.size() && path.compare(0, base.size(), base) == 0) {
+  if (!base.empty() && path.starts_with(base)) {
     o->U8(1);
     o->Str(std::string_view(path).substr(base.size()));
   } else {
@@ -802,7 +802,7 @@ std::shared_ptr<const MappedFile> MapWhole(const std::string& path, std::string_
 
 // Checks the file header; false with *error when it is not a digest this klf reads.
 bool CheckHeader(const std::string& path, std::string_view data, DigestVersion* v, std::string* error) {
-  if (data.size() < kDigestMagic.size() || data.substr(0, kDigestMagic.size()) != kDigestMagic) {
+  if (!data.starts_with(kDigestMagic)) {
     *error = fmt::format("{}: byte 0: expected the klf digest magic \"KLFDIGST\": not a klf digest", path);
     return false;
   }

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <ctime>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <set>

@@ -5,9 +5,6 @@
 #include "metadata/committed_offsets.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <memory>
-#include <set>
 
 #include <fmt/format.h>
 

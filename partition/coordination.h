@@ -12,6 +12,8 @@
 
 namespace klf {
 
+struct LoadedLog;
+
 struct CoordinationOffsets {
   int64_t mcco = 0, mxfo = 0;
 };
@@ -19,5 +21,7 @@ struct CoordinationOffsets {
 CoordinationOffsets CoordinationOffsetsOf(int64_t log_start_offset, int64_t log_end_offset,
                                           std::optional<int64_t> cleaner_checkpoint,
                                           std::optional<int64_t> first_unstable_offset);
+// The same from a partition as LoadedLog::Open loaded it.
+CoordinationOffsets CoordinationOffsetsOf(const LoadedLog& log);
 
 }  // namespace klf

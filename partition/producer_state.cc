@@ -5,7 +5,6 @@
 #include "partition/producer_state.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <limits>
 
 #include "segment_reader/file.h"

@@ -93,9 +93,7 @@
 
 #include <algorithm>
 #include <functional>
-#include <filesystem>
 #include <limits>
-#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -104,7 +102,6 @@
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
-#include "verify/verify.h"
 #include "segment_writer/batch_builder.h"
 #include "segment_reader/java_long.h"
 #include "segment_writer/output_guard.h"
@@ -378,40 +375,37 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
     if (at_stake.size() > 12) r += fmt::format(",... ({} records)", at_stake.size());
     return r;
   };
-  if (proof.type && assumed && *assumed != *proof.type) {
-    a.kind = RepairActionKind::kUnrepairable;
+  // No marker is written for the transaction: the action says why.
+  auto no_marker = [&](RepairActionKind kind, std::string reason) {
+    a.kind = kind;
     a.offset = first;
-    a.reason = fmt::format(
-        "{} of producer {} (epoch {}) at offsets {}: --assume {}={} contradicts the files ({} "
-        "proves {}): nothing written",
-        FindingKindName(f.kind), pid, t.producer_epoch, records_text(), a.assume_key,
-        *assumed == ControlType::kCommit ? "commit" : "abort", proof.why, ControlTypeName(*proof.type));
+    a.reason = std::move(reason);
     out->push_back(a);
-    return;
+  };
+  if (proof.type && assumed && *assumed != *proof.type) {
+    return no_marker(
+        RepairActionKind::kUnrepairable,
+        fmt::format("{} of producer {} (epoch {}) at offsets {}: --assume {}={} contradicts the files ({} "
+                    "proves {}): nothing written",
+                    FindingKindName(f.kind), pid, t.producer_epoch, records_text(), a.assume_key,
+                    *assumed == ControlType::kCommit ? "commit" : "abort", proof.why, ControlTypeName(*proof.type)));
   }
   if (proof.type && claimed && *claimed != *proof.type) {
-    a.kind = RepairActionKind::kLeft;
-    a.offset = first;
     a.producer_epoch = t.producer_epoch;
-    a.reason = fmt::format(
-        "outcome unknown: {} of producer {} (epoch {}) claims {} for offsets {}, but {} "
-        "(which would make it {}); nothing written for it",
-        FindingKindName(f.kind), pid, t.producer_epoch, ControlTypeName(*claimed), records_text(), proof.why,
-        ControlTypeName(*proof.type));
-    out->push_back(a);
-    return;
+    return no_marker(RepairActionKind::kLeft,
+                     fmt::format("outcome unknown: {} of producer {} (epoch {}) claims {} for offsets {}, but {} "
+                                 "(which would make it {}); nothing written for it",
+                                 FindingKindName(f.kind), pid, t.producer_epoch, ControlTypeName(*claimed),
+                                 records_text(), proof.why, ControlTypeName(*proof.type)));
   }
   if (!proof.type && assumed &&
       proof.seen.count(*assumed == ControlType::kCommit ? ControlType::kAbort : ControlType::kCommit)) {
-    a.kind = RepairActionKind::kUnrepairable;
-    a.offset = first;
-    a.reason = fmt::format(
-        "{} of producer {} (epoch {}) at offsets {}: --assume {}={} would also decide records the "
-        "files prove otherwise ({}): they are two transactions; use --rebuild-from or re-replicate",
-        FindingKindName(f.kind), pid, t.producer_epoch, records_text(), a.assume_key,
-        *assumed == ControlType::kCommit ? "commit" : "abort", proof.why);
-    out->push_back(a);
-    return;
+    return no_marker(
+        RepairActionKind::kUnrepairable,
+        fmt::format("{} of producer {} (epoch {}) at offsets {}: --assume {}={} would also decide records the "
+                    "files prove otherwise ({}): they are two transactions; use --rebuild-from or re-replicate",
+                    FindingKindName(f.kind), pid, t.producer_epoch, records_text(), a.assume_key,
+                    *assumed == ControlType::kCommit ? "commit" : "abort", proof.why));
   }
   if (proof.type) {
     type = proof.type;
@@ -423,19 +417,17 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
     a.proof = fmt::format("assumed by --assume {}={} ({})", a.assume_key,
                           *assumed == ControlType::kCommit ? "commit" : "abort", proof.why);
   } else {
-    a.kind = RepairActionKind::kLeft;
-    a.offset = first;
     a.producer_epoch = t.producer_epoch;
-    a.reason = fmt::format(
-        "outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}: {}. Nothing is written "
-        "for it. Options: --txn-log with a copy of the coordinator's __transaction_state partitions taken before "
-        "they were compacted (a transaction version 2 decision proves it); --assume {}=commit or --assume {}=abort "
-        "once the outcome is known (kafka-transactions.sh describe of the transactional id, or the application's "
-        "own records, tell it); "
-        "--rebuild-from a healthy replica's partition directory; or re-replicate this replica from the leader",
-        pid, t.producer_epoch, at_stake.size(), records_text(), proof.why, a.assume_key, a.assume_key);
-    out->push_back(a);
-    return;
+    return no_marker(
+        RepairActionKind::kLeft,
+        fmt::format(
+            "outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}: {}. Nothing is written "
+            "for it. Options: --txn-log with a copy of the coordinator's __transaction_state partitions taken before "
+            "they were compacted (a transaction version 2 decision proves it); --assume {}=commit or --assume {}=abort "
+            "once the outcome is known (kafka-transactions.sh describe of the transactional id, or the application's "
+            "own records, tell it); "
+            "--rebuild-from a healthy replica's partition directory; or re-replicate this replica from the leader",
+            pid, t.producer_epoch, at_stake.size(), records_text(), proof.why, a.assume_key, a.assume_key));
   }
   if (preferred && preferred_type != type) preferred.reset();  // that marker closes a later transaction
   a.marker_type = *type;

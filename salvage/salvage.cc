@@ -2,19 +2,13 @@
 #include "salvage/salvage.h"
 
 #include <algorithm>
-#include <functional>
-#include <filesystem>
 #include <limits>
-#include <map>
-#include <set>
 #include <fmt/format.h>
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
 #include "verify/verify.h"
-#include "segment_writer/batch_builder.h"
 #include "segment_reader/java_long.h"
-#include "segment_writer/output_guard.h"
 #include "segment_writer/segment_writer.h"
 
 namespace klf {

@@ -120,12 +120,6 @@ bool ByteCursor::ReadBytes(size_t n, Bytes* out) {
   return true;
 }
 
-bool ByteCursor::Skip(size_t n) {
-  if (remaining() < n) return Fail("unexpected end of data");
-  pos_ += n;
-  return true;
-}
-
 std::string HexEncode(Bytes b) {
   static const char* kHex = "0123456789abcdef";
   std::string s;

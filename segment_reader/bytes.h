@@ -72,7 +72,6 @@ class ByteCursor {
   bool ReadVarlong(int64_t* v);
   bool ReadUvarint(uint32_t* v);
   bool ReadBytes(size_t n, Bytes* out);
-  bool Skip(size_t n);
 
  private:
   bool Fail(const char* why) {

@@ -33,10 +33,6 @@ std::string Lower(std::string s) {
   return s;
 }
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // Bytes of a member name as printable text: control bytes, backslashes, quotes and non-ASCII bytes
 // as \xNN, so a hostile name cannot rewrite the terminal or hide in the message.
 [[maybe_unused]] std::string Escaped(const std::string& name) {  // unused without libarchive
@@ -81,7 +77,7 @@ int64_t MtimeMs(const struct stat& st) { return int64_t(st.st_mtim.tv_sec) * 100
 bool HasCaptureExtension(const std::string& name) {
   std::string n = Lower(name);
   for (const char* ext : {".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".zip"}) {
-    if (EndsWith(n, ext) && n.size() > std::strlen(ext)) return true;
+    if (n.ends_with(ext) && n.size() > std::strlen(ext)) return true;
   }
   return false;
 }
@@ -129,7 +125,7 @@ std::vector<const CaptureMember*> Capture::Children(const std::string& dir) cons
   // most name bytes but after '-' and '.', so scan the whole prefix range rather than stop early.
   auto it = std::lower_bound(members_.begin(), members_.end(), prefix,
                              [](const CaptureMember& m, const std::string& n) { return m.name < n; });
-  for (; it != members_.end() && it->name.compare(0, prefix.size(), prefix) == 0; ++it) {
+  for (; it != members_.end() && it->name.starts_with(prefix); ++it) {
     if (it->name.size() == prefix.size()) continue;  // the directory itself (root: "")
     if (it->name.find('/', prefix.size()) != std::string::npos) continue;
     out.push_back(&*it);

@@ -1,12 +1,9 @@
 // Index files of a segment (spec kafka-on-disk-format.md §8, §9).
 #include "segment_reader/index_files.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <vector>

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,7 +14,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <system_error>
 
 #include "segment_reader/capture.h"
 #include "segment_reader/file.h"
@@ -44,10 +42,6 @@ std::optional<int64_t> ParseOffsetPrefix(std::string_view digits) {
     v = v * 10 + uint64_t(c - '0');
   }
   return int64_t(v);
-}
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 std::string StripTrailingSlashes(std::string p) {
@@ -228,21 +222,21 @@ const char* LeftoverMeaning(const DirEntry& e) {
 // A name ending in a segment-file extension (possibly with a leftover suffix) whatever its prefix.
 bool LooksLikeSegmentFile(std::string_view name) {
   for (std::string_view suffix : {".cleaned", ".swap", ".deleted", ".tmp"}) {
-    if (EndsWith(name, suffix)) {
+    if (name.ends_with(suffix)) {
       name.remove_suffix(suffix.size());
       break;
     }
   }
   for (std::string_view ext : {".log", ".index", ".timeindex", ".txnindex", ".snapshot"}) {
-    if (EndsWith(name, ext)) return true;
+    if (name.ends_with(ext)) return true;
   }
   return false;
 }
 
 PartitionDirState StateOfDirName(std::string_view name) {
-  if (EndsWith(name, "-future")) return PartitionDirState::kFuture;
-  if (EndsWith(name, "-delete")) return PartitionDirState::kDelete;
-  if (EndsWith(name, "-stray")) return PartitionDirState::kStray;
+  if (name.ends_with("-future")) return PartitionDirState::kFuture;
+  if (name.ends_with("-delete")) return PartitionDirState::kDelete;
+  if (name.ends_with("-stray")) return PartitionDirState::kStray;
   return PartitionDirState::kLive;
 }
 
@@ -336,7 +330,7 @@ FileName ClassifyFileName(std::string_view name) {
       {".tmp", FileSuffix::kTmp},
   };
   for (const auto& [text, suffix] : kSuffixes) {
-    if (name.size() > text.size() && EndsWith(name, text)) {
+    if (name.size() > text.size() && name.ends_with(text)) {
       out.suffix = suffix;
       name.remove_suffix(text.size());
       break;
@@ -362,8 +356,8 @@ FileName ClassifyFileName(std::string_view name) {
     }
   }
   // KRaft snapshot: <20-digit end offset>-<10-digit epoch>.checkpoint[.part] (Snapshots.java).
-  bool part = EndsWith(name, ".checkpoint.part");
-  if (part || EndsWith(name, ".checkpoint")) {
+  bool part = name.ends_with(".checkpoint.part");
+  if (part || name.ends_with(".checkpoint")) {
     std::string_view stem = name.substr(0, name.size() - (part ? 16 : 11));
     size_t dash = stem.find('-');
     if (dash != std::string_view::npos) {

@@ -4,9 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <climits>
-#include <list>
-
 #include "segment_reader/crc.h"
 
 namespace klf {

@@ -1,10 +1,7 @@
 // POSIX Env, atomic files and staged directories (see file_writer.h).
 #include "segment_writer/file_writer.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -208,10 +205,6 @@ class FaultyFile : public WritableFile {
 
 namespace {
 
-bool EndsWith(const std::string& path, const std::string& suffix) {
-  return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), std::string::npos, suffix) == 0;
-}
-
 std::string ReadFaultError(const std::string& path, uint64_t at) {
   return path + ": read at byte " + std::to_string(at) + ": Input/output error (simulated)";
 }
@@ -255,7 +248,7 @@ class FaultyReadableFile : public ReadableFile {
 
 const FaultInjectionEnv::ReadFault* FaultInjectionEnv::FindReadFault(const std::string& path) const {
   for (const ReadFault& f : read_faults_)
-    if (EndsWith(path, f.suffix)) return &f;
+    if (path.ends_with(f.suffix)) return &f;
   return nullptr;
 }
 
@@ -277,7 +270,7 @@ bool FaultInjectionEnv::OpenFails(const std::string& path, std::string* error, I
   for (const std::string& suffix : open_fault_suffixes_) {
     InputFileInfo info;
     std::string ignored;
-    if (EndsWith(path, suffix) && base_->ProbeReadableFile(path, &info, &ignored, nullptr)) {  // it is there
+    if (path.ends_with(suffix) && base_->ProbeReadableFile(path, &info, &ignored, nullptr)) {  // it is there
       *error = path + ": Permission denied (simulated)";
       if (failure) *failure = InputFailure::kUnreadable;
       return true;
@@ -304,9 +297,7 @@ bool FaultInjectionEnv::ChargeWrite(const std::string& path, size_t* n, std::str
 }
 
 bool FaultInjectionEnv::ChargeBytes(const std::string& path, size_t* n, std::string* error) {
-  if (short_write_ && (short_write_suffix_.empty() || (path.size() >= short_write_suffix_.size() &&
-                                                       path.compare(path.size() - short_write_suffix_.size(),
-                                                                    std::string::npos, short_write_suffix_) == 0))) {
+  if (short_write_ && (short_write_suffix_.empty() || path.ends_with(short_write_suffix_))) {
     *n /= 2;
     *error = path + ": short write (simulated)";
     return false;

@@ -159,7 +159,7 @@ std::string ResolvePath(const std::string& path) {
 
 bool IsSameOrInside(const std::string& inner, const std::string& outer) {
   if (inner == outer || outer == "/") return true;
-  return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 && inner[outer.size()] == '/';
+  return inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '/';
 }
 
 std::vector<std::string> GuardedInputs(const std::vector<std::string>& inputs) {

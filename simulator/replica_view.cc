@@ -19,8 +19,7 @@ bool LoadReplicaView(const std::string& partition_dir, int64_t now_ms, int64_t p
     *error = partition_dir + ": not a readable partition directory <topic>-<partition>";
     return false;
   }
-  out->coordination = CoordinationOffsetsOf(log.log_start_offset, log.log_end_offset, log.cleaner_checkpoint,
-                                            log.first_unstable_offset);
+  out->coordination = CoordinationOffsetsOf(log);
 
   // The read_committed consumer fetching from the log start offset.
   auto consume = [&](const BatchHeader& h, const Record& r, Delivery d) {

@@ -271,7 +271,7 @@ CoordinatorView ViewOfTransactionInLog(const CoordinatorLog& log, int64_t produc
         Decision d;
         d.records = {*ongoing, r};
         d.commit = r.state == "PrepareCommit";
-        if (i + 1 < h.records.size() && h.records[i + 1].state.rfind("Complete", 0) == 0)
+        if (i + 1 < h.records.size() && h.records[i + 1].state.starts_with("Complete"))
           d.records.push_back(h.records[i + 1]);
         decisions.push_back(std::move(d));
         ongoing = nullptr;

@@ -20,8 +20,6 @@
 //    checkpoints (cleaner, recovery point, high watermark, log start) against the log (§11.2).
 #include "verify/verify.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -97,8 +95,7 @@ class CountingSink : public ProblemSink {
     bool cannot_read = p.check == std::string_view("file-read") || p.check == std::string_view("dir-read");
     if (cannot_read && !stats_->unreadable) {
       stats_->unreadable = true;
-      stats_->unreadable_reason =
-          p.message.compare(0, p.file.size(), p.file) == 0 ? p.message : p.file + ": " + p.message;
+      stats_->unreadable_reason = p.message.starts_with(p.file) ? p.message : p.file + ": " + p.message;
     }
     problems.push_back(p);
   }
