@@ -73,6 +73,7 @@ class Round {
         config_(config),
         now_(now),
         map_(map),
+        skimpy_(dynamic_cast<SkimpyOffsetMap*>(map)),
         report_(report),
         sink_(sink),
         explain_(explain),
@@ -118,6 +119,7 @@ class Round {
   const CleanerConfig& config_;
   int64_t now_;
   OffsetMap* map_;
+  SkimpyOffsetMap* const skimpy_;  // map_, when it is the real map (not a test's exact one)
   PassReport* report_;
   ProblemSink* sink_;
   bool explain_;
@@ -230,9 +232,8 @@ bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t s
       Md5Many(keys_.data(), keys_.size(), digests_.data());
       // SkimpyOffsetMap takes the digests as they are (Put would hash each key again, or find it
       // among copies PrefetchHashed kept); another map (a test's exact one) takes the keys.
-      auto* skimpy = dynamic_cast<SkimpyOffsetMap*>(map_);
-      if (skimpy)
-        for (const KeyDigest& k : digests_) skimpy->PrefetchSlot(k.data());
+      if (skimpy_)
+        for (const KeyDigest& k : digests_) skimpy_->PrefetchSlot(k.data());
       else
         map_->PrefetchHashed(keys_, digests_);
       size_t next_key = 0;
@@ -244,8 +245,8 @@ bool Round::MapBatch(const LoadedSegment& seg, const BatchView& batch, int64_t s
             return true;
           }
           int64_t previous = -1;
-          if (skimpy)
-            skimpy->PutHashed(digests_[next_key++].data(), r.offset, &previous);
+          if (skimpy_)
+            skimpy_->PutHashed(digests_[next_key++].data(), r.offset, &previous);
           else
             map_->Put(*r.key, r.offset, &previous);
           superseded_.OnPut(r.offset, previous, !r.value);
@@ -281,10 +282,9 @@ bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* 
   // The second map is capped at kSecondMapMemory so that both stay within the dedupe buffer + 64 MiB.
   constexpr int32_t kSecondMapMemory = int32_t(32) << 20;
   size_t split = dirty.last;
-  auto* skimpy = dynamic_cast<SkimpyOffsetMap*>(map_);
   uint64_t dirty_bytes = 0;
   for (size_t i = dirty.first; i < dirty.last; i++) dirty_bytes += log_.segments[i].size;
-  if (skimpy && aborted.empty() && dirty.last - dirty.first >= 2 && dirty_bytes >= parallel_min_bytes_) {
+  if (skimpy_ && aborted.empty() && dirty.last - dirty.first >= 2 && dirty_bytes >= parallel_min_bytes_) {
     uint64_t seen = 0;
     split = dirty.first + 1;
     for (size_t i = dirty.first; i + 1 < dirty.last; i++) {
@@ -312,7 +312,7 @@ bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* 
   if (!ok || *full) return ok;
   int32_t limit = MaxDesiredMapSize(map_->slots(), config_.dedupe_buffer_load_factor);
   if (second_ok && !second_full && int64_t(map_->size()) + second_map->size() < limit) {
-    if (!skimpy->MergeNewer(*second_map, [this](int64_t replaced) { superseded_.Supersede(replaced); })) {
+    if (!skimpy_->MergeNewer(*second_map, [this](int64_t replaced) { superseded_.Supersede(replaced); })) {
       *error = "offset map: merging the second half's map failed";  // cannot happen below the limit
       return false;
     }
@@ -470,12 +470,8 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
           for (size_t j = 0; j < decoded_->records().size(); j++) {
             const Record& r = decoded_->records()[j];
             if (!r.key || r.offset > map_->latest_offset()) continue;
-            if (std::optional<bool> latest = superseded_.Latest(r.offset)) {
-              // The map pass put this record: map.get(key) is its own offset, or a later one.
-              found_[j] = *latest ? r.offset : r.offset + 1;
-              continue;
-            }
-            if (lookahead_) found_[j] = lookahead_->Find(r.offset, *r.key);
+            found_[j] = superseded_.Found(r.offset);  // a record the map pass put
+            if (!found_[j] && lookahead_) found_[j] = lookahead_->Find(r.offset, *r.key);
             if (!found_[j]) keys_.push_back(*r.key);
           }
           digests_.resize(keys_.size());
@@ -724,8 +720,8 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
     ahead.push_back(LookupAhead::Segment{log_.segments[i].log_path, log_.segments[i].size});
     clean_bytes += log_.segments[i].size;
   }
-  if (auto* skimpy = dynamic_cast<const SkimpyOffsetMap*>(map_); skimpy && clean_bytes >= parallel_min_bytes_)
-    lookahead_ = std::make_unique<LookupAhead>(*skimpy, std::move(ahead), size_t(config_.MaxIoBufferSize()),
+  if (skimpy_ && clean_bytes >= parallel_min_bytes_)
+    lookahead_ = std::make_unique<LookupAhead>(*skimpy_, std::move(ahead), size_t(config_.MaxIoBufferSize()),
                                                log_.loaded.env, &superseded_);
   struct StopLookahead {
     Round* round;

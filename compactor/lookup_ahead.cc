@@ -134,20 +134,16 @@ bool LookupAhead::DecodeAndLookUp(const BatchView& b, size_t segment, Decoded* d
   keys_.clear();
   key_records_.clear();
   size_t bytes = records.size() * (sizeof(Record) + sizeof(std::optional<int64_t>));
+  d->found.assign(records.size(), std::nullopt);
   for (size_t j = 0; j < records.size(); j++) {
     const Record& r = records[j];
     // The queue's count: the records, their keys and values (the bulk of the section), and at least
     // the batch's own size.
     if (r.key) bytes += r.key->size();
     if (r.value) bytes += r.value->size();
-  }
-  d->found.assign(records.size(), std::nullopt);
-  for (size_t j = 0; j < records.size(); j++) {
-    const Record& r = records[j];
     if (!r.key || r.offset > latest) continue;
-    if (std::optional<bool> is_latest = superseded_ ? superseded_->Latest(r.offset) : std::nullopt) {
-      d->found[j] = *is_latest ? r.offset : r.offset + 1;  // as the pass answers it (cleaner.cc)
-    } else {
+    if (superseded_) d->found[j] = superseded_->Found(r.offset);  // a record the map pass put
+    if (!d->found[j]) {
       keys_.push_back(*r.key);
       key_records_.push_back(j);
     }
@@ -222,8 +218,8 @@ void LookupAhead::RunLoop() {
         if (st != EntryStatus::kOk) break;
         p += b.bytes.size();
         const BatchHeader& h = b.header;
-        int64_t tombstones = 0;
         if (h.is_control || (h.magic >= 2 && h.record_count == 0)) continue;
+        int64_t tombstones = 0;
         if (superseded_ && superseded_->AllSuperseded(h, latest, &tombstones)) continue;  // the pass skips it too
         if (h.last_offset <= caller_offset_.load(std::memory_order_relaxed)) {
           skip = kLeadBatches;  // the caller has passed this batch: get ahead of it
@@ -250,7 +246,7 @@ void LookupAhead::RunLoop() {
         offsets.clear();
         for (const Record& r : decoder.records()) {
           // A record the map pass put is answered by its bit (the pass does not ask Find).
-          if (r.key && r.offset <= latest && !(superseded_ && superseded_->Latest(r.offset))) {
+          if (r.key && r.offset <= latest && !(superseded_ && superseded_->Found(r.offset))) {
             keys.push_back(*r.key);
             offsets.push_back(r.offset);
           }

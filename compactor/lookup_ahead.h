@@ -62,7 +62,7 @@ class LookupAhead {
   struct Decoded {
     RecordDecoder decoder;  // records(), headers(), header() of the batch
     // Per record: map.Get(key) for a keyed record at or below the map's latest offset (for a record
-    // the map pass put, as SupersededRecords::Latest answers it: its own offset or a later one);
+    // the map pass put, SupersededRecords::Found's answer: its own offset or a later one);
     // nullopt for the others (the pass looks none of them up).
     std::vector<std::optional<int64_t>> found;
     int64_t answers = 0;  // the entries of `found` the map was asked for

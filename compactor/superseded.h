@@ -8,7 +8,7 @@
 // record whatever their contents (§8.2: removed-superseded), and the pass can drop or empty it
 // (§9) from its header alone: the records are not decompressed, decoded, hashed or looked up a
 // second time. With 10% of the records live (each key written ~10 times) that is most batches. Of
-// the other dirty batches, each record put is decided by its bit (Latest) instead of hashing its key
+// the other dirty batches, each record put is decided by its bit (Found) instead of hashing its key
 // and looking it up again.
 //
 // Three bits an offset of the range: put (a record at this offset was put), live (the map still
@@ -55,12 +55,13 @@ class SupersededRecords {
   // map's latest offset) all of whose record_count records were put and superseded: the pass would
   // remove every one as superseded. *tombstones: how many of them had no value.
   bool AllSuperseded(const BatchHeader& h, int64_t latest_offset, int64_t* tombstones) const;
-  // Of a record at `offset` the map pass put: whether the map still holds its offset for its key
-  // (offset >= map.get(key), §8.2), so the pass need not hash and look its key up. nullopt when no
-  // record at `offset` was put (or the tracker is off).
-  std::optional<bool> Latest(int64_t offset) const {
+  // Of a record at `offset` the map pass put: map.get(key) as far as §8.2's `offset >= map.get(key)`
+  // can tell, so the pass need not hash and look its key up: the record's own offset while the map
+  // still holds it for its key, else a later one (offset + 1; the map's exact value decides nothing
+  // more). nullopt when no record at `offset` was put (or the tracker is off).
+  std::optional<int64_t> Found(int64_t offset) const {
     if (!on_ || offset < start_ || offset >= end_ || !Test(put_, offset - start_)) return std::nullopt;
-    return Test(live_, offset - start_);
+    return Test(live_, offset - start_) ? offset : offset + 1;
   }
 
  private:

@@ -41,6 +41,11 @@ TEST(SupersededRecordsTest, ABatchIsSupersededWhenEveryRecordWasPutAndReplaced) 
   EXPECT_TRUE(s.AllSuperseded(V2(100, 102, 3), 104, &tombstones));
   EXPECT_EQ(tombstones, 1);
   EXPECT_FALSE(s.AllSuperseded(V2(103, 104, 2), 104, &tombstones));  // both still the latest
+  // A record's answer without the map: its own offset while the latest of its key, else a later one.
+  EXPECT_EQ(s.Found(104), 104);
+  EXPECT_EQ(s.Found(100), 101);
+  EXPECT_EQ(s.Found(99), std::nullopt);   // outside the range
+  EXPECT_EQ(s.Found(105), std::nullopt);  // not put
   // Beyond the map's latest offset, records are kept whatever the map says (§15.3).
   EXPECT_FALSE(s.AllSuperseded(V2(100, 102, 3), 101, &tombstones));
   // A count that is not the records put: a record was not put (no key), or the header is another batch's.
