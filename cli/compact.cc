@@ -59,8 +59,6 @@ std::optional<std::string> TopicOf(const std::string& partition_dir) {
   return tp->topic;
 }
 
-std::string Horizon(const std::optional<int64_t>& h) { return h ? std::to_string(*h) : "none"; }
-
 // A log that cannot be compacted because of damage where klf reads it is a finding in the data
 // (exit 1, with the problems; cli.md), not an unreadable input (exit 3): nothing is written either way.
 // A file that cannot be read at all is not damage in the data: exit 3.
@@ -162,7 +160,7 @@ void WritePassText(const PassReport& p, const CompactArgs& a, size_t index, size
                  "log {} logStartOffset={} logEndOffset={} highWatermark={} lastStableOffset={} "
                  "activeSegmentBase={} activeProducers=[{}] cleanerCheckpoint={}\n",
                  EscapeInvalidUtf8(p.partition), p.log_start_offset, p.log_end_offset, p.high_watermark,
-                 p.last_stable_offset, p.active_segment_base, producers, Horizon(p.cleaner_checkpoint_before));
+                 p.last_stable_offset, p.active_segment_base, producers, IntOrNone(p.cleaner_checkpoint_before));
   fmt::format_to(out,
                  "cleanable firstDirtyOffset={} uncleanableOffset={} firstUncleanableOffset={} cleanBytes={} "
                  "cleanableBytes={} cleanableRatio={:.4f} maxCompactionDelayMs={} needCompactionNow={} "
@@ -347,8 +345,7 @@ int RunCompact(const CompactArgs& a) {
                                           {"mxfo", c.mxfo}});
       if (!a.common.json)
         PrintText(fmt::format("replica {} logEndOffset={} cleanerCheckpoint={} MCCO={} MXFO={}\n", EscapeInvalidUtf8(d),
-                              v.log_end_offset, v.cleaner_checkpoint ? std::to_string(*v.cleaner_checkpoint) : "none",
-                              c.mcco, c.mxfo));
+                              v.log_end_offset, IntOrNone(v.cleaner_checkpoint), c.mcco, c.mxfo));
     }
     coordination["mtro"] = *o.max_tombstone_remove_offset;
     coordination["mxro"] = *o.max_tx_end_remove_offset;

@@ -361,11 +361,11 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
   out->Append(fmt::format("partition {}: {} replicas\n", d.report.partition.empty() ? d.name : d.report.partition,
                           d.replicas.size()));
   for (const ReplicaState& r : d.replicas) {
-    out->Append(fmt::format(
-        "  {:<10} log {}..{}  HW {}{}  LSO {}  cleaner checkpoint {}  read_committed {} records  {}\n", r.label,
-        r.log_start_offset, r.log_end_offset, r.high_watermark,
-        r.high_watermark_from_checkpoint ? "" : " (no checkpoint)", r.last_stable_offset,
-        r.cleaner_checkpoint ? std::to_string(*r.cleaner_checkpoint) : "none", r.ReadCommittedCount(), r.path));
+    out->Append(
+        fmt::format("  {:<10} log {}..{}  HW {}{}  LSO {}  cleaner checkpoint {}  read_committed {} records  {}\n",
+                    r.label, r.log_start_offset, r.log_end_offset, r.high_watermark,
+                    r.high_watermark_from_checkpoint ? "" : " (no checkpoint)", r.last_stable_offset,
+                    IntOrNone(r.cleaner_checkpoint), r.ReadCommittedCount(), r.path));
     for (const OpenTxn& t : r.open_txns) {
       out->Append(fmt::format("             open transaction: producer {} epoch {} from offset {}\n", t.producer_id,
                               t.producer_epoch, t.first_offset));

@@ -528,8 +528,8 @@ std::string ReplicaTable(const std::vector<ReplicaState>& replicas) {
         "<tr><td class=\"nowrap\">{}</td><td>{}</td><td><code class=\"path\">{}</code></td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         Esc(r.label), broker ? std::to_string(*broker) : "", EscPath(r.path), r.log_start_offset, r.log_end_offset,
-        r.high_watermark, r.last_stable_offset, r.cleaner_checkpoint ? std::to_string(*r.cleaner_checkpoint) : "none",
-        r.ReadCommittedCount(), open.empty() ? "none" : Esc(fmt::format("{}", fmt::join(open, "; "))),
+        r.high_watermark, r.last_stable_offset, IntOrNone(r.cleaner_checkpoint), r.ReadCommittedCount(),
+        open.empty() ? "none" : Esc(fmt::format("{}", fmt::join(open, "; "))),
         errors ? fmt::format("{} (run <code>klf verify</code>)", errors) : "none");
   }
   return s + "</table>";

@@ -497,6 +497,8 @@ void PrintText(std::string_view text) {
 
 nlohmann::json IntOrNull(const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
+std::string IntOrNone(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "none"; }
+
 nlohmann::json ProblemsJson(const CollectingSink& sink) {
   nlohmann::json problems = nlohmann::json::array();
   for (const Problem& p : sink.problems)

@@ -177,5 +177,7 @@ nlohmann::json ProblemsJson(const CollectingSink& sink);
 
 // A number, or null when unset (an optional offset or time in a report).
 nlohmann::json IntOrNull(const std::optional<int64_t>& v);
+// Its text twin: the number, or "none".
+std::string IntOrNone(const std::optional<int64_t>& v);
 
 }  // namespace klf::cli

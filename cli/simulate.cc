@@ -202,8 +202,7 @@ void WriteText(const SimulationResult& r, const SimulateArgs& a, Output* o) {
                    "  logEndOffset={} highWatermark={} lastStableOffset={} cleanerCheckpoint={} MCCO={} "
                    "MXFO={}\n",
                    v.log.log_end_offset, v.log.high_watermark, v.log.last_stable_offset,
-                   v.log.cleaner_checkpoint ? std::to_string(*v.log.cleaner_checkpoint) : "none", v.coordination.mcco,
-                   v.coordination.mxfo);
+                   IntOrNone(v.log.cleaner_checkpoint), v.coordination.mcco, v.coordination.mxfo);
     std::string open;
     for (const auto& [first, txn] : v.log.producer_state.ongoing_txns())
       open += fmt::format("{}producerId {} from offset {}", open.empty() ? "" : ", ", txn.producer_id, first);
@@ -218,9 +217,8 @@ void WriteText(const SimulationResult& r, const SimulateArgs& a, Output* o) {
     t.clear();
   }
   if (r.mode == CoordinationMode::kCoordinated) {
-    fmt::format_to(out, "\ncoordination: MTRO={} MXRO={}\n",
-                   r.coordination.mtro ? std::to_string(*r.coordination.mtro) : "none",
-                   r.coordination.mxro ? std::to_string(*r.coordination.mxro) : "none");
+    fmt::format_to(out, "\ncoordination: MTRO={} MXRO={}\n", IntOrNone(r.coordination.mtro),
+                   IntOrNone(r.coordination.mxro));
   }
   const DivergenceReport& d = r.divergence;
   t += '\n';
