@@ -282,17 +282,14 @@ bool Round::BuildOffsetMap(int64_t start, int64_t end, bool* full, std::string* 
   // The second map is capped at kSecondMapMemory so that both stay within the dedupe buffer + 64 MiB.
   constexpr int32_t kSecondMapMemory = int32_t(32) << 20;
   size_t split = dirty.last;
+  std::vector<uint64_t> sizes;
   uint64_t dirty_bytes = 0;
-  for (size_t i = dirty.first; i < dirty.last; i++) dirty_bytes += log_.segments[i].size;
-  if (skimpy_ && aborted.empty() && dirty.last - dirty.first >= 2 && dirty_bytes >= parallel_min_bytes_) {
-    uint64_t seen = 0;
-    split = dirty.first + 1;
-    for (size_t i = dirty.first; i + 1 < dirty.last; i++) {
-      seen += log_.segments[i].size;
-      split = i + 1;
-      if (seen * 2 >= dirty_bytes) break;
-    }
+  for (size_t i = dirty.first; i < dirty.last; i++) {
+    sizes.push_back(log_.segments[i].size);
+    dirty_bytes += log_.segments[i].size;
   }
+  if (skimpy_ && aborted.empty() && sizes.size() >= 2 && dirty_bytes >= parallel_min_bytes_)
+    split = dirty.first + SplitNearMiddle(sizes);
   if (split == dirty.last) return MapSegments(dirty.first, dirty.last, dirty.last, start, end, &m, full, error);
 
   std::string second_error;

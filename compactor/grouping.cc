@@ -33,4 +33,20 @@ std::vector<std::vector<size_t>> GroupSegmentsBySize(const std::vector<SegmentSu
   return groups;
 }
 
+size_t SplitNearMiddle(const std::vector<uint64_t>& sizes) {
+  uint64_t total = 0;
+  for (uint64_t s : sizes) total += s;
+  size_t split = 1;
+  uint64_t before = 0, best = UINT64_MAX;
+  for (size_t i = 0; i + 1 < sizes.size(); i++) {
+    before += sizes[i];
+    uint64_t off_middle = before * 2 > total ? before * 2 - total : total - before * 2;
+    if (off_middle < best) {
+      best = off_middle;
+      split = i + 1;
+    }
+  }
+  return split;
+}
+
 }  // namespace klf

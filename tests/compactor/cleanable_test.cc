@@ -211,5 +211,18 @@ TEST(GroupingTest, SparseOffsets) {
   EXPECT_EQ(GroupSegmentsBySize(segs, INT32_MAX, INT32_MAX, 3 * two31).size(), 2u);
 }
 
+TEST(GroupingTest, TwoThreadMapSplitsAtTheBoundaryNearestTheMiddle) {
+  // Eight equal segments, each a few bytes short of the others (as a real log's are): 4 and 4. The
+  // first boundary at or past the middle would be after the fifth.
+  std::vector<uint64_t> eight{33553471, 33552013, 33549044, 33554057, 33554367, 33552238, 33553571, 33553490};
+  EXPECT_EQ(SplitNearMiddle(eight), 4u);
+  EXPECT_EQ(SplitNearMiddle({10, 10}), 1u);
+  EXPECT_EQ(SplitNearMiddle({10, 10, 10}), 1u);  // a tie: the earlier boundary
+  EXPECT_EQ(SplitNearMiddle({1, 1, 100}), 2u);
+  EXPECT_EQ(SplitNearMiddle({100, 1, 1}), 1u);
+  EXPECT_EQ(SplitNearMiddle({0, 0}), 1u);
+  EXPECT_EQ(SplitNearMiddle({5, 3, 3, 5}), 2u);
+}
+
 }  // namespace
 }  // namespace klf
