@@ -597,7 +597,9 @@ int Run(const DiffArgs& given) {
     // Each replica's share of the budget for its per-record state (64 + 32 bytes per record).
     ro.max_state_bytes = (args.memory_budget_mib << 20) / jobs / std::max<size_t>(dirs.size(), 1);
     // The first replica is the others' reference: batches they hold byte for byte are not digested again.
-    if (!LoadReplicas(dirs, ro, &d->replicas, &d->error)) return d;
+    // Its replicas load on threads of their own only when the partitions do not already share the cores
+    // (a thread per partition of a log dir costs its creation and competes with the other workers).
+    if (!LoadReplicas(dirs, ro, &d->replicas, &d->error, jobs > 1 ? 1 : 0)) return d;
     // Labels must tell replicas apart (two log dirs named alike): fall back to paths.
     std::set<std::string> labels;
     for (const ReplicaState& r : d->replicas) labels.insert(r.label);
