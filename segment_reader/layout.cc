@@ -233,13 +233,6 @@ bool LooksLikeSegmentFile(std::string_view name) {
   return false;
 }
 
-PartitionDirState StateOfDirName(std::string_view name) {
-  if (name.ends_with("-future")) return PartitionDirState::kFuture;
-  if (name.ends_with("-delete")) return PartitionDirState::kDelete;
-  if (name.ends_with("-stray")) return PartitionDirState::kStray;
-  return PartitionDirState::kLive;
-}
-
 void ParseTextFilesOfPartition(PartitionDir* out, ProblemSink* sink, Env* env) {
   std::string text;
   if (out->leader_epoch_checkpoint_file &&
@@ -281,6 +274,13 @@ PathKind ClassifyDir(const std::string& dir, bool look_into_subdirs) {
 }
 
 }  // namespace
+
+PartitionDirState StateOfDirName(std::string_view name) {
+  if (name.ends_with("-future")) return PartitionDirState::kFuture;
+  if (name.ends_with("-delete")) return PartitionDirState::kDelete;
+  if (name.ends_with("-stray")) return PartitionDirState::kStray;
+  return PartitionDirState::kLive;
+}
 
 const char* FileKindName(FileKind k) {
   switch (k) {

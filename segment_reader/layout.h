@@ -104,6 +104,9 @@ struct KraftSnapshotFile {
 
 enum class PartitionDirState { kLive, kFuture, kDelete, kStray };  // the §1.1 name suffixes
 
+// The state a partition directory's name gives it (its §1.1 suffix).
+PartitionDirState StateOfDirName(std::string_view name);
+
 struct PartitionDir {
   std::string path;
   std::string name;                  // directory name
