@@ -84,24 +84,17 @@ bool ResolvePartitionPaths(const std::vector<std::string>& given, size_t min_cop
       continue;
     }
     // The log dir's partition directories by name: listed, not scanned (each command loads the ones
-    // it reads). Those Kafka is deleting, moving or has abandoned (-delete, -future, -stray) are not
-    // the partition's replicas.
-    std::vector<InputDirEntry> entries;
+    // it reads).
+    std::vector<LivePartitionDir> live;
     std::string why;
-    if (!ListInputDir(info.path, &entries, &why, [](std::string_view) { return false; })) {
+    if (!ListLivePartitionDirs(info.path, &live, &why)) {
       *error = info.path + ": cannot list the directory";
       *exit_code = kExitUnreadable;
       return false;
     }
-    std::string log_dir = info.path;  // as ScanLogDir named them: without trailing slashes, then '/'
-    while (log_dir.size() > 1 && log_dir.back() == '/') log_dir.pop_back();
-    if (log_dir != "/") log_dir += '/';
-    for (const InputDirEntry& e : entries) {
-      if (e.kind != InputKind::kDir || !ParsePartitionDirName(e.name) ||
-          StateOfDirName(e.name) != PartitionDirState::kLive)
-        continue;
-      auto& [dirs, from] = by_name[e.name];
-      dirs.push_back(log_dir + e.name);
+    for (LivePartitionDir& pd : live) {
+      auto& [dirs, from] = by_name[pd.name];
+      dirs.push_back(std::move(pd.path));
       from.push_back(index);
     }
   }

@@ -566,6 +566,33 @@ std::vector<ScannedPartition> ScanPartitionDirs(const std::string& path, const s
 
 }  // namespace
 
+bool ListLivePartitionDirs(const std::string& path, std::vector<LivePartitionDir>* out, std::string* error) {
+  out->clear();
+  std::vector<InputDirEntry> entries;
+  if (!ListInputDir(path, &entries, error, [](std::string_view) { return false; })) return false;
+  const std::string dir = StripTrailingSlashes(path);
+  for (InputDirEntry& e : entries) {
+    if (e.kind != InputKind::kDir || !ParsePartitionDirName(e.name) ||
+        StateOfDirName(e.name) != PartitionDirState::kLive)
+      continue;
+    out->push_back(LivePartitionDir{e.name, Join(dir, e.name)});
+  }
+  std::sort(out->begin(), out->end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return true;
+}
+
+std::optional<MetaProperties> ReadLogDirMetaProperties(const std::string& log_dir, Env* env) {
+  const std::string path = Join(StripTrailingSlashes(log_dir), "meta.properties");
+  if (StatInput(path).kind != InputKind::kFile) return std::nullopt;
+  std::string text, error;
+  MetaProperties m;
+  NullSink quiet;
+  if (!ReadSmallFile(path, kMaxMetadataFileBytes, &text, &error, nullptr, env) ||
+      !ParseMetaProperties(path, text, &m, &quiet))
+    return std::nullopt;
+  return m;
+}
+
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per log dir entry kind (FMT §1.1)
 bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size_t jobs, Env* env) {
   *out = LogDir{};

@@ -167,6 +167,21 @@ bool ScanPartitionDir(const std::string& path, PartitionDir* out, ProblemSink* s
 // `jobs` threads (at most 16), with the same result and problems in the same order as one thread.
 bool ScanLogDir(const std::string& path, LogDir* out, ProblemSink* sink, size_t jobs = 1, Env* env = nullptr);
 
+// A live partition directory of a log directory (no -delete/-future/-stray suffix), named as ScanLogDir
+// names it: the log dir without trailing slashes, '/', the directory's name.
+struct LivePartitionDir {
+  std::string name;
+  std::string path;
+};
+// The live partition directories of log directory `path`, by name, listed but not scanned: one
+// getdents pass and no stat of a regular file (for a command that loads the partitions it reads, which
+// scans them then). False with *error when `path` cannot be listed.
+bool ListLivePartitionDirs(const std::string& path, std::vector<LivePartitionDir>* out, std::string* error);
+// The log directory's meta.properties as ScanLogDir reads it (a regular file of at most
+// kMaxMetadataFileBytes that parses), without reporting what is wrong with it (verify does); nullopt
+// otherwise.
+std::optional<MetaProperties> ReadLogDirMetaProperties(const std::string& log_dir, Env* env = nullptr);
+
 // The log-dir checkpoint values for one partition (spec §11.2), from the log directory that holds it.
 struct PartitionCheckpoints {
   std::string log_dir;                        // parent directory looked in

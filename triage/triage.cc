@@ -231,8 +231,8 @@ TriageStatus StatusOf(const TriagePartition& p) {
 namespace {
 
 // Step 1 for one log directory: its live partition directories, grouped by name.
-bool ScanOne(const std::string& path, unsigned jobs, TriageReport* out,
-             std::map<std::string, std::vector<TriageCopy>>* by_name, std::string* error) {
+bool ScanOne(const std::string& path, TriageReport* out, std::map<std::string, std::vector<TriageCopy>>* by_name,
+             std::string* error) {
   PathInfo info = ClassifyPath(path);
   if (info.kind != PathKind::kLogDir) {
     *error = fmt::format(
@@ -241,25 +241,24 @@ bool ScanOne(const std::string& path, unsigned jobs, TriageReport* out,
         path, PathKindName(info.kind));
     return false;
   }
-  LogDir dir;
-  NullSink quiet;  // verify reports the scan's problems below
-  if (!ScanLogDir(info.path, &dir, &quiet, ResolveJobs(jobs, SIZE_MAX))) {
+  // Listed, not scanned: verify scans every partition below and TriageOne loads the ones it compares.
+  std::vector<LivePartitionDir> live;
+  std::string why;
+  if (!ListLivePartitionDirs(info.path, &live, &why)) {
     *error = info.path + ": cannot list the directory";
     return false;
   }
   std::string broker = std::filesystem::path(info.path).filename().string();
-  if (dir.meta_properties && dir.meta_properties->node_id()) {
-    broker = fmt::format("broker {}", *dir.meta_properties->node_id());
-  }
+  std::optional<MetaProperties> meta = ReadLogDirMetaProperties(info.path);
+  if (meta && meta->node_id()) broker = fmt::format("broker {}", *meta->node_id());
   if (std::find(out->brokers.begin(), out->brokers.end(), broker) == out->brokers.end()) {
     out->brokers.push_back(broker);
   }
   out->log_dir_brokers.push_back(broker);
-  for (const PartitionDir& pd : dir.partitions) {
-    if (pd.state != PartitionDirState::kLive) continue;
+  for (LivePartitionDir& pd : live) {
     TriageCopy c;
     c.log_dir = info.path;
-    c.path = pd.path;
+    c.path = std::move(pd.path);
     c.broker = broker;
     (*by_name)[pd.name].push_back(std::move(c));
   }
@@ -407,7 +406,7 @@ bool TriageScan(const std::vector<std::string>& log_dirs, const TriageOptions& o
   out->log_dirs = log_dirs;
   std::map<std::string, std::vector<TriageCopy>> by_name;
   for (const std::string& path : log_dirs) {
-    if (!ScanOne(path, options.jobs, out, &by_name, error)) return false;
+    if (!ScanOne(path, out, &by_name, error)) return false;
   }
   GroupPartitions(&by_name, out);
   VerifyDirs(log_dirs, options, out);
@@ -430,7 +429,7 @@ bool TriageCapture(const std::vector<std::string>& inputs, const TriageOptions& 
     } else {
       out->log_dirs.push_back(path);
       log_dirs.push_back(path);
-      if (!ScanOne(path, options.jobs, out, &by_name, error)) return false;
+      if (!ScanOne(path, out, &by_name, error)) return false;
     }
   }
   GroupPartitions(&by_name, out);

@@ -354,6 +354,40 @@ TEST(LayoutTest, UnreadableFilesAreListedNotAbsent) {
   EXPECT_FALSE(cp.high_watermark);
 }
 
+TEST(LayoutTest, LivePartitionDirsAreListedByNameAsTheScanNamesThem) {
+  TempDir t;
+  t.Write("meta.properties", "version=1\nnode.id=7\ncluster.id=abc\n");
+  t.Write("foo-0/00000000000000000000.log", "");
+  t.Mkdir("foo-1");
+  t.Write("bar-1.0123456789abcdef0123456789abcdef-delete/00000000000000000000.log", "");
+  t.Mkdir("baz-0.0123456789abcdef0123456789abcdef-future");
+  t.Mkdir("qux-2.0123456789abcdef0123456789abcdef-stray");
+  t.Mkdir("not-a-partition-dir-x");
+  t.Write("zed-3", "a file named like a partition directory");
+  for (const std::string& given : {t.path(), t.path() + "//"}) {
+    std::vector<LivePartitionDir> live;
+    std::string error;
+    ASSERT_TRUE(ListLivePartitionDirs(given, &live, &error)) << error;
+    LogDir scanned;
+    NullSink quiet;
+    ASSERT_TRUE(ScanLogDir(given, &scanned, &quiet));
+    std::vector<std::string> want;
+    for (const PartitionDir& pd : scanned.partitions)
+      if (pd.state == PartitionDirState::kLive) want.push_back(pd.name + " " + pd.path);
+    std::vector<std::string> got;
+    for (const LivePartitionDir& pd : live) got.push_back(pd.name + " " + pd.path);
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(got, (std::vector<std::string>{"foo-0 " + t.path() + "/foo-0", "foo-1 " + t.path() + "/foo-1"}));
+    std::optional<MetaProperties> meta = ReadLogDirMetaProperties(given);
+    ASSERT_TRUE(meta.has_value());
+    EXPECT_EQ(meta->node_id(), 7);
+  }
+  std::vector<LivePartitionDir> none;
+  std::string error;
+  EXPECT_FALSE(ListLivePartitionDirs(t.path() + "/missing", &none, &error));
+  EXPECT_FALSE(ReadLogDirMetaProperties(t.path() + "/foo-0").has_value());
+}
+
 std::string Describe(const CollectingSink& sink) {
   std::string s;
   for (const Problem& p : sink.problems) {
