@@ -137,8 +137,10 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
   CollectingSink scan_sink;
   PartitionDir dir;
   if (!ScanPartitionDir(partition_dir, &dir, &scan_sink, options.env)) {
-    std::string why =
-        scan_sink.problems.empty() ? partition_dir + ": cannot list the directory" : scan_sink.problems.front().message;
+    // The scan's problem names the directory in its file, not in its message.
+    std::string why = scan_sink.problems.empty()
+                          ? partition_dir + ": cannot list the directory"
+                          : scan_sink.problems.front().file + ": " + scan_sink.problems.front().message;
     return Fail(why, false, error, unreadable_file);
   }
   Forward(scan_sink, sink);

@@ -333,6 +333,43 @@ def test_unreadable_segment_as_another_user():
         run_case(tmp, "chmod-000", baselines, wrapper, open_up)
 
 
+def test_unlistable_partition_dir_in_a_log_dir():
+    """A partition directory that cannot be listed, inside a log dir given whole: diff, lso, txn and triage
+    exit 3 naming it (before, diff and lso dropped it unseen and compared the other copies). chmod 000
+    does not stop root: klf then runs as nobody (setpriv), when the test can arrange it."""
+    wrapper = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            print("SKIP test_unlistable_partition_dir_in_a_log_dir: setpriv is not installed")
+            return
+        wrapper = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+        if subprocess.run([*wrapper, "test", "-x", KLF], capture_output=True).returncode != 0:
+            print("SKIP test_unlistable_partition_dir_in_a_log_dir: nobody cannot run", KLF)
+            return
+    with temp_dir("klf-hostile-unlistable-") as tmp:
+        os.chmod(tmp, 0o755)
+        b1, b2, b3 = (copy_fixture(os.path.join(FIXTURE, f"broker{i}"), os.path.join(tmp, f"broker{i}"))
+                      for i in (1, 2, 3))
+        for root, dirs, files in os.walk(tmp):
+            os.chmod(root, 0o755)
+            for n in files:
+                os.chmod(os.path.join(root, n), 0o644)
+        hidden = os.path.join(b2, PART)
+        os.chmod(hidden, 0)
+        try:
+            for name, args in (("diff", ["diff", b1, b2, b3]), ("lso", ["lso", b2]), ("triage", ["triage", b1, b2, b3]),
+                               ("find-hanging", ["txn", "find-hanging", b2])):
+                for mode in ("text", "json"):
+                    label = f"unlistable {PART}: klf {name} ({mode})"
+                    p = run_one(label, with_json(args) if mode == "json" else args, 3, None, wrapper)
+                    if p is not None:
+                        check(hidden in p.stdout + p.stderr,
+                              f"{label}: no message names {hidden}; stdout {p.stdout[:400]!r} stderr {p.stderr[-400:]!r}")
+        finally:
+            os.chmod(hidden, 0o755)
+
+
 def test_compact_progresses_with_a_tiny_io_buffer():
     """log.cleaner.io.buffer.size=0 (ConfigDef allows it; Kafka's own growBuffers doubles 0 to 0 and never
     progresses) or a buffer share of 0 per cleaner thread: the buffer grows, the output is the same."""
