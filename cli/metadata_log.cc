@@ -11,6 +11,7 @@
 #include "segment_reader/capture.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/file.h"
+#include "segment_reader/layout.h"
 
 namespace klf::cli {
 
@@ -151,13 +152,7 @@ std::vector<ConfigFromMetadata> ApplyMetadataConfigs(const ClusterMetadata& m, c
 
 std::optional<int32_t> BrokerIdOf(const std::string& path) {
   for (const std::string& dir : {path, fs::path(path).lexically_normal().parent_path().string()}) {
-    const std::string file = (fs::path(dir) / "meta.properties").string();
-    std::string text, error;
-    if (StatInput(file).kind != InputKind::kFile) continue;  // real or in a capture
-    if (!ReadSmallFile(file, kMaxMetadataFileBytes, &text, &error)) continue;
-    MetaProperties props;
-    NullSink quiet;
-    if (ParseMetaProperties(file, text, &props, &quiet)) return props.node_id();
+    if (std::optional<MetaProperties> props = ReadLogDirMetaProperties(dir)) return props->node_id();
   }
   return std::nullopt;
 }

@@ -582,7 +582,7 @@ bool ListLivePartitionDirs(const std::string& path, std::vector<LivePartitionDir
 }
 
 std::optional<MetaProperties> ReadLogDirMetaProperties(const std::string& log_dir, Env* env) {
-  const std::string path = Join(StripTrailingSlashes(log_dir), "meta.properties");
+  const std::string path = Join(log_dir.empty() ? "." : StripTrailingSlashes(log_dir), "meta.properties");
   if (StatInput(path).kind != InputKind::kFile) return std::nullopt;
   std::string text, error;
   MetaProperties m;

@@ -178,8 +178,8 @@ struct LivePartitionDir {
 // scans them then). False with *error when `path` cannot be listed.
 bool ListLivePartitionDirs(const std::string& path, std::vector<LivePartitionDir>* out, std::string* error);
 // The log directory's meta.properties as ScanLogDir reads it (a regular file of at most
-// kMaxMetadataFileBytes that parses), without reporting what is wrong with it (verify does); nullopt
-// otherwise.
+// kMaxMetadataFileBytes that parses, real or in a capture; "" is the current directory), without
+// reporting what is wrong with it (verify does); nullopt otherwise.
 std::optional<MetaProperties> ReadLogDirMetaProperties(const std::string& log_dir, Env* env = nullptr);
 
 // The log-dir checkpoint values for one partition (spec §11.2), from the log directory that holds it.
