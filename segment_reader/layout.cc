@@ -620,6 +620,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
   // Partition directories are scanned on `jobs` threads, each into its own sink; the problems are
   // then reported in name order, as one thread reports them.
   std::vector<ScannedPartition> scanned = ScanPartitionDirs(out->path, listing.dirs, jobs, env);
+  out->partitions.reserve(listing.dirs.size());
   for (size_t i = 0; i < listing.dirs.size(); ++i) {
     const std::string& d = listing.dirs[i];
     if (!ParsePartitionDirName(d)) {
@@ -631,7 +632,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
       out->unknown.push_back(std::move(e));
       continue;
     }
-    PartitionDir p;
+    PartitionDir& p = out->partitions.emplace_back();
     bool listed;
     if (scanned.empty()) {
       listed = ScanPartitionDir(Join(out->path, d), &p, sink, env);
@@ -643,9 +644,8 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
       p = std::move(scanned[i].dir);
       scanned[i] = ScannedPartition();
     }
-    if (listed) {
-      out->partitions.push_back(std::move(p));
-    } else {
+    if (!listed) {
+      out->partitions.pop_back();
       DirEntry e;
       e.name = d;
       e.path = Join(out->path, d);
