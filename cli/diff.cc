@@ -69,12 +69,6 @@ int64_t FirstAffected(const Finding& f) {
   return f.first_offset;
 }
 
-// The broker id of a replica's log dir (meta.properties), or null.
-nlohmann::json BrokerIdJson(const std::string& replica_path) {
-  std::optional<int32_t> id = BrokerIdOf(replica_path);
-  return IntOrNull(id);
-}
-
 // delete.retention.ms of `topic` as the metadata log has it: the topic's own config, else the cluster-wide
 // dynamic default log.cleaner.delete.retention.ms. Nothing when neither is there (a broker's
 // server.properties may still set it: the files do not say).
@@ -306,7 +300,7 @@ nlohmann::json ReportJson(const PartitionDiff& d, BytesFormat format, const Clus
                              {"liveKeys", std::count_if(r.key_view.begin(), r.key_view.end(),
                                                         [](const auto& kv) { return !kv.second.tombstone; })},
                              {"notes", r.notes.size()}});
-    j["replicas"].back()["brokerId"] = BrokerIdJson(r.path);
+    j["replicas"].back()["brokerId"] = IntOrNull(r.node_id);  // the log dir's meta.properties, read by the load
   }
   j["findings"] = nlohmann::json::array();
   for (const Finding& f : d.report.findings) {
@@ -383,7 +377,7 @@ void PrintText(const PartitionDiff& d, BytesFormat format, const ClusterRecords&
     // The history speaks of broker ids; the replicas' own log dirs say which is which.
     std::vector<std::string> ids;
     for (const ReplicaState& r : d.replicas) {
-      if (std::optional<int32_t> id = BrokerIdOf(r.path)) ids.push_back(fmt::format("{} is broker {}", r.label, *id));
+      if (r.node_id) ids.push_back(fmt::format("{} is broker {}", r.label, *r.node_id));
     }
     if (!ids.empty()) out->Append(fmt::format("    ({}: meta.properties)\n", fmt::join(ids, ", ")));
     // A replica of another incarnation of the topic (deleted and created again) is not described by it.

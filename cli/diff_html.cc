@@ -523,7 +523,7 @@ std::string ReplicaTable(const std::vector<ReplicaState>& replicas) {
     }
     const size_t errors =
         std::count_if(r.notes.begin(), r.notes.end(), [](const Problem& p) { return p.severity == Severity::kError; });
-    const std::optional<int32_t> broker = BrokerIdOf(r.path);
+    const std::optional<int32_t>& broker = r.node_id;  // the log dir's meta.properties, read by the load
     s += fmt::format(
         "<tr><td class=\"nowrap\">{}</td><td>{}</td><td><code class=\"path\">{}</code></td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",

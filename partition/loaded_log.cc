@@ -44,19 +44,16 @@ bool ReadLogDirFiles(const std::string& partition_dir, LoadedLog* log, ProblemSi
     log->high_watermark_checkpoint = cp.high_watermark;
     if (cp.log_start_offset) log->log_start_offset = *cp.log_start_offset;
   }
-  std::string text, why;
-  const std::string meta = ParentDir(partition_dir) + "/meta.properties";
-  InputFailure failure = InputFailure::kNone;
-  bool read = ReadSmallFile(meta, 1 << 20, &text, &why, &failure, log->env);
-  if (failure == InputFailure::kUnreadable) {
-    *error = why;
+  // meta.properties is verify's to judge; here it only names the broker.
+  std::string unreadable;
+  std::optional<MetaProperties> mp = ReadLogDirMetaProperties(ParentDir(partition_dir), log->env, &unreadable);
+  if (!unreadable.empty()) {
+    *error = unreadable;
     return false;
   }
-  MetaProperties mp;
-  NullSink quiet;  // meta.properties is verify's to judge; here it only names the broker
-  if (read && ParseMetaProperties(meta, text, &mp, &quiet)) {
-    log->cluster_id = mp.cluster_id();
-    log->node_id = mp.node_id();
+  if (mp) {
+    log->cluster_id = mp->cluster_id();
+    log->node_id = mp->node_id();
   }
   return true;
 }

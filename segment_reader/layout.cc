@@ -581,18 +581,6 @@ bool ListLivePartitionDirs(const std::string& path, std::vector<LivePartitionDir
   return true;
 }
 
-std::optional<MetaProperties> ReadLogDirMetaProperties(const std::string& log_dir, Env* env) {
-  const std::string path = Join(log_dir.empty() ? "." : StripTrailingSlashes(log_dir), "meta.properties");
-  if (StatInput(path).kind != InputKind::kFile) return std::nullopt;
-  std::string text, error;
-  MetaProperties m;
-  NullSink quiet;
-  if (!ReadSmallFile(path, kMaxMetadataFileBytes, &text, &error, nullptr, env) ||
-      !ParseMetaProperties(path, text, &m, &quiet))
-    return std::nullopt;
-  return m;
-}
-
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per log dir entry kind (FMT §1.1)
 bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size_t jobs, Env* env) {
   *out = LogDir{};
@@ -699,65 +687,100 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
 
 namespace {
 
-// A log directory's checkpoint files list every partition of the log directory, so a command that
-// loads each of P partitions would parse 4 files of P entries P times (quadratic: 75% of a 2,000
-// partition diff). Parsed files are kept instead, keyed by path and checked against the file's
-// identity (device, inode, size, modification time) at every use, so a rewritten file is read again.
-// The problems a parse reported are kept with it and reported again to every caller's sink, so each
-// partition still sees them. Only regular files are kept; anything else is read as before.
+// What is read from a log directory's own files (the four checkpoints, meta.properties) serves every
+// partition in it: a command that loads each of P partitions would read them P times (for the
+// checkpoints, which list every partition, quadratic: 75% of a 2,000 partition diff). So a value read
+// from such a file is kept, keyed by path and checked against the file's identity (device, inode, size,
+// modification time) at every use: one stat(2), and a rewritten file is read again. Only regular files
+// are kept; anything else is read each time. Reads through an Env other than the default are not
+// cached: its faults are its own.
+template <typename T>
+class LogDirFileCache {
+ public:
+  // The value of `path`: kept, or `read()`'s.
+  template <typename Read>
+  std::shared_ptr<const T> Get(const std::string& path, Env* env, Read read) {
+    if (env != nullptr && env != Env::Default()) return read();
+    struct stat st;
+    const bool regular = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    auto same = [&](const Entry& e) {
+      return e.dev == st.st_dev && e.ino == st.st_ino && e.size == st.st_size && e.mtime.tv_sec == st.st_mtim.tv_sec &&
+             e.mtime.tv_nsec == st.st_mtim.tv_nsec && e.ctime.tv_sec == st.st_ctim.tv_sec &&
+             e.ctime.tv_nsec == st.st_ctim.tv_nsec;
+    };
+    if (regular) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = entries_.find(path);
+      if (it != entries_.end() && same(it->second)) return it->second.value;
+    }
+    std::shared_ptr<const T> value = read();
+    if (regular) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (entries_.size() >= kMaxFiles) entries_.clear();
+      entries_[path] = Entry{st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim, value};
+    }
+    return value;
+  }
+
+ private:
+  static constexpr size_t kMaxFiles = 256;  // 4 checkpoints per log directory: a capture of 64 log dirs
+  struct Entry {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = 0;
+    struct timespec mtime {
+    }, ctime{};  // ctime: a chmod changes whether the file can be read
+    std::shared_ptr<const T> value;
+  };
+  std::mutex mu_;
+  std::map<std::string, Entry> entries_;
+};
+
+// A checkpoint file as ReadOffsetCheckpointFile read it. The problems it reported are kept with it and
+// reported again to every caller's sink, so each partition still sees them.
 struct ParsedCheckpointFile {
-  dev_t dev = 0;
-  ino_t ino = 0;
-  off_t size = 0;
-  struct timespec mtime {};
   bool read = false;  // ReadOffsetCheckpointFile's result
   std::map<TopicPartition, int64_t> entries;
   std::vector<Problem> problems;
   std::vector<UnreadableFile> unreadable;
 };
 
-// Parsed once per process while the file is unchanged (a log dir's checkpoints serve all its
-// partitions). Reads through an Env other than the default are not cached: its faults are its own.
 std::shared_ptr<const ParsedCheckpointFile> ParseCheckpointCached(const std::string& path, Env* env) {
-  if (env != nullptr && env != Env::Default()) {
+  static LogDirFileCache<ParsedCheckpointFile> cache;
+  return cache.Get(path, env, [&] {
     auto parsed = std::make_shared<ParsedCheckpointFile>();
     CollectingSink recorder;
     parsed->read = ReadOffsetCheckpointFile(path, &parsed->entries, &recorder, &parsed->unreadable, env);
     parsed->problems = std::move(recorder.problems);
     return parsed;
-  }
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<const ParsedCheckpointFile>> cache;
-  constexpr size_t kMaxFiles = 256;  // 4 per log directory: a capture of 64 log dirs
-
-  struct stat st;
-  const bool regular = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  auto same = [&](const ParsedCheckpointFile& f) {
-    return f.dev == st.st_dev && f.ino == st.st_ino && f.size == st.st_size && f.mtime.tv_sec == st.st_mtim.tv_sec &&
-           f.mtime.tv_nsec == st.st_mtim.tv_nsec;
-  };
-  if (regular) {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(path);
-    if (it != cache.end() && same(*it->second)) return it->second;
-  }
-  auto parsed = std::make_shared<ParsedCheckpointFile>();
-  CollectingSink recorder;
-  parsed->read = ReadOffsetCheckpointFile(path, &parsed->entries, &recorder, &parsed->unreadable);
-  parsed->problems = std::move(recorder.problems);
-  if (regular) {
-    parsed->dev = st.st_dev;
-    parsed->ino = st.st_ino;
-    parsed->size = st.st_size;
-    parsed->mtime = st.st_mtim;
-    std::lock_guard<std::mutex> lock(mu);
-    if (cache.size() >= kMaxFiles) cache.clear();
-    cache[path] = parsed;
-  }
-  return parsed;
+  });
 }
 
 }  // namespace
+
+std::optional<MetaProperties> ReadLogDirMetaProperties(const std::string& log_dir, Env* env, std::string* unreadable) {
+  struct Read {
+    std::optional<MetaProperties> properties;
+    std::string unreadable;
+  };
+  static LogDirFileCache<Read> cache;  // read once per log dir, not once per partition (LoadedLog)
+  const std::string path = Join(log_dir.empty() ? "." : StripTrailingSlashes(log_dir), "meta.properties");
+  std::shared_ptr<const Read> read = cache.Get(path, env, [&] {
+    auto r = std::make_shared<Read>();
+    std::string text, error;
+    InputFailure failure = InputFailure::kNone;
+    MetaProperties m;
+    NullSink quiet;
+    if (!ReadSmallFile(path, kMaxMetadataFileBytes, &text, &error, &failure, env)) {
+      if (failure == InputFailure::kUnreadable) r->unreadable = error;
+    } else if (ParseMetaProperties(path, text, &m, &quiet)) {
+      r->properties = m;
+    }
+    return r;
+  });
+  if (unreadable != nullptr) *unreadable = read->unreadable;
+  return read->properties;
+}
 
 std::string PartitionDirBaseName(const std::string& dir) {
   fs::path p = fs::path(dir).lexically_normal();

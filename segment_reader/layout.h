@@ -179,8 +179,12 @@ struct LivePartitionDir {
 bool ListLivePartitionDirs(const std::string& path, std::vector<LivePartitionDir>* out, std::string* error);
 // The log directory's meta.properties as ScanLogDir reads it (a regular file of at most
 // kMaxMetadataFileBytes that parses, real or in a capture; "" is the current directory), without
-// reporting what is wrong with it (verify does); nullopt otherwise.
-std::optional<MetaProperties> ReadLogDirMetaProperties(const std::string& log_dir, Env* env = nullptr);
+// reporting what is wrong with it (verify does); nullopt otherwise. When the file exists but cannot be
+// read (file.h's InputFailure::kUnreadable: a FIFO, no permission, an I/O error), *unreadable (when not
+// null) receives the error naming it: the broker's identity is unknown then, not absent. The one reader
+// of a log dir's broker id (LoadedLog, triage, the CLI).
+std::optional<MetaProperties> ReadLogDirMetaProperties(const std::string& log_dir, Env* env = nullptr,
+                                                       std::string* unreadable = nullptr);
 
 // The log-dir checkpoint values for one partition (spec §11.2), from the log directory that holds it.
 struct PartitionCheckpoints {

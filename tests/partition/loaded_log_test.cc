@@ -18,6 +18,8 @@
 #include "partition/consumer_view.h"
 #include "partition/coordination.h"
 #include "partition/loaded_log.h"
+#include "segment_writer/file_writer.h"
+#include "tests/support/test_files.h"
 
 namespace klf {
 namespace {
@@ -198,6 +200,54 @@ TEST(LoadedLogTest, EveryBrokerOfKafkasReplicaTimelinesAsKafkaLeftIt) {
   }
   EXPECT_GE(sets, 6);
   EXPECT_GE(compared, 18);
+}
+
+// The broker's identity comes from the log dir's meta.properties, read once per log dir and kept while
+// the file is unchanged (segment_reader/layout.h ReadLogDirMetaProperties): a rewritten file is read
+// again, and one that exists but cannot be read fails the load (its content is unknown, not absent),
+// whether the kernel or an Env says so.
+TEST(LoadedLogTest, BrokerIdentityFromTheLogDirsMetaProperties) {
+  test::TempDir log_dir("meta");
+  const std::string partition = log_dir.path() + "/foo-0";
+  test::CopyWritable(std::string(KLF_FIXTURES_DIR) + "/kafka-oracle/replicas/aborted-to-committed/broker1/foo-0",
+                     partition);
+  const std::string meta = log_dir.path() + "/meta.properties";
+  auto open = [&](LoadedLog* log, std::string* error, bool* unreadable, Env* env = nullptr) {
+    LoadOptions options;
+    options.env = env;
+    CollectingSink sink;
+    return LoadedLog::Open(partition, options, log, &sink, error, unreadable);
+  };
+  LoadedLog log;
+  std::string error;
+  bool unreadable = false;
+  ASSERT_TRUE(open(&log, &error, &unreadable)) << error;
+  EXPECT_FALSE(log.node_id.has_value());  // no meta.properties: no identity, and no failure
+
+  test::WriteAll(meta, "version=1\ncluster.id=cluster-a\nnode.id=7\n");
+  ASSERT_TRUE(open(&log, &error, &unreadable)) << error;
+  EXPECT_EQ(log.node_id, 7);
+  EXPECT_EQ(log.cluster_id, "cluster-a");
+  ASSERT_TRUE(open(&log, &error, &unreadable)) << error;  // kept: the same answer
+  EXPECT_EQ(log.node_id, 7);
+
+  test::WriteAll(meta, "version=1\ncluster.id=cluster-b\nnode.id=12\n");  // rewritten: read again
+  ASSERT_TRUE(open(&log, &error, &unreadable)) << error;
+  EXPECT_EQ(log.node_id, 12);
+  EXPECT_EQ(log.cluster_id, "cluster-b");
+
+  FaultInjectionEnv faults(Env::Default());  // an Env's faults are its own: nothing kept answers for it
+  faults.FailOpen("meta.properties");
+  EXPECT_FALSE(open(&log, &error, &unreadable, &faults));
+  EXPECT_NE(error.find("meta.properties"), std::string::npos) << error;
+  EXPECT_TRUE(unreadable);
+
+  fs::remove(meta);
+  fs::create_directory(meta);  // there, and not a file that can be read
+  unreadable = false;
+  EXPECT_FALSE(open(&log, &error, &unreadable));
+  EXPECT_NE(error.find(meta), std::string::npos) << error;
+  EXPECT_TRUE(unreadable);
 }
 
 TEST(CoordinationOffsetsTest, CheckpointOutsideTheLogIsResetToTheLogStartAsKafkaDoes) {
