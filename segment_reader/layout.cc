@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "segment_reader/capture.h"
 #include "segment_reader/file.h"
@@ -581,66 +582,13 @@ bool ListLivePartitionDirs(const std::string& path, std::vector<LivePartitionDir
   return true;
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per log dir entry kind (FMT §1.1)
-bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size_t jobs, Env* env) {
-  *out = LogDir{};
-  out->path = StripTrailingSlashes(path_in);
-  Listing listing;
-  if (!ListDir(out->path, &listing, sink, Probe::kOpen, env)) return false;
-  for (UnreadableFile& u : listing.unreadable) {
-    ReportUnreadable(sink, u);
-    out->unreadable.push_back(std::move(u));
-  }
-  for (const std::string& name : listing.others) {
-    // A partition directory's name on something that is not a directory: a symlink loop, a dangling
-    // link, a FIFO. The partition is there and cannot be read.
-    if (!ParsePartitionDirName(name)) continue;
-    std::string path = Join(out->path, name);
-    struct stat st;
-    std::string why = ::stat(path.c_str(), &st) != 0 ? std::strerror(errno)
-                                                     : std::string(FileTypeName(st.st_mode)) + ", not a directory";
-    DirEntry e;
-    e.name = name;
-    e.path = path;
-    out->unreadable.push_back(UnreadableFile{e, path + ": " + why});
-    ReportUnreadable(sink, out->unreadable.back());
-  }
-  // Partition directories are scanned on `jobs` threads, each into its own sink; the problems are
-  // then reported in name order, as one thread reports them.
-  std::vector<ScannedPartition> scanned = ScanPartitionDirs(out->path, listing.dirs, jobs, env);
-  out->partitions.reserve(listing.dirs.size());
-  for (size_t i = 0; i < listing.dirs.size(); ++i) {
-    const std::string& d = listing.dirs[i];
-    if (!ParsePartitionDirName(d)) {
-      DirEntry e;
-      e.name = d;
-      e.path = Join(out->path, d);
-      Report(sink, Severity::kInfo, e.path, 0, "unknown-file",
-             "subdirectory is not a partition directory (<topic>-<partition>)");
-      out->unknown.push_back(std::move(e));
-      continue;
-    }
-    PartitionDir& p = out->partitions.emplace_back();
-    bool listed;
-    if (scanned.empty()) {
-      listed = ScanPartitionDir(Join(out->path, d), &p, sink, env);
-    } else {
-      for (const Problem& problem : scanned[i].problems.problems) {
-        if (sink) sink->Report(problem);
-      }
-      listed = scanned[i].listed;
-      p = std::move(scanned[i].dir);
-      scanned[i] = ScannedPartition();
-    }
-    if (!listed) {
-      out->partitions.pop_back();
-      DirEntry e;
-      e.name = d;
-      e.path = Join(out->path, d);
-      out->unreadable.push_back(UnreadableFile{e, e.path + ": cannot list the partition directory"});
-    }
-  }
-  for (const DirEntry& e : listing.files) {
+namespace {
+
+// The log directory's own files (FMT §11.2: checkpoints, meta.properties, .kafka_cleanshutdown, leftovers)
+// into `out`, their problems to `sink`.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per log dir file kind (FMT §1.1)
+void ReadLogDirOwnFiles(const std::vector<DirEntry>& files, LogDir* out, ProblemSink* sink, Env* env) {
+  for (const DirEntry& e : files) {
     out->files.push_back(e);
     if (e.info.suffix != FileSuffix::kNone) {
       Report(sink, Severity::kWarning, e.path, 0, "leftover-file", LeftoverMeaning(e));
@@ -682,6 +630,98 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
       if (ReadOffsetCheckpointFile(e.path, &m, sink, &out->unreadable, env)) *checkpoint = std::move(m);
     }
   }
+}
+
+}  // namespace
+
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per log dir entry kind (FMT §1.1)
+bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size_t jobs, Env* env) {
+  *out = LogDir{};
+  out->path = StripTrailingSlashes(path_in);
+  Listing listing;
+  if (!ListDir(out->path, &listing, sink, Probe::kOpen, env)) return false;
+  for (UnreadableFile& u : listing.unreadable) {
+    ReportUnreadable(sink, u);
+    out->unreadable.push_back(std::move(u));
+  }
+  for (const std::string& name : listing.others) {
+    // A partition directory's name on something that is not a directory: a symlink loop, a dangling
+    // link, a FIFO. The partition is there and cannot be read.
+    if (!ParsePartitionDirName(name)) continue;
+    std::string path = Join(out->path, name);
+    struct stat st;
+    std::string why = ::stat(path.c_str(), &st) != 0 ? std::strerror(errno)
+                                                     : std::string(FileTypeName(st.st_mode)) + ", not a directory";
+    DirEntry e;
+    e.name = name;
+    e.path = path;
+    out->unreadable.push_back(UnreadableFile{e, path + ": " + why});
+    ReportUnreadable(sink, out->unreadable.back());
+  }
+  // The log dir's own files do not depend on its partitions: with more than one job they are read
+  // while the partitions are scanned, into their own sink and LogDir, and reported and merged after
+  // them, as one thread would have.
+  LogDir own;
+  CollectingSink own_sink;
+  std::thread own_reader;
+  if (jobs > 1 && !listing.files.empty()) {
+    own_reader = std::thread([&] { ReadLogDirOwnFiles(listing.files, &own, &own_sink, env); });
+  }
+  // Partition directories are scanned on `jobs` threads, each into its own sink; the problems are
+  // then reported in name order, as one thread reports them.
+  std::vector<ScannedPartition> scanned = ScanPartitionDirs(out->path, listing.dirs, jobs, env);
+  out->partitions.reserve(listing.dirs.size());
+  for (size_t i = 0; i < listing.dirs.size(); ++i) {
+    const std::string& d = listing.dirs[i];
+    if (!ParsePartitionDirName(d)) {
+      DirEntry e;
+      e.name = d;
+      e.path = Join(out->path, d);
+      Report(sink, Severity::kInfo, e.path, 0, "unknown-file",
+             "subdirectory is not a partition directory (<topic>-<partition>)");
+      out->unknown.push_back(std::move(e));
+      continue;
+    }
+    PartitionDir& p = out->partitions.emplace_back();
+    bool listed;
+    if (scanned.empty()) {
+      listed = ScanPartitionDir(Join(out->path, d), &p, sink, env);
+    } else {
+      for (const Problem& problem : scanned[i].problems.problems) {
+        if (sink) sink->Report(problem);
+      }
+      listed = scanned[i].listed;
+      p = std::move(scanned[i].dir);
+      scanned[i] = ScannedPartition();
+    }
+    if (!listed) {
+      out->partitions.pop_back();
+      DirEntry e;
+      e.name = d;
+      e.path = Join(out->path, d);
+      out->unreadable.push_back(UnreadableFile{e, e.path + ": cannot list the partition directory"});
+    }
+  }
+  if (own_reader.joinable()) {
+    own_reader.join();
+  } else {
+    ReadLogDirOwnFiles(listing.files, &own, &own_sink, env);
+  }
+  for (const Problem& problem : own_sink.problems) {
+    if (sink) sink->Report(problem);
+  }
+  out->files = std::move(own.files);
+  out->leftovers = std::move(own.leftovers);
+  out->unknown.insert(out->unknown.end(), own.unknown.begin(), own.unknown.end());
+  out->unreadable.insert(out->unreadable.end(), own.unreadable.begin(), own.unreadable.end());
+  out->meta_properties = std::move(own.meta_properties);
+  out->clean_shutdown_file = std::move(own.clean_shutdown_file);
+  out->clean_shutdown_broker_epoch = own.clean_shutdown_broker_epoch;
+  out->bootstrap_checkpoint = std::move(own.bootstrap_checkpoint);
+  out->cleaner_offsets = std::move(own.cleaner_offsets);
+  out->recovery_points = std::move(own.recovery_points);
+  out->high_watermarks = std::move(own.high_watermarks);
+  out->log_start_offsets = std::move(own.log_start_offsets);
   return true;
 }
 

@@ -971,14 +971,6 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
   // order as soon as every earlier partition is done, so memory holds only finished-but-unforwarded
   // partitions' problems.
   const size_t n = dir.partitions.size();
-  std::vector<PartitionCheckpoints> checkpoints(n);
-  std::vector<bool> has_tp(n, false);
-  for (size_t i = 0; i < n; ++i) {
-    if (dir.partitions[i].tp) {
-      checkpoints[i] = CheckpointsFromLogDir(dir, *dir.partitions[i].tp);
-      has_tp[i] = true;
-    }
-  }
   std::vector<PartitionResult> results(n);
   std::vector<char> done(n, 0);
   std::mutex mu;
@@ -988,7 +980,9 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
     while (true) {
       size_t i = next.fetch_add(1);
       if (i >= n) return;
-      VerifyOnePartition(dir.partitions[i], has_tp[i] ? &checkpoints[i] : nullptr, options, &results[i]);
+      std::optional<PartitionCheckpoints> checkpoints;
+      if (dir.partitions[i].tp) checkpoints = CheckpointsFromLogDir(dir, *dir.partitions[i].tp);
+      VerifyOnePartition(dir.partitions[i], checkpoints ? &*checkpoints : nullptr, options, &results[i]);
       // Freed here, on the pool, rather than all at once by the caller when `dir` goes (thousands of
       // maps of file names: a serial tail otherwise).
       dir.partitions[i] = PartitionDir();

@@ -409,14 +409,23 @@ std::string Describe(const LogDir& d) {
   }
   for (const UnreadableFile& u : d.unreadable) s += "unreadable " + u.file.name + "\n";
   for (const DirEntry& e : d.unknown) s += "unknown " + e.name + "\n";
+  for (const DirEntry& e : d.files) s += "file " + e.name + "\n";
+  for (const DirEntry& e : d.leftovers) s += "leftover " + e.name + "\n";
+  if (d.meta_properties) s += fmt::format("node {}\n", d.meta_properties->node_id().value_or(-1));
+  for (const auto* m : {&d.cleaner_offsets, &d.recovery_points, &d.high_watermarks, &d.log_start_offsets})
+    s += m->has_value() ? fmt::format("checkpoint of {}\n", (*m)->size()) : "no checkpoint\n";
   return s;
 }
 
 // Partition directories scanned on several threads give the same log dir, and the same problems in
-// the same order, as one thread.
+// the same order, as one thread; so do the log dir's own files, read beside the partitions then.
 TEST(LayoutTest, ParallelScanIsTheSerialScan) {
   TempDir t;
   t.Write("logs/recovery-point-offset-checkpoint", "0\n1\nfoo 0 1\n");
+  t.Write("logs/cleaner-offset-checkpoint", "0\n2\nfoo 0 1\n");  // one entry short: a problem
+  t.Write("logs/log-start-offset-checkpoint.tmp", "");           // a leftover
+  t.Write("logs/meta.properties", "version=1\ncluster.id=c\nnode.id=3\n");
+  ASSERT_EQ(mkfifo((t.path() + "/logs/replication-offset-checkpoint").c_str(), 0644), 0);  // cannot be read
   for (int i = 0; i < 12; ++i) {
     std::string dir = fmt::format("logs/foo-{}/", i);
     t.Write(dir + "00000000000000000000.log", "");
@@ -439,6 +448,10 @@ TEST(LayoutTest, ParallelScanIsTheSerialScan) {
   ASSERT_EQ(serial.partitions.size(), 12u);
   ASSERT_NE(Find(serial_sink, "orphan-index"), nullptr);
   ASSERT_NE(Find(serial_sink, "file-read", "9.log"), nullptr);
+  ASSERT_NE(Find(serial_sink, "file-read", "replication-offset-checkpoint"), nullptr);
+  ASSERT_NE(Find(serial_sink, "leftover-file"), nullptr);
+  ASSERT_TRUE(serial.meta_properties.has_value());
+  ASSERT_TRUE(serial.recovery_points.has_value());
   for (size_t jobs : {2, 3, 16}) {
     LogDir parallel;
     CollectingSink parallel_sink;
