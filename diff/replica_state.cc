@@ -146,9 +146,14 @@ size_t LargeSize(size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kH
 // partitions allocates and frees thousands of 2 MiB record chunks (RecordStore), and glibc serves
 // those from its heap once the first is freed (its mmap threshold rises), where freed chunks stay
 // resident and fragment. Unmapping gives each partition's memory back before the next loads.
-void* AllocateLarge(size_t bytes) {
+void* AllocateLarge(size_t bytes, bool huge_pages) {
   if (bytes < kHugePage) return ::operator new(bytes);
   const size_t size = LargeSize(bytes);
+  if (!huge_pages) {
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return p;
+  }
   // Map one huge page more than needed, then unmap the unaligned head and the tail beyond `size`.
   void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
@@ -179,10 +184,10 @@ bool SameRecordDigest(const RecordDigest& a, const RecordDigest& b) {
          a.read_committed == b.read_committed && a.read_uncommitted == b.read_uncommitted;
 }
 
-std::shared_ptr<RecordStore::Chunk> RecordStore::NewChunk() {
+std::shared_ptr<RecordStore::Chunk> RecordStore::NewChunk(size_t k) {
   if (spare_) return std::move(spare_);
   static_assert(std::is_trivially_destructible_v<RecordDigest>);
-  return std::shared_ptr<Chunk>(static_cast<Chunk*>(AllocateLarge(sizeof(Chunk))),
+  return std::shared_ptr<Chunk>(static_cast<Chunk*>(AllocateLarge(sizeof(Chunk), /*huge_pages=*/k > 0)),
                                 [](Chunk* c) { FreeLarge(c, sizeof(Chunk)); });
 }
 
@@ -195,10 +200,10 @@ void RecordStore::push_back(const RecordDigest& d) {
   if (size_ == capacity_) capacity_ = size_ + std::max<size_t>(size_, 1);  // std::vector's growth
   const size_t k = size_ >> kChunkShift, j = size_ & (kChunk - 1);
   if (k == chunks_.size()) {
-    chunks_.push_back(NewChunk());
+    chunks_.push_back(NewChunk(k));
   } else if (chunks_[k].use_count() > 1) {
     // Appending to a shared, partly filled chunk (after Seal): a private copy first.
-    std::shared_ptr<Chunk> c = NewChunk();
+    std::shared_ptr<Chunk> c = NewChunk(k);
     std::memcpy(c->bytes, chunks_[k]->bytes, j * sizeof(RecordDigest));
     chunks_[k] = std::move(c);
   }
@@ -242,7 +247,7 @@ void RecordStore::Seal() {
 RecordDigest& RecordStore::Mutable(size_t i) {
   std::shared_ptr<Chunk>& c = chunks_[i >> kChunkShift];
   if (c.use_count() > 1) {
-    std::shared_ptr<Chunk> own = NewChunk();
+    std::shared_ptr<Chunk> own = NewChunk(i >> kChunkShift);
     const size_t first = (i >> kChunkShift) << kChunkShift;
     std::memcpy(own->bytes, c->bytes, std::min(size_ - first, kChunk) * sizeof(RecordDigest));
     c = std::move(own);

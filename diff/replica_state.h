@@ -159,8 +159,10 @@ struct ReplicaState;
 // Memory for the per-record vectors: blocks of 2 MiB or more are mapped directly (mmap/munmap, so a
 // freed block leaves the process), 2 MiB-aligned and advised MADV_HUGEPAGE, as hosts whose transparent
 // huge pages are "madvise" would otherwise take a page fault per 4 KiB page (docs/PERFORMANCE.md);
-// smaller blocks come from operator new.
-void* AllocateLarge(size_t bytes);
+// smaller blocks come from operator new. `huge_pages` false: mapped without the advice, for a block
+// that may stay mostly unused (the first record chunk of a small partition): the kernel then backs only
+// the pages written, instead of zeroing a whole huge page at the first write.
+void* AllocateLarge(size_t bytes, bool huge_pages = true);
 void FreeLarge(void* p, size_t bytes);
 template <typename T>
 struct LargeAllocator {
@@ -179,16 +181,14 @@ struct LargeAllocator {
 // Every field of two records equal (what sharing a chunk of records needs).
 bool SameRecordDigest(const RecordDigest& a, const RecordDigest& b);
 
-// ReplicaState::records: the records in chunks of kChunk (2 MiB, one huge page each). A replica loaded
-// against a reference (ReplicaOptions::reference) shares each chunk whose records are all equal to
-// the reference's chunk at the same index, instead of holding a copy: replicas that hold the same
-// batches cost the memory of one (issue 20). Records are appended into a private chunk that, once
-// full (or at Seal()), is compared with the reference's and then dropped for it or kept. The fate of
-// a transactional data record (set by LoadReplica after the last append, through Mutable) is left
-// out of that comparison.
-// Read access is as to a vector; a record is changed only through Mutable(), which copies a shared
-// chunk first. capacity() follows std::vector's growth (reserve, doubling) so that the memory budget
-// (ReplicaStateBytes) counts what a vector of the records would take, as it always did.
+// ReplicaState::records: the records in chunks of kChunk (2 MiB; one huge page each from the second on). A replica
+// loaded against a reference (ReplicaOptions::reference) shares each chunk whose records are all equal to the
+// reference's chunk at the same index, instead of holding a copy: replicas that hold the same batches cost the memory
+// of one (issue 20). Records are appended into a private chunk that, once full (or at Seal()), is compared with the
+// reference's and then dropped for it or kept. The fate of a transactional data record (set by LoadReplica after the
+// last append, through Mutable) is left out of that comparison. Read access is as to a vector; a record is changed only
+// through Mutable(), which copies a shared chunk first. capacity() follows std::vector's growth (reserve, doubling) so
+// that the memory budget (ReplicaStateBytes) counts what a vector of the records would take, as it always did.
 class RecordStore {
  public:
   static constexpr size_t kChunkShift = 15;
@@ -293,7 +293,9 @@ class RecordStore {
     RecordDigest& At(size_t j) { return std::launder(reinterpret_cast<RecordDigest*>(bytes))[j]; }
     const RecordDigest& At(size_t j) const { return std::launder(reinterpret_cast<const RecordDigest*>(bytes))[j]; }
   };
-  std::shared_ptr<Chunk> NewChunk();
+  // A chunk for records from index k * kChunk: huge pages only from the second chunk on (a store
+  // that needs one holds 32,768 records or more; most partitions of a fleet hold far fewer).
+  std::shared_ptr<Chunk> NewChunk(size_t k);
   // Compares the last chunk (records [k * kChunk, size_)) with the reference's chunk k.
   void ShareLastIfSame();
 
