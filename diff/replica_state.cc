@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -184,10 +185,57 @@ bool SameRecordDigest(const RecordDigest& a, const RecordDigest& b) {
          a.read_committed == b.read_committed && a.read_uncommitted == b.read_uncommitted;
 }
 
+namespace {
+
+// Record stores' first chunks (mapped without the huge-page advice), kept for the next store instead of
+// unmapped: a diff over thousands of small partitions maps and frees one per replica, and every munmap in
+// a process with several threads interrupts the others to flush their TLBs (docs/PERFORMANCE.md). At
+// most kKept are kept (16 MiB of address space; resident only where earlier records were written).
+class FirstChunkPool {
+ public:
+  void* Take(size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!kept_.empty()) {
+        void* p = kept_.back();
+        kept_.pop_back();
+        return p;
+      }
+    }
+    return AllocateLarge(bytes, /*huge_pages=*/false);
+  }
+  void Give(void* p, size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (kept_.size() < kKept) {
+        kept_.push_back(p);
+        return;
+      }
+    }
+    FreeLarge(p, bytes);
+  }
+
+ private:
+  static constexpr size_t kKept = 8;
+  std::mutex mu_;
+  std::vector<void*> kept_;
+};
+
+FirstChunkPool& FirstChunks() {
+  static FirstChunkPool* pool = new FirstChunkPool;  // never destroyed: chunks may be freed at exit
+  return *pool;
+}
+
+}  // namespace
+
 std::shared_ptr<RecordStore::Chunk> RecordStore::NewChunk(size_t k) {
   if (spare_) return std::move(spare_);
   static_assert(std::is_trivially_destructible_v<RecordDigest>);
-  return std::shared_ptr<Chunk>(static_cast<Chunk*>(AllocateLarge(sizeof(Chunk), /*huge_pages=*/k > 0)),
+  if (k == 0) {
+    return std::shared_ptr<Chunk>(static_cast<Chunk*>(FirstChunks().Take(sizeof(Chunk))),
+                                  [](Chunk* c) { FirstChunks().Give(c, sizeof(Chunk)); });
+  }
+  return std::shared_ptr<Chunk>(static_cast<Chunk*>(AllocateLarge(sizeof(Chunk))),
                                 [](Chunk* c) { FreeLarge(c, sizeof(Chunk)); });
 }
 
