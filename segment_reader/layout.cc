@@ -710,18 +710,13 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
   for (const Problem& problem : own_sink.problems) {
     if (sink) sink->Report(problem);
   }
-  out->files = std::move(own.files);
-  out->leftovers = std::move(own.leftovers);
-  out->unknown.insert(out->unknown.end(), own.unknown.begin(), own.unknown.end());
-  out->unreadable.insert(out->unreadable.end(), own.unreadable.begin(), own.unreadable.end());
-  out->meta_properties = std::move(own.meta_properties);
-  out->clean_shutdown_file = std::move(own.clean_shutdown_file);
-  out->clean_shutdown_broker_epoch = own.clean_shutdown_broker_epoch;
-  out->bootstrap_checkpoint = std::move(own.bootstrap_checkpoint);
-  out->cleaner_offsets = std::move(own.cleaner_offsets);
-  out->recovery_points = std::move(own.recovery_points);
-  out->high_watermarks = std::move(own.high_watermarks);
-  out->log_start_offsets = std::move(own.log_start_offsets);
+  // `own` holds what the log dir's files gave; this function's own fields (path, partitions, and the
+  // unknown and unreadable entries found before the files, which come first) go into it.
+  own.path = std::move(out->path);
+  own.partitions = std::move(out->partitions);
+  own.unknown.insert(own.unknown.begin(), out->unknown.begin(), out->unknown.end());
+  own.unreadable.insert(own.unreadable.begin(), out->unreadable.begin(), out->unreadable.end());
+  *out = std::move(own);
   return true;
 }
 
