@@ -181,14 +181,16 @@ struct LargeAllocator {
 // Every field of two records equal (what sharing a chunk of records needs).
 bool SameRecordDigest(const RecordDigest& a, const RecordDigest& b);
 
-// ReplicaState::records: the records in chunks of kChunk (2 MiB; one huge page each from the second on). A replica
-// loaded against a reference (ReplicaOptions::reference) shares each chunk whose records are all equal to the
-// reference's chunk at the same index, instead of holding a copy: replicas that hold the same batches cost the memory
-// of one (issue 20). Records are appended into a private chunk that, once full (or at Seal()), is compared with the
-// reference's and then dropped for it or kept. The fate of a transactional data record (set by LoadReplica after the
-// last append, through Mutable) is left out of that comparison. Read access is as to a vector; a record is changed only
-// through Mutable(), which copies a shared chunk first. capacity() follows std::vector's growth (reserve, doubling) so
-// that the memory budget (ReplicaStateBytes) counts what a vector of the records would take, as it always did.
+// ReplicaState::records: the records in chunks of kChunk (2 MiB; a huge page each from the second). A
+// replica loaded against a reference (ReplicaOptions::reference) shares each chunk whose records are
+// all equal to the reference's chunk at the same index, instead of holding a copy: replicas that hold
+// the same batches cost the memory of one (issue 20). Records are appended into a private chunk that,
+// once full (or at Seal()), is compared with the reference's and then dropped for it or kept. The fate
+// of a transactional data record (set by LoadReplica after the last append, through Mutable) is left
+// out of that comparison.
+// Read access is as to a vector; a record is changed only through Mutable(), which copies a shared
+// chunk first. capacity() follows std::vector's growth (reserve, doubling) so that the memory budget
+// (ReplicaStateBytes) counts what a vector of the records would take, as it always did.
 class RecordStore {
  public:
   static constexpr size_t kChunkShift = 15;

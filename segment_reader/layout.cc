@@ -726,9 +726,9 @@ namespace {
 // partition in it: a command that loads each of P partitions would read them P times (for the
 // checkpoints, which list every partition, quadratic: 75% of a 2,000 partition diff). So a value read
 // from such a file is kept, keyed by path and checked against the file's identity (device, inode, size,
-// modification time) at every use: one stat(2), and a rewritten file is read again. Only regular files
-// are kept; anything else is read each time. Reads through an Env other than the default are not
-// cached: its faults are its own.
+// modification and change times) at every use: one stat(2), and a rewritten file is read again. Only
+// regular files are kept; anything else is read each time. Reads through an Env other than the default
+// are not cached: its faults are its own.
 template <typename T>
 class LogDirFileCache {
  public:
@@ -763,8 +763,8 @@ class LogDirFileCache {
     dev_t dev = 0;
     ino_t ino = 0;
     off_t size = 0;
-    struct timespec mtime {
-    }, ctime{};  // ctime: a chmod changes whether the file can be read
+    struct timespec mtime {};
+    struct timespec ctime {};  // a chmod changes whether the file can be read, and only ctime
     std::shared_ptr<const T> value;
   };
   std::mutex mu_;
