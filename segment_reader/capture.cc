@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -82,12 +83,33 @@ bool HasCaptureExtension(const std::string& name) {
   return false;
 }
 
+namespace {
+
+// Whether `path` has ".tar", ".tgz", ".tzst" or ".zip" in it, in any case: a path without one names no
+// archive. Every file a command opens asks this, so it allocates nothing.
+bool MayNameCapture(std::string_view path) {
+  auto starts_caseless = [](std::string_view s, std::string_view lower_prefix) {
+    if (s.size() < lower_prefix.size()) return false;
+    for (size_t i = 0; i < lower_prefix.size(); ++i) {
+      char c = s[i];
+      if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+      if (c != lower_prefix[i]) return false;
+    }
+    return true;
+  };
+  for (size_t dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.', dot + 1)) {
+    std::string_view rest = path.substr(dot + 1);
+    for (std::string_view ext : {"tar", "tgz", "tzst", "zip"}) {
+      if (starts_caseless(rest, ext)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 bool SplitCapturePath(const std::string& path, std::string* archive, std::string* member) {
-  // Fast path: most paths name no archive.
-  std::string lower = Lower(path);
-  if (lower.find(".tar") == std::string::npos && lower.find(".tgz") == std::string::npos &&
-      lower.find(".tzst") == std::string::npos && lower.find(".zip") == std::string::npos)
-    return false;
+  if (!MayNameCapture(path)) return false;  // most paths
   size_t i = 0;
   while (i < path.size()) {
     size_t j = path.find('/', i);

@@ -315,6 +315,12 @@ TEST(CapturePathTest, SplitsAtTheArchive) {
   EXPECT_EQ(member, "");
   EXPECT_FALSE(SplitCapturePath(dir + "/missing.tar/x", &archive, &member));  // no such file: a real path
   EXPECT_FALSE(SplitCapturePath(dir, &archive, &member));
+  // The extension in any case, after other dots in the path.
+  WriteArchive(dir + "/v1.2.ZiP", Kind::kZip, {{"m", "n"}});
+  ASSERT_TRUE(SplitCapturePath(dir + "/v1.2.ZiP/m", &archive, &member));
+  EXPECT_EQ(archive, dir + "/v1.2.ZiP");
+  EXPECT_EQ(member, "m");
+  EXPECT_FALSE(SplitCapturePath(dir + "/v1.2.ZiP.d/m", &archive, &member));  // no such file either
   EXPECT_TRUE(HasCaptureExtension("c.tgz"));
   EXPECT_TRUE(HasCaptureExtension("c.zip"));
   EXPECT_FALSE(HasCaptureExtension(".tar"));
