@@ -11,6 +11,8 @@
 #include <cstring>
 #include <set>
 #include <filesystem>
+#include <functional>
+#include <latch>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -552,7 +554,7 @@ struct ScannedPartition {
 // The partition directories among `names` (the subdirectories of log dir `path`), scanned on `jobs`
 // threads; indexed like `names`. Empty when one thread does it (the caller scans them in order).
 std::vector<ScannedPartition> ScanPartitionDirs(const std::string& path, const std::vector<std::string>& names,
-                                                size_t jobs, Env* env) {
+                                                size_t jobs, Env* env, const std::function<void(PartitionDir*)>& hook) {
   std::vector<ScannedPartition> out;
   jobs = std::min({jobs, names.size(), size_t(16)});
   if (jobs <= 1) return out;
@@ -560,6 +562,7 @@ std::vector<ScannedPartition> ScanPartitionDirs(const std::string& path, const s
   ParallelFor(names.size(), unsigned(jobs), [&](size_t i) {
     if (ParsePartitionDirName(names[i])) {
       out[i].listed = ScanPartitionDir(Join(path, names[i]), &out[i].dir, &out[i].problems, env);
+      if (out[i].listed && hook) hook(&out[i].dir);
     }
   });
   return out;
@@ -635,7 +638,8 @@ void ReadLogDirOwnFiles(const std::vector<DirEntry>& files, LogDir* out, Problem
 }  // namespace
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per log dir entry kind (FMT §1.1)
-bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size_t jobs, Env* env) {
+bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size_t jobs, Env* env,
+                const ScannedPartitionHook& on_scanned) {
   *out = LogDir{};
   out->path = StripTrailingSlashes(path_in);
   Listing listing;
@@ -659,17 +663,32 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
     ReportUnreadable(sink, out->unreadable.back());
   }
   // The log dir's own files do not depend on its partitions: with more than one job they are read
-  // while the partitions are scanned, into their own sink and LogDir, and reported and merged after
-  // them, as one thread would have.
+  // while the partitions are scanned (first with a hook, which is given them), into their own sink
+  // and LogDir, and reported and merged after the partitions, as one thread would have.
   LogDir own;
+  own.path = out->path;
   CollectingSink own_sink;
+  std::latch own_read(1);
+  auto read_own = [&] {
+    ReadLogDirOwnFiles(listing.files, &own, &own_sink, env);
+    own_read.count_down();
+  };
   std::thread own_reader;
   if (jobs > 1 && !listing.files.empty()) {
-    own_reader = std::thread([&] { ReadLogDirOwnFiles(listing.files, &own, &own_sink, env); });
+    own_reader = std::thread(read_own);
+  } else if (on_scanned) {
+    read_own();
+  }
+  std::function<void(PartitionDir*)> hook;
+  if (on_scanned) {
+    hook = [&](PartitionDir* p) {
+      own_read.wait();
+      on_scanned(own, p);
+    };
   }
   // Partition directories are scanned on `jobs` threads, each into its own sink; the problems are
   // then reported in name order, as one thread reports them.
-  std::vector<ScannedPartition> scanned = ScanPartitionDirs(out->path, listing.dirs, jobs, env);
+  std::vector<ScannedPartition> scanned = ScanPartitionDirs(out->path, listing.dirs, jobs, env, hook);
   out->partitions.reserve(listing.dirs.size());
   for (size_t i = 0; i < listing.dirs.size(); ++i) {
     const std::string& d = listing.dirs[i];
@@ -686,6 +705,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
     bool listed;
     if (scanned.empty()) {
       listed = ScanPartitionDir(Join(out->path, d), &p, sink, env);
+      if (listed && hook) hook(&p);
     } else {
       for (const Problem& problem : scanned[i].problems.problems) {
         if (sink) sink->Report(problem);
@@ -704,8 +724,8 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
   }
   if (own_reader.joinable()) {
     own_reader.join();
-  } else {
-    ReadLogDirOwnFiles(listing.files, &own, &own_sink, env);
+  } else if (!on_scanned) {
+    read_own();
   }
   for (const Problem& problem : own_sink.problems) {
     if (sink) sink->Report(problem);

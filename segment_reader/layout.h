@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -163,9 +164,18 @@ struct LogDir {
 // directory cannot be listed. Files are probed and read through `env` (null: Env::Default()); the
 // listing itself is capture.h's ListInputDir.
 bool ScanPartitionDir(const std::string& path, PartitionDir* out, ProblemSink* sink, Env* env = nullptr);
+// Called by ScanLogDir on the thread that scanned a partition directory, right after it was listed
+// (never for one that could not be), with the log directory's own files already read (`files`: its
+// path, checkpoints and meta.properties; not yet its partitions). Partitions come in no particular
+// order, at once from several threads when jobs > 1. The hook may take what it needs from *dir
+// (the result keeps whatever it leaves). For a command that works through every partition anyway:
+// the partition's files are still in the caches (verify: 6-8% of its time on small partitions).
+using ScannedPartitionHook = std::function<void(const LogDir& files, PartitionDir* dir)>;
+
 // Scans a broker log directory and every partition directory in it; the partition directories on
 // `jobs` threads (at most 16), with the same result and problems in the same order as one thread.
-bool ScanLogDir(const std::string& path, LogDir* out, ProblemSink* sink, size_t jobs = 1, Env* env = nullptr);
+bool ScanLogDir(const std::string& path, LogDir* out, ProblemSink* sink, size_t jobs = 1, Env* env = nullptr,
+                const ScannedPartitionHook& on_scanned = nullptr);
 
 // A live partition directory of a log directory (no -delete/-future/-stray suffix), named as ScanLogDir
 // names it: the log dir without trailing slashes, '/', the directory's name.

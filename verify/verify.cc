@@ -30,6 +30,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -938,9 +939,31 @@ size_t VerifyThreads(const VerifyOptions& options) {
 VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, ProblemSink* sink) {
   VerifyStats stats;
   LogDir dir;
+  // Each partition is verified on the thread that scanned it, while its files are in the caches, and
+  // its result held here, by path, until the scan's problems are out; or, once `held_problems` are
+  // held, left for the pool below.
+  std::mutex early_mu;
+  std::unordered_map<std::string, PartitionResult> early;
+  size_t held = 0;
+  auto verify_scanned = [&](const LogDir& files, PartitionDir* p) {
+    {
+      std::lock_guard<std::mutex> lock(early_mu);
+      if (held >= options.held_problems) return;
+    }
+    std::optional<PartitionCheckpoints> checkpoints;
+    if (p->tp) checkpoints = CheckpointsFromLogDir(files, *p->tp);
+    PartitionResult r;
+    VerifyOnePartition(*p, checkpoints ? &*checkpoints : nullptr, options, &r);
+    PartitionDir done;  // only the path is kept: the pool finds the result by it
+    done.path = std::move(p->path);
+    *p = std::move(done);
+    std::lock_guard<std::mutex> lock(early_mu);
+    held += r.problems.size();
+    early.emplace(p->path, std::move(r));
+  };
   {
     CountingSink scan_sink(&stats);
-    bool ok = ScanLogDir(path, &dir, &scan_sink, VerifyThreads(options), options.read.env);
+    bool ok = ScanLogDir(path, &dir, &scan_sink, VerifyThreads(options), options.read.env, verify_scanned);
     if (!ok) {
       stats.unreadable = true;
       stats.unreadable_reason = path + ": cannot list the log directory";
@@ -980,9 +1003,14 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
     while (true) {
       size_t i = next.fetch_add(1);
       if (i >= n) return;
-      std::optional<PartitionCheckpoints> checkpoints;
-      if (dir.partitions[i].tp) checkpoints = CheckpointsFromLogDir(dir, *dir.partitions[i].tp);
-      VerifyOnePartition(dir.partitions[i], checkpoints ? &*checkpoints : nullptr, options, &results[i]);
+      // Verified during the scan? (The map is no longer written: the scan is over.)
+      if (auto it = early.find(dir.partitions[i].path); it != early.end()) {
+        results[i] = std::move(it->second);
+      } else {
+        std::optional<PartitionCheckpoints> checkpoints;
+        if (dir.partitions[i].tp) checkpoints = CheckpointsFromLogDir(dir, *dir.partitions[i].tp);
+        VerifyOnePartition(dir.partitions[i], checkpoints ? &*checkpoints : nullptr, options, &results[i]);
+      }
       // Freed here, on the pool, rather than all at once by the caller when `dir` goes (thousands of
       // maps of file names: a serial tail otherwise).
       dir.partitions[i] = PartitionDir();

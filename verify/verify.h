@@ -37,6 +37,10 @@ struct VerifyOptions {
   // When false only framing, CRCs and headers are checked.
   bool check_records = true;
   ReadOptions read;
+  // A log dir's partitions are verified as they are scanned, but reported only after the scan (its
+  // problems come first), so their problems are held until then: up to this many. Past it, the rest
+  // are verified after the scan, their problems streamed as each is done (0: always so).
+  size_t held_problems = size_t(1) << 16;
 };
 
 struct VerifyStats {

@@ -72,11 +72,12 @@ struct VerifyRun {
   }
 };
 
-VerifyRun Verify(const std::string& path, int threads = 0) {
+VerifyRun Verify(const std::string& path, int threads = 0, size_t held_problems = VerifyOptions().held_problems) {
   VerifyRun r;
   CollectingSink sink;
   VerifyOptions options;
   options.threads = threads;
+  options.held_problems = held_problems;
   r.stats = VerifyPath(path, options, &sink);
   r.problems = std::move(sink.problems);
   return r;
@@ -587,6 +588,54 @@ TEST(VerifyFixtures, ParallelAndSerialAgree) {
   EXPECT_EQ(serial.Dump(), parallel.Dump());
   EXPECT_EQ(serial.stats.batches, parallel.stats.batches);
   EXPECT_EQ(serial.stats.bytes_checked, parallel.stats.bytes_checked);
+}
+
+// A log dir's partitions are verified as they are scanned (their problems held until the scan's are
+// out) or after the scan (past VerifyOptions::held_problems): the same problems in the same order
+// either way, on any number of threads, the scan's first.
+TEST(VerifyFixtures, VerifiedDuringOrAfterTheScanTheSameProblemsInTheSameOrder) {
+  TempDir tmp("verify-held", test::ScratchParent());
+  const std::string log_dir = tmp.path() + "/broker";
+  fs::create_directory(log_dir);
+  const std::vector<std::string> codecs = {"none", "gzip", "lz4", "snappy", "zstd", "none"};
+  for (size_t i = 0; i < codecs.size(); ++i) {
+    fs::copy(kOracle + "/a-keyed/keyed-" + codecs[i] + "-0", log_dir + "/t-" + std::to_string(i),
+             fs::copy_options::recursive);
+  }
+  const std::string seg = "/00000000000000000000.log";
+  auto flip = [](const std::string& file, std::streamoff at) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(at);
+    f.put(char(0x5a));
+  };
+  std::ofstream(log_dir + "/t-1/00000000000000000000.index.deleted") << "x";  // the scan's
+  flip(log_dir + "/t-1" + seg, 70);                                           // the verification's
+  std::ofstream(log_dir + "/t-3/notes.txt") << "x";                           // the scan's
+  fs::resize_file(log_dir + "/t-4" + seg, fs::file_size(log_dir + "/t-4" + seg) - 5);
+  flip(log_dir + "/t-5" + seg, 70);
+  std::ofstream(log_dir + "/replication-offset-checkpoint") << "0\n1\nt-0 not-a-number\n";  // the log dir's
+  fs::create_directory(log_dir + "/not a partition");
+
+  const VerifyRun reference = Verify(log_dir, 1, 0);  // scan, then verify: the order verify has always had
+  ASSERT_GE(reference.problems.size(), 6u) << reference.Dump();
+  auto first = [&](const std::string& file_part) {
+    for (size_t i = 0; i < reference.problems.size(); ++i)
+      if (reference.problems[i].file.find(file_part) != std::string::npos) return i;
+    return reference.problems.size();
+  };
+  EXPECT_LT(first("t-3/notes.txt"), first("t-1" + seg)) << reference.Dump();
+  EXPECT_LT(first("replication-offset-checkpoint"), first("t-1" + seg)) << reference.Dump();
+  for (int threads : {1, 2, 4}) {
+    for (size_t held : {size_t(0), size_t(1), size_t(3), VerifyOptions().held_problems}) {
+      const VerifyRun r = Verify(log_dir, threads, held);
+      EXPECT_EQ(r.Dump(), reference.Dump()) << threads << " threads, " << held << " held";
+      EXPECT_EQ(r.stats.batches, reference.stats.batches);
+      EXPECT_EQ(r.stats.records, reference.stats.records);
+      EXPECT_EQ(r.stats.bytes_checked, reference.stats.bytes_checked);
+      EXPECT_EQ(r.stats.files_checked, reference.stats.files_checked);
+      EXPECT_EQ(r.stats.errors, reference.stats.errors);
+    }
+  }
 }
 
 TEST(VerifyFixtures, UnreadableInputs) {
