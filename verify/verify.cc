@@ -902,18 +902,6 @@ struct PartitionResult {
   VerifyStats stats;
 };
 
-void VerifyOnePartition(const PartitionDir& dir, const PartitionCheckpoints* checkpoints, const VerifyOptions& options,
-                        PartitionResult* out) {
-  CountingSink sink(&out->stats);
-  PartitionVerifier v(options, &sink, &out->stats, ContextFor(dir, checkpoints));
-  v.VerifyPartition(dir);
-  out->problems = std::move(sink.problems);
-}
-
-void Forward(const std::vector<Problem>& problems, ProblemSink* sink) {
-  for (const Problem& p : problems) sink->Report(p);
-}
-
 // The checkpoint values of one partition from an already scanned log directory.
 PartitionCheckpoints CheckpointsFromLogDir(const LogDir& dir, const TopicPartition& tp) {
   PartitionCheckpoints c;
@@ -928,6 +916,21 @@ PartitionCheckpoints CheckpointsFromLogDir(const LogDir& dir, const TopicPartiti
   pick(dir.high_watermarks, &c.high_watermark);
   pick(dir.log_start_offsets, &c.log_start_offset);
   return c;
+}
+
+// Verifies partition `dir` of the scanned log directory `log_dir` (its checkpoints come from there).
+void VerifyOnePartition(const LogDir& log_dir, const PartitionDir& dir, const VerifyOptions& options,
+                        PartitionResult* out) {
+  std::optional<PartitionCheckpoints> checkpoints;
+  if (dir.tp) checkpoints = CheckpointsFromLogDir(log_dir, *dir.tp);
+  CountingSink sink(&out->stats);
+  PartitionVerifier v(options, &sink, &out->stats, ContextFor(dir, checkpoints ? &*checkpoints : nullptr));
+  v.VerifyPartition(dir);
+  out->problems = std::move(sink.problems);
+}
+
+void Forward(const std::vector<Problem>& problems, ProblemSink* sink) {
+  for (const Problem& p : problems) sink->Report(p);
 }
 
 // Threads verify uses for the partitions of a log dir (and to scan them): --threads, else one per core.
@@ -950,10 +953,8 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
       std::lock_guard<std::mutex> lock(early_mu);
       if (held >= options.held_problems) return;
     }
-    std::optional<PartitionCheckpoints> checkpoints;
-    if (p->tp) checkpoints = CheckpointsFromLogDir(files, *p->tp);
     PartitionResult r;
-    VerifyOnePartition(*p, checkpoints ? &*checkpoints : nullptr, options, &r);
+    VerifyOnePartition(files, *p, options, &r);
     PartitionDir done;  // only the path is kept: the pool finds the result by it
     done.path = std::move(p->path);
     *p = std::move(done);
@@ -1007,9 +1008,7 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
       if (auto it = early.find(dir.partitions[i].path); it != early.end()) {
         results[i] = std::move(it->second);
       } else {
-        std::optional<PartitionCheckpoints> checkpoints;
-        if (dir.partitions[i].tp) checkpoints = CheckpointsFromLogDir(dir, *dir.partitions[i].tp);
-        VerifyOnePartition(dir.partitions[i], checkpoints ? &*checkpoints : nullptr, options, &results[i]);
+        VerifyOnePartition(dir, dir.partitions[i], options, &results[i]);
       }
       // Freed here, on the pool, rather than all at once by the caller when `dir` goes (thousands of
       // maps of file names: a serial tail otherwise).
