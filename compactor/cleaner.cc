@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <fmt/format.h>
 #include <map>
 #include <memory>
@@ -111,6 +113,14 @@ class Round {
                    const LastRecords& last_records, bool retain_legacy_deletes, int64_t upper_bound, std::string* out,
                    int64_t* max_offset, int64_t* max_timestamp, int64_t* shallow_offset, size_t* bytes_read,
                    std::string* error);
+  // Rebuilds a compressed v2 batch keeping `retained` as AppendRetainedBatch does, but leaves its
+  // compression to the look-ahead thread when that is idle: the batch's bytes go into `*out` at its
+  // present end when FinishDeferred runs. *built lacks the size, the rest is the same.
+  bool DeferRetainedBatch(const BatchView& original, std::span<const RecordInput> retained,
+                          std::optional<int64_t> horizon, size_t at, BuiltBatch* built, std::string* error);
+  // Compresses what the look-ahead thread has not (LookupAhead::Reclaim), splices every deferred
+  // batch into *out where it belongs, and counts its bytes written.
+  void FinishDeferred(std::string* out);
   // Decodes every record of `batch` (or takes the look-ahead thread's decoding of it) into decoded_.
   bool Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error);
   std::optional<ControlType> FirstControlType(const BatchView& batch);
@@ -139,6 +149,18 @@ class Round {
   std::unique_ptr<LookupAhead::Decoded> taken_;
   const RecordDecoder* decoded_ = &decoder_;  // the last Decode's records: decoder_'s or taken_'s
   int64_t answers_taken_ = 0;                 // map answers used from taken_ batches
+  // Rebuilt batches whose compression is lent to lookahead_ (DeferRetainedBatch): the first
+  // deferred_count_ are the current chunk's, in order; the rest are kept for reuse.
+  struct Deferred {
+    size_t at = 0;  // where its bytes go in the chunk's output
+    EncodedV2Batch batch;
+    std::string bytes;
+    std::function<void()> compress;
+  };
+  std::deque<Deferred> deferred_;
+  size_t deferred_count_ = 0;
+  size_t deferred_bound_ = 0;  // the most bytes they will take (V2BatchBound)
+  std::string spliced_;        // FinishDeferred's output buffer, reused
 };
 
 bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string* error) {
@@ -162,6 +184,41 @@ bool Round::Decode(const LoadedSegment& seg, const BatchView& batch, std::string
                : fmt::format("{}: position {}: {}", local.problems[0].file, local.problems[0].position,
                              local.problems[0].message);
   return false;
+}
+
+bool Round::DeferRetainedBatch(const BatchView& original, std::span<const RecordInput> retained,
+                               std::optional<int64_t> horizon, size_t at, BuiltBatch* built, std::string* error) {
+  if (deferred_count_ == deferred_.size()) {
+    Deferred& d = deferred_.emplace_back();
+    d.compress = [&d] { FinishV2Batch(d.batch, &d.bytes); };
+  }
+  Deferred& d = deferred_[deferred_count_];
+  if (!EncodeRetainedV2Batch(original, retained, horizon, &d.batch, error)) return false;
+  d.at = at;
+  d.bytes.clear();
+  deferred_count_++;
+  deferred_bound_ += V2BatchBound(d.batch);
+  *built = d.batch.built;
+  lookahead_->Lend(&d.compress);
+  return true;
+}
+
+void Round::FinishDeferred(std::string* out) {
+  if (deferred_count_ == 0) return;
+  lookahead_->Reclaim();
+  spliced_.clear();
+  size_t from = 0;
+  for (size_t i = 0; i < deferred_count_; i++) {
+    const Deferred& d = deferred_[i];
+    spliced_.append(*out, from, d.at - from);
+    spliced_.append(d.bytes);
+    report_->stats.bytes_written += int64_t(d.bytes.size());
+    from = d.at;
+  }
+  spliced_.append(*out, from, std::string::npos);
+  out->swap(spliced_);
+  deferred_count_ = 0;
+  deferred_bound_ = 0;
 }
 
 std::optional<ControlType> Round::FirstControlType(const BatchView& batch) {
@@ -377,6 +434,13 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
   size_t p = 0;
   BatchView b;
   std::vector<RecordInput> retained;
+  // Whatever the way out (a failure too: the thread must be done with the jobs), the deferred
+  // batches are finished in *out.
+  struct FinishOnReturn {
+    Round* round;
+    std::string* out;
+    ~FinishOnReturn() { round->FinishDeferred(out); }
+  } finish{this, out};
   while (true) {
     std::string e;
     EntryStatus st = NextEntry(chunk, p, chunk_position + p, &b, &e);
@@ -526,7 +590,10 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
           int64_t hz = JavaAdd(now_, config_.delete_retention_ms);
           horizon = hz >= 0 ? std::optional<int64_t>(hz) : std::nullopt;
         }
-        if (!AppendRetainedBatch(b, retained, horizon, out, &built, error)) {
+        // Compressed v2 batches are compressed on the look-ahead thread when it has time.
+        const bool defer = lookahead_ != nullptr && h.magic >= 2 && h.compression != Compression::kNone;
+        if (defer ? !DeferRetainedBatch(b, retained, horizon, out->size(), &built, error)
+                  : !AppendRetainedBatch(b, retained, horizon, out, &built, error)) {
           *error = fmt::format("{}: position {}: rebuilding the batch: {}", seg.log_path, h.position, *error);
           return false;
         }
@@ -554,8 +621,12 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
     }
     stats.bytes_written += int64_t(out->size() - before);
     if (explain_) report_->explain.push_back(std::move(ex));
-    // filterTo returns early when the output outgrew the write buffer (KAFKA-5316).
-    if (out->size() > size_t(capacity_)) break;
+    // filterTo returns early when the output outgrew the write buffer (KAFKA-5316). The deferred
+    // batches' sizes are known once compressed: until they may reach it, they need not be.
+    if (out->size() + deferred_bound_ > size_t(capacity_)) {
+      FinishDeferred(out);
+      if (out->size() > size_t(capacity_)) break;
+    }
   }
   return true;
 }

@@ -52,7 +52,7 @@ bool LookupAhead::Publish(std::unique_ptr<Block> block, std::unique_ptr<Block>* 
   if (ready_.size() >= kMaxReady) {
     waiting_ = true;
     cv_.notify_all();
-    cv_.wait(lock, [this] { return stop_ || ready_.size() < kMaxReady; });
+    WaitRunningLent(lock, [this] { return stop_ || ready_.size() < kMaxReady; });
     waiting_ = false;
   }
   if (stop_) return false;
@@ -77,7 +77,7 @@ bool LookupAhead::PublishDecoded(std::unique_ptr<Decoded> decoded, std::unique_p
   if (!room()) {
     waiting_ = true;
     cv_.notify_all();
-    cv_.wait(lock, room);
+    WaitRunningLent(lock, room);
     waiting_ = false;
   }
   if (stop_) return false;
@@ -168,11 +168,50 @@ void LookupAhead::TEST_WaitUntilIdle() {
   cv_.wait(lock, [this] { return done_ || waiting_ || ready_.size() >= kMaxReady; });
 }
 
+template <typename Ready>
+void LookupAhead::WaitRunningLent(std::unique_lock<std::mutex>& lock, Ready ready) {
+  while (true) {
+    cv_.wait(lock, [&] { return ready() || !lent_.empty(); });
+    if (ready()) return;
+    std::function<void()>* job = lent_.front();
+    lent_.pop_front();
+    lent_running_++;
+    lock.unlock();
+    (*job)();
+    lock.lock();
+    lent_running_--;
+    jobs_run_by_thread_++;
+    cv_.notify_all();
+  }
+}
+
+void LookupAhead::Lend(std::function<void()>* job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    lent_.push_back(job);
+  }
+  cv_.notify_all();
+}
+
+void LookupAhead::Reclaim() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!lent_.empty()) {
+    std::function<void()>* job = lent_.front();
+    lent_.pop_front();
+    lock.unlock();
+    (*job)();
+    lock.lock();
+  }
+  cv_.wait(lock, [this] { return lent_running_ == 0; });
+}
+
 void LookupAhead::Run() {
   RunLoop();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   done_ = true;
   cv_.notify_all();
+  // Every segment read: the thread serves lent jobs until the pass ends.
+  WaitRunningLent(lock, [this] { return stop_; });
 }
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): the look-ahead thread's read-decode-digest loop; its stop conditions are the thread's contract

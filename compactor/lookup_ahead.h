@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -88,6 +89,15 @@ class LookupAhead {
   bool TakeDecoded(const std::string& path, const BatchHeader& h, std::unique_ptr<Decoded>* out);
   int64_t batches_taken() const { return batches_taken_; }
 
+  // The pass's own work, lent to the thread for the moments it would otherwise wait: for room in its
+  // queues (the pass is behind it), or for the end once every segment is read. Lend queues `job`,
+  // which must stay alive until Reclaim; Reclaim runs here, in the order lent, every job the thread
+  // has not started, and waits until those it has are done. The pass never waits for the thread to
+  // get to a job; the jobs must not touch what the pass uses meanwhile.
+  void Lend(std::function<void()>* job);
+  void Reclaim();
+  int64_t jobs_run_by_thread() const { return jobs_run_by_thread_.load(std::memory_order_relaxed); }
+
   // Answers taken by Find / Find calls.
   int64_t answered() const { return answered_; }
   int64_t asked() const { return asked_; }
@@ -107,6 +117,9 @@ class LookupAhead {
 
   void Run();
   void RunLoop();
+  // Waits on cv_ (with `lock` held) until `ready` is true, running lent jobs meanwhile.
+  template <typename Ready>
+  void WaitRunningLent(std::unique_lock<std::mutex>& lock, Ready ready);
   // Queues `block` for the caller and sets *next to an empty block (one the caller is done with,
   // when there is one: blocks are reused, not reallocated); false when stopped.
   bool Publish(std::unique_ptr<Block> block, std::unique_ptr<Block>* next);
@@ -139,6 +152,10 @@ class LookupAhead {
   std::vector<Bytes> keys_;          // the thread's: one batch's keys,
   std::vector<size_t> key_records_;  // the index of each one's record,
   std::vector<KeyDigest> digests_;   // and their hashes
+
+  std::deque<std::function<void()>*> lent_;  // lent jobs not started
+  int lent_running_ = 0;                     // started by the thread and not done
+  std::atomic<int64_t> jobs_run_by_thread_{0};
 
   std::unique_ptr<Block> current_;  // the caller's block
   size_t next_ = 0;

@@ -615,6 +615,26 @@ bool Decompress(Compression codec, Bytes input, int magic, size_t max_output, st
   return false;
 }
 
+size_t CompressedBound(Compression codec, size_t n) {
+  auto blocks = [n](size_t block) { return (n + block - 1) / block; };
+  switch (codec) {
+    case Compression::kNone: return n;
+    // deflateBound (what GzipCompress sizes its buffer by, plus 64) is compressBound with the gzip
+    // wrapper's 18 bytes instead of zlib's 6.
+    case Compression::kGzip: return size_t(compressBound(uLong(n))) + 12 + 64;
+    // The 16-byte xerial header; each 32 KiB block with its 4-byte length.
+    case Compression::kSnappy:
+      return 16 + n / 32768 * (4 + snappy::MaxCompressedLength(32768)) +
+             (n % 32768 != 0 ? 4 + snappy::MaxCompressedLength(n % 32768) : 0);
+    // The 7-byte frame header and 4-byte end mark; each 64 KiB block with its 4-byte size, stored
+    // as it is when it does not compress.
+    case Compression::kLz4: return 7 + 4 + n + 4 * blocks(65536);
+    // One frame: ZSTD_compressBound, plus the block the flush may end early and the end's empty one.
+    case Compression::kZstd: return ZSTD_compressBound(n) + 64;
+  }
+  return n;
+}
+
 void Compress(Compression codec, Bytes input, int magic, std::string* out) {
   switch (codec) {
     case Compression::kNone: out->assign(reinterpret_cast<const char*>(input.data()), input.size()); return;

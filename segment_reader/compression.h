@@ -39,6 +39,10 @@ bool Decompress(Compression codec, Bytes input, int magic, size_t max_output, st
 // (0x1a for magic 0), zstd level 3. `*out` is replaced.
 void Compress(Compression codec, Bytes input, int magic, std::string* out);
 
+// At least the size of Compress's output for `input_size` bytes, whatever they hold: the codec
+// library's own bound for what it compresses, plus the framing Compress adds around it.
+size_t CompressedBound(Compression codec, size_t input_size);
+
 // XXH32 (the LZ4 frame's header and block checksums). Exposed for tests and writers.
 uint32_t Xxh32(const uint8_t* data, size_t len, uint32_t seed);
 

@@ -57,8 +57,8 @@ struct V2Header {
   int32_t count = 0;
 };
 
-// Writes the 61-byte header followed by `records_section`, then the length and CRC-32C.
-void WriteV2Batch(const V2Header& h, std::string_view records_section, std::string* out) {
+// Appends the 61-byte header, its length and CRC-32C left zero (FinishV2 fills them in).
+void WriteV2Head(const V2Header& h, std::string* out) {
   size_t start = out->size();
   out->resize(start + kRecordBatchOverhead);
   uint8_t* p = reinterpret_cast<uint8_t*>(out->data()) + start;
@@ -73,8 +73,14 @@ void WriteV2Batch(const V2Header& h, std::string_view records_section, std::stri
   StoreBE16(p + 51, uint16_t(h.producer_epoch));
   StoreBE32(p + 53, uint32_t(h.base_sequence));
   StoreBE32(p + kV2CountOffset, uint32_t(h.count));
+}
+
+// Appends `head` (WriteV2Head's) and `records_section`, then fills in the length and CRC-32C.
+void FinishV2(std::string_view head, std::string_view records_section, std::string* out) {
+  size_t start = out->size();
+  out->append(head);
   out->append(records_section);
-  p = reinterpret_cast<uint8_t*>(out->data()) + start;
+  uint8_t* p = reinterpret_cast<uint8_t*>(out->data()) + start;
   size_t total = out->size() - start;
   StoreBE32(p + kV2LengthOffset, uint32_t(total - kLogOverhead));
   uint32_t crc = Crc32c(Bytes(p + kV2AttributesOffset, total - kV2AttributesOffset));
@@ -150,7 +156,7 @@ RecordInput RecordInputFrom(const Record& record, RecordHeaders headers) {
   return r;
 }
 
-bool AppendV2Batch(const V2BatchOptions& o, std::span<const RecordInput> records, std::string* out, BuiltBatch* built,
+bool EncodeV2Batch(const V2BatchOptions& o, std::span<const RecordInput> records, EncodedV2Batch* batch,
                    std::string* error) {
   if (records.empty()) {
     *error = "a v2 batch needs at least one record (use an empty batch for none)";
@@ -173,7 +179,8 @@ bool AppendV2Batch(const V2BatchOptions& o, std::span<const RecordInput> records
   int64_t base_timestamp = horizon ? *o.delete_horizon_ms : records.front().timestamp;
   int64_t max_timestamp = kNoTimestamp;
   int64_t max_offset = -1;
-  std::string section, body;
+  std::string body;
+  batch->records.clear();
   for (const RecordInput& r : records) {
     if (r.timestamp < 0 && r.timestamp != kNoTimestamp) {
       *error = "invalid negative timestamp " + std::to_string(r.timestamp);
@@ -181,7 +188,7 @@ bool AppendV2Batch(const V2BatchOptions& o, std::span<const RecordInput> records
     }
     if (r.timestamp > max_timestamp) max_timestamp = r.timestamp;
     max_offset = r.offset;
-    AppendV2Record(r, o.base_offset, base_timestamp, &body, &section);
+    AppendV2Record(r, o.base_offset, base_timestamp, &body, &batch->records);
   }
   if (o.timestamp_type == TimestampType::kLogAppendTime) max_timestamp = o.log_append_time;
 
@@ -196,23 +203,41 @@ bool AppendV2Batch(const V2BatchOptions& o, std::span<const RecordInput> records
   h.producer_epoch = o.producer_epoch;
   h.base_sequence = o.base_sequence;
   h.count = int32_t(records.size());
+  batch->head.clear();
+  WriteV2Head(h, &batch->head);
+  batch->compression = o.compression;
+  batch->built = BuiltBatch{};
+  batch->built.base_offset = o.base_offset;
+  batch->built.last_offset = last_offset;
+  batch->built.max_offset = max_offset;
+  batch->built.max_timestamp = max_timestamp;
+  // MemoryRecordsBuilder.info() for v2: the (possibly forced) last offset.
+  batch->built.shallow_offset_of_max_timestamp = last_offset;
+  return true;
+}
+
+size_t FinishV2Batch(const EncodedV2Batch& batch, std::string* out) {
   size_t start = out->size();
-  if (o.compression == Compression::kNone) {
-    WriteV2Batch(h, section, out);
+  if (batch.compression == Compression::kNone) {
+    FinishV2(batch.head, batch.records, out);
   } else {
     std::string compressed;
-    Compress(o.compression, AsBytes(section), 2, &compressed);
-    WriteV2Batch(h, compressed, out);
+    Compress(batch.compression, AsBytes(batch.records), 2, &compressed);
+    FinishV2(batch.head, compressed, out);
   }
-  if (built) {
-    built->size_in_bytes = out->size() - start;
-    built->base_offset = o.base_offset;
-    built->last_offset = last_offset;
-    built->max_offset = max_offset;
-    built->max_timestamp = max_timestamp;
-    // MemoryRecordsBuilder.info() for v2: the (possibly forced) last offset.
-    built->shallow_offset_of_max_timestamp = last_offset;
-  }
+  return out->size() - start;
+}
+
+size_t V2BatchBound(const EncodedV2Batch& batch) {
+  return batch.head.size() + CompressedBound(batch.compression, batch.records.size());
+}
+
+bool AppendV2Batch(const V2BatchOptions& o, std::span<const RecordInput> records, std::string* out, BuiltBatch* built,
+                   std::string* error) {
+  EncodedV2Batch batch;
+  if (!EncodeV2Batch(o, records, &batch, error)) return false;
+  batch.built.size_in_bytes = FinishV2Batch(batch, out);
+  if (built) *built = batch.built;
   return true;
 }
 
@@ -259,7 +284,9 @@ bool AppendEmptyBatch(const BatchHeader& original, std::string* out, BuiltBatch*
   h.base_sequence = original.base_sequence;
   h.count = 0;
   size_t start = out->size();
-  WriteV2Batch(h, {}, out);
+  std::string head;
+  WriteV2Head(h, &head);
+  FinishV2(head, {}, out);
   if (built) {
     built->size_in_bytes = out->size() - start;
     built->base_offset = original.base_offset;
@@ -355,6 +382,41 @@ bool AppendLegacyWrapper(const LegacyOptions& o, std::span<const RecordInput> re
   return true;
 }
 
+namespace {
+
+// filterTo's builder for a v2 batch keeping `retained` (cleaner spec §9.1).
+V2BatchOptions RetainedV2Options(const BatchHeader& h, std::optional<int64_t> delete_horizon_ms) {
+  V2BatchOptions o;
+  o.base_offset = h.base_offset;
+  o.last_offset = h.last_offset;  // filterTo: builder.overrideLastOffset(originalBatch.lastOffset())
+  o.partition_leader_epoch = h.partition_leader_epoch;
+  o.compression = h.compression;
+  o.timestamp_type = h.timestamp_type;
+  o.log_append_time = h.timestamp_type == TimestampType::kLogAppendTime ? h.max_timestamp : kNoTimestamp;
+  o.producer_id = h.producer_id;
+  o.producer_epoch = h.producer_epoch;
+  o.base_sequence = h.base_sequence;
+  o.is_transactional = h.is_transactional;
+  o.is_control = h.is_control;
+  if (delete_horizon_ms && *delete_horizon_ms >= 0) o.delete_horizon_ms = delete_horizon_ms;
+  return o;
+}
+
+}  // namespace
+
+bool EncodeRetainedV2Batch(const BatchView& original, std::span<const RecordInput> retained,
+                           std::optional<int64_t> delete_horizon_ms, EncodedV2Batch* batch, std::string* error) {
+  if (original.header.magic < 2) {
+    *error = "a v0/v1 entry is rebuilt by AppendRetainedBatch";
+    return false;
+  }
+  if (retained.empty()) {
+    *error = "no retained records (use AppendEmptyBatch or drop the batch)";
+    return false;
+  }
+  return EncodeV2Batch(RetainedV2Options(original.header, delete_horizon_ms), retained, batch, error);
+}
+
 bool AppendRetainedBatch(const BatchView& original, std::span<const RecordInput> retained,
                          std::optional<int64_t> delete_horizon_ms, std::string* out, BuiltBatch* built,
                          std::string* error) {
@@ -363,22 +425,7 @@ bool AppendRetainedBatch(const BatchView& original, std::span<const RecordInput>
     *error = "no retained records (use AppendEmptyBatch or drop the batch)";
     return false;
   }
-  if (h.magic >= 2) {
-    V2BatchOptions o;
-    o.base_offset = h.base_offset;
-    o.last_offset = h.last_offset;  // filterTo: builder.overrideLastOffset(originalBatch.lastOffset())
-    o.partition_leader_epoch = h.partition_leader_epoch;
-    o.compression = h.compression;
-    o.timestamp_type = h.timestamp_type;
-    o.log_append_time = h.timestamp_type == TimestampType::kLogAppendTime ? h.max_timestamp : kNoTimestamp;
-    o.producer_id = h.producer_id;
-    o.producer_epoch = h.producer_epoch;
-    o.base_sequence = h.base_sequence;
-    o.is_transactional = h.is_transactional;
-    o.is_control = h.is_control;
-    if (delete_horizon_ms && *delete_horizon_ms >= 0) o.delete_horizon_ms = delete_horizon_ms;
-    return AppendV2Batch(o, retained, out, built, error);
-  }
+  if (h.magic >= 2) return AppendV2Batch(RetainedV2Options(h, delete_horizon_ms), retained, out, built, error);
   if (h.compression == Compression::kNone) {
     // An uncompressed legacy entry is a single-record batch: kept as it is.
     AppendOriginalBatch(original, out, built);

@@ -76,6 +76,22 @@ struct V2BatchOptions {
 bool AppendV2Batch(const V2BatchOptions& options, std::span<const RecordInput> records, std::string* out,
                    BuiltBatch* built, std::string* error);
 
+// AppendV2Batch in two steps, for a caller that compresses elsewhere (the cleaner lends the
+// compression to its look-ahead thread): EncodeV2Batch checks the input as AppendV2Batch does and
+// encodes the header and the records, uncompressed; FinishV2Batch compresses them and appends the
+// batch AppendV2Batch would have appended, and returns its size.
+struct EncodedV2Batch {
+  std::string head;     // the 61 header bytes, length and CRC still zero
+  std::string records;  // the records section, uncompressed
+  Compression compression = Compression::kNone;
+  BuiltBatch built;  // what AppendV2Batch reports, but size_in_bytes (FinishV2Batch's result)
+};
+bool EncodeV2Batch(const V2BatchOptions& options, std::span<const RecordInput> records, EncodedV2Batch* batch,
+                   std::string* error);
+size_t FinishV2Batch(const EncodedV2Batch& batch, std::string* out);
+// At least the bytes FinishV2Batch appends (compression.h CompressedBound).
+size_t V2BatchBound(const EncodedV2Batch& batch);
+
 // Encodes an end-transaction marker: a transactional control batch, uncompressed, CreateTime,
 // baseSequence -1, one record with key (version 0, type) and value (version 0, coordinatorEpoch)
 // (spec §5.3, example §4.6 b). `type` must be kAbort or kCommit.
@@ -127,6 +143,10 @@ bool AppendLegacyWrapper(const LegacyOptions& options, std::span<const RecordInp
 bool AppendRetainedBatch(const BatchView& original, std::span<const RecordInput> retained,
                          std::optional<int64_t> delete_horizon_ms, std::string* out, BuiltBatch* built,
                          std::string* error);
+
+// AppendRetainedBatch's first step for a v2 original (magic >= 2; see EncodeV2Batch).
+bool EncodeRetainedV2Batch(const BatchView& original, std::span<const RecordInput> retained,
+                           std::optional<int64_t> delete_horizon_ms, EncodedV2Batch* batch, std::string* error);
 
 // Copies a kept entry byte for byte and reports it as the cleaner does for copied batches:
 // (maxTimestamp, lastOffset), maxOffset = lastOffset.

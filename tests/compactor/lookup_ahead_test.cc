@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -263,6 +265,74 @@ TEST_F(DecodedHandOverTest, AnswersOfUncompressedBatchesComeThroughFind) {
   }
   EXPECT_EQ(ahead.answered(), answered);
   EXPECT_GT(answered, 0);
+}
+
+TEST_F(LookupAheadTest, LentJobsRunOnceEachByTheThreadOrByReclaim) {
+  LookupAhead ahead(*map_, segments_, 1 << 20);
+  std::vector<int> runs(2000, 0);
+  std::vector<std::function<void()>> jobs;
+  for (size_t i = 0; i < runs.size(); i++) jobs.push_back([&runs, i] { runs[i]++; });
+  for (size_t i = 0; i < jobs.size(); i++) {
+    ahead.Lend(&jobs[i]);
+    // Now and then the answers the thread has, so that it reads on while jobs wait for it.
+    if (i % 100 == 0) ahead.Find(int64_t(i), AsBytes(recs_[i].key));
+  }
+  ahead.Reclaim();
+  for (size_t i = 0; i < runs.size(); i++) EXPECT_EQ(runs[i], 1) << "job " << i;
+  EXPECT_LE(ahead.jobs_run_by_thread(), int64_t(runs.size()));
+  ahead.Reclaim();  // nothing lent: returns at once
+}
+
+TEST(LentJobsTest, AThreadWithNothingLeftToReadRunsThemWithoutReclaim) {
+  std::unique_ptr<SkimpyOffsetMap> map;
+  std::string error;
+  map = SkimpyOffsetMap::Create(1 << 20, &error);
+  ASSERT_NE(map, nullptr) << error;
+  LookupAhead ahead(*map, {}, 1 << 20);
+  ahead.TEST_WaitUntilIdle();  // no segment: the thread has read all there is
+  std::atomic<bool> ran{false};
+  std::function<void()> job = [&ran] { ran = true; };
+  ahead.Lend(&job);
+  for (int i = 0; i < 2000 && !ran; i++) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(ahead.jobs_run_by_thread(), 1);
+  ahead.Reclaim();
+}
+
+TEST(LentJobsTest, AThreadWaitingForRoomInItsQueueRunsThem) {
+  // 100 zstd batches of a ~100 KB section each: more than the 8 MiB of decoded batches the thread
+  // queues before it waits for the caller.
+  TempDir tmp;
+  std::string log;
+  const std::string value(100000, 'v');
+  for (int b = 0; b < 100; b++) {
+    RecordInput r;
+    r.offset = b;
+    r.timestamp = 1700000000000;
+    const std::string key = "key-" + std::to_string(b);
+    r.key = AsBytes(key);
+    r.value = AsBytes(value);
+    V2BatchOptions o;
+    o.base_offset = r.offset;
+    o.compression = Compression::kZstd;
+    std::string error;
+    ASSERT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &log, nullptr, &error)) << error;
+  }
+  const std::string path = tmp.path() + "/00000000000000000000.log";
+  std::ofstream(path, std::ios::binary) << log;
+  std::string error;
+  std::unique_ptr<SkimpyOffsetMap> map = SkimpyOffsetMap::Create(1 << 20, &error);
+  ASSERT_NE(map, nullptr) << error;
+  map->UpdateLatestOffset(1000);
+  LookupAhead ahead(*map, {{path, log.size()}}, 1 << 20);
+  ahead.TEST_WaitUntilIdle();  // the queue is full: the thread waits for the caller
+  std::atomic<bool> ran{false};
+  std::function<void()> job = [&ran] { ran = true; };
+  ahead.Lend(&job);
+  for (int i = 0; i < 2000 && !ran; i++) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(ahead.jobs_run_by_thread(), 1);
+  ahead.Reclaim();
 }
 
 TEST(DecodedHandOverQueueTest, OffsetsGoingBackwardsDoNotHangTheCaller) {

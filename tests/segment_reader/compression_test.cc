@@ -226,5 +226,24 @@ TEST(CompressionTest, CorruptPayloads) {
   }
 }
 
+TEST(CompressionTest, CompressedBoundHoldsForIncompressibleAndCompressibleInput) {
+  // The cleaner decides KAFKA-5316's early return from this bound before it compresses (cleaner.cc),
+  // so it must hold for any input: random bytes (nothing to compress) and runs, across block edges.
+  std::mt19937 rng(7);
+  for (Compression codec :
+       {Compression::kNone, Compression::kGzip, Compression::kSnappy, Compression::kLz4, Compression::kZstd}) {
+    for (size_t n : {size_t(0), size_t(1), size_t(61), size_t(4096), size_t(32767), size_t(32768), size_t(32769),
+                     size_t(65535), size_t(65536), size_t(65537), size_t(131073), size_t(300000)}) {
+      std::string random(n, '\0'), runs(n, 'k');
+      for (char& c : random) c = char(rng());
+      for (const std::string* input : {&random, &runs}) {
+        std::string out;
+        Compress(codec, AsBytes(*input), 2, &out);
+        EXPECT_LE(out.size(), CompressedBound(codec, n)) << CompressionName(codec) << " " << n;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace klf

@@ -355,5 +355,45 @@ TEST(BatchBuilder, ReencodesKafkaPythonBatches) {
   EXPECT_GT(files, 0);
 }
 
+TEST(BatchBuilder, EncodeThenFinishAppendsWhatAppendV2BatchAppends) {
+  // The cleaner encodes a rebuilt batch on its own thread and may compress it on another
+  // (EncodeRetainedV2Batch, FinishV2Batch): the bytes and the report must be AppendRetainedBatch's.
+  std::string original;
+  std::vector<RecordInput> records;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 40; i++) keys.push_back("key-" + std::to_string(i % 7));
+  for (int i = 0; i < 40; i++) records.push_back(Rec(100 + i, 1000 + i, keys[size_t(i)], "value"));
+  for (Compression codec :
+       {Compression::kNone, Compression::kGzip, Compression::kSnappy, Compression::kLz4, Compression::kZstd}) {
+    V2BatchOptions o;
+    o.base_offset = 100;
+    o.compression = codec;
+    o.producer_id = 9;
+    o.producer_epoch = 1;
+    o.base_sequence = 0;
+    std::string error;
+    original.clear();
+    ASSERT_TRUE(AppendV2Batch(o, records, &original, nullptr, &error)) << error;
+    BatchView view;
+    ASSERT_EQ(NextEntry(AsBytes(original), 0, 0, &view, &error), EntryStatus::kOk) << error;
+    std::vector<RecordInput> kept = {records[3], records[20], records[39]};
+    kept[1].value.reset();  // a tombstone: the horizon is stamped
+    std::string appended;
+    BuiltBatch built;
+    ASSERT_TRUE(AppendRetainedBatch(view, kept, 5000, &appended, &built, &error)) << error;
+    EncodedV2Batch encoded;
+    ASSERT_TRUE(EncodeRetainedV2Batch(view, kept, 5000, &encoded, &error)) << error;
+    std::string finished = "prefix";
+    size_t size = FinishV2Batch(encoded, &finished);
+    EXPECT_EQ(finished, "prefix" + appended) << CompressionName(codec);
+    EXPECT_EQ(size, built.size_in_bytes);
+    EXPECT_LE(size, V2BatchBound(encoded));
+    EXPECT_EQ(encoded.built.max_offset, built.max_offset);
+    EXPECT_EQ(encoded.built.max_timestamp, built.max_timestamp);
+    EXPECT_EQ(encoded.built.last_offset, built.last_offset);
+    EXPECT_EQ(encoded.built.shallow_offset_of_max_timestamp, built.shallow_offset_of_max_timestamp);
+  }
+}
+
 }  // namespace
 }  // namespace klf
