@@ -283,31 +283,14 @@ TEST_F(LookupAheadTest, LentJobsRunOnceEachByTheThreadOrByReclaim) {
   ahead.Reclaim();  // nothing lent: returns at once
 }
 
-TEST(LentJobsTest, AThreadWithNothingLeftToReadRunsThemWithoutReclaim) {
-  std::unique_ptr<SkimpyOffsetMap> map;
-  std::string error;
-  map = SkimpyOffsetMap::Create(1 << 20, &error);
-  ASSERT_NE(map, nullptr) << error;
-  LookupAhead ahead(*map, {}, 1 << 20);
-  ahead.TEST_WaitUntilIdle();  // no segment: the thread has read all there is
-  std::atomic<bool> ran{false};
-  std::function<void()> job = [&ran] { ran = true; };
-  ahead.Lend(&job);
-  for (int i = 0; i < 2000 && !ran; i++) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_TRUE(ran);
-  EXPECT_EQ(ahead.jobs_run_by_thread(), 1);
-  ahead.Reclaim();
-}
-
-TEST(LentJobsTest, AThreadWaitingForRoomInItsQueueRunsThem) {
-  // 100 zstd batches of a ~100 KB section each: more than the 8 MiB of decoded batches the thread
-  // queues before it waits for the caller.
-  TempDir tmp;
+// A log of `count` zstd batches of one record each with a ~100 KB value (large decoded batches), the
+// b-th at offset offset_of(b).
+std::string LargeZstdBatches(int count, const std::function<int64_t(int)>& offset_of) {
   std::string log;
   const std::string value(100000, 'v');
-  for (int b = 0; b < 100; b++) {
+  for (int b = 0; b < count; b++) {
     RecordInput r;
-    r.offset = b;
+    r.offset = offset_of(b);
     r.timestamp = 1700000000000;
     const std::string key = "key-" + std::to_string(b);
     r.key = AsBytes(key);
@@ -316,8 +299,35 @@ TEST(LentJobsTest, AThreadWaitingForRoomInItsQueueRunsThem) {
     o.base_offset = r.offset;
     o.compression = Compression::kZstd;
     std::string error;
-    ASSERT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &log, nullptr, &error)) << error;
+    EXPECT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &log, nullptr, &error)) << error;
   }
+  return log;
+}
+
+// Lends a job and waits (up to ten seconds) for the thread to run it, without Reclaim.
+void ExpectTheThreadToRunALentJob(LookupAhead* ahead) {
+  std::atomic<bool> ran{false};
+  std::function<void()> job = [&ran] { ran = true; };
+  ahead->Lend(&job);
+  for (int i = 0; i < 2000 && !ran; i++) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(ahead->jobs_run_by_thread(), 1);
+  ahead->Reclaim();
+}
+
+TEST(LentJobsTest, AThreadWithNothingLeftToReadRunsThemWithoutReclaim) {
+  std::string error;
+  std::unique_ptr<SkimpyOffsetMap> map = SkimpyOffsetMap::Create(1 << 20, &error);
+  ASSERT_NE(map, nullptr) << error;
+  LookupAhead ahead(*map, {}, 1 << 20);
+  ahead.TEST_WaitUntilIdle();  // no segment: the thread has read all there is
+  ExpectTheThreadToRunALentJob(&ahead);
+}
+
+TEST(LentJobsTest, AThreadWaitingForRoomInItsQueueRunsThem) {
+  // 100 batches: more than the 8 MiB of decoded batches the thread queues before it waits for the caller.
+  TempDir tmp;
+  const std::string log = LargeZstdBatches(100, [](int b) { return int64_t(b); });
   const std::string path = tmp.path() + "/00000000000000000000.log";
   std::ofstream(path, std::ios::binary) << log;
   std::string error;
@@ -326,13 +336,7 @@ TEST(LentJobsTest, AThreadWaitingForRoomInItsQueueRunsThem) {
   map->UpdateLatestOffset(1000);
   LookupAhead ahead(*map, {{path, log.size()}}, 1 << 20);
   ahead.TEST_WaitUntilIdle();  // the queue is full: the thread waits for the caller
-  std::atomic<bool> ran{false};
-  std::function<void()> job = [&ran] { ran = true; };
-  ahead.Lend(&job);
-  for (int i = 0; i < 2000 && !ran; i++) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_TRUE(ran);
-  EXPECT_EQ(ahead.jobs_run_by_thread(), 1);
-  ahead.Reclaim();
+  ExpectTheThreadToRunALentJob(&ahead);
 }
 
 TEST(DecodedHandOverQueueTest, OffsetsGoingBackwardsDoNotHangTheCaller) {
@@ -341,22 +345,7 @@ TEST(DecodedHandOverQueueTest, OffsetsGoingBackwardsDoNotHangTheCaller) {
   // thread's queue holds the batches it skipped: it must neither wait forever nor get anything but
   // the batch's own records.
   TempDir tmp;
-  std::string log;
-  const std::string value(100000, 'v');
-  for (int b = 0; b <= 41; b++) {
-    RecordInput r;
-    r.offset = b < 41 ? 1000000 + b : 0;
-    r.timestamp = 1700000000000;
-    const std::string key = "key-" + std::to_string(b);
-    r.key = AsBytes(key);
-    r.value = AsBytes(value);
-    V2BatchOptions o;
-    o.base_offset = r.offset;
-    o.compression = Compression::kZstd;
-    BuiltBatch built;
-    std::string error;
-    ASSERT_TRUE(AppendV2Batch(o, std::span<const RecordInput>(&r, 1), &log, &built, &error)) << error;
-  }
+  const std::string log = LargeZstdBatches(42, [](int b) { return b < 41 ? 1000000 + int64_t(b) : int64_t(0); });
   const std::string path = tmp.path() + "/00000000000000000000.log";
   std::ofstream(path, std::ios::binary) << log;
   std::string error;

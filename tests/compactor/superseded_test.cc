@@ -218,6 +218,18 @@ PassReport Compact(const std::string& in, const std::string& out, bool skip, boo
   return total;
 }
 
+// The same files under both directories, byte for byte.
+void ExpectSameFiles(const std::string& x, const std::string& y) {
+  auto a = test::SnapshotFiles(x);
+  auto b = test::SnapshotFiles(y);
+  EXPECT_EQ(a.size(), b.size());
+  for (const auto& [name, bytes] : a) {
+    auto it = b.find(name);
+    ASSERT_NE(it, b.end()) << name;
+    EXPECT_TRUE(bytes == it->second) << name << " differs";
+  }
+}
+
 class SupersededCompaction : public ::testing::TestWithParam<std::tuple<Compression, bool>> {};
 
 TEST_P(SupersededCompaction, SameBytesAndStatisticsWithTheSkipOnAndOff) {
@@ -238,14 +250,7 @@ TEST_P(SupersededCompaction, SameBytesAndStatisticsWithTheSkipOnAndOff) {
   EXPECT_EQ(on.stats.tombstones_removed, off.stats.tombstones_removed);
   EXPECT_GT(off.stats.tombstones_removed, 0);
   EXPECT_GT(off.stats.invalid_messages_read, 0);
-  auto a = test::SnapshotFiles(tmp.path() + "/on");
-  auto b = test::SnapshotFiles(tmp.path() + "/off");
-  EXPECT_EQ(a.size(), b.size());
-  for (const auto& [name, bytes] : a) {
-    auto it = b.find(name);
-    ASSERT_NE(it, b.end()) << name;
-    EXPECT_TRUE(bytes == it->second) << name << " differs";
-  }
+  ExpectSameFiles(tmp.path() + "/on", tmp.path() + "/off");
 }
 
 // With the look-ahead thread (two_threads), rebuilt compressed batches are compressed when the
@@ -267,14 +272,7 @@ TEST_P(DeferredCompression, SameBytesAndStatisticsAsCompressingInPlace) {
   EXPECT_EQ(two.stats.bytes_written, one.stats.bytes_written);
   EXPECT_EQ(two.stats.bytes_read, one.stats.bytes_read);
   EXPECT_EQ(two.stats.tombstones_removed, one.stats.tombstones_removed);
-  auto a = test::SnapshotFiles(tmp.path() + "/two");
-  auto b = test::SnapshotFiles(tmp.path() + "/one");
-  EXPECT_EQ(a.size(), b.size());
-  for (const auto& [name, bytes] : a) {
-    auto it = b.find(name);
-    ASSERT_NE(it, b.end()) << name;
-    EXPECT_TRUE(bytes == it->second) << name << " differs";
-  }
+  ExpectSameFiles(tmp.path() + "/two", tmp.path() + "/one");
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, DeferredCompression,
