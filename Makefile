@@ -67,7 +67,8 @@ $(TSAN_DIR)/CMakeCache.txt: | deps
 	cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKLF_BENCH=OFF \
 	  -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
 
-# The compactor is the one library with threads (offset map halves, look-ahead lookups).
+# The compactor is the one library with threads (offset map halves, the look-ahead thread: lookups,
+# decoding and the compression the cleaning pass lends it).
 tsan-test: test-deps $(TSAN_DIR)/CMakeCache.txt
 	cmake --build $(TSAN_DIR) --target compactor_tests -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_DIR)/tests/compactor_tests
