@@ -28,6 +28,7 @@ Slot g_slots[kMaxScratchPaths];
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 void OnSignal(int sig) {
+  const int saved_errno = errno;  // a handler leaves errno as it found it (the removal sets it)
   for (Slot& s : g_slots) {
     int registered = 2;
     if (s.state.compare_exchange_strong(registered, 3)) RemoveTreeSignalSafe(s.path);
@@ -35,6 +36,7 @@ void OnSignal(int sig) {
   // Die of the signal as if klf had no handler, so the caller sees "killed by SIGTERM".
   ::signal(sig, SIG_DFL);
   ::raise(sig);
+  errno = saved_errno;
 }
 
 void InstallHandlers() {

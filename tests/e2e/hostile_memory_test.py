@@ -6,9 +6,10 @@ it runs under `prlimit --as` with a timeout. Each run must end by itself with a 
 documents (peak RSS from wait4, what /usr/bin/time -v reports), and name the hostile file where it
 reports a problem.
 
-A sanitizer build (KLF_BINARY built with -DKLF_SANITIZE=ON) reserves terabytes of shadow address
-space and counts shadow pages in its RSS: there the address-space limit and the RSS ceiling are
-skipped (and said so); exit codes, signals, timeouts and sanitizer reports are still checked.
+A sanitizer build (KLF_BINARY built with -DKLF_SANITIZE=ON, or `make tsan-test`'s ThreadSanitizer
+build) reserves terabytes of shadow address space and counts shadow pages in its RSS: there the
+address-space limit and the RSS ceiling are skipped (and said so); exit codes, signals, timeouts and
+sanitizer reports are still checked.
 
 KLF_HOSTILE_SCALE (default 1; 0.25 for a sanitizer build) scales the record and header counts;
 KLF_HOSTILE_CASES (comma-separated case_* names) runs only those cases."""
@@ -38,14 +39,13 @@ TOPIC = "hostile-0"
 
 
 def sanitizer_build():
-    """Whether KLF_BINARY is built with ASan (its runtime is linked dynamically: the binary names
-    __asan_init). Read in chunks; the answer is passed to the per-command children in the
-    environment."""
+    """Whether KLF_BINARY is built with ASan or TSan (the binary names __asan_init or __tsan_init).
+    Read in chunks; the answer is passed to the per-command children in the environment."""
     if "KLF_HOSTILE_SAN" not in os.environ:
         found, tail = False, b""
         with open(KLF, "rb") as f:
             while not found and (chunk := f.read(16 << 20)):
-                found = b"__asan_init" in tail + chunk
+                found = b"__asan_init" in tail + chunk or b"__tsan_init" in tail + chunk
                 tail = chunk[-16:]
         os.environ["KLF_HOSTILE_SAN"] = "1" if found else "0"
     return os.environ["KLF_HOSTILE_SAN"] == "1"

@@ -36,9 +36,10 @@ def check(cond, msg):
 
 
 # What AddressSanitizer, LeakSanitizer and UBSan print when the binary is a sanitizer build
-# (`make test SAN=1`). Such a report may come with an exit code the test accepts (ASan exits 1 by
-# default, as klf does on a found problem), so its text is checked as well.
-SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+# (`make test SAN=1`), and ThreadSanitizer in `make tsan-test`'s build. Such a report may come with an
+# exit code the test accepts (ASan exits 1 by default, as klf does on a found problem), so its text is
+# checked as well.
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "WARNING: ThreadSanitizer")
 
 
 def process(args, timeout=None, wrapper=(), cwd=None):
