@@ -77,7 +77,7 @@ TSAN_TESTS = compactor_tests segment_reader_tests verify_tests diff_tests txn_te
 tsan-test: test-deps $(TSAN_DIR)/CMakeCache.txt
 	cmake --build $(TSAN_DIR) --target $(TSAN_TESTS) klf -j $(JOBS)
 	for t in $(TSAN_TESTS); do TSAN_OPTIONS=halt_on_error=1 $(TSAN_DIR)/tests/$$t > $(TSAN_DIR)/$$t.log 2>&1 \
-	  || { tail -50 $(TSAN_DIR)/$$t.log; exit 1; }; tail -1 $(TSAN_DIR)/$$t.log; done
+	  || { tail -50 $(TSAN_DIR)/$$t.log; exit 1; }; echo "$$t: $$(grep -E '^\[==========\]' $(TSAN_DIR)/$$t.log | tail -1)"; done
 	cd $(TSAN_DIR) && TSAN_OPTIONS=halt_on_error=1:exitcode=86 ctest --output-on-failure -j $(JOBS) -R '^e2e_' \
 	  -E '^e2e_hostile_memory_test$$'
 
