@@ -662,9 +662,9 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
     out->unreadable.push_back(UnreadableFile{e, path + ": " + why});
     ReportUnreadable(sink, out->unreadable.back());
   }
-  // The log dir's own files do not depend on its partitions: with more than one job they are read
-  // while the partitions are scanned (first with a hook, which is given them), into their own sink
-  // and LogDir, and reported and merged after the partitions, as one thread would have.
+  // The log dir's own files do not depend on its partitions: they are read first (with more than one
+  // job, on a thread of their own while the partitions are scanned; a hook waits for them), into their
+  // own sink and LogDir, and reported and merged after the partitions, as one thread would have.
   LogDir own;
   own.path = out->path;
   CollectingSink own_sink;
@@ -676,7 +676,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
   std::thread own_reader;
   if (jobs > 1 && !listing.files.empty()) {
     own_reader = std::thread(read_own);
-  } else if (on_scanned) {
+  } else {
     read_own();
   }
   std::function<void(PartitionDir*)> hook;
@@ -722,11 +722,7 @@ bool ScanLogDir(const std::string& path_in, LogDir* out, ProblemSink* sink, size
       out->unreadable.push_back(UnreadableFile{e, e.path + ": cannot list the partition directory"});
     }
   }
-  if (own_reader.joinable()) {
-    own_reader.join();
-  } else if (!on_scanned) {
-    read_own();
-  }
+  if (own_reader.joinable()) own_reader.join();
   for (const Problem& problem : own_sink.problems) {
     if (sink) sink->Report(problem);
   }

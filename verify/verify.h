@@ -38,8 +38,9 @@ struct VerifyOptions {
   bool check_records = true;
   ReadOptions read;
   // A log dir's partitions are verified as they are scanned, but reported only after the scan (its
-  // problems come first), so their problems are held until then: up to this many. Past it, the rest
-  // are verified after the scan, their problems streamed as each is done (0: always so).
+  // problems come first), so their problems are held until then. Once this many are held, partitions
+  // not yet started are verified after the scan, their problems streamed as each is done (0: always
+  // so); those already being verified on other threads are still held, so the bound is soft.
   size_t held_problems = size_t(1) << 16;
 };
 
