@@ -495,10 +495,10 @@ class ReplicaPass {
   // not used) or the memory budget is exceeded.
   bool Run(std::string* error) {
     LoadedLog::SegmentVisitor v;
-    v.begin = [this](size_t si, const LogReader& reader) { BeginSegment(si, reader); };
+    v.begin = [this](size_t si, LogReader& reader) { BeginSegment(si, reader); };
     v.batch = [this, error](size_t si, const BatchView& b) { return Batch(si, b, error); };
     v.end = [this](size_t si, const LogReader& reader) { EndSegment(si, reader); };
-    if (!log_.ForEachBatch(v, &sink_, error)) return Untrustworthy(*error, error);
+    if (!log_.ForEachBatch(v, &sink_, error, ReadOptions(), options_.rider)) return Untrustworthy(*error, error);
     if (over_budget_) return false;
     for (Problem& p : sink_.problems) r_.notes.push_back(std::move(p));
     r_.records.Seal();
@@ -858,8 +858,10 @@ bool LoadReplicas(const std::vector<std::string>& partition_dirs, const ReplicaO
   out->clear();
   out->resize(partition_dirs.size());
   if (partition_dirs.empty()) return true;
-  if (!LoadReplica(partition_dirs[0], options, &(*out)[0], error)) return false;
-  ReplicaOptions others = options;
+  ReplicaOptions first = options;
+  first.rider = nullptr;  // one rider rides on one copy's load
+  if (!LoadReplica(partition_dirs[0], first, &(*out)[0], error)) return false;
+  ReplicaOptions others = first;
   others.reference = &(*out)[0];
   size_t n = partition_dirs.size();
   std::vector<std::string> errors(n);

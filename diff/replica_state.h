@@ -381,6 +381,10 @@ struct ReplicaOptions {
   // What the replica's files are read through (segment_reader/env.h; null: Env::Default()): the load
   // (LoadOptions::env) and, later, ReadRecordBytes (kept in ReplicaState::env).
   Env* env = nullptr;
+  // A visitor that rides on the load's pass over the batches (LoadedLog::Rider: klf triage and digest
+  // verify the copy on it); its `complete` says whether it saw them all. Results are the same with or
+  // without it. LoadReplicas ignores it.
+  LoadedLog::Rider* rider = nullptr;
 };
 
 // The memory a replica's per-record and per-batch state takes (vectors' capacities, the key view

@@ -179,24 +179,78 @@ bool LoadedLog::ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::
   return ForEachBatch(v, sink, error, read);
 }
 
-bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std::string* error,
-                             ReadOptions read) const {
+namespace {
+
+// The readers' problems: to the pass's sink while the pass reads the segment, always to the rider's.
+class RiderSink : public ProblemSink {
+ public:
+  RiderSink(ProblemSink* pass, ProblemSink* rider) : pass_(pass), rider_(rider) {}
+  void Report(const Problem& p) override {
+    if (pass_reads && pass_) pass_->Report(p);
+    if (rider_) rider_->Report(p);
+  }
+  void DropRider() { rider_ = nullptr; }
+  bool pass_reads = true;
+
+ private:
+  ProblemSink* pass_;
+  ProblemSink* rider_;
+};
+
+}  // namespace
+
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the pass's three ways out of a segment, each also for a rider reading on
+bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read,
+                             Rider* rider) const {
   if (read.env == nullptr) read.env = env;
-  for (size_t i = 0; i < segments.size(); ++i) {
-    std::unique_ptr<LogReader> reader = LogReader::Open(segments[i].log_path, sink, read, error);
-    if (!reader) return false;
-    if (visit.begin) visit.begin(i, *reader);
+  if (rider) {
+    rider->complete = false;
+    bool same = rider->log_paths.size() == segments.size();
+    for (size_t i = 0; same && i < segments.size(); ++i) same = rider->log_paths[i] == segments[i].log_path;
+    if (!same) rider = nullptr;
+  }
+  RiderSink tee(sink, rider ? rider->sink : nullptr);
+  ProblemSink* reader_sink = rider ? static_cast<ProblemSink*>(&tee) : sink;
+  auto drop_rider = [&] {
+    rider = nullptr;
+    tee.DropRider();
+  };
+  bool pass_on = true;  // the pass's visitor has not stopped
+  for (size_t i = 0; i < segments.size() && (pass_on || rider); ++i) {
+    tee.pass_reads = pass_on;
+    std::string open_error;
+    std::unique_ptr<LogReader> reader = LogReader::Open(segments[i].log_path, reader_sink, read, &open_error);
+    if (!reader) {
+      if (!pass_on) return true;  // only the rider was reading: it is incomplete
+      *error = std::move(open_error);
+      return false;
+    }
+    if (pass_on && visit.begin) visit.begin(i, *reader);
+    if (rider && rider->visit.begin) rider->visit.begin(i, *reader);
+    bool pass_reads = pass_on;  // the pass reads this segment on
+    bool pass_read_error = false;
     BatchView b;
-    Step step = Step::kNext;
-    while (step == Step::kNext && reader->Next(&b)) step = visit.batch(i, b);
-    if (step == Step::kStop) return true;
+    while ((pass_reads || rider) && reader->Next(&b)) {
+      if (rider) rider->visit.batch(i, b);
+      if (!pass_reads) continue;
+      Step step = visit.batch(i, b);
+      if (step == Step::kNext) continue;
+      // The pass leaves the segment here: what it saw of the reads is what it would have seen alone.
+      pass_reads = tee.pass_reads = false;
+      pass_read_error = !reader->read_error().empty();
+      if (step == Step::kStop) pass_on = false;
+    }
+    if (pass_reads) pass_read_error = !reader->read_error().empty();
     // The rest of the segment is unknown, not absent: the pass fails rather than end early.
-    if (!reader->read_error().empty()) {
+    if (pass_on && pass_read_error) {
       *error = reader->read_error();
       return false;
     }
-    if (visit.end) visit.end(i, *reader);
+    if (pass_on && visit.end) visit.end(i, *reader);
+    if (rider && !reader->read_error().empty()) drop_rider();
+    if (rider && rider->visit.end) rider->visit.end(i, *reader);
   }
+  if (rider) rider->complete = true;
   return true;
 }
 

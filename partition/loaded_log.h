@@ -148,11 +148,26 @@ struct LoadedLog : LoadedFacts {
   // the segment's last batch or the skip (the reader says how the segment ended).
   enum class Step { kNext, kNextSegment, kStop };
   struct SegmentVisitor {
-    std::function<void(size_t segment, const LogReader& reader)> begin;
+    std::function<void(size_t segment, LogReader& reader)> begin;
     std::function<Step(size_t segment, const BatchView& batch)> batch;
     std::function<void(size_t segment, const LogReader& reader)> end;
   };
-  bool ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read = {}) const;
+  // A second visitor riding on the pass, so that two commands' work on a partition reads it once (klf
+  // triage and digest verify a copy on the pass that loads it: verify/verify.h PartitionCheck). It
+  // sees every batch of every segment and every problem the readers report, also where the pass's own
+  // visitor skips the rest of a segment or stops: the reading goes on for the rider alone, and what it
+  // finds then reaches neither the pass's visitor nor its sink, so the pass's result is what it is
+  // without a rider. `complete` says whether the rider saw every segment to its end: false when a
+  // segment could not be opened or read to its end, or when the log's segments are not `log_paths`
+  // (then the rider sees nothing).
+  struct Rider {
+    std::vector<std::string> log_paths;  // the `.log` files the rider expects, in order
+    SegmentVisitor visit;                // its batch's Step is not looked at
+    ProblemSink* sink = nullptr;         // the readers' problems
+    bool complete = false;
+  };
+  bool ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read = {},
+                    Rider* rider = nullptr) const;
 };
 
 }  // namespace klf

@@ -164,6 +164,17 @@ class PartitionVerifier : public CrcWalker {
 
   // Verifies every segment of `dir` and the partition-level consistency.
   void VerifyPartition(const PartitionDir& dir);
+  // The same in steps, for a caller that has the segments read (PartitionCheck): StartPartition, then
+  // for each of dir.LogSegments() in order BeginSegment, StartWalk on its reader, WalkBatch for every
+  // batch the reader gives and EndSegment; then FinishPartition.
+  void StartPartition(const PartitionDir& dir);
+  void FinishPartition(const PartitionDir& dir);
+  void BeginSegment(const SegmentFiles& seg, bool last_segment, bool standalone);
+  void StartWalk(LogReader& reader);
+  void WalkBatch(const BatchView& batch);
+  void EndSegment(const LogReader& reader);
+  // The reader's problems while a segment is walked.
+  ProblemSink* segment_reader_sink();
   // Verifies one segment on its own (a file given by the user): no partition-level checks.
   void VerifyLoneSegment(const SegmentFiles& seg);
   // A file of v2 batches that is not a segment (KRaft snapshot, bootstrap.checkpoint).
@@ -178,8 +189,11 @@ class PartitionVerifier : public CrcWalker {
     bool any_below_checkpoint = false;
   };
 
+  struct SegmentWalk;
   void LoadSnapshots(const PartitionDir& dir);
   void VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone);
+  void CloseSegment();
+  void CheckTimeEntry(uint32_t i, int64_t max_ts);
   void CheckRecords(const std::string& file, const BatchHeader& h, GapSummary* gaps);
   bool DecodeAndCheck(const BatchView& batch, const std::string& file, GapSummary* gaps);
   bool CrcAndWalk(const BatchView& batch, uint32_t* crc) override;
@@ -209,6 +223,8 @@ class PartitionVerifier : public CrcWalker {
   } early_;
   const std::string* walking_file_ = nullptr;  // the file VerifySegment/VerifyBatchFile read (CrcAndWalk)
   ProducerStateManager producers_;
+  std::unique_ptr<SegmentWalk> walk_seg_;  // the segment being walked (BeginSegment to EndSegment)
+  ProblemSink* outer_sink_ = nullptr;      // sink_ outside the segment's CappedSink
 
   // Across segments.
   std::optional<int64_t> prev_last_offset_;
@@ -471,32 +487,46 @@ bool PartitionVerifier::CrcAndWalk(const BatchView& batch, uint32_t* crc) {
   return true;
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): every per-batch check of verify in one pass over the segment (FMT §14)
-void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone) {
+// One segment's walk, from its index files to the checks made after its last batch. VerifySegment
+// reads the segment itself; a PartitionCheck gets the batches from the load's reader (BeginSegment,
+// StartWalk, WalkBatch, EndSegment).
+struct PartitionVerifier::SegmentWalk {
+  SegmentWalk(ProblemSink* outer, const SegmentFiles& s, bool last_segment)
+      : capped(outer), seg(&s), tail_sink(&capped, last_segment) {}
+
   // A segment's problems go through a CappedSink: garbage (a 64 MiB index of random entries, a log of
   // damaged batches) would otherwise make millions of them, each kept until the partition is printed.
-  CappedSink capped(sink_);
-  struct Restore {
-    PartitionVerifier* v;
-    ProblemSink* outer;
-    CappedSink* capped;
-    ~Restore() {
-      capped->Finish();
-      v->sink_ = outer;
-    }
-  } restore{this, sink_, &capped};
-  sink_ = &capped;
+  CappedSink capped;
+  const SegmentFiles* seg;
+  SegmentTailSink tail_sink;  // the reader's problems
+  OffsetIndex index;
+  TimeIndex time_index;
+  TxnIndex txn_index;
+  std::string index_path, time_path;
+  // Offset-index entries by position, time-index entries by offset, for the merge with the batches
+  // (the parsers report order).
+  std::vector<uint32_t> by_position, by_offset;
+  size_t ix = 0, tx = 0;
+  int64_t running_max_ts = LLONG_MIN;
+  GapSummary gaps;
+  std::vector<Marker> markers;
+  std::vector<AbortedTxn> expected_aborts;
+  bool first = true;
+  int64_t segment_last = -1;
+  bool any_batch = false;
+};
+
+void PartitionVerifier::BeginSegment(const SegmentFiles& seg, bool last_segment, bool standalone) {
+  walk_seg_ = std::make_unique<SegmentWalk>(sink_, seg, last_segment);
+  SegmentWalk& w = *walk_seg_;
+  outer_sink_ = sink_;
+  sink_ = &w.capped;
   const std::string& log_path = seg.log->path;
   const int64_t base = seg.base_offset;
-  const bool canonical = seg.log->info.canonical_name;
 
   // Index files first; their entries are checked during the log walk. The offset and time indexes
   // are read in windows: an active segment's index is preallocated (segment.index.bytes, up to 2 GiB
   // of zeros).
-  std::unique_ptr<MappedFile> txn_file;
-  OffsetIndex index;
-  TimeIndex time_index;
-  TxnIndex txn_index;
   auto counted = [&](bool ok, const std::string& path, const std::string& error, uint64_t size) {
     if (!ok) return Report(sink_, Severity::kError, path, 0, "file-read", error);
     ++stats_->files_checked;
@@ -504,8 +534,8 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
   };
   if (seg.index) {
     std::string error;
-    bool ok = ReadOffsetIndexFile(seg.index->path, base, sink_, &index, &error, options_.read.env);
-    counted(ok, seg.index->path, error, index.file_size);
+    bool ok = ReadOffsetIndexFile(seg.index->path, base, sink_, &w.index, &error, options_.read.env);
+    counted(ok, seg.index->path, error, w.index.file_size);
   } else if (!standalone) {
     Report(sink_, Severity::kWarning, log_path, 0, "missing-index",
            fmt::format("{}.index is missing; Kafka rebuilds it at startup by recovering the segment (LogLoader)",
@@ -513,8 +543,8 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
   }
   if (seg.time_index) {
     std::string error;
-    bool ok = ReadTimeIndexFile(seg.time_index->path, base, sink_, &time_index, &error, options_.read.env);
-    counted(ok, seg.time_index->path, error, time_index.file_size);
+    bool ok = ReadTimeIndexFile(seg.time_index->path, base, sink_, &w.time_index, &error, options_.read.env);
+    counted(ok, seg.time_index->path, error, w.time_index.file_size);
   } else if (!standalone) {
     Report(sink_, Severity::kWarning, log_path, 0, "missing-time-index",
            fmt::format("{}.timeindex is missing; Kafka creates it empty (it is not rebuilt unless the segment is "
@@ -522,191 +552,204 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
                        OffsetFileNamePrefix(base)));
   }
   if (seg.txn_index) {
-    txn_file = OpenCounted(seg.txn_index->path, sink_, stats_, options_.read.env);
-    if (txn_file) txn_index = ParseTxnIndex(seg.txn_index->path, txn_file->data(), sink_);
+    std::unique_ptr<MappedFile> txn_file = OpenCounted(seg.txn_index->path, sink_, stats_, options_.read.env);
+    if (txn_file) w.txn_index = ParseTxnIndex(seg.txn_index->path, txn_file->data(), sink_);
   }
-  // Offset-index entries by position, time-index entries by offset, for the merge with the batches
-  // (the parsers report order).
-  const std::vector<uint32_t> by_position = StableOrder(index.entries.size(), [&](uint32_t a, uint32_t b) {
-    return index.entries[a].position < index.entries[b].position;
-  });
-  size_t ix = 0;
-  const std::vector<uint32_t> by_offset = StableOrder(time_index.entries.size(), [&](uint32_t a, uint32_t b) {
-    return time_index.entries[a].offset < time_index.entries[b].offset;
-  });
-  size_t tx = 0;
-  int64_t running_max_ts = LLONG_MIN;
-  const std::string index_path = seg.index ? seg.index->path : "";
-  const std::string time_path = seg.time_index ? seg.time_index->path : "";
-  auto check_time_entry = [&](uint32_t i, int64_t max_ts) {
-    const TimeIndexEntry& e = time_index.entries[i];
-    const uint64_t epos = uint64_t(i) * kTimeIndexEntrySize;
-    // The entry's timestamp is the largest timestamp of the segment up to the batch holding its
-    // offset (§8.1): no batch starting at or below that offset may be needed to exceed it, and it must
-    // have been seen there.
-    if (max_ts == LLONG_MIN) {
-      Report(sink_, Severity::kError, time_path, epos + 8, "time-index-offset",
-             fmt::format("entry {}: offset {} is below every batch of the segment", i, e.offset));
-    } else if (e.timestamp != max_ts) {
-      Report(sink_, Severity::kError, time_path, epos, "time-index-timestamp",
-             fmt::format("entry {} (offset {}): timestamp {} but the largest batch timestamp up to that offset is {}",
-                         i, e.offset, e.timestamp, max_ts));
-    }
-  };
+  const std::vector<OffsetIndexEntry>& entries = w.index.entries;
+  w.by_position =
+      StableOrder(entries.size(), [&](uint32_t a, uint32_t b) { return entries[a].position < entries[b].position; });
+  const std::vector<TimeIndexEntry>& times = w.time_index.entries;
+  w.by_offset = StableOrder(times.size(), [&](uint32_t a, uint32_t b) { return times[a].offset < times[b].offset; });
+  w.index_path = seg.index ? seg.index->path : "";
+  w.time_path = seg.time_index ? seg.time_index->path : "";
+}
 
-  SegmentTailSink tail_sink(sink_, last_segment);
-  std::unique_ptr<LogReader> log = OpenLogCounted(log_path, sink_, &tail_sink, options_.read, stats_);
-  if (!log) return;
-  LogReader& reader = *log;
-  walking_file_ = &log_path;
+ProblemSink* PartitionVerifier::segment_reader_sink() { return &walk_seg_->tail_sink; }
+
+void PartitionVerifier::StartWalk(LogReader& reader) {
+  walking_file_ = &walk_seg_->seg->log->path;
   reader.SetCrcWalker(this);
-  BatchView batch;
-  GapSummary gaps;
-  std::vector<Marker> markers;
-  std::vector<AbortedTxn> expected_aborts;
-  bool first = true;
-  int64_t segment_last = -1;
-  bool any_batch = false;
-  while (reader.Next(&batch)) {
-    ++stats_->batches;
-    const BatchHeader* h = &batch.header;
-    bool decoded = false;
-    const bool decode = h->crc_valid && (options_.check_records || !h->base_offset_known || h->is_control);
-    if (decode) {
-      decoded = DecodeAndCheck(batch, log_path, &gaps);
-      if (decoder_.header().base_offset_known) h = &decoder_.header();
-    }
-    const uint64_t pos = h->position;
-    const int64_t first_offset = h->base_offset_known ? h->base_offset : h->last_offset;
+}
 
-    // Offsets against the file name and the previous batch (within a file LogReader already reports
-    // offsets going back).
-    if (first && canonical && first_offset < base) {
-      Report(sink_, Severity::kError, log_path, pos, "segment-base-offset",
-             fmt::format("first batch starts at offset {}, below the segment's base offset {} (its file name)",
-                         first_offset, base));
-    }
-    if (canonical && h->last_offset >= base && uint64_t(h->last_offset) - uint64_t(base) > uint64_t(INT32_MAX)) {
-      Report(sink_, Severity::kError, log_path, pos, "offset-overflow",
-             fmt::format("batch at {} ends at offset {}, more than 2^31-1 above the base offset {} (Kafka splits such "
-                         "a segment: LogSegment.splitOverflowedSegment)",
-                         pos, h->last_offset, base));
-    }
-    if (prev_last_offset_) {
-      if (first && first_offset <= *prev_last_offset_) {
-        Report(sink_, Severity::kError, log_path, pos, "segment-overlap",
-               fmt::format("first batch starts at offset {}, not above the last offset {} of the previous segment "
-                           "({})",
-                           first_offset, *prev_last_offset_, prev_file_));
-      } else if (first_offset > *prev_last_offset_ && uint64_t(first_offset) - uint64_t(*prev_last_offset_) > 1) {
-        Gap(*prev_last_offset_ + 1, first_offset, pos, &gaps);  // no overflow: prev < first_offset - 1
-      }
-    } else if (first && canonical && first_offset > base) {
-      // The first segment's base offset is the log start (or was, before cleaning/retention).
-      Gap(base, first_offset, pos, &gaps);
-    }
-    if (!prev_last_offset_ || h->last_offset > *prev_last_offset_) prev_last_offset_ = h->last_offset;
-    if (first) prev_file_ = log_path;
-    prev_position_ = pos;
-    segment_last = std::max(segment_last, h->last_offset);
-    any_batch = true;
-    first = false;
+void PartitionVerifier::CloseSegment() {
+  walk_seg_->capped.Finish();
+  sink_ = outer_sink_;
+  walk_seg_.reset();
+}
 
-    // Offset index: entries at positions before this batch do not start a batch.
-    while (ix < by_position.size() && uint64_t(index.entries[by_position[ix]].position) < pos) {
-      uint32_t i = by_position[ix++];
-      const OffsetIndexEntry& e = index.entries[i];
-      Report(sink_, Severity::kError, index_path, uint64_t(i) * kOffsetIndexEntrySize + 4, "offset-index-position",
-             fmt::format("entry {} (offset {}): position {} is not the start of a batch in {}", i, e.offset, e.position,
-                         log_path));
-    }
-    while (ix < by_position.size() && uint64_t(index.entries[by_position[ix]].position) == pos) {
-      uint32_t i = by_position[ix++];
-      const OffsetIndexEntry& e = index.entries[i];
-      // The entry maps the last offset of an appended chunk to the chunk's start (§8.3): the batch
-      // there starts at or below it. (kafka-dump-log's "lastOffset == entry offset" is a false
-      // positive for multi-batch chunks.)
-      if (first_offset > e.offset) {
-        Report(sink_, Severity::kError, index_path, uint64_t(i) * kOffsetIndexEntrySize, "offset-index-offset",
-               fmt::format("entry {}: offset {} at position {}, but the batch there starts at offset {}", i, e.offset,
-                           e.position, first_offset));
-      }
-    }
-    // Time index: entries whose offset is below this batch's base are complete.
-    while (tx < by_offset.size() && time_index.entries[by_offset[tx]].offset < first_offset) {
-      check_time_entry(by_offset[tx++], running_max_ts);
-    }
-    if (h->magic >= 1 && h->max_timestamp > running_max_ts) running_max_ts = h->max_timestamp;
+void PartitionVerifier::CheckTimeEntry(uint32_t i, int64_t max_ts) {
+  const SegmentWalk& w = *walk_seg_;
+  const TimeIndexEntry& e = w.time_index.entries[i];
+  const uint64_t epos = uint64_t(i) * kTimeIndexEntrySize;
+  // The entry's timestamp is the largest timestamp of the segment up to the batch holding its
+  // offset (§8.1): no batch starting at or below that offset may be needed to exceed it, and it must
+  // have been seen there.
+  if (max_ts == LLONG_MIN) {
+    Report(sink_, Severity::kError, w.time_path, epos + 8, "time-index-offset",
+           fmt::format("entry {}: offset {} is below every batch of the segment", i, e.offset));
+  } else if (e.timestamp != max_ts) {
+    Report(sink_, Severity::kError, w.time_path, epos, "time-index-timestamp",
+           fmt::format("entry {} (offset {}): timestamp {} but the largest batch timestamp up to that offset is {}", i,
+                       e.offset, e.timestamp, max_ts));
+  }
+}
 
-    if (h->magic >= 2 && h->is_control && decoded) {
-      if (auto c = ControlBatchMarker(decoder_.records()))
-        markers.push_back(Marker{h->base_offset, h->producer_id, c->type, pos});
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): every per-batch check of verify in one pass over the segment (FMT §14)
+void PartitionVerifier::WalkBatch(const BatchView& batch) {
+  SegmentWalk& w = *walk_seg_;
+  const std::string& log_path = w.seg->log->path;
+  const int64_t base = w.seg->base_offset;
+  const bool canonical = w.seg->log->info.canonical_name;
+  ++stats_->batches;
+  const BatchHeader* h = &batch.header;
+  bool decoded = false;
+  const bool decode = h->crc_valid && (options_.check_records || !h->base_offset_known || h->is_control);
+  if (decode) {
+    decoded = DecodeAndCheck(batch, log_path, &w.gaps);
+    if (decoder_.header().base_offset_known) h = &decoder_.header();
+  }
+  const uint64_t pos = h->position;
+  const int64_t first_offset = h->base_offset_known ? h->base_offset : h->last_offset;
+
+  // Offsets against the file name and the previous batch (within a file LogReader already reports
+  // offsets going back).
+  if (w.first && canonical && first_offset < base) {
+    Report(sink_, Severity::kError, log_path, pos, "segment-base-offset",
+           fmt::format("first batch starts at offset {}, below the segment's base offset {} (its file name)",
+                       first_offset, base));
+  }
+  if (canonical && h->last_offset >= base && uint64_t(h->last_offset) - uint64_t(base) > uint64_t(INT32_MAX)) {
+    Report(sink_, Severity::kError, log_path, pos, "offset-overflow",
+           fmt::format("batch at {} ends at offset {}, more than 2^31-1 above the base offset {} (Kafka splits such "
+                       "a segment: LogSegment.splitOverflowedSegment)",
+                       pos, h->last_offset, base));
+  }
+  if (prev_last_offset_) {
+    if (w.first && first_offset <= *prev_last_offset_) {
+      Report(sink_, Severity::kError, log_path, pos, "segment-overlap",
+             fmt::format("first batch starts at offset {}, not above the last offset {} of the previous segment "
+                         "({})",
+                         first_offset, *prev_last_offset_, prev_file_));
+    } else if (first_offset > *prev_last_offset_ && uint64_t(first_offset) - uint64_t(*prev_last_offset_) > 1) {
+      Gap(*prev_last_offset_ + 1, first_offset, pos, &w.gaps);  // no overflow: prev < first_offset - 1
     }
-    // Producer state, epochs and the log end move only with batches Kafka's recovery would keep.
-    if (h->crc_valid && (decoded || !decode)) {
-      CompareSnapshotsBefore(first_offset, false);
-      CheckEpoch(log_path, *h);
-      ApplyProducerState(log_path, *h, &expected_aborts);
-      log_end_offset_ = JavaAdd(h->last_offset, 1);
+  } else if (w.first && canonical && first_offset > base) {
+    // The first segment's base offset is the log start (or was, before cleaning/retention).
+    Gap(base, first_offset, pos, &w.gaps);
+  }
+  if (!prev_last_offset_ || h->last_offset > *prev_last_offset_) prev_last_offset_ = h->last_offset;
+  if (w.first) prev_file_ = log_path;
+  prev_position_ = pos;
+  w.segment_last = std::max(w.segment_last, h->last_offset);
+  w.any_batch = true;
+  w.first = false;
+
+  // Offset index: entries at positions before this batch do not start a batch.
+  const std::vector<OffsetIndexEntry>& entries = w.index.entries;
+  while (w.ix < w.by_position.size() && uint64_t(entries[w.by_position[w.ix]].position) < pos) {
+    uint32_t i = w.by_position[w.ix++];
+    const OffsetIndexEntry& e = entries[i];
+    Report(sink_, Severity::kError, w.index_path, uint64_t(i) * kOffsetIndexEntrySize + 4, "offset-index-position",
+           fmt::format("entry {} (offset {}): position {} is not the start of a batch in {}", i, e.offset, e.position,
+                       log_path));
+  }
+  while (w.ix < w.by_position.size() && uint64_t(entries[w.by_position[w.ix]].position) == pos) {
+    uint32_t i = w.by_position[w.ix++];
+    const OffsetIndexEntry& e = entries[i];
+    // The entry maps the last offset of an appended chunk to the chunk's start (§8.3): the batch
+    // there starts at or below it. (kafka-dump-log's "lastOffset == entry offset" is a false
+    // positive for multi-batch chunks.)
+    if (first_offset > e.offset) {
+      Report(sink_, Severity::kError, w.index_path, uint64_t(i) * kOffsetIndexEntrySize, "offset-index-offset",
+             fmt::format("entry {}: offset {} at position {}, but the batch there starts at offset {}", i, e.offset,
+                         e.position, first_offset));
     }
   }
+  // Time index: entries whose offset is below this batch's base are complete.
+  while (w.tx < w.by_offset.size() && w.time_index.entries[w.by_offset[w.tx]].offset < first_offset) {
+    CheckTimeEntry(w.by_offset[w.tx++], w.running_max_ts);
+  }
+  if (h->magic >= 1 && h->max_timestamp > w.running_max_ts) w.running_max_ts = h->max_timestamp;
+
+  if (h->magic >= 2 && h->is_control && decoded) {
+    if (auto c = ControlBatchMarker(decoder_.records()))
+      w.markers.push_back(Marker{h->base_offset, h->producer_id, c->type, pos});
+  }
+  // Producer state, epochs and the log end move only with batches Kafka's recovery would keep.
+  if (h->crc_valid && (decoded || !decode)) {
+    CompareSnapshotsBefore(first_offset, false);
+    CheckEpoch(log_path, *h);
+    ApplyProducerState(log_path, *h, &w.expected_aborts);
+    log_end_offset_ = JavaAdd(h->last_offset, 1);
+  }
+}
+
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the checks made once a segment's batches are all seen: index entries past them, the .txnindex against the markers, the gaps
+void PartitionVerifier::EndSegment(const LogReader& reader) {
+  SegmentWalk& w = *walk_seg_;
+  const std::string& log_path = w.seg->log->path;
+  const int64_t base = w.seg->base_offset;
+  const bool canonical = w.seg->log->info.canonical_name;
   walking_file_ = nullptr;
   early_.pending = false;
   const bool tail_lost = reader.end() != LogEnd::kEndOfData;
   const uint64_t valid_bytes = reader.valid_bytes();
-  if (!any_batch && !log_end_offset_) log_end_offset_ = base;
-  if (!any_batch && log_end_offset_ && *log_end_offset_ < base) log_end_offset_ = base;
+  if (!w.any_batch && !log_end_offset_) log_end_offset_ = base;
+  if (!w.any_batch && log_end_offset_ && *log_end_offset_ < base) log_end_offset_ = base;
 
   // Offset-index entries past the last batch.
-  for (; ix < by_position.size(); ++ix) {
-    uint32_t i = by_position[ix];
-    const OffsetIndexEntry& e = index.entries[i];
+  const std::vector<OffsetIndexEntry>& entries = w.index.entries;
+  for (; w.ix < w.by_position.size(); ++w.ix) {
+    uint32_t i = w.by_position[w.ix];
+    const OffsetIndexEntry& e = entries[i];
     const uint64_t epos = uint64_t(i) * kOffsetIndexEntrySize + 4;
-    if (uint64_t(e.position) >= log->file_size()) {
-      Report(sink_, Severity::kError, index_path, epos, "offset-index-position",
+    if (uint64_t(e.position) >= reader.file_size()) {
+      Report(sink_, Severity::kError, w.index_path, epos, "offset-index-position",
              fmt::format("entry {} (offset {}): position {} is past the end of {} ({} bytes)", i, e.offset, e.position,
-                         log_path, log->file_size()));
+                         log_path, reader.file_size()));
     } else if (uint64_t(e.position) >= valid_bytes && tail_lost) {
-      Report(sink_, Severity::kWarning, index_path, epos, "offset-index-position",
+      Report(sink_, Severity::kWarning, w.index_path, epos, "offset-index-position",
              fmt::format("entry {} (offset {}): position {} is in the unreadable tail of {} (valid data ends at {}); "
                          "Kafka's recovery rebuilds the index",
                          i, e.offset, e.position, log_path, valid_bytes));
     } else {
-      Report(sink_, Severity::kError, index_path, epos, "offset-index-position",
+      Report(sink_, Severity::kError, w.index_path, epos, "offset-index-position",
              fmt::format("entry {} (offset {}): position {} is not the start of a batch in {}", i, e.offset, e.position,
                          log_path));
     }
   }
   // Entry offsets within the log.
-  for (size_t i = 0; i < index.entries.size(); ++i) {
-    const OffsetIndexEntry& e = index.entries[i];
-    if (e.offset > segment_last && uint64_t(e.position) < valid_bytes) {
-      Report(sink_, tail_lost ? Severity::kWarning : Severity::kError, index_path, i * kOffsetIndexEntrySize,
-             "offset-index-offset",
-             fmt::format("entry {}: offset {} is above the last offset {} of {}", i, e.offset, segment_last, log_path));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const OffsetIndexEntry& e = entries[i];
+    if (e.offset > w.segment_last && uint64_t(e.position) < valid_bytes) {
+      Report(
+          sink_, tail_lost ? Severity::kWarning : Severity::kError, w.index_path, i * kOffsetIndexEntrySize,
+          "offset-index-offset",
+          fmt::format("entry {}: offset {} is above the last offset {} of {}", i, e.offset, w.segment_last, log_path));
     }
   }
-  for (; tx < by_offset.size(); ++tx) {
-    uint32_t i = by_offset[tx];
-    const TimeIndexEntry& e = time_index.entries[i];
-    if (e.offset > segment_last) {
-      Report(sink_, tail_lost ? Severity::kWarning : Severity::kError, time_path, uint64_t(i) * kTimeIndexEntrySize + 8,
-             "time-index-offset",
-             fmt::format("entry {}: offset {} is above the last offset {} of {}{}", i, e.offset, segment_last, log_path,
-                         tail_lost ? " (its data is in the lost tail; recovery rebuilds the index)" : ""));
+  for (; w.tx < w.by_offset.size(); ++w.tx) {
+    uint32_t i = w.by_offset[w.tx];
+    const TimeIndexEntry& e = w.time_index.entries[i];
+    if (e.offset > w.segment_last) {
+      Report(sink_, tail_lost ? Severity::kWarning : Severity::kError, w.time_path,
+             uint64_t(i) * kTimeIndexEntrySize + 8, "time-index-offset",
+             fmt::format("entry {}: offset {} is above the last offset {} of {}{}", i, e.offset, w.segment_last,
+                         log_path, tail_lost ? " (its data is in the lost tail; recovery rebuilds the index)" : ""));
     } else {
-      check_time_entry(i, running_max_ts);
+      CheckTimeEntry(i, w.running_max_ts);
     }
   }
 
   // Transaction index: each entry names an ABORT marker of this segment, and every aborted
   // transaction the log shows is indexed (else read_committed consumers get its data: §9).
+  std::vector<Marker>& markers = w.markers;
   std::sort(markers.begin(), markers.end(), [](const Marker& a, const Marker& b) { return a.offset < b.offset; });
   std::set<int64_t> indexed;
   const std::string txn_path =
-      seg.txn_index ? seg.txn_index->path : log_path.substr(0, log_path.size() - 4) + ".txnindex";
-  for (size_t i = 0; i < txn_index.entries.size(); ++i) {
-    const AbortedTxn& e = txn_index.entries[i];
+      w.seg->txn_index ? w.seg->txn_index->path : log_path.substr(0, log_path.size() - 4) + ".txnindex";
+  for (size_t i = 0; i < w.txn_index.entries.size(); ++i) {
+    const AbortedTxn& e = w.txn_index.entries[i];
     const uint64_t epos = i * kTxnIndexEntrySize;
     indexed.insert(e.last_offset);
     if (canonical && e.last_offset < base) {
@@ -733,7 +776,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
              fmt::format("entry {}: producer {} but the ABORT marker at offset {} is producer {}'s", i, e.producer_id,
                          e.last_offset, m->producer_id));
     }
-    for (const AbortedTxn& x : expected_aborts) {
+    for (const AbortedTxn& x : w.expected_aborts) {
       // The cleaner copies entries as they were, so an older firstOffset is fine; a later one hides
       // aborted data from read_committed consumers.
       if (x.last_offset == e.last_offset && e.first_offset > x.first_offset) {
@@ -744,7 +787,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
       }
     }
   }
-  for (const AbortedTxn& x : expected_aborts) {
+  for (const AbortedTxn& x : w.expected_aborts) {
     if (indexed.count(x.last_offset)) continue;
     auto m = std::lower_bound(markers.begin(), markers.end(), x.last_offset,
                               [](const Marker& a, int64_t o) { return a.offset < o; });
@@ -755,6 +798,7 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
                        x.last_offset, x.producer_id, x.first_offset, txn_path));
   }
 
+  const GapSummary& gaps = w.gaps;
   if (gaps.count > 0) {
     Report(sink_, Severity::kInfo, log_path, gaps.first_position, "offset-gap",
            fmt::format("{} offset gap{} ({} offsets) in a range this broker's cleaner never cleaned ({}); first: "
@@ -766,6 +810,17 @@ void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment
                        gaps.first_from, gaps.first_to, gaps.first_position));
   }
   last_segment_base_ = base;
+  CloseSegment();
+}
+
+void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone) {
+  BeginSegment(seg, last_segment, standalone);
+  std::unique_ptr<LogReader> log = OpenLogCounted(seg.log->path, sink_, &walk_seg_->tail_sink, options_.read, stats_);
+  if (!log) return CloseSegment();
+  StartWalk(*log);
+  BatchView batch;
+  while (log->Next(&batch)) WalkBatch(batch);
+  EndSegment(*log);
 }
 
 void PartitionVerifier::VerifyLoneSegment(const SegmentFiles& seg) {
@@ -861,6 +916,15 @@ void PartitionVerifier::CheckPartitionLevel(const PartitionDir& dir) {
 }
 
 void PartitionVerifier::VerifyPartition(const PartitionDir& dir) {
+  StartPartition(dir);
+  std::vector<const SegmentFiles*> segments = dir.LogSegments();
+  for (size_t i = 0; i < segments.size(); ++i) {
+    VerifySegment(*segments[i], i + 1 == segments.size(), false);
+  }
+  FinishPartition(dir);
+}
+
+void PartitionVerifier::StartPartition(const PartitionDir& dir) {
   if (dir.leader_epoch_checkpoint_file) {
     ++stats_->files_checked;
     stats_->bytes_checked += dir.leader_epoch_checkpoint_file->size;
@@ -873,9 +937,10 @@ void PartitionVerifier::VerifyPartition(const PartitionDir& dir) {
   std::vector<const SegmentFiles*> segments = dir.LogSegments();
   replay_start_ = segments.empty() ? 0 : segments.front()->base_offset;
   producers_.TruncateFullyAndStartAt(replay_start_);
-  for (size_t i = 0; i < segments.size(); ++i) {
-    VerifySegment(*segments[i], i + 1 == segments.size(), false);
-  }
+}
+
+void PartitionVerifier::FinishPartition(const PartitionDir& dir) {
+  std::vector<const SegmentFiles*> segments = dir.LogSegments();
   if (!log_end_offset_ && !segments.empty()) log_end_offset_ = segments.back()->base_offset;
   CompareSnapshotsBefore(log_end_offset_.value_or(0), true);
   for (const KraftSnapshotFile& k : dir.kraft_snapshots) VerifyBatchFile(k.file.path);
@@ -948,7 +1013,11 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
   std::mutex early_mu;
   std::unordered_map<std::string, PartitionResult> early;
   size_t held = 0;
+  auto elsewhere = [&](const PartitionDir& p) {
+    return options.verified_elsewhere && options.verified_elsewhere(p.path);
+  };
   auto verify_scanned = [&](const LogDir& files, PartitionDir* p) {
+    if (elsewhere(*p)) return;
     {
       std::lock_guard<std::mutex> lock(early_mu);
       if (held >= options.held_problems) return;
@@ -1007,7 +1076,7 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
       // Verified during the scan? (The map is no longer written: the scan is over.)
       if (auto it = early.find(dir.partitions[i].path); it != early.end()) {
         results[i] = std::move(it->second);
-      } else {
+      } else if (!elsewhere(dir.partitions[i])) {
         VerifyOnePartition(dir, dir.partitions[i], options, &results[i]);
       }
       // Freed here, on the pool, rather than all at once by the caller when `dir` goes (thousands of
@@ -1167,6 +1236,96 @@ VerifyStats VerifyFile(const PathInfo& info, const VerifyOptions& options, Probl
 }
 
 }  // namespace
+
+namespace {
+
+// Whether a reader opened with `a` gives the batches and problems one opened with `b` gives (the file
+// system they are read through aside).
+bool SameReading(const ReadOptions& a, const ReadOptions& b) {
+  return a.verify_crc == b.verify_crc && a.max_batch_bytes == b.max_batch_bytes &&
+         a.max_decompressed_bytes == b.max_decompressed_bytes && a.max_batch_records == b.max_batch_records &&
+         a.resync == b.resync && a.stream_chunk_bytes == b.stream_chunk_bytes;
+}
+
+// Passes the load's reader's problems to the segment being walked.
+class WalkSink : public ProblemSink {
+ public:
+  explicit WalkSink(PartitionVerifier** verifier) : verifier_(verifier) {}
+  void Report(const Problem& p) override { (*verifier_)->segment_reader_sink()->Report(p); }
+
+ private:
+  PartitionVerifier** verifier_;
+};
+
+}  // namespace
+
+struct PartitionCheck::Impl {
+  VerifyOptions options;
+  PartitionDir dir;
+  bool scanned = false;
+  std::optional<PartitionCheckpoints> checkpoints;
+  std::vector<const SegmentFiles*> segments;
+  VerifyStats stats;
+  CountingSink sink{&stats};
+  std::unique_ptr<PartitionVerifier> verifier;
+  PartitionVerifier* walking = nullptr;  // verifier.get(), for the WalkSink
+  WalkSink reader_sink{&walking};
+  LoadedLog::Rider rider;
+  bool offered = false;
+
+  PartitionContext Context() const { return ContextFor(dir, checkpoints ? &*checkpoints : nullptr); }
+};
+
+PartitionCheck::PartitionCheck(const std::string& partition_dir, const VerifyOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.options = options;
+  m.options.verified_elsewhere = nullptr;
+  // The scan's problems and the checkpoints' are the log dir's (VerifyLogDir reports them).
+  NullSink quiet;
+  m.scanned = ScanPartitionDir(partition_dir, &m.dir, &quiet, options.read.env);
+  if (!m.scanned) return;
+  if (m.dir.tp) m.checkpoints = ReadParentCheckpoints(m.dir.path, *m.dir.tp, &quiet, options.read.env);
+  if (!SameReading(options.read, ReadOptions())) return;
+  m.verifier = std::make_unique<PartitionVerifier>(m.options, &m.sink, &m.stats, m.Context());
+  m.walking = m.verifier.get();
+  m.verifier->StartPartition(m.dir);
+  m.segments = m.dir.LogSegments();
+  for (const SegmentFiles* seg : m.segments) m.rider.log_paths.push_back(seg->log->path);
+  m.rider.sink = &m.reader_sink;
+  m.rider.visit.begin = [&m](size_t i, LogReader& reader) {
+    m.verifier->BeginSegment(*m.segments[i], i + 1 == m.segments.size(), false);
+    ++m.stats.files_checked;
+    m.stats.bytes_checked += reader.file_size();
+    m.verifier->StartWalk(reader);
+  };
+  m.rider.visit.batch = [&m](size_t, const BatchView& batch) {
+    m.verifier->WalkBatch(batch);
+    return LoadedLog::Step::kNext;
+  };
+  m.rider.visit.end = [&m](size_t, const LogReader& reader) { m.verifier->EndSegment(reader); };
+  m.offered = true;
+}
+
+PartitionCheck::~PartitionCheck() = default;
+
+LoadedLog::Rider* PartitionCheck::rider() { return impl_->offered ? &impl_->rider : nullptr; }
+
+VerifyStats PartitionCheck::Finish(ProblemSink* sink) {
+  Impl& m = *impl_;
+  if (!m.scanned) return VerifyStats();
+  rode_ = m.offered && m.rider.complete;
+  if (rode_) {
+    m.verifier->FinishPartition(m.dir);
+  } else {
+    m.stats = VerifyStats();
+    m.sink = CountingSink(&m.stats);
+    PartitionVerifier alone(m.options, &m.sink, &m.stats, m.Context());
+    alone.VerifyPartition(m.dir);
+  }
+  Forward(m.sink.problems, sink);
+  return m.stats;
+}
 
 VerifyStats VerifyPath(const std::string& path, const VerifyOptions& options, ProblemSink* sink) {
   PathInfo info = ClassifyPath(path);

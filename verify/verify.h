@@ -21,10 +21,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "partition/loaded_log.h"
 #include "segment_reader/batch.h"
 #include "segment_reader/problem.h"
 
@@ -42,6 +45,11 @@ struct VerifyOptions {
   // not yet started are verified after the scan, their problems streamed as each is done (0: always
   // so); those already being verified on other threads are still held, so the bound is soft.
   size_t held_problems = size_t(1) << 16;
+  // For a caller that verifies some partitions of a log directory itself, each on the pass that loads
+  // it (PartitionCheck): VerifyPath of the log directory leaves out the partitions whose directory path
+  // (as the scan names it: the log dir's path as given, '/', the name) this returns true for. Their
+  // directories are still scanned, and the scan's problems still reported with the log dir's.
+  std::function<bool(const std::string& partition_dir)> verified_elsewhere;
 };
 
 struct VerifyStats {
@@ -92,5 +100,37 @@ void AppendOffsetWalkProblems(const BatchHeader& h, const RecordOffsetWalk& walk
 // Verifies `path` (a file, a partition directory or a broker log directory) and reports every
 // problem to `sink`. Returns what was checked and how many problems of each severity were found.
 VerifyStats VerifyPath(const std::string& path, const VerifyOptions& options, ProblemSink* sink);
+
+// One partition of a log directory verified on the pass that loads it, so that a command that does both
+// (klf triage, klf digest) reads it once: the partition's part of VerifyPath of its log directory,
+// the directory scan's problems left out (they are the log dir's: VerifyOptions::verified_elsewhere).
+//
+//   PartitionCheck check(dir, options);
+//   ReplicaOptions ro; ro.rider = check.rider();   // LoadReplica(dir, ro, ...) walks the segments
+//   VerifyStats stats = check.Finish(&sink);
+//
+// The rider checks every batch as the load's reader gives it. When it did not see them all (the load
+// failed or stopped before its pass, a segment could not be read, the scan found other segments than the
+// load's, or options.read is not the load's), Finish verifies the partition alone, reading it again:
+// the problems and stats are the same either way.
+class PartitionCheck {
+ public:
+  PartitionCheck(const std::string& partition_dir, const VerifyOptions& options);
+  ~PartitionCheck();
+  PartitionCheck(const PartitionCheck&) = delete;
+  PartitionCheck& operator=(const PartitionCheck&) = delete;
+
+  // What to put on the load (ReplicaOptions::rider): null when the partition is verified alone.
+  LoadedLog::Rider* rider();
+  // Reports the partition's problems to `sink` in VerifyPath's order; returns its stats. Call once.
+  VerifyStats Finish(ProblemSink* sink);
+  // Whether Finish took the rider's work (false: it read the partition again). For tests.
+  bool rode() const { return rode_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  bool rode_ = false;
+};
 
 }  // namespace klf
