@@ -2,12 +2,14 @@
 // the read of a capture, run on the broker host where the data lives; `klf triage FILE...` judges the
 // digests centrally (digest/digest.h, docs/SCALE.md).
 //
-// It runs what triage runs on a log directory (scan, verify, LoadReplica of every partition copy) and
-// writes, instead of findings, each copy's state as a section of the digest. Read-only. The process
+// It runs what triage runs on a log directory (scan, verify, LoadReplica of every partition copy, verify
+// riding on each copy's load so that the copy is read once) and writes, instead of findings, each copy's
+// state as a section of the digest, and the log dirs' problems last. Read-only. The process
 // lowers its own CPU priority (nice 19) and IO priority (idle class) first, best effort, and --io-rate
 // caps its read rate. Sections go to `FILE.partial` as each partition is done; the finished file is
 // renamed to FILE. --resume continues a `FILE.partial` left by an interrupted run: the partitions it
-// holds are not loaded again (verify still reads the log dirs again: its results are the log dir's).
+// holds are not loaded again (verify still reads them: what they add to the log dirs' problems is not in
+// their sections).
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -164,7 +166,7 @@ int RunDigest(const DigestArgs& a) {
   std::string priority = a.keep_priority ? "unchanged (--keep-priority)" : LowerPriority();
   SetReadRateLimit(a.io_rate);
 
-  // Scan and verify (what triage does on the log dirs), then the copies one partition at a time.
+  // Scan and verify the log dirs (what triage does), then the copies one partition at a time.
   TriageOptions options;
   options.jobs = a.jobs;
   options.now_ms = a.now;
@@ -180,7 +182,7 @@ int RunDigest(const DigestArgs& a) {
   cap.created_ms = WallClockMs();
   cap.log_dirs = scan.log_dirs;
   cap.brokers = scan.log_dir_brokers;
-  cap.log_dir_problems = scan.log_dir_problems;
+  cap.log_dir_problems = LogDirPassProblems(scan);  // the whole list closes the file
   cap.now_ms = options.now_ms;
   cap.producer_id_expiration_ms = options.producer_id_expiration_ms;
   cap.verify_records = options.verify_records;
@@ -229,7 +231,7 @@ int RunDigest(const DigestArgs& a) {
   std::string write_error;
   uint64_t data_bytes = 0, copies = 0, unreadable = 0;
   ParallelFor(scan.partitions.size(), a.jobs, [&](size_t i) {
-    const TriagePartition& p = scan.partitions[i];
+    TriagePartition& p = scan.partitions[i];
     std::string sections_of_partition;
     uint64_t n = 0, bytes = 0, bad = 0;
     for (size_t k = 0; k < p.copies.size(); ++k) {
@@ -237,13 +239,22 @@ int RunDigest(const DigestArgs& a) {
       DigestCopy c;
       c.files = ListFiles(tc.path);
       for (const DigestFileInfo& f : c.files) bytes += f.size;
-      if (done.count(tc.path)) continue;
+      // verify rides on the copy's load: the copy is read once. (A copy the resumed run holds is
+      // verified alone: what it adds to the log dir's problems is not in its section.)
+      CheckCopy check(tc, options);
+      if (done.count(tc.path)) {
+        check.Finish(&p.damage[k]);
+        continue;
+      }
       c.partition = p.name;
       c.log_dir = tc.log_dir;
       c.path = tc.path;
       c.broker = tc.broker;
+      ReplicaOptions with = ro;
+      with.rider = check.rider();
+      c.loaded = LoadReplica(tc.path, with, &c.state, &c.error);
+      check.Finish(&p.damage[k]);
       c.damage = DigestDamage{p.damage[k].errors, p.damage[k].warnings, p.damage[k].first_error};
-      c.loaded = LoadReplica(tc.path, ro, &c.state, &c.error);
       if (!c.loaded) {
         c.state = ReplicaState();
         ++bad;
@@ -260,6 +271,10 @@ int RunDigest(const DigestArgs& a) {
     }
   });
   if (!write_error.empty()) return Fail(command, kExitUnreadable, write_error, a.json);
+  FinishLogDirProblems(&scan);
+  if (!file.Append(DigestSection(kDigestSectionLogDirProblems, EncodeLogDirProblems(scan.log_dir_problems)), &error))
+    return Fail(command, kExitUnreadable, error, a.json);
+  ++sections;
   if (!file.Finish(sections, out_path.path, &error)) return Fail(command, kExitUnreadable, error, a.json);
 
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -908,6 +908,18 @@ bool DecodeSection(const std::string& path, const SectionView& s, DigestVersion 
     out->copies.push_back(std::move(c));
     return true;
   }
+  if (s.kind == kDigestSectionLogDirProblems && (v.major > 2 || (v.major == 2 && v.minor >= 1))) {
+    if (out->have_log_dir_problems) {
+      *error = fmt::format("{}: byte {}: a second log-dir problems section", path, s.start);
+      return false;
+    }
+    if (!DecodeLogDirProblems(s.payload, &out->capture.log_dir_problems, &why) && !(newer_minor && why == "trailing")) {
+      *error = fmt::format("{}: byte {}: log-dir problems section: {}", path, s.start, why);
+      return false;
+    }
+    out->have_log_dir_problems = true;
+    return true;
+  }
   if (newer_minor) return true;  // a newer minor version's section: skipped
   *error = fmt::format("{}: byte {}: unknown section kind {} (digest format {}.{})", path, s.start, s.kind, v.major,
                        v.minor);
@@ -1071,6 +1083,30 @@ std::string EncodeDigestCapture(const DigestCapture& c) {
   o.Zig(c.producer_id_expiration_ms);
   o.U8(c.verify_records);
   return o.Take();
+}
+
+std::string EncodeLogDirProblems(const std::vector<std::string>& problems) {
+  Out o;
+  o.Var(problems.size());
+  for (const std::string& p : problems) o.Str(p);
+  return o.Take();
+}
+
+bool DecodeLogDirProblems(std::string_view payload, std::vector<std::string>* out, std::string* error) {
+  In in(payload);
+  std::vector<std::string> problems;
+  size_t n = in.Count();
+  for (size_t i = 0; i < n && in.ok(); ++i) problems.push_back(in.Str());
+  if (!in.ok()) {
+    *error = in.error();
+    return false;
+  }
+  *out = std::move(problems);
+  if (in.left() != 0) {
+    *error = "trailing";
+    return false;
+  }
+  return true;
 }
 
 bool DecodeDigestCapture(std::string_view payload, DigestCapture* out, std::string* error) {
@@ -1281,6 +1317,8 @@ bool ReadPartialDigest(const std::string& path, DigestFile* out, uint64_t* valid
   while (pos < data.size()) {
     SectionView s;
     if (NextSection(path, data, &pos, &s, &ignored) != 0) break;
+    // The closing section of a run stopped before its trailer: written again when the run ends.
+    if (s.kind == kDigestSectionLogDirProblems) break;
     if (!DecodeSection(path, s, out->version, out, &have_capture, &ignored)) break;
     *valid_bytes = pos;
   }

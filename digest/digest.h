@@ -37,8 +37,8 @@ namespace klf {
 
 inline constexpr std::string_view kDigestMagic = "KLFDIGST";
 inline constexpr std::string_view kDigestEndMagic = "KLFDEND!";
-inline constexpr uint16_t kDigestMajor = 2;  // what klf digest writes
-inline constexpr uint16_t kDigestMinor = 0;
+inline constexpr uint16_t kDigestMajor = 2;         // what klf digest writes
+inline constexpr uint16_t kDigestMinor = 1;         // 2.1: the closing log-dir problems section
 inline constexpr uint16_t kDigestOldestMajor = 1;   // the oldest major version this klf still reads
 inline constexpr uint16_t kDigestLastMinorOf1 = 0;  // the last minor version of major version 1
 inline constexpr std::string_view kDigestVersionsRead = "1.0 and 2.x";
@@ -68,6 +68,9 @@ struct DigestCapture {
   int64_t created_ms = 0;
   std::vector<std::string> log_dirs;
   std::vector<std::string> brokers;  // per log dir, same order ("broker N", else the log dir's name)
+  // verify's problems of the log dirs (triage's log_dir_problems). From version 2.1 the capture section
+  // holds those of verify's pass over each log dir, and a closing section (kDigestSectionLogDirProblems)
+  // the whole list, with what verifying the copies added; reading the file puts the whole list here.
   std::vector<std::string> log_dir_problems;
   // The options the states were loaded and verified with; triage over digests needs the same.
   std::optional<int64_t> now_ms;
@@ -93,6 +96,7 @@ struct DigestFile {
   DigestVersion version;  // of the file's header
   DigestCapture capture;
   std::vector<DigestCopy> copies;
+  bool have_log_dir_problems = false;  // the closing section was read (version 2.1 and later)
   // The file, mapped read-only, when read with keep_states = false: triage's memory holds the pages of the
   // digests it is decoding, which the kernel can drop again, not every digest's bytes.
   std::shared_ptr<const MappedFile> mapping;
@@ -122,7 +126,17 @@ bool DecodeDigestCapture(std::string_view payload, DigestCapture* out, std::stri
 bool DecodeDigestCopy(std::string_view payload, DigestCopy* out, std::string* error, uint16_t major = kDigestMajor);
 
 // Framing.
-enum : uint8_t { kDigestSectionCapture = 1, kDigestSectionCopy = 2, kDigestSectionTrailer = 0xFF };
+// A file holds one capture section, first; a section per copy; from version 2.1 at most one log-dir
+// problems section, after the copies (klf digest verifies each copy on the pass that loads it, so the
+// log dirs' problems are complete only once every copy is done).
+enum : uint8_t {
+  kDigestSectionCapture = 1,
+  kDigestSectionCopy = 2,
+  kDigestSectionLogDirProblems = 3,
+  kDigestSectionTrailer = 0xFF
+};
+std::string EncodeLogDirProblems(const std::vector<std::string>& problems);
+bool DecodeLogDirProblems(std::string_view payload, std::vector<std::string>* out, std::string* error);
 std::string DigestFileHeader();
 std::string DigestSection(uint8_t kind, std::string_view payload);
 // `crc` is the CRC-32C of every byte of the file before the trailer.
@@ -142,8 +156,9 @@ bool ReadDigestFile(const std::string& path, DigestFile* out, std::string* error
 bool DecodeDigestState(const DigestFile& file, DigestCopy* c, std::string* error);
 
 // For `klf digest --resume`: the complete sections at the start of a partial digest (no trailer yet).
-// *valid_bytes is where the first incomplete or damaged section starts (the file is cut there before
-// appending); *crc is the CRC-32C of those bytes. False only when the file is not a digest at all.
+// *valid_bytes is where the first incomplete or damaged section (or a closing log-dir problems section,
+// which the resumed run writes again) starts (the file is cut there before appending); *crc is the
+// CRC-32C of those bytes. False only when the file is not a digest at all.
 bool ReadPartialDigest(const std::string& path, DigestFile* out, uint64_t* valid_bytes, uint32_t* crc,
                        std::string* error);
 

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -49,6 +50,9 @@ bool TriagePartition::lagging() const {
 
 namespace {
 
+// Errors of log-dir files kept for the report, in all.
+constexpr size_t kMaxLogDirProblems = 100;
+
 // Attributes verify's problems to the partition copy whose directory holds the file. VerifyPath
 // forwards problems from one thread at a time, so no lock is needed.
 class DamageSink : public ProblemSink {
@@ -74,8 +78,6 @@ class DamageSink : public ProblemSink {
   }
 
  private:
-  static constexpr size_t kMaxLogDirProblems = 100;
-
   static std::string Describe(const Problem& p) {
     return fmt::format("{}:{} {}: {}", p.file, p.position, p.check, p.message);
   }
@@ -88,6 +90,85 @@ class DamageSink : public ProblemSink {
   std::map<std::string, TriageDamage*> by_dir_;
   std::vector<std::string>* log_dir_problems_;
 };
+
+}  // namespace
+
+CheckCopy::CheckCopy(const TriageCopy& copy, const TriageOptions& options)
+    : path_(copy.path), check_(copy.path, [&] {
+        VerifyOptions vo;
+        vo.check_records = options.verify_records;
+        return vo;
+      }()) {}
+
+void CheckCopy::Finish(TriageDamage* damage) {
+  // The copy's problems, attributed as DamageSink attributes them: to the copy when the file is in its
+  // directory, else to its log dir.
+  struct CopySink : ProblemSink {
+    const std::string& path;
+    TriageDamage* d;
+    CopySink(const std::string& p, TriageDamage* damage) : path(p), d(damage) {}
+    void Report(const Problem& p) override {
+      if (p.severity == Severity::kInfo) return;
+      const bool ours = p.file == path || std::filesystem::path(p.file).parent_path().string() == path;
+      const std::string text = fmt::format("{}:{} {}: {}", p.file, p.position, p.check, p.message);
+      if (!ours) {
+        if (p.severity == Severity::kError && d->other_files.size() < 100) d->other_files.push_back(text);
+      } else if (p.severity == Severity::kError) {
+        if (d->errors++ == 0) d->first_error = text;
+      } else {
+        ++d->warnings;
+      }
+    }
+  } sink(path_, damage);
+  VerifyStats s = check_.Finish(&sink);
+  if (s.unreadable) damage->unreadable = s.unreadable_reason;
+}
+
+namespace {
+
+void AppendCapped(const std::vector<std::string>& from, std::vector<std::string>* out) {
+  for (const std::string& p : from)
+    if (out->size() < kMaxLogDirProblems) out->push_back(p);
+}
+
+// What the checks of log dir `dir`'s copies found for it: their errors outside their directories
+// (appended to *out, by partition name) and the first file one could not read (returned).
+std::string AppendCopiesFindings(const TriageReport& report, const std::string& dir, std::vector<std::string>* out) {
+  std::string unreadable;
+  for (const TriagePartition& p : report.partitions) {
+    for (size_t i = 0; i < p.copies.size(); ++i) {
+      if (p.copies[i].source || p.copies[i].log_dir != dir) continue;
+      AppendCapped(p.damage[i].other_files, out);
+      if (unreadable.empty()) unreadable = p.damage[i].unreadable;
+    }
+  }
+  return unreadable;
+}
+
+// The log dirs' problems after those already in *list: with_copies adds what the copies' checks found.
+void AppendLogDirProblems(const TriageReport& report, bool with_copies, std::vector<std::string>* list) {
+  for (const LogDirVerify& v : report.log_dir_verify) {
+    AppendCapped(v.problems, list);
+    const std::string copies = with_copies ? AppendCopiesFindings(report, v.log_dir, list) : std::string();
+    const std::string& unreadable = v.unreadable.empty() ? copies : v.unreadable;
+    if (!unreadable.empty()) list->push_back(unreadable);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> LogDirPassProblems(const TriageReport& report) {
+  std::vector<std::string> out = report.log_dir_problems;
+  AppendLogDirProblems(report, /*with_copies=*/false, &out);
+  return out;
+}
+
+void FinishLogDirProblems(TriageReport* report) {
+  AppendLogDirProblems(*report, /*with_copies=*/true, &report->log_dir_problems);
+  report->log_dir_verify.clear();
+}
+
+namespace {
 
 std::string PinnedSentence(const LsoReport& r) {
   if (!r.pinned()) return "";
@@ -120,24 +201,18 @@ bool DigestState(const TriageCopy& c, ReplicaState* r, std::string* error) {
 
 // Every copy that loads takes part in the diff; one that does not is named with its error (errors[i]
 // for copies[i]). A copy from a digest is decoded from it. Returns whether any copy came from a digest.
+// checks[i] (when given and not null) rides on copies[i]'s load.
 bool LoadCopiesForDiff(const TriagePartition& p, const ReplicaOptions& ro, std::vector<ReplicaState>* replicas,
-                       std::vector<size_t>* loaded, std::vector<std::string>* errors) {
-  std::vector<std::string> dirs;
+                       std::vector<size_t>* loaded, std::vector<std::string>* errors,
+                       std::vector<std::unique_ptr<CheckCopy>>* checks = nullptr) {
+  const size_t n = p.copies.size();
   bool any_digest = false;
-  for (const TriageCopy& c : p.copies) {
-    dirs.push_back(c.path);
-    any_digest = any_digest || c.source != nullptr;
-  }
-  errors->assign(dirs.size(), "");
-  std::string error;
-  if (!any_digest && LoadReplicas(dirs, ro, replicas, &error, /*threads=*/1)) {
-    for (size_t i = 0; i < dirs.size(); ++i) loaded->push_back(i);
-    return false;
-  }
+  for (const TriageCopy& c : p.copies) any_digest = any_digest || c.source != nullptr;
+  errors->assign(n, "");
   replicas->clear();
-  replicas->reserve(dirs.size());    // the reference below points into it
+  replicas->reserve(n);              // the reference below points into it
   std::vector<size_t> reference_at;  // the first directory loaded is the others' reference (LoadReplicas)
-  for (size_t i = 0; i < dirs.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     ReplicaState r;
     const TriageCopy& c = p.copies[i];
     if (c.source) {
@@ -145,7 +220,8 @@ bool LoadCopiesForDiff(const TriagePartition& p, const ReplicaOptions& ro, std::
     } else {
       ReplicaOptions with = ro;
       if (!reference_at.empty()) with.reference = &(*replicas)[reference_at.front()];
-      if (!LoadReplica(dirs[i], with, &r, &(*errors)[i])) continue;
+      if (checks && (*checks)[i]) with.rider = (*checks)[i]->rider();
+      if (!LoadReplica(c.path, with, &r, &(*errors)[i])) continue;
       reference_at.push_back(replicas->size());
     }
     replicas->push_back(std::move(r));
@@ -171,6 +247,20 @@ ReplicaOptions ReplicaOptionsOf(const TriageOptions& options) {
   return ro;
 }
 
+// A CheckCopy for each copy read from its directory (null for one from a digest).
+std::vector<std::unique_ptr<CheckCopy>> ChecksFor(const TriagePartition& p, const TriageOptions& options) {
+  std::vector<std::unique_ptr<CheckCopy>> checks(p.copies.size());
+  for (size_t i = 0; i < p.copies.size(); ++i) {
+    if (!p.copies[i].source) checks[i] = std::make_unique<CheckCopy>(p.copies[i], options);
+  }
+  return checks;
+}
+
+void FinishChecks(std::vector<std::unique_ptr<CheckCopy>>* checks, TriagePartition* p) {
+  for (size_t i = 0; i < checks->size(); ++i)
+    if ((*checks)[i]) (*checks)[i]->Finish(&p->damage[i]);
+}
+
 // The work of one partition: load its copies, diff them, explain each copy's LSO.
 void TriageOne(const TriageOptions& options, TriagePartition* p) {
   ReplicaOptions ro = ReplicaOptionsOf(options);
@@ -180,18 +270,24 @@ void TriageOne(const TriageOptions& options, TriagePartition* p) {
   lo.wall_clock_times = options.wall_clock_times;
   const std::vector<ReplicaState> no_others;
 
+  // Verify rides on each directory copy's load (CheckCopy): the copy is read once.
+  std::vector<std::unique_ptr<CheckCopy>> checks = ChecksFor(*p, options);
+  auto finish_checks = [&] { FinishChecks(&checks, p); };
   if (p->copies.size() == 1) {
     ro.transactions_only = true;  // no diff: memory independent of the record count
     ReplicaState r;
     TriageCopy& c = p->copies.front();
-    if (c.source ? !DigestState(c, &r, &c.error) : !LoadReplica(c.path, ro, &r, &c.error)) return;
-    FillCopy(r, ExplainLso(r, no_others, lo), &c);
+    if (checks[0]) ro.rider = checks[0]->rider();
+    const bool ok = c.source ? DigestState(c, &r, &c.error) : LoadReplica(c.path, ro, &r, &c.error);
+    finish_checks();
+    if (ok) FillCopy(r, ExplainLso(r, no_others, lo), &c);
     return;
   }
   std::vector<ReplicaState> replicas;
   std::vector<size_t> loaded;  // replicas[i] is copies[loaded[i]]
   std::vector<std::string> errors;
-  const bool any_digest = LoadCopiesForDiff(*p, ro, &replicas, &loaded, &errors);
+  const bool any_digest = LoadCopiesForDiff(*p, ro, &replicas, &loaded, &errors, &checks);
+  finish_checks();
   for (size_t i = 0; i < errors.size(); ++i) p->copies[i].error = errors[i];
   LabelReplicas(*p, loaded, &replicas);
   for (size_t k = 0; k < replicas.size(); ++k) {
@@ -323,14 +419,17 @@ void GroupPartitions(std::map<std::string, std::vector<TriageCopy>>* by_name, Tr
       const TriageCopy& c = p.copies[i];
       if (c.source) {
         const DigestDamage& d = c.source->copies[c.source_copy].damage;
-        p.damage[i] = TriageDamage{d.errors, d.warnings, d.first_error};
+        p.damage[i].errors = d.errors;
+        p.damage[i].warnings = d.warnings;
+        p.damage[i].first_error = d.first_error;
       }
     }
     out->partitions.push_back(std::move(p));
   }
 }
 
-// Step 2: verify every log directory given; its problems are attributed to the partition copies.
+// Step 2: verify every log directory given, but for its partitions' copies (CheckCopy verifies each on
+// the pass that loads it); the problems its scan finds in a copy's directory are the copy's.
 void VerifyDirs(const std::vector<std::string>& log_dirs, const TriageOptions& options, TriageReport* out) {
   std::map<std::string, TriageDamage*> by_dir;
   for (TriagePartition& p : out->partitions) {
@@ -338,13 +437,16 @@ void VerifyDirs(const std::vector<std::string>& log_dirs, const TriageOptions& o
       if (!p.copies[i].source) by_dir[p.copies[i].path] = &p.damage[i];
     }
   }
-  DamageSink sink(by_dir, &out->log_dir_problems);
   VerifyOptions vo;
   vo.threads = int(options.jobs);
   vo.check_records = options.verify_records;
+  vo.verified_elsewhere = [&](const std::string& dir) { return by_dir.count(dir) > 0; };
   for (const std::string& path : log_dirs) {
-    VerifyStats s = VerifyPath(std::filesystem::path(path).lexically_normal().string(), vo, &sink);
-    if (s.unreadable) out->log_dir_problems.push_back(s.unreadable_reason);
+    LogDirVerify& v = out->log_dir_verify.emplace_back();
+    v.log_dir = ClassifyPath(path).path;  // as the copies name it (ScanOne)
+    DamageSink sink(by_dir, &v.problems);
+    VerifyStats s = VerifyPath(v.log_dir, vo, &sink);
+    if (s.unreadable) v.unreadable = s.unreadable_reason;
   }
 }
 
@@ -449,6 +551,8 @@ bool TriageCapture(const std::vector<std::string>& inputs, const TriageOptions& 
       options.progress(++done, total);
     }
   });
+
+  FinishLogDirProblems(out);
 
   // 4. Rank and count.
   TriageCounts& n = out->counts;

@@ -20,6 +20,7 @@
 
 #include "diff/diff.h"
 #include "digest/digest.h"
+#include "verify/verify.h"
 
 namespace klf {
 
@@ -57,6 +58,10 @@ struct TriageCopy {
 struct TriageDamage {
   uint64_t errors = 0, warnings = 0;
   std::string first_error;  // "<file>:<position> <check>: <message>"
+  // What verify found on the copy that its log dir reports (FinishLogDirProblems): a file it could not
+  // read, and errors in files outside the copy's directory.
+  std::string unreadable;
+  std::vector<std::string> other_files;
 };
 
 // kUndecided: only with digests, when they cannot settle whether the copies diverge (TriagePartition::undecided).
@@ -86,6 +91,14 @@ struct TriageCounts {
          unreadable = 0, undecided = 0;
 };
 
+// Verify's pass over one log directory, its partitions' copies left out (they are verified on the pass
+// that loads them: CheckCopy): the errors in its own files, and whether it met a file it cannot read.
+struct LogDirVerify {
+  std::string log_dir;
+  std::vector<std::string> problems;
+  std::string unreadable;
+};
+
 struct TriageReport {
   std::vector<std::string> log_dirs;          // the log dirs given, and those the digests given were made of
   std::vector<std::string> digests;           // the digest files given
@@ -95,6 +108,7 @@ struct TriageReport {
   std::vector<TriagePartition> partitions;    // ranked: status, then name
   std::vector<std::string> log_dir_problems;  // verify's errors about log-dir files, and unreadable dirs
   TriageCounts counts;
+  std::vector<LogDirVerify> log_dir_verify;  // TriageScan's passes, until FinishLogDirProblems
 };
 
 // Returns false with *error when an input is neither a broker log directory nor a digest, when a log
@@ -113,9 +127,32 @@ bool TriageReloadForDiff(const TriagePartition& p, const TriageOptions& options,
                          DiffReport* report);
 
 // Steps 1 and 2 of TriageCapture for log directories only (what klf digest records): the partition
-// copies grouped by name, the brokers, and verify's damage per copy and log-dir problems. Nothing loaded.
+// copies grouped by name, the brokers, and verify's pass over each log directory (log_dir_verify; the
+// damage its scan found in the copies). Nothing loaded. The copies are verified when they are loaded
+// (CheckCopy), and log_dir_problems is complete after FinishLogDirProblems.
 bool TriageScan(const std::vector<std::string>& log_dirs, const TriageOptions& options, TriageReport* out,
                 std::string* error);
+
+// Verify's part for one copy read from its directory, on the pass that loads it (verify/verify.h
+// PartitionCheck: the copy is read once): put rider() on the copy's load (ReplicaOptions::rider), then
+// Finish adds what verify found to the copy's damage.
+class CheckCopy {
+ public:
+  CheckCopy(const TriageCopy& copy, const TriageOptions& options);
+  LoadedLog::Rider* rider() { return check_.rider(); }
+  void Finish(TriageDamage* damage);
+
+ private:
+  std::string path_;
+  PartitionCheck check_;
+};
+
+// log_dir_problems from verify's passes (log_dir_verify) and what the copies' checks found for their
+// log dirs, in the order verify reports them: per log dir, its own errors, the copies' (by partition
+// name), then the first file it could not read. Call after every copy's CheckCopy::Finish, before ranking.
+void FinishLogDirProblems(TriageReport* report);
+// The list FinishLogDirProblems would make from the log dirs' passes alone (the copies not yet checked).
+std::vector<std::string> LogDirPassProblems(const TriageReport& report);
 
 // For a finding of p's diff: per copy it names that comes from a digest, the segment files holding
 // offsets [f.first_offset, f.last_offset] (the whole log when the finding has no offsets), as

@@ -323,21 +323,79 @@ TEST_F(DigestFileTest, EveryBitFlipIsRefused) {
   }
 }
 
+// Version 2.1's closing section holds the log dirs' problems found with the copies; the capture
+// section's list is what verify's pass over the log dirs found alone (what a 2.0 reader shows).
+TEST_F(DigestFileTest, LogDirProblemsSectionClosesTheFile) {
+  auto digest = [](uint16_t minor, const std::vector<std::vector<std::string>>& closing) {
+    DigestCapture cap;
+    cap.klf_version = "test";
+    cap.log_dirs = {"/data/kafka"};
+    cap.brokers = {"broker 1"};
+    cap.log_dir_problems = {"/data/kafka/cleaner-offset-checkpoint:0 checkpoint: bad"};
+    std::string f = DigestFileHeader();
+    f[10] = char(minor & 0xff);
+    f += DigestSection(kDigestSectionCapture, EncodeDigestCapture(cap));
+    DigestCopy bad;
+    bad.partition = "foo-1";
+    bad.path = "/data/kafka/foo-1";
+    bad.error = "cannot be read";
+    f += DigestSection(kDigestSectionCopy, EncodeDigestCopy(bad));
+    for (const std::vector<std::string>& list : closing)
+      f += DigestSection(kDigestSectionLogDirProblems, EncodeLogDirProblems(list));
+    f += DigestTrailer(2 + closing.size(), Crc32c(AsBytes(f)));
+    return f;
+  };
+  const std::vector<std::string> all = {"/data/kafka/cleaner-offset-checkpoint:0 checkpoint: bad",
+                                        "/data/kafka/foo-1/00000000000000000000.log: cannot be read"};
+  DigestFile f;
+  std::string error;
+  ASSERT_TRUE(ReadDigestFile(Write(digest(1, {all})), &f, &error)) << error;
+  EXPECT_EQ(f.capture.log_dir_problems, all);
+  EXPECT_TRUE(f.have_log_dir_problems);
+  // A 2.0 digest (an older klf's) has none: its capture's list is the list.
+  ASSERT_TRUE(ReadDigestFile(Write(digest(0, {})), &f, &error)) << error;
+  EXPECT_EQ(f.capture.log_dir_problems, std::vector<std::string>{all[0]});
+  EXPECT_FALSE(f.have_log_dir_problems);
+  // In 2.0 the kind is unknown (damage); in 2.1 it comes once.
+  EXPECT_FALSE(ReadDigestFile(Write(digest(0, {all})), &f, &error));
+  EXPECT_NE(error.find("unknown section kind 3"), std::string::npos) << error;
+  EXPECT_FALSE(ReadDigestFile(Write(digest(1, {all, all})), &f, &error));
+  EXPECT_NE(error.find("a second log-dir problems section"), std::string::npos) << error;
+  // A run stopped after its closing section but before the trailer: --resume keeps the copies and
+  // writes the closing section again.
+  const std::string closed = digest(1, {all});
+  const std::string closing = DigestSection(kDigestSectionLogDirProblems, EncodeLogDirProblems(all));
+  uint64_t valid = 0;
+  uint32_t crc = 0;
+  ASSERT_TRUE(ReadPartialDigest(Write(closed.substr(0, closed.size() - kDigestTrailerSize)), &f, &valid, &crc, &error))
+      << error;
+  EXPECT_EQ(valid, closed.size() - kDigestTrailerSize - closing.size());
+  EXPECT_EQ(f.copies.size(), 1u);
+  // Its payload is checked like any other.
+  std::vector<std::string> out;
+  EXPECT_FALSE(DecodeLogDirProblems(EncodeLogDirProblems(all) + "x", &out, &error));
+  EXPECT_FALSE(DecodeLogDirProblems(EncodeLogDirProblems(all).substr(0, 5), &out, &error));
+  ASSERT_TRUE(DecodeLogDirProblems(EncodeLogDirProblems(all), &out, &error)) << error;
+  EXPECT_EQ(out, all);
+}
+
 TEST_F(DigestFileTest, VersionRule) {
   std::string newer_major = SmallDigest();
   newer_major[8] = char(kDigestMajor + 1);
   DigestFile f;
   std::string error;
   EXPECT_FALSE(ReadDigestFile(Write(newer_major), &f, &error));
-  EXPECT_NE(error.find(fmt::format("byte 8: digest format version {}.0 is newer than this klf reads (1.0 and 2.x)",
-                                   kDigestMajor + 1)),
+  EXPECT_NE(error.find(fmt::format("byte 8: digest format version {}.{} is newer than this klf reads (1.0 and 2.x)",
+                                   kDigestMajor + 1, kDigestMinor)),
             std::string::npos)
       << error;
   EXPECT_NE(error.find((dir_ / "d.kdg").string()), std::string::npos) << error;
   std::string major0 = SmallDigest();
   major0[8] = 0;
   EXPECT_FALSE(ReadDigestFile(Write(major0), &f, &error));
-  EXPECT_NE(error.find("digest format version 0.0 does not exist (this klf reads 1.0 and 2.x)"), std::string::npos)
+  EXPECT_NE(
+      error.find(fmt::format("digest format version 0.{} does not exist (this klf reads 1.0 and 2.x)", kDigestMinor)),
+      std::string::npos)
       << error;
   // A version 2 payload read as version 1 (or the reverse) is refused, not misread.
   std::string dir = Fixtures() + "/kafka-oracle/replicas/aborted-to-committed/broker2/foo-0";

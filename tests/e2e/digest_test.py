@@ -176,10 +176,10 @@ def test_damaged_digests_are_refused():
             blob[pos] ^= 0x10
             refused(bytes(blob), f"bit flip at byte {pos}")
         # A newer major version.
-        check(data[8:10] == struct.pack("<H", 2), f"digest format {data[8:12].hex()}, expected 2.0")
+        check(data[8:12] == struct.pack("<HH", 2, 1), f"digest format {data[8:12].hex()}, expected 2.1")
         blob = bytearray(data)
         blob[8:10] = struct.pack("<H", 3)
-        refused(bytes(blob), "major version 3", "digest format version 3.0 is newer than this klf reads (1.0 and 2.x)")
+        refused(bytes(blob), "major version 3", "digest format version 3.1 is newer than this klf reads (1.0 and 2.x)")
         # A foreign file.
         p = process(["triage", "--json", os.path.join(SRC, "README.md")], timeout=60)
         check(p.returncode == 2 and "nor a klf digest" in p.stdout, f"foreign file: {p.returncode} {p.stdout[:300]}")
@@ -227,7 +227,7 @@ def test_version_1_digests_still_read():
             with open(out + ".partial", "wb") as f:
                 f.write(partial)
             p = process(["digest", "--json", "--resume", "--out", out, *dirs], timeout=60, cwd=FIX)
-            check(p.returncode == 2 and "digest format 1.0: --resume continues only a 2.0 digest" in p.stdout,
+            check(p.returncode == 2 and "digest format 1.0: --resume continues only a 2.1 digest" in p.stdout,
                   f"{name}: --resume of a version 1 partial: exit {p.returncode}: {p.stdout[:300]}")
             check(open(out + ".partial", "rb").read() == partial and not os.path.exists(out),
                   f"{name}: --resume changed a version 1 partial")

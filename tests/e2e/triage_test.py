@@ -11,8 +11,9 @@
 import json
 import os
 import re
+import shutil
 
-from klf_e2e import ORACLE, REAL, check, process, run_tests, snapshot, triage_json
+from klf_e2e import ORACLE, REAL, check, process, run_tests, snapshot, temp_dir, triage_json
 
 MULTI = {
     "cesaralcancio__study-kafka/data": ["kafka1", "kafka2", "kafka3", "kafka4", "kafka5"],
@@ -86,6 +87,88 @@ def test_jobs_do_not_change_the_answer():
     _, one = triage_json(dirs, "--jobs", "1")
     _, two = triage_json(dirs, "--jobs", "2")
     check(one == two, "--jobs 1 and --jobs 2 differ")
+
+
+def damaged_brokers(work):
+    """Copies of Kafka's three brokers of aborted-to-committed, with damage verify and the load both meet."""
+    src = os.path.join(ORACLE, "replicas", "aborted-to-committed")
+    dirs = []
+    for b in ("broker1", "broker2", "broker3"):
+        shutil.copytree(os.path.join(src, b), os.path.join(work, b))
+        dirs.append(os.path.join(work, b))
+
+    def flip(path, at):
+        with open(path, "r+b") as f:
+            f.seek(at)
+            byte = f.read(1)
+            f.seek(at)
+            f.write(bytes([byte[0] ^ 0x5A]))
+
+    def logs(d):
+        return sorted(os.path.join(d, "foo-0", n) for n in os.listdir(os.path.join(d, "foo-0")) if n.endswith(".log"))
+
+    flip(logs(dirs[0])[0], 100)                                      # a CRC that fails
+    last = logs(dirs[1])[-1]
+    os.truncate(last, os.path.getsize(last) - 3)                     # a torn tail
+    flip(logs(dirs[1])[1][:-4] + ".index", 4)                        # an index entry pointing nowhere
+    open(os.path.join(dirs[1], "foo-0", "notes.txt"), "w").write("x")      # a stray file (the scan's)
+    seg = logs(dirs[2])[2]
+    os.remove(seg)
+    os.mkdir(seg)                                                    # a segment that cannot be read
+    with open(os.path.join(dirs[2], "replication-offset-checkpoint"), "a") as f:
+        f.write("not a checkpoint line\n")                          # the log dir's own file
+    return dirs
+
+
+def test_damage_per_copy_is_what_verify_reports():
+    """Triage verifies each copy on the pass that loads it (one read): the damage it gives a copy is what
+    `klf verify` of the log dir reports in that copy's directory, the log dir's own errors and unreadable
+    files are its log-dir problems, and digests of the same brokers give the same."""
+    with temp_dir() as work:
+        dirs = damaged_brokers(work)
+        before = [snapshot(d) for d in dirs]
+        _, j = triage_json(dirs)
+        copies = {c["path"]: c for p in j["partitions"] for c in p["copies"]}
+        expected_log_dir = []
+        for d in dirs:
+            v = process(["verify", "--json", d])
+            problems = json.loads(v.stdout)["problems"]
+            part = os.path.join(d, "foo-0")
+            mine = [x for x in problems if x["severity"] != "info" and
+                    (x["file"] == part or os.path.dirname(x["file"]) == part)]
+            errors = [x for x in mine if x["severity"] == "error"]
+            c = copies[part]
+            check(c["errors"] == len(errors) and c["warnings"] == len(mine) - len(errors),
+                  f"{part}: triage {c['errors']} errors {c['warnings']} warnings, verify {len(errors)} and "
+                  f"{len(mine) - len(errors)}")
+            first = f"{errors[0]['file']}:{errors[0]['position']} {errors[0]['check']}: {errors[0]['message']}" \
+                if errors else None
+            check(c["firstError"] == first, f"{part}: first error {c['firstError']!r}, verify's {first!r}")
+            expected_log_dir += [f"{x['file']}:{x['position']} {x['check']}: {x['message']}" for x in problems
+                                 if x["severity"] == "error" and x not in mine]
+            expected_log_dir += [u if isinstance(u, str) else u.get("reason", json.dumps(u))
+                                 for u in json.loads(v.stdout)["unreadable"]][:1]
+        check(sum(c["errors"] for c in copies.values()) >= 3, f"damage not found: {copies}")
+        check(j["logDirProblems"] == expected_log_dir,
+              f"log-dir problems {j['logDirProblems']}, verify's {expected_log_dir}")
+        # The same from digests, one per broker.
+        outs = []
+        for i, d in enumerate(dirs):
+            out = os.path.join(work, f"{i}.kdg")
+            p = process(["digest", "--json", "--out", out, d])
+            check(p.returncode == 0, f"digest {d}: exit {p.returncode} {p.stderr[-300:]}")
+            outs.append(out)
+        _, k = triage_json(outs)
+        for key in ("logDirProblems", "counts"):
+            a, b = dict(j[key]) if key == "counts" else j[key], dict(k[key]) if key == "counts" else k[key]
+            if key == "counts":
+                b.pop("undecided", None)
+            check(a == b, f"{key}: dirs {a}, digests {b}")
+        for p, q in zip(j["partitions"], k["partitions"]):
+            for c, e in zip(p["copies"], q["copies"]):
+                for f in ("errors", "warnings", "firstError", "loaded"):
+                    check(c[f] == e[f], f"{c['path']} {f}: dirs {c[f]!r}, digest {e[f]!r}")
+        check(before == [snapshot(d) for d in dirs], "triage or digest modified its input")
 
 
 def test_refuses_what_is_not_a_log_dir():

@@ -42,6 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DigestCapture capture;
   std::string error;
   (void)DecodeDigestCapture(payload, &capture, &error);
+  std::vector<std::string> log_dir_problems;
+  (void)DecodeLogDirProblems(payload, &log_dir_problems, &error);
   for (uint16_t major : {uint16_t(1), uint16_t(2)}) {
     DigestCopy copy;
     if (DecodeDigestCopy(payload, &copy, &error, major) && copy.loaded) Judge(copy.state);
