@@ -169,6 +169,20 @@ def test_damage_per_copy_is_what_verify_reports():
                 for f in ("errors", "warnings", "firstError", "loaded"):
                     check(c[f] == e[f], f"{c['path']} {f}: dirs {c[f]!r}, digest {e[f]!r}")
         check(before == [snapshot(d) for d in dirs], "triage or digest modified its input")
+        # The same copies named ./broker1 and ../work/broker2 (a copy's damage was once reported as a
+        # log-dir problem when its log dir was not given in normal form).
+        rel = ["./" + os.path.basename(dirs[0]), os.path.join("..", os.path.basename(work), os.path.basename(dirs[1])),
+               dirs[2]]
+        p = process(["triage", "--json", *rel], cwd=work)
+        r = json.loads(p.stdout)
+        errors = {os.path.normpath(os.path.join(work, c["path"])): c["errors"]
+                  for part in r["partitions"] for c in part["copies"]}
+        for d in dirs:
+            part = os.path.join(d, "foo-0")
+            check(errors.get(part) == copies[part]["errors"],
+                  f"{d} given relative: {errors.get(part)} errors, {copies[part]['errors']} given whole")
+        check(len(r["logDirProblems"]) == len(j["logDirProblems"]),
+              f"relative log dirs: {r['logDirProblems']}, whole: {j['logDirProblems']}")
 
 
 def test_refuses_what_is_not_a_log_dir():
