@@ -164,12 +164,16 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
   if (!ReadLogDirFiles(partition_dir, &log, sink, &why)) return Fail(why, true, error, unreadable_file);
   // LogLoader: the log start offset is the checkpoint's, but never below the first segment.
   if (!segments.empty()) log.log_start_offset = std::max(log.log_start_offset, segments.front()->base_offset);
-  if (options.segments_only) return true;
+  if (options.segments_only) {
+    log.scan = std::move(dir);
+    return true;
+  }
 
   if (!ReadTxnIndexes(dir, &log, sink, &why)) return Fail(why, true, error, unreadable_file);
   bool unreadable = false;
   if (!LoadProducerStateAtEnd(dir, options, &log, sink, &why, &unreadable))
     return Fail(why, unreadable, error, unreadable_file);
+  log.scan = std::move(dir);
   return true;
 }
 
@@ -205,9 +209,7 @@ bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std
   if (read.env == nullptr) read.env = env;
   if (rider) {
     rider->complete = false;
-    bool same = rider->log_paths.size() == segments.size();
-    for (size_t i = 0; same && i < segments.size(); ++i) same = rider->log_paths[i] == segments[i].log_path;
-    if (!same) rider = nullptr;
+    if (rider->start && !rider->start(*this)) rider = nullptr;
   }
   RiderSink tee(sink, rider ? rider->sink : nullptr);
   ProblemSink* reader_sink = rider ? static_cast<ProblemSink*>(&tee) : sink;

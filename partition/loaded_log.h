@@ -121,6 +121,7 @@ struct LoadedLog : LoadedFacts {
   std::map<int64_t, std::string> snapshot_files;   // producer snapshots: offset -> path
   std::vector<KraftSnapshotFile> kraft_snapshots;  // __cluster_metadata's `.checkpoint` snapshots, ascending
 
+  PartitionDir scan;                                 // the directory as the load listed it (segment_reader/layout.h)
   std::optional<int64_t> high_watermark_checkpoint;  // replication-offset-checkpoint's value, before the clamp
   ProducerStateManager producer_state;               // at the log end
   std::optional<int64_t> first_unstable_offset;      // first offset of the earliest open transaction
@@ -157,13 +158,14 @@ struct LoadedLog : LoadedFacts {
   // sees every batch of every segment and every problem the readers report, also where the pass's own
   // visitor skips the rest of a segment or stops: the reading goes on for the rider alone, and what it
   // finds then reaches neither the pass's visitor nor its sink, so the pass's result is what it is
-  // without a rider. `complete` says whether the rider saw every segment to its end: false when a
-  // segment could not be opened or read to its end, or when the log's segments are not `log_paths`
-  // (then the rider sees nothing).
+  // without a rider. `start` (optional) is called before the first segment with the log (its `scan`
+  // is the directory the segments come from); false: the rider does not ride. `complete` says whether
+  // the rider saw every segment to its end: false when it did not start, or a segment could not be
+  // opened or read to its end.
   struct Rider {
-    std::vector<std::string> log_paths;  // the `.log` files the rider expects, in order
-    SegmentVisitor visit;                // its batch's Step is not looked at
-    ProblemSink* sink = nullptr;         // the readers' problems
+    std::function<bool(const LoadedLog& log)> start;
+    SegmentVisitor visit;         // its batch's Step is not looked at
+    ProblemSink* sink = nullptr;  // the readers' problems
     bool complete = false;
   };
   bool ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read = {},

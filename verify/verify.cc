@@ -1016,17 +1016,21 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
   auto elsewhere = [&](const PartitionDir& p) {
     return options.verified_elsewhere && options.verified_elsewhere(p.path);
   };
+  // A partition kept only by its path: the pool finds its result by it, or leaves it out.
+  auto keep_path_only = [](PartitionDir* p) {
+    PartitionDir done;
+    done.path = std::move(p->path);
+    *p = std::move(done);
+  };
   auto verify_scanned = [&](const LogDir& files, PartitionDir* p) {
-    if (elsewhere(*p)) return;
+    if (elsewhere(*p)) return keep_path_only(p);
     {
       std::lock_guard<std::mutex> lock(early_mu);
       if (held >= options.held_problems) return;
     }
     PartitionResult r;
     VerifyOnePartition(files, *p, options, &r);
-    PartitionDir done;  // only the path is kept: the pool finds the result by it
-    done.path = std::move(p->path);
-    *p = std::move(done);
+    keep_path_only(p);
     std::lock_guard<std::mutex> lock(early_mu);
     held += r.problems.size();
     early.emplace(p->path, std::move(r));
@@ -1261,8 +1265,9 @@ class WalkSink : public ProblemSink {
 
 struct PartitionCheck::Impl {
   VerifyOptions options;
+  std::string path;
   PartitionDir dir;
-  bool scanned = false;
+  bool scanned = false;  // dir holds the partition's listing
   std::optional<PartitionCheckpoints> checkpoints;
   std::vector<const SegmentFiles*> segments;
   VerifyStats stats;
@@ -1273,7 +1278,24 @@ struct PartitionCheck::Impl {
   LoadedLog::Rider rider;
   bool offered = false;
 
+  // The partition as listed (by the load, or here) and its checkpoints (the scan's problems and the
+  // checkpoints' are the log dir's: VerifyLogDir reports them).
+  void Listed(PartitionDir listed) {
+    dir = std::move(listed);
+    scanned = true;
+    NullSink quiet;
+    if (dir.tp) checkpoints = ReadParentCheckpoints(dir.path, *dir.tp, &quiet, options.read.env);
+  }
   PartitionContext Context() const { return ContextFor(dir, checkpoints ? &*checkpoints : nullptr); }
+  // The rider's start: verify from the load's listing, on its reader.
+  bool Start(const LoadedLog& log) {
+    Listed(log.scan);
+    verifier = std::make_unique<PartitionVerifier>(options, &sink, &stats, Context());
+    walking = verifier.get();
+    verifier->StartPartition(dir);
+    segments = dir.LogSegments();
+    return true;
+  }
 };
 
 PartitionCheck::PartitionCheck(const std::string& partition_dir, const VerifyOptions& options)
@@ -1281,17 +1303,9 @@ PartitionCheck::PartitionCheck(const std::string& partition_dir, const VerifyOpt
   Impl& m = *impl_;
   m.options = options;
   m.options.verified_elsewhere = nullptr;
-  // The scan's problems and the checkpoints' are the log dir's (VerifyLogDir reports them).
-  NullSink quiet;
-  m.scanned = ScanPartitionDir(partition_dir, &m.dir, &quiet, options.read.env);
-  if (!m.scanned) return;
-  if (m.dir.tp) m.checkpoints = ReadParentCheckpoints(m.dir.path, *m.dir.tp, &quiet, options.read.env);
+  m.path = partition_dir;
   if (!SameReading(options.read, ReadOptions())) return;
-  m.verifier = std::make_unique<PartitionVerifier>(m.options, &m.sink, &m.stats, m.Context());
-  m.walking = m.verifier.get();
-  m.verifier->StartPartition(m.dir);
-  m.segments = m.dir.LogSegments();
-  for (const SegmentFiles* seg : m.segments) m.rider.log_paths.push_back(seg->log->path);
+  m.rider.start = [&m](const LoadedLog& log) { return m.Start(log); };
   m.rider.sink = &m.reader_sink;
   m.rider.visit.begin = [&m](size_t i, LogReader& reader) {
     m.verifier->BeginSegment(*m.segments[i], i + 1 == m.segments.size(), false);
@@ -1313,11 +1327,17 @@ LoadedLog::Rider* PartitionCheck::rider() { return impl_->offered ? &impl_->ride
 
 VerifyStats PartitionCheck::Finish(ProblemSink* sink) {
   Impl& m = *impl_;
-  if (!m.scanned) return VerifyStats();
   rode_ = m.offered && m.rider.complete;
   if (rode_) {
     m.verifier->FinishPartition(m.dir);
   } else {
+    // Alone: from the load's listing when the pass started, else from a listing of its own.
+    if (!m.scanned) {
+      NullSink quiet;
+      PartitionDir listed;
+      if (!ScanPartitionDir(m.path, &listed, &quiet, m.options.read.env)) return VerifyStats();
+      m.Listed(std::move(listed));
+    }
     m.stats = VerifyStats();
     m.sink = CountingSink(&m.stats);
     PartitionVerifier alone(m.options, &m.sink, &m.stats, m.Context());
