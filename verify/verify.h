@@ -109,10 +109,10 @@ VerifyStats VerifyPath(const std::string& path, const VerifyOptions& options, Pr
 //   ReplicaOptions ro; ro.rider = check.rider();   // LoadReplica(dir, ro, ...) walks the segments
 //   VerifyStats stats = check.Finish(&sink);
 //
-// The rider checks every batch as the load's reader gives it. When it did not see them all (the load
-// failed or stopped before its pass, a segment could not be read, the scan found other segments than the
-// load's, or options.read is not the load's), Finish verifies the partition alone, reading it again:
-// the problems and stats are the same either way.
+// The rider verifies the partition as the load listed it (LoadedLog::scan), every batch as the load's
+// reader gives it. When it did not see them all (the load failed before its pass, a segment could not be
+// read, or options.read is not the load's), Finish verifies the partition alone, reading it again: the
+// problems and stats are the same either way.
 class PartitionCheck {
  public:
   PartitionCheck(const std::string& partition_dir, const VerifyOptions& options);
