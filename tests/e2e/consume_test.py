@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 
-from klf_e2e import FIX, ORACLE, check, copy_fixture, finish, process, snapshot, temp_dir
+from klf_e2e import FIX, ORACLE, check, copy_fixture, finish, flip_byte, process, snapshot, temp_dir
 
 TV2 = os.path.join(FIX, "kafka4", "tv2-txn")
 
@@ -139,14 +139,6 @@ def test_tv2_txn():
     check(snapshot(TV2) == before, f"{TV2}: inputs modified")
 
 
-def flip(path, position):
-    with open(path, "r+b") as f:
-        f.seek(position)
-        c = f.read(1)
-        f.seek(position)
-        f.write(bytes([c[0] ^ 0xFF]))
-
-
 def test_damage():
     """A batch that fails its CRC ends what is served; beyond the LSO it changes nothing served."""
     truth = json.load(open(os.path.join(TV2, "truth", "written.json")))
@@ -157,7 +149,7 @@ def test_damage():
         # byte 243 of segment 18 (107 bytes); a v2 batch's CRC-32C field is at byte 17 of it.
         copy = copy_fixture(os.path.join(TV2, "written"), os.path.join(tmp, "a"))
         seg = os.path.join(copy, "tv2-txn-0", "00000000000000000018.log")
-        flip(seg, 243 + 80)
+        flip_byte(seg, 243 + 80)
         for isolation, want in (("read_committed", committed), ("read_uncommitted", uncommitted)):
             records, summary, p = consume_json(["--isolation", isolation, os.path.join(copy, "tv2-txn-0")])
             check(p.returncode == 1, f"damaged {isolation}: exit {p.returncode}, want 1")
@@ -171,7 +163,7 @@ def test_damage():
             check(p.returncode == 1 and offsets == [o for o in want if o < 22], f"damaged {isolation} text")
         # Damage in the first batch of segment 49: at or above the LSO (46), below the high watermark (53).
         copy = copy_fixture(os.path.join(TV2, "written"), os.path.join(tmp, "b"))
-        flip(os.path.join(copy, "tv2-txn-0", "00000000000000000049.log"), 70)
+        flip_byte(os.path.join(copy, "tv2-txn-0", "00000000000000000049.log"), 70)
         records, summary, p = consume_json(["--isolation", "read_committed", os.path.join(copy, "tv2-txn-0")])
         check(p.returncode == 0 and [r["offset"] for r in records] == committed,
               f"damage beyond the LSO: exit {p.returncode}, {len(records)} records")

@@ -144,6 +144,15 @@ def temp_dir(prefix="klf-e2e-"):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def flip_byte(path, position, mask=0xFF):
+    """Flips the bits of `mask` in the byte at `position` of the file at `path`."""
+    with open(path, "r+b") as f:
+        f.seek(position)
+        c = f.read(1)
+        f.seek(position)
+        f.write(bytes([c[0] ^ mask]))
+
+
 def copy_fixture(src, dst):
     """A writable copy of a (read-only) fixture directory; returns dst."""
     shutil.copytree(src, dst)

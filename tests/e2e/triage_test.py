@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 
-from klf_e2e import ORACLE, REAL, check, process, run_tests, snapshot, temp_dir, triage_json
+from klf_e2e import ORACLE, REAL, check, flip_byte, process, run_tests, snapshot, temp_dir, triage_json
 
 MULTI = {
     "cesaralcancio__study-kafka/data": ["kafka1", "kafka2", "kafka3", "kafka4", "kafka5"],
@@ -97,20 +97,13 @@ def damaged_brokers(work):
         shutil.copytree(os.path.join(src, b), os.path.join(work, b))
         dirs.append(os.path.join(work, b))
 
-    def flip(path, at):
-        with open(path, "r+b") as f:
-            f.seek(at)
-            byte = f.read(1)
-            f.seek(at)
-            f.write(bytes([byte[0] ^ 0x5A]))
-
     def logs(d):
         return sorted(os.path.join(d, "foo-0", n) for n in os.listdir(os.path.join(d, "foo-0")) if n.endswith(".log"))
 
-    flip(logs(dirs[0])[0], 100)                                      # a CRC that fails
+    flip_byte(logs(dirs[0])[0], 100)                                    # a CRC that fails
     last = logs(dirs[1])[-1]
     os.truncate(last, os.path.getsize(last) - 3)                     # a torn tail
-    flip(logs(dirs[1])[1][:-4] + ".index", 4)                        # an index entry pointing nowhere
+    flip_byte(logs(dirs[1])[1][:-4] + ".index", 4)                      # an index entry pointing nowhere
     open(os.path.join(dirs[1], "foo-0", "notes.txt"), "w").write("x")      # a stray file (the scan's)
     seg = logs(dirs[2])[2]
     os.remove(seg)
