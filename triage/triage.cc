@@ -101,25 +101,9 @@ CheckCopy::CheckCopy(const TriageCopy& copy, const TriageOptions& options)
       }()) {}
 
 void CheckCopy::Finish(TriageDamage* damage) {
-  // The copy's problems, attributed as DamageSink attributes them: to the copy when the file is in its
+  // The copy's problems, attributed as in the log dir's pass: to the copy when the file is in its
   // directory, else to its log dir.
-  struct CopySink : ProblemSink {
-    const std::string& path;
-    TriageDamage* d;
-    CopySink(const std::string& p, TriageDamage* damage) : path(p), d(damage) {}
-    void Report(const Problem& p) override {
-      if (p.severity == Severity::kInfo) return;
-      const bool ours = p.file == path || std::filesystem::path(p.file).parent_path().string() == path;
-      const std::string text = fmt::format("{}:{} {}: {}", p.file, p.position, p.check, p.message);
-      if (!ours) {
-        if (p.severity == Severity::kError && d->other_files.size() < 100) d->other_files.push_back(text);
-      } else if (p.severity == Severity::kError) {
-        if (d->errors++ == 0) d->first_error = text;
-      } else {
-        ++d->warnings;
-      }
-    }
-  } sink(path_, damage);
+  DamageSink sink({{path_, damage}}, &damage->other_files);
   VerifyStats s = check_.Finish(&sink);
   if (s.unreadable) damage->unreadable = s.unreadable_reason;
 }
