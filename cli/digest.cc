@@ -227,6 +227,7 @@ int RunDigest(const DigestArgs& a) {
   ReplicaOptions ro;
   ro.now_ms = options.now_ms;
   ro.producer_id_expiration_ms = options.producer_id_expiration_ms;
+  ro.key_view = false;  // not written: triage builds it from the records
   std::mutex mu;
   std::string write_error;
   uint64_t data_bytes = 0, copies = 0, unreadable = 0;

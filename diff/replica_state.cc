@@ -844,7 +844,9 @@ bool LoadReplica(const std::string& partition_dir, const ReplicaOptions& options
   if (!pass.Run(error)) return false;
   if (options.transactions_only) return true;
   ApplyFates(&r);
-  if (SameViewInputs(r, options.reference)) {
+  if (!options.key_view) {
+    // Nothing to compare keys with here.
+  } else if (SameViewInputs(r, options.reference)) {
     r.key_view = options.reference->key_view;
   } else {
     BuildKeyView(&r);

@@ -385,6 +385,9 @@ struct ReplicaOptions {
   // verify the copy on it); its `complete` says whether it saw them all. Results are the same with or
   // without it. LoadReplicas ignores it.
   LoadedLog::Rider* rider = nullptr;
+  // Build key_view (false: left empty, for a caller that compares no keys: klf digest, whose reader
+  // builds it from the records).
+  bool key_view = true;
 };
 
 // The memory a replica's per-record and per-batch state takes (vectors' capacities, the key view
