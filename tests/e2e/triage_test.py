@@ -10,6 +10,7 @@
   directory is a usage error."""
 import json
 import os
+import random
 import re
 import shutil
 
@@ -113,54 +114,64 @@ def damaged_brokers(work):
     return dirs
 
 
-def test_damage_per_copy_is_what_verify_reports():
-    """Triage verifies each copy on the pass that loads it (one read): the damage it gives a copy is what
-    `klf verify` of the log dir reports in that copy's directory, the log dir's own errors and unreadable
-    files are its log-dir problems, and digests of the same brokers give the same."""
-    with temp_dir() as work:
-        dirs = damaged_brokers(work)
-        before = [snapshot(d) for d in dirs]
-        _, j = triage_json(dirs)
-        copies = {c["path"]: c for p in j["partitions"] for c in p["copies"]}
-        expected_log_dir = []
-        for d in dirs:
-            v = process(["verify", "--json", d])
-            problems = json.loads(v.stdout)["problems"]
-            part = os.path.join(d, "foo-0")
-            mine = [x for x in problems if x["severity"] != "info" and
+def triage_matches_verify_and_digests(name, dirs, work):
+    """Triage's damage per copy is what `klf verify` of the log dir reports in the copy's directory, the log
+    dirs' other errors and first unreadable file are its log-dir problems, and digests of the same brokers
+    give the same. Returns triage's JSON."""
+    _, j = triage_json(dirs)
+    if j is None:
+        return None
+    copies = {c["path"]: c for p in j["partitions"] for c in p["copies"]}
+    expected_log_dir = []
+    for d in dirs:
+        v = json.loads(process(["verify", "--json", d]).stdout)
+        claimed = []
+        for part in sorted(path for path in copies if os.path.dirname(path) == d):
+            mine = [x for x in v["problems"] if x["severity"] != "info" and
                     (x["file"] == part or os.path.dirname(x["file"]) == part)]
+            claimed += mine
             errors = [x for x in mine if x["severity"] == "error"]
             c = copies[part]
-            check(c["errors"] == len(errors) and c["warnings"] == len(mine) - len(errors),
-                  f"{part}: triage {c['errors']} errors {c['warnings']} warnings, verify {len(errors)} and "
-                  f"{len(mine) - len(errors)}")
             first = f"{errors[0]['file']}:{errors[0]['position']} {errors[0]['check']}: {errors[0]['message']}" \
                 if errors else None
-            check(c["firstError"] == first, f"{part}: first error {c['firstError']!r}, verify's {first!r}")
-            expected_log_dir += [f"{x['file']}:{x['position']} {x['check']}: {x['message']}" for x in problems
-                                 if x["severity"] == "error" and x not in mine]
-            expected_log_dir += [u if isinstance(u, str) else u.get("reason", json.dumps(u))
-                                 for u in json.loads(v.stdout)["unreadable"]][:1]
-        check(sum(c["errors"] for c in copies.values()) >= 3, f"damage not found: {copies}")
-        check(j["logDirProblems"] == expected_log_dir,
-              f"log-dir problems {j['logDirProblems']}, verify's {expected_log_dir}")
-        # The same from digests, one per broker.
-        outs = []
-        for i, d in enumerate(dirs):
-            out = os.path.join(work, f"{i}.kdg")
-            p = process(["digest", "--json", "--out", out, d])
-            check(p.returncode == 0, f"digest {d}: exit {p.returncode} {p.stderr[-300:]}")
-            outs.append(out)
-        _, k = triage_json(outs)
-        for key in ("logDirProblems", "counts"):
-            a, b = dict(j[key]) if key == "counts" else j[key], dict(k[key]) if key == "counts" else k[key]
-            if key == "counts":
-                b.pop("undecided", None)
-            check(a == b, f"{key}: dirs {a}, digests {b}")
+            check((c["errors"], c["warnings"], c["firstError"]) == (len(errors), len(mine) - len(errors), first),
+                  f"{name}: {part}: triage {c['errors']} errors, {c['warnings']} warnings, first {c['firstError']!r}; "
+                  f"verify {len(errors)}, {len(mine) - len(errors)}, {first!r}")
+        expected_log_dir += [f"{x['file']}:{x['position']} {x['check']}: {x['message']}" for x in v["problems"]
+                             if x["severity"] == "error" and x not in claimed]
+        expected_log_dir += [u if isinstance(u, str) else u.get("reason", json.dumps(u)) for u in v["unreadable"]][:1]
+    check(j["logDirProblems"] == expected_log_dir,
+          f"{name}: log-dir problems {j['logDirProblems']}, verify's {expected_log_dir}")
+    outs = []
+    for i, d in enumerate(dirs):
+        out = os.path.join(work, f"{i}.kdg")
+        p = process(["digest", "--json", "--out", out, d])
+        check(p.returncode == 0, f"{name}: digest {d}: exit {p.returncode} {p.stderr[-300:]}")
+        outs.append(out)
+    _, k = triage_json(outs)
+    if k is not None:
+        counts = dict(k["counts"])
+        counts.pop("undecided", None)
+        check(counts == j["counts"], f"{name}: counts: dirs {j['counts']}, digests {counts}")
+        check(k["logDirProblems"] == j["logDirProblems"],
+              f"{name}: log-dir problems: dirs {j['logDirProblems']}, digests {k['logDirProblems']}")
         for p, q in zip(j["partitions"], k["partitions"]):
             for c, e in zip(p["copies"], q["copies"]):
                 for f in ("errors", "warnings", "firstError", "loaded"):
-                    check(c[f] == e[f], f"{c['path']} {f}: dirs {c[f]!r}, digest {e[f]!r}")
+                    check(c[f] == e[f], f"{name}: {c['path']} {f}: dirs {c[f]!r}, digest {e[f]!r}")
+    return j
+
+
+def test_damage_per_copy_is_what_verify_reports():
+    """Triage verifies each copy on the pass that loads it (one read) and gives what verify gives."""
+    with temp_dir() as work:
+        dirs = damaged_brokers(work)
+        before = [snapshot(d) for d in dirs]
+        j = triage_matches_verify_and_digests("damaged brokers", dirs, work)
+        if j is None:
+            return
+        copies = {c["path"]: c for p in j["partitions"] for c in p["copies"]}
+        check(sum(c["errors"] for c in copies.values()) >= 3, f"damage not found: {copies}")
         check(before == [snapshot(d) for d in dirs], "triage or digest modified its input")
         # The same copies named ./broker1 and ../work/broker2 (a copy's damage was once reported as a
         # log-dir problem when its log dir was not given in normal form).
@@ -176,6 +187,49 @@ def test_damage_per_copy_is_what_verify_reports():
                   f"{d} given relative: {errors.get(part)} errors, {copies[part]['errors']} given whole")
         check(len(r["logDirProblems"]) == len(j["logDirProblems"]),
               f"relative log dirs: {r['logDirProblems']}, whole: {j['logDirProblems']}")
+
+
+def test_random_damage_per_copy_is_what_verify_reports():
+    """The same on seeded random damage (bit flips, cuts, appended bytes, removed files, a directory or a
+    stray file in place of a file) to the brokers of each Kafka-made replica set."""
+    rng = random.Random(int(os.environ.get("KLF_SWEEP_SEED", "20261207")))
+    src = os.path.join(ORACLE, "replicas")
+    sets = sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
+    for case in range(int(os.environ.get("KLF_SWEEP_CASES", "12"))):
+        name = sets[case % len(sets)]
+        with temp_dir() as work:
+            dirs = []
+            for b in sorted(b for b in os.listdir(os.path.join(src, name)) if os.path.isdir(os.path.join(src, name, b))):
+                shutil.copytree(os.path.join(src, name, b), os.path.join(work, b))
+                dirs.append(os.path.join(work, b))
+            files = sorted(os.path.join(r, n) for d in dirs for r, _, names in os.walk(d) for n in names)
+            done = []
+            for _ in range(rng.randint(1, 3)):
+                f = rng.choice(files)
+                if not os.path.isfile(f) or os.path.getsize(f) == 0:
+                    continue
+                size, k = os.path.getsize(f), rng.random()
+                if k < 0.45:
+                    flip_byte(f, rng.randrange(size), 1 << rng.randrange(8))
+                    done.append(f"flip {f}")
+                elif k < 0.7:
+                    os.truncate(f, rng.randrange(size))
+                    done.append(f"cut {f}")
+                elif k < 0.8:
+                    os.remove(f)
+                    done.append(f"remove {f}")
+                elif k < 0.88:
+                    os.remove(f)
+                    os.mkdir(f)
+                    done.append(f"directory for {f}")
+                elif k < 0.94:
+                    with open(f, "ab") as h:
+                        h.write(bytes(rng.randrange(256) for _ in range(rng.randint(1, 200))))
+                    done.append(f"append to {f}")
+                else:
+                    open(os.path.join(os.path.dirname(f), "stray.txt"), "w").write("x")
+                    done.append(f"stray next to {f}")
+            triage_matches_verify_and_digests(f"case {case} {name} ({'; '.join(done)})", dirs, work)
 
 
 def test_refuses_what_is_not_a_log_dir():
