@@ -293,7 +293,12 @@ std::optional<Finding> JudgeTransaction(const std::vector<ReplicaState>& rs, siz
       // Latent: every record at stake is superseded on the healthy replicas, so the latest values agree.
       bool latent = true;
       for (int64_t o : at_stake) {
-        const RecordDigest& d = A.records[A.FindRecord(o)];
+        const int64_t ri = A.FindRecord(o);
+        if (ri < 0) {  // not found (offsets out of order in damaged input): latency unproven
+          latent = false;
+          break;
+        }
+        const RecordDigest& d = A.records[ri];
         for (size_t b = 0; b < rs.size() && latent; ++b) {
           if (b == a || !rs[b].Covers(o)) continue;
           const KeyState* k = d.has_key ? rs[b].Key(d.key) : nullptr;
@@ -521,10 +526,10 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
     f.healthy.assign(acc.healthy.begin(), acc.healthy.end());
     f.first_offset = acc.offset;
     f.last_offset = acc.proof >= 0 ? acc.proof : acc.offset;
-    const RecordDigest& rec = A.records[A.FindRecord(acc.offset)];
-    if (rec.producer_id >= 0) {
-      f.producer_id = rec.producer_id;
-      f.producer_epoch = rec.producer_epoch;
+    const int64_t ri = A.FindRecord(acc.offset);
+    if (ri >= 0 && A.records[ri].producer_id >= 0) {
+      f.producer_id = A.records[ri].producer_id;
+      f.producer_epoch = A.records[ri].producer_epoch;
     }
     if (auto rb = ReadRecordBytes(A, acc.offset)) {
       f.has_key = true;

@@ -587,7 +587,9 @@ Suspicion SuspectMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t tx
   std::vector<int64_t> stale;
   int64_t next = *t.marker_offset;
   for (int64_t o : records) {
-    const RecordDigest& d = A.records[A.FindRecord(o)];
+    const int64_t ri = A.FindRecord(o);
+    if (ri < 0) continue;  // as above: a record A does not hold (offsets out of order in damaged input)
+    const RecordDigest& d = A.records[ri];
     if (marker_ts - d.timestamp > transaction_max_timeout_ms) {
       stale.push_back(o);
     } else {
@@ -598,7 +600,7 @@ Suspicion SuspectMerge(const std::vector<ReplicaState>& rs, size_t a, int32_t tx
   if (stale.empty()) return s;
   std::optional<int64_t> slot = FindSlot(rs, a, t.producer_id, stale.back(), next);
   if (!slot) return s;
-  const RecordDigest& first = A.records[A.FindRecord(stale.front())];
+  const RecordDigest& first = A.records[A.FindRecord(stale.front())];  // found in the loop above
   s.raised = true;
   s.split = next;
   s.facts.push_back(BatchFact(
