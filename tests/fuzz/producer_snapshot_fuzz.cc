@@ -1,8 +1,9 @@
 // libFuzzer target: producer snapshot parsing (spec §10). A snapshot that parses re-encodes to
 // exactly its bytes; JavaHashMapOrder of its producer ids is a permutation of the distinct ids. Loaded
 // into ProducerStateManager (as the compactor, diff and the simulator load it) at extreme clocks and
-// expiration times, every producer kept is one of the snapshot's entries that has not expired, every
-// unexpired producer is kept, and removing expired producers again changes nothing.
+// expiration times, every producer kept is one of the snapshot's entries (a batch-less one as Kafka
+// reads it: AsLoaded) that has not expired, every unexpired producer is kept, and removing expired
+// producers again changes nothing.
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
@@ -12,6 +13,19 @@
 #include "partition/producer_state.h"
 
 namespace {
+
+// What an entry becomes in the state, as Kafka's readSnapshot reads it: one whose lastOffset is
+// negative has no batch metadata, so it is written back with lastSeq -1, lastOffset -1, offsetDelta 0;
+// a negative currentTxnFirstOffset is no open transaction, written back as -1.
+klf::ProducerSnapshotEntry AsLoaded(klf::ProducerSnapshotEntry e) {
+  if (!e.has_batch()) {
+    e.last_sequence = -1;
+    e.last_offset = -1;
+    e.offset_delta = 0;
+  }
+  if (e.current_txn_first_offset < 0) e.current_txn_first_offset = -1;
+  return e;
+}
 
 void CheckLoad(const klf::ProducerSnapshot& snap, int64_t now, int64_t expiration_ms) {
   klf::ProducerStateManager state(klf::ProducerStateOptions{expiration_ms});
@@ -24,7 +38,7 @@ void CheckLoad(const klf::ProducerSnapshot& snap, int64_t now, int64_t expiratio
   for (const auto& [pid, entry] : state.producers()) {
     klf::ProducerSnapshotEntry back = entry.ToSnapshotEntry();
     bool found = false;
-    for (const auto& e : snap.entries) found = found || (e == back && !state.IsProducerExpired(entry, now));
+    for (const auto& e : snap.entries) found = found || (AsLoaded(e) == back && !state.IsProducerExpired(entry, now));
     if (!found) abort();
   }
   size_t before = state.producers().size();
