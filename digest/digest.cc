@@ -158,6 +158,18 @@ class In {
   std::string error_;
 };
 
+// A list of strings: its count, then each.
+void PutStrings(Out* o, const std::vector<std::string>& list) {
+  o->Var(list.size());
+  for (const std::string& x : list) o->Str(x);
+}
+std::vector<std::string> GetStrings(In* in) {
+  std::vector<std::string> list;
+  const size_t n = in->Count();
+  for (size_t i = 0; i < n && in->ok(); ++i) list.push_back(in->Str());
+  return list;
+}
+
 // Signed difference without overflow traps (wraps like the encoder's).
 int64_t Sub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
 int64_t Add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
@@ -1077,8 +1089,7 @@ std::string EncodeDigestCapture(const DigestCapture& c) {
     o.Str(c.log_dirs[i]);
     o.Str(i < c.brokers.size() ? c.brokers[i] : "");
   }
-  o.Var(c.log_dir_problems.size());
-  for (const std::string& p : c.log_dir_problems) o.Str(p);
+  PutStrings(&o, c.log_dir_problems);
   o.OptZig(c.now_ms);
   o.Zig(c.producer_id_expiration_ms);
   o.U8(c.verify_records);
@@ -1087,16 +1098,13 @@ std::string EncodeDigestCapture(const DigestCapture& c) {
 
 std::string EncodeLogDirProblems(const std::vector<std::string>& problems) {
   Out o;
-  o.Var(problems.size());
-  for (const std::string& p : problems) o.Str(p);
+  PutStrings(&o, problems);
   return o.Take();
 }
 
 bool DecodeLogDirProblems(std::string_view payload, std::vector<std::string>* out, std::string* error) {
   In in(payload);
-  std::vector<std::string> problems;
-  size_t n = in.Count();
-  for (size_t i = 0; i < n && in.ok(); ++i) problems.push_back(in.Str());
+  std::vector<std::string> problems = GetStrings(&in);
   if (!in.ok()) {
     *error = in.error();
     return false;
@@ -1120,8 +1128,7 @@ bool DecodeDigestCapture(std::string_view payload, DigestCapture* out, std::stri
     out->log_dirs.push_back(in.Str());
     out->brokers.push_back(in.Str());
   }
-  n = in.Count();
-  for (size_t i = 0; i < n && in.ok(); ++i) out->log_dir_problems.push_back(in.Str());
+  out->log_dir_problems = GetStrings(&in);
   out->now_ms = in.OptZig();
   out->producer_id_expiration_ms = in.Zig();
   out->verify_records = in.Bool();

@@ -132,7 +132,7 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
   if (unreadable_file) *unreadable_file = false;
 
   CollectingSink scan_sink;
-  PartitionDir dir;
+  PartitionDir& dir = log.scan;  // kept: a rider verifies from this listing (LoadedLog::Rider::start)
   if (!ScanPartitionDir(partition_dir, &dir, &scan_sink, options.env)) {
     // The scan's problem names the directory in its file, not in its message.
     std::string why = scan_sink.problems.empty()
@@ -164,16 +164,12 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
   if (!ReadLogDirFiles(partition_dir, &log, sink, &why)) return Fail(why, true, error, unreadable_file);
   // LogLoader: the log start offset is the checkpoint's, but never below the first segment.
   if (!segments.empty()) log.log_start_offset = std::max(log.log_start_offset, segments.front()->base_offset);
-  if (options.segments_only) {
-    log.scan = std::move(dir);
-    return true;
-  }
+  if (options.segments_only) return true;
 
   if (!ReadTxnIndexes(dir, &log, sink, &why)) return Fail(why, true, error, unreadable_file);
   bool unreadable = false;
   if (!LoadProducerStateAtEnd(dir, options, &log, sink, &why, &unreadable))
     return Fail(why, unreadable, error, unreadable_file);
-  log.scan = std::move(dir);
   return true;
 }
 
@@ -209,14 +205,10 @@ bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std
   if (read.env == nullptr) read.env = env;
   if (rider) {
     rider->complete = false;
-    if (rider->start && !rider->start(*this)) rider = nullptr;
+    if (rider->start) rider->start(*this);
   }
   RiderSink tee(sink, rider ? rider->sink : nullptr);
   ProblemSink* reader_sink = rider ? static_cast<ProblemSink*>(&tee) : sink;
-  auto drop_rider = [&] {
-    rider = nullptr;
-    tee.DropRider();
-  };
   bool pass_on = true;  // the pass's visitor has not stopped
   for (size_t i = 0; i < segments.size() && (pass_on || rider); ++i) {
     tee.pass_reads = pass_on;
@@ -249,7 +241,10 @@ bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std
       return false;
     }
     if (pass_on && visit.end) visit.end(i, *reader);
-    if (rider && !reader->read_error().empty()) drop_rider();
+    if (rider && !reader->read_error().empty()) {  // the rest of the segment is unknown to the rider too
+      rider = nullptr;
+      tee.DropRider();
+    }
     if (rider && rider->visit.end) rider->visit.end(i, *reader);
   }
   if (rider) rider->complete = true;

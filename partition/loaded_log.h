@@ -159,11 +159,10 @@ struct LoadedLog : LoadedFacts {
   // visitor skips the rest of a segment or stops: the reading goes on for the rider alone, and what it
   // finds then reaches neither the pass's visitor nor its sink, so the pass's result is what it is
   // without a rider. `start` (optional) is called before the first segment with the log (its `scan`
-  // is the directory the segments come from); false: the rider does not ride. `complete` says whether
-  // the rider saw every segment to its end: false when it did not start, or a segment could not be
-  // opened or read to its end.
+  // is the directory the segments come from). `complete` says whether the rider saw every segment to
+  // its end: false when the pass did not run, or a segment could not be opened or read to its end.
   struct Rider {
-    std::function<bool(const LoadedLog& log)> start;
+    std::function<void(const LoadedLog& log)> start;
     SegmentVisitor visit;         // its batch's Step is not looked at
     ProblemSink* sink = nullptr;  // the readers' problems
     bool complete = false;

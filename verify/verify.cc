@@ -1254,11 +1254,11 @@ bool SameReading(const ReadOptions& a, const ReadOptions& b) {
 // Passes the load's reader's problems to the segment being walked.
 class WalkSink : public ProblemSink {
  public:
-  explicit WalkSink(PartitionVerifier** verifier) : verifier_(verifier) {}
+  explicit WalkSink(const std::unique_ptr<PartitionVerifier>* verifier) : verifier_(verifier) {}
   void Report(const Problem& p) override { (*verifier_)->segment_reader_sink()->Report(p); }
 
  private:
-  PartitionVerifier** verifier_;
+  const std::unique_ptr<PartitionVerifier>* verifier_;
 };
 
 }  // namespace
@@ -1273,8 +1273,7 @@ struct PartitionCheck::Impl {
   VerifyStats stats;
   CountingSink sink{&stats};
   std::unique_ptr<PartitionVerifier> verifier;
-  PartitionVerifier* walking = nullptr;  // verifier.get(), for the WalkSink
-  WalkSink reader_sink{&walking};
+  WalkSink reader_sink{&verifier};
   LoadedLog::Rider rider;
   bool offered = false;
 
@@ -1288,13 +1287,11 @@ struct PartitionCheck::Impl {
   }
   PartitionContext Context() const { return ContextFor(dir, checkpoints ? &*checkpoints : nullptr); }
   // The rider's start: verify from the load's listing, on its reader.
-  bool Start(const LoadedLog& log) {
+  void Start(const LoadedLog& log) {
     Listed(log.scan);
     verifier = std::make_unique<PartitionVerifier>(options, &sink, &stats, Context());
-    walking = verifier.get();
     verifier->StartPartition(dir);
     segments = dir.LogSegments();
-    return true;
   }
 };
 
@@ -1305,7 +1302,7 @@ PartitionCheck::PartitionCheck(const std::string& partition_dir, const VerifyOpt
   m.options.verified_elsewhere = nullptr;
   m.path = partition_dir;
   if (!SameReading(options.read, ReadOptions())) return;
-  m.rider.start = [&m](const LoadedLog& log) { return m.Start(log); };
+  m.rider.start = [&m](const LoadedLog& log) { m.Start(log); };
   m.rider.sink = &m.reader_sink;
   m.rider.visit.begin = [&m](size_t i, LogReader& reader) {
     m.verifier->BeginSegment(*m.segments[i], i + 1 == m.segments.size(), false);
