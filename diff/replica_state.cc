@@ -907,7 +907,7 @@ std::optional<RecordBytes> ReadRecordBytes(const ReplicaState& replica, int64_t 
   BatchView batch;
   if (!reader.Next(&batch)) return std::nullopt;
   RecordDecoder decoder;
-  if (!decoder.Decode(batch, file->path(), &quiet)) return std::nullopt;
+  if (!decoder.Decode(batch, file->path(), &quiet) || file->changed()) return std::nullopt;
   for (const Record& rec : decoder.records()) {
     if (rec.offset != offset) continue;
     RecordBytes out;

@@ -386,6 +386,7 @@ bool SummarizeSegment(const SegmentInfo& segment, SegmentSummary* s, std::vector
     resume_offset = entries.back().offset;
   }
   if (!WalkHeaders(segment.log_path, *file, resume, resume_offset, s, sink, error, env)) return false;
+  if (!file->Unchanged(error)) return false;
   if (segment.time_index_path) {
     TimeIndex ti;
     CappedSink capped(sink);

@@ -286,6 +286,10 @@ bool ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* 
     BatchUpdate u = state->Apply(batch, path, sink);
     if (u.completed) result->replayed_completions.push_back(u);
   }
+  if (!file->Unchanged(&error)) {  // the state was built from zeros where the file's pages were gone
+    Report(sink, Severity::kError, path, 0, "file-read", error);
+    return false;
+  }
   return true;
 }
 

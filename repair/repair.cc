@@ -933,6 +933,7 @@ bool CopySegmentBatches(const std::string& path, const std::function<bool(const 
       return false;
     }
   }
+  if (!file->Unchanged(error)) return false;
   if (expected < file->size()) {
     *error = fmt::format("{}: position {}: {} bytes are not valid batches; {}", path, expected, file->size() - expected,
                          remedy);
@@ -1033,6 +1034,7 @@ class StreamWriter {
         return false;
       }
       buf.assign(reinterpret_cast<const char*>(b.bytes.data()), b.bytes.size());
+      if (!file->Unchanged(error)) return false;
       ++result_->batches_copied;
     } else {
       EndTxnMarkerOptions mo;

@@ -329,6 +329,8 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
       result->dropped.push_back(d);
     }
   }
+  for (const std::unique_ptr<MappedFile>& f : files)  // nothing written from zeros where pages were gone
+    if (!f->Unchanged(error)) return false;
   if (!writer->Close(error)) return false;
   result->log_end_offset = writer->log_end_offset();
   if (!WriteCopyCheckpoints(env, staged->path(), dir, result->log_end_offset, error)) return false;

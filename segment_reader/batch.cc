@@ -317,7 +317,19 @@ bool LogReader::ZeroFrom(uint64_t pos) {
 }
 
 void LogReader::Report(Severity severity, uint64_t position, const char* check, std::string message) {
+  if (FileShrank()) return;  // found in the zeros read where the file's pages were gone
   klf::Report(sink_, severity, file_, position, check, std::move(message));
+}
+
+bool LogReader::FileShrank() {
+  if (!mapped_ || !mapped_->changed()) return false;
+  if (read_error_.empty()) {
+    mapped_->Unchanged(&read_error_);
+    klf::Report(sink_, Severity::kError, file_, pos_, "file-read", read_error_.substr(file_.size() + 2));
+  }
+  done_ = true;
+  end_ = LogEnd::kCorrupt;
+  return true;
 }
 
 // Scans forward from just after `from` for the next position holding a plausible entry whose CRC is
@@ -430,7 +442,7 @@ bool LogReader::Resync(uint64_t from) {
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): FileRecords' batch framing: one case per entry-size check (FMT §2, §3)
 bool LogReader::Next(BatchView* batch) {
-  if (done_) return false;
+  if (done_ || FileShrank()) return false;
   if (stream_) {
     switch (NextStreamed(batch)) {
       case Streamed::kEntry: return true;
@@ -542,6 +554,7 @@ bool LogReader::Next(BatchView* batch) {
       return false;
     }
     Accept(data_.subspan(pos, total), batch);
+    if (FileShrank()) return false;
     // Reading a mapped segment front to back: hand back the pages of entries already passed, so
     // resident memory stays flat whatever the file size (the page cache keeps them).
     if (pos - released_ >= kReleaseStride) {

@@ -225,6 +225,9 @@ class LogReader {
   std::function<uint64_t(uint64_t)> NextDataFn();
   bool ZeroFrom(uint64_t pos);
   void Report(Severity severity, uint64_t position, const char* check, std::string message);
+  // The mapped file shrank under the reader (MappedFile::changed): reports it once as a read error and
+  // ends the reading; what was read from the zeros is not reported.
+  bool FileShrank();
 
   std::string file_;
   Bytes data_;

@@ -3,11 +3,13 @@
 #include "segment_reader/read_throttle.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -23,7 +25,90 @@ std::map<const uint8_t*, uint64_t>& Mappings() {
   static auto* m = new std::map<const uint8_t*, uint64_t>();
   return *m;
 }
+
+// GuardMapping's slots, read by the SIGBUS handler: only lock-free atomics (a handler may not take a
+// lock the interrupted thread could hold). A slot is claimed through `used`, then published by storing
+// `begin` last; the handler looks only at slots whose `begin` is set.
+struct GuardSlot {
+  std::atomic<bool> used{false};
+  std::atomic<uintptr_t> begin{0};
+  std::atomic<uintptr_t> end{0};
+  std::atomic<bool> changed{false};
+};
+constexpr int kGuardSlots = 1024;
+GuardSlot g_guard_slots[kGuardSlots];
+struct sigaction g_previous_sigbus;
+uintptr_t g_page_size = 4096;  // set before the handler is installed (sysconf is not for a handler)
+
+// SIGBUS inside a guarded mapping: zero pages over the rest of it (the file's pages there are gone), and
+// the mapping marked changed; the faulting read then goes on, reading zeros. mmap is a plain system call
+// here, safe in a handler on Linux.
+void OnSigbus(int sig, siginfo_t* info, void* context) {
+  const uintptr_t page = g_page_size;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(info->si_addr);
+  for (GuardSlot& slot : g_guard_slots) {
+    const uintptr_t begin = slot.begin.load(std::memory_order_acquire);
+    if (begin == 0 || at < begin || at >= slot.end.load(std::memory_order_acquire)) continue;
+    const uintptr_t from = at & ~(page - 1);
+    const uintptr_t to = (slot.end.load(std::memory_order_acquire) + page - 1) & ~(page - 1);
+    void* zeros =
+        ::mmap(reinterpret_cast<void*>(from), to - from, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (zeros == MAP_FAILED) break;
+    slot.changed.store(true, std::memory_order_release);
+    return;
+  }
+  // Not a guarded input: what the process did before (by default, the faulting read kills it).
+  if ((g_previous_sigbus.sa_flags & SA_SIGINFO) != 0 && g_previous_sigbus.sa_sigaction != nullptr) {
+    g_previous_sigbus.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (g_previous_sigbus.sa_handler != SIG_DFL && g_previous_sigbus.sa_handler != SIG_IGN) {
+    g_previous_sigbus.sa_handler(sig);
+    return;
+  }
+  ::signal(SIGBUS, SIG_DFL);  // the read faults again on return, and the default action ends the process
+}
+
+void InstallSigbusHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_page_size = uintptr_t(::sysconf(_SC_PAGESIZE));
+    struct sigaction action {};
+    action.sa_sigaction = OnSigbus;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGBUS, &action, &g_previous_sigbus);
+  });
+}
+
 }  // namespace
+
+int GuardMapping(const uint8_t* begin, uint64_t size) {
+  if (begin == nullptr || size == 0) return -1;
+  InstallSigbusHandler();
+  for (int i = 0; i < kGuardSlots; ++i) {
+    GuardSlot& slot = g_guard_slots[i];
+    bool expected = false;
+    if (!slot.used.compare_exchange_strong(expected, true)) continue;
+    slot.changed.store(false, std::memory_order_relaxed);
+    slot.end.store(reinterpret_cast<uintptr_t>(begin) + size, std::memory_order_relaxed);
+    slot.begin.store(reinterpret_cast<uintptr_t>(begin), std::memory_order_release);
+    return i;
+  }
+  return -1;
+}
+
+void UnguardMapping(int slot) {
+  if (slot < 0 || slot >= kGuardSlots) return;
+  GuardSlot& s = g_guard_slots[slot];
+  s.begin.store(0, std::memory_order_release);
+  s.end.store(0, std::memory_order_relaxed);
+  s.used.store(false, std::memory_order_release);
+}
+
+bool GuardedMappingChanged(int slot) {
+  return slot >= 0 && slot < kGuardSlots && g_guard_slots[slot].changed.load(std::memory_order_acquire);
+}
 
 static std::string ErrnoMessage(const std::string& path, int err) { return path + ": " + std::strerror(err); }
 
@@ -387,6 +472,7 @@ std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::strin
     f->keep_ = std::move(region.keep);
     f->mapping_ = region.mapping;
     if (f->mapping_) {
+      f->guard_ = GuardMapping(f->data_, f->size_);
       std::lock_guard<std::mutex> lock(g_mappings_mu);
       Mappings()[f->data_] = f->size_;
     }
@@ -409,10 +495,20 @@ std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::strin
 
 MappedFile::~MappedFile() {
   if (mapping_) {
+    UnguardMapping(guard_);
     std::lock_guard<std::mutex> lock(g_mappings_mu);
     Mappings().erase(data_);
   }
   // keep_ unmaps or frees the bytes.
+}
+
+bool MappedFile::changed() const { return GuardedMappingChanged(guard_); }
+
+bool MappedFile::Unchanged(std::string* error) const {
+  if (!changed()) return true;
+  *error = path_ + ": the file shrank while it was read (it was " + std::to_string(size_) +
+           " bytes when opened; is something writing to it?); what was read from it is not used";
+  return false;
 }
 
 std::unique_ptr<StreamedFile> StreamedFile::Open(const std::string& path, std::string* error, uint64_t chunk,

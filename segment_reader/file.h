@@ -76,11 +76,18 @@ class MappedFile {
   int64_t mtime_ms() const { return mtime_ms_; }
   // Tells the kernel the file will be read front to back (readahead; pages dropped behind).
   void AdviseSequential() const;
+  // Whether the file shrank under the mapping while it was read: a read past its new end found no page.
+  // Such a read does not crash (no SIGBUS reaches the process: GuardedMapping below); it reads zeros,
+  // which are not the file's content, so a reader that finds this true must not use what it read.
+  bool changed() const;
+  // True while !changed(); else false with *error naming the file and what happened.
+  bool Unchanged(std::string* error) const;
 
  private:
   MappedFile() = default;
   bool ReadWhole(ReadableFile* file, std::string* error);
   std::string path_;
+  int guard_ = -1;        // its GuardedMapping slot, or -1
   bool mapping_ = false;  // data_ is a file mapping, in the registry of ReleaseMappedPages (else bytes in memory)
   std::shared_ptr<const void> keep_;  // holds the bytes: the mapping (unmapped with it) or memory
   const uint8_t* data_ = nullptr;
@@ -155,6 +162,17 @@ class WindowReader {
   std::unique_ptr<uint8_t[]> buffer_;
   size_t capacity_ = 0;
 };
+
+// A read-only mapping of an input that may shrink while it is read. A page of a file mapping that lies
+// wholly past the file's end (another process truncated it: a follower truncating its log, a preallocated
+// segment trimmed at roll) raises SIGBUS when read, which would kill klf. A guarded mapping is answered
+// instead: the first such fault maps zero pages over the rest of the mapping and marks it changed
+// (GuardedMappingChanged), and the read goes on. A fault outside every guarded mapping takes the
+// process's previous SIGBUS disposition. GuardMapping installs the handler on first use and returns a
+// slot, or -1 when all slots are taken (the mapping is then unguarded, as it was before).
+int GuardMapping(const uint8_t* begin, uint64_t size);
+void UnguardMapping(int slot);
+bool GuardedMappingChanged(int slot);
 
 // Unmaps from this process the whole pages of [begin, end) that lie inside a live MappedFile's
 // mapping (madvise MADV_DONTNEED). The page cache keeps them and a later access maps them back with

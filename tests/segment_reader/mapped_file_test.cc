@@ -1,6 +1,7 @@
 // MappedFile and ReleaseMappedPages: released pages read back the same bytes, resident memory
 // drops, and memory that is not a mapping is never touched.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -78,6 +79,46 @@ TEST_F(MappedFileTest, OpenErrorsNameThePath) {
   EXPECT_NE(error.find("/nonexistent/klf/file.log"), std::string::npos);
   EXPECT_EQ(MappedFile::Open("/tmp", &error), nullptr);
   EXPECT_NE(error.find("not a regular file"), std::string::npos);
+}
+
+// A file truncated under its mapping (a follower truncating its log while klf digests the broker): the
+// pages past the new end read as zeros instead of killing the process with SIGBUS, and the mapping says
+// so, naming the file.
+TEST_F(MappedFileTest, ShrinkingUnderTheMappingIsReportedNotACrash) {
+  std::string error;
+  auto f = MappedFile::Open(path_.string(), &error);
+  ASSERT_NE(f, nullptr) << error;
+  EXPECT_FALSE(f->changed());
+  EXPECT_TRUE(f->Unchanged(&error));
+  ASSERT_EQ(::truncate(path_.c_str(), 1 << 20), 0);
+  EXPECT_EQ(f->data()[1000], uint8_t(1000 * 7 + 3));  // below the new end: the file's bytes
+  uint64_t past = 0;
+  for (size_t i = 2u << 20; i < kSize; i += 4096) past += f->data()[i];  // past it: no page
+  EXPECT_EQ(past, 0u);
+  EXPECT_TRUE(f->changed());
+  EXPECT_FALSE(f->Unchanged(&error));
+  EXPECT_NE(error.find(path_.string()), std::string::npos) << error;
+  EXPECT_NE(error.find("shrank while it was read"), std::string::npos) << error;
+  // A mapping opened after the change is a new one, of the file as it is now.
+  auto again = MappedFile::Open(path_.string(), &error);
+  ASSERT_NE(again, nullptr) << error;
+  EXPECT_EQ(again->size(), 1u << 20);
+  EXPECT_FALSE(again->changed());
+}
+
+// The handler answers only klf's own input mappings: any other SIGBUS still ends the process.
+TEST_F(MappedFileTest, ForeignSigbusStillKills) {
+  std::string error;
+  auto guarded = MappedFile::Open(path_.string(), &error);  // installs the handler
+  ASSERT_NE(guarded, nullptr) << error;
+  EXPECT_DEATH(
+      {
+        int fd = ::open(path_.c_str(), O_RDONLY);
+        auto* p = static_cast<volatile uint8_t*>(::mmap(nullptr, kSize, PROT_READ, MAP_PRIVATE, fd, 0));
+        if (::truncate(path_.c_str(), 4096) != 0) std::abort();
+        std::fprintf(stderr, "%d\n", int(p[kSize - 1]));
+      },
+      "");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // some of them, with buffers far smaller than an entry (growth), of a few entries (refills that
 // split entries) and the default.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <random>
@@ -149,6 +150,35 @@ TEST(StreamingReader, DamagedLogsReadAsWhenMapped) {
     }
   }
   EXPECT_GT(variants, 50);
+}
+
+// A file truncated while the reader walks its mapping (after irregular framing made it switch): the walk
+// ends with a read error naming the file, and what the zeros past the new end would have looked like (a
+// zero tail, bad CRCs) is not reported. Before the guard this killed klf with SIGBUS.
+TEST(StreamingReader, FileShrinkingUnderTheMappingIsAReadError) {
+  std::string largest;
+  for (const std::string& p : FixtureLogs())
+    if (largest.empty() || fs::file_size(p) > fs::file_size(largest)) largest = p;
+  ASSERT_GT(fs::file_size(largest), uint64_t(256) << 10) << largest;
+  test::TempDir dir("shrink");
+  const std::string path = dir.path() + "/00000000000000000000.log";
+  test::WriteAll(path, std::string(100, char(0x5a)) + test::ReadAll(largest));  // irregular at byte 0
+  std::string error;
+  CollectingSink sink;
+  auto reader = LogReader::Open(path, &sink, ReadOptions(), &error);
+  ASSERT_TRUE(reader) << error;
+  BatchView b;
+  ASSERT_TRUE(reader->Next(&b));  // found past the garbage, through the mapping
+  const size_t before = sink.problems.size();
+  ASSERT_GT(before, 0u);  // the garbage
+  ASSERT_EQ(::truncate(path.c_str(), 8192), 0);
+  while (reader->Next(&b)) {
+  }
+  EXPECT_NE(reader->read_error().find(path), std::string::npos) << reader->read_error();
+  EXPECT_NE(reader->read_error().find("shrank while it was read"), std::string::npos) << reader->read_error();
+  ASSERT_EQ(sink.problems.size(), before + 1);
+  EXPECT_EQ(sink.problems.back().check, std::string("file-read"));
+  EXPECT_EQ(sink.problems.back().file, path);
 }
 
 TEST(StreamingReader, OpenErrorsNameThePath) {
