@@ -222,7 +222,7 @@ void LookupAhead::RunLoop() {
   std::vector<Bytes> keys;
   std::vector<int64_t> offsets;
   std::vector<KeyDigest> digests;
-  std::vector<uint8_t> buffer(kReadSize);
+  size_t window = kReadSize;                   // grows for a batch larger than it
   auto decoded = std::make_unique<Decoded>();  // the next batch to hand over
   auto block = std::make_unique<Block>();
   block->entries.reserve(kEntriesPerBlock + 64);
@@ -231,10 +231,9 @@ void LookupAhead::RunLoop() {
   bool ok = true;
   for (size_t si = 0; si < segments_.size(); si++) {
     const Segment& seg = segments_[si];
-    InputFileInfo info;
     std::string open_error;
-    std::unique_ptr<CaptureMemberReader> input = OpenInputReader(seg.path, &info, &open_error, nullptr, env_);
-    if (!input) break;
+    WindowReader input;  // pread into its buffer, or the mapping (ReadInPlace), as the pass reads
+    if (!input.Open(seg.path, seg.size, &open_error, env_)) break;
     uint64_t pos = 0;
     while (ok && pos < seg.size) {
       {
@@ -242,12 +241,12 @@ void LookupAhead::RunLoop() {
         if (stop_) ok = false;
       }
       if (!ok) break;
-      size_t n = size_t(std::min<uint64_t>(buffer.size(), seg.size - pos));
-      if (!input->Read(pos, n, buffer.data(), &open_error)) {
+      const size_t n = size_t(std::min<uint64_t>(window, seg.size - pos));
+      Bytes chunk;
+      if (!input.Read(pos, n, &chunk, &open_error)) {
         ok = false;
         break;
       }
-      Bytes chunk(buffer.data(), n);
       size_t p = 0;
       BatchView b;
       std::string error;
@@ -302,12 +301,12 @@ void LookupAhead::RunLoop() {
       }
       if (!ok) break;
       if (p == 0) {
-        if (n < buffer.size()) break;  // the segment ends with a partial batch
-        if (buffer.size() >= max_batch_bytes_) {
+        if (n < window) break;  // the segment ends with a partial batch
+        if (window >= max_batch_bytes_) {
           ok = false;
           break;
         }
-        buffer.resize(std::min(buffer.size() * 2, max_batch_bytes_));
+        window = std::min(window * 2, max_batch_bytes_);
         continue;
       }
       pos += p;

@@ -266,6 +266,7 @@ LogReader::Streamed LogReader::NextStreamed(BatchView* batch) {
     batch->header.crc_valid = crc == batch->header.crc;
   }
   Accept(entry, batch);
+  if (FileShrank()) return Streamed::kEnd;  // the entry may hold zeros where the file's pages were gone
   return Streamed::kEntry;
 }
 
@@ -322,9 +323,11 @@ void LogReader::Report(Severity severity, uint64_t position, const char* check, 
 }
 
 bool LogReader::FileShrank() {
-  if (!mapped_ || !mapped_->changed()) return false;
+  const bool streamed_changed = stream_ && stream_->changed();
+  if (!streamed_changed && (!mapped_ || !mapped_->changed())) return false;
   if (read_error_.empty()) {
-    mapped_->Unchanged(&read_error_);
+    read_error_ =
+        file_ + ": the file shrank while it was read (is something writing to it?); what was read from it is not used";
     klf::Report(sink_, Severity::kError, file_, pos_, "file-read", read_error_.substr(file_.size() + 2));
   }
   done_ = true;
@@ -447,10 +450,12 @@ bool LogReader::Next(BatchView* batch) {
     switch (NextStreamed(batch)) {
       case Streamed::kEntry: return true;
       case Streamed::kEnd:
+        if (FileShrank()) return false;
         done_ = true;
         end_ = LogEnd::kEndOfData;
         return false;
       case Streamed::kIrregular:
+        if (FileShrank()) return false;  // zeros where the file's pages were gone, not irregular framing
         if (!SwitchToMapping()) {
           done_ = true;
           end_ = LogEnd::kCorrupt;

@@ -11,9 +11,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <mutex>
+#include <thread>
 
 namespace klf {
 
@@ -82,6 +86,113 @@ void InstallSigbusHandler() {
 }
 
 }  // namespace
+
+namespace {
+
+std::mutex g_read_method_mu;
+std::optional<ReadMethod> g_read_method;  // decided once per process (PlaceRead)
+bool g_forced_any_size = false;           // SetReadMethodForTesting: the method applies to files of every size
+bool g_trial_running = false;             // a reader is running the trial
+uint64_t g_trial_min_bytes = kReadMethodTrialMinBytes;
+
+// The CPU time of this thread, in seconds (user and system: a page fault and a copy both count).
+double ThreadCpuSeconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// KLF_READ_METHOD, read once: pread, map, or unset (measured).
+std::optional<ReadMethod> ForcedReadMethod() {
+  static const std::optional<ReadMethod> forced = []() -> std::optional<ReadMethod> {
+    const char* v = std::getenv("KLF_READ_METHOD");
+    if (v == nullptr) return std::nullopt;
+    if (std::string(v) == "map") return ReadMethod::kMap;
+    if (std::string(v) == "pread") return ReadMethod::kPread;
+    return std::nullopt;
+  }();
+  return forced;
+}
+
+// The trial's outcome: CPU seconds of the reading thread and bytes read, each way. Decides the method
+// when both halves are long enough to measure; else the next large file tries again.
+void FinishTrial(double pread_seconds, uint64_t pread_bytes, double map_seconds, uint64_t map_bytes) {
+  std::lock_guard<std::mutex> lock(g_read_method_mu);
+  g_trial_running = false;
+  if (g_read_method || pread_bytes < g_trial_min_bytes / 4 || map_bytes < g_trial_min_bytes / 4 || pread_seconds <= 0 ||
+      map_seconds <= 0)
+    return;
+  const double pread_per_byte = pread_seconds / double(pread_bytes);
+  const double map_per_byte = map_seconds / double(map_bytes);
+  g_read_method = map_per_byte < 0.75 * pread_per_byte ? ReadMethod::kMap : ReadMethod::kPread;
+  if (std::getenv("KLF_READ_METHOD_LOG") != nullptr) {
+    std::fprintf(stderr,
+                 "klf: read method %s (CPU per MiB read: pread %.3f ms over %llu MiB, mapped %.3f ms over %llu MiB)\n",
+                 ReadMethodName(*g_read_method), pread_per_byte * 1048576e3, (unsigned long long)(pread_bytes >> 20),
+                 map_per_byte * 1048576e3, (unsigned long long)(map_bytes >> 20));
+  }
+}
+
+}  // namespace
+
+ReadPlacement PlaceRead(ReadableFile* file) {
+  if (file->in_capture() || file->size() == 0) return ReadPlacement::kPread;
+  std::lock_guard<std::mutex> lock(g_read_method_mu);
+  if (!g_read_method && ForcedReadMethod()) g_read_method = ForcedReadMethod();
+  const bool any_size = g_forced_any_size || ForcedReadMethod().has_value();
+  if (g_read_method && (any_size || file->size() >= g_trial_min_bytes))
+    return *g_read_method == ReadMethod::kMap ? ReadPlacement::kMap : ReadPlacement::kPread;
+  if (g_read_method || file->size() < g_trial_min_bytes || g_trial_running) return ReadPlacement::kPread;
+  g_trial_running = true;
+  return ReadPlacement::kTrial;
+}
+
+ReadTrial::ReadTrial(uint64_t size) : size_(size) {}
+
+bool ReadTrial::Before(uint64_t pos) {
+  if (done_) return false;
+  if (start_ < 0) {
+    start_ = ThreadCpuSeconds();
+    thread_ = std::this_thread::get_id();
+    from_ = pos;
+  }
+  if (switched_at_ == 0 && pos >= size_ / 2 && pos > from_) {
+    switch_time_ = ThreadCpuSeconds();
+    switched_at_ = pos;
+    return true;
+  }
+  return false;
+}
+
+void ReadTrial::After(uint64_t end) {
+  if (done_ || end < size_) return;
+  Finish(true);
+}
+
+void ReadTrial::Finish(bool at_end) {
+  if (done_) return;
+  done_ = true;
+  const bool measured = at_end && start_ >= 0 && switched_at_ > 0 && thread_ == std::this_thread::get_id();
+  if (!measured) return FinishTrial(0, 0, 0, 0);
+  const double now = ThreadCpuSeconds();
+  FinishTrial(switch_time_ - start_, switched_at_ - from_, now - switch_time_, size_ - switched_at_);
+}
+
+ReadTrial::~ReadTrial() { Finish(false); }
+
+std::optional<ReadMethod> DecidedReadMethod() {
+  std::lock_guard<std::mutex> lock(g_read_method_mu);
+  return g_read_method;
+}
+
+const char* ReadMethodName(ReadMethod method) { return method == ReadMethod::kMap ? "map" : "pread"; }
+
+void SetReadMethodForTesting(std::optional<ReadMethod> method, uint64_t trial_min_bytes) {
+  std::lock_guard<std::mutex> lock(g_read_method_mu);
+  g_read_method = method;
+  g_forced_any_size = method.has_value();
+  g_trial_min_bytes = trial_min_bytes;
+}
 
 int GuardMapping(const uint8_t* begin, uint64_t size) {
   if (begin == nullptr || size == 0) return -1;
@@ -468,14 +579,7 @@ std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::strin
   MappedRegion region;
   std::string map_error;
   if (file->Map(&region, &map_error)) {
-    f->data_ = region.data;
-    f->keep_ = std::move(region.keep);
-    f->mapping_ = region.mapping;
-    if (f->mapping_) {
-      f->guard_ = GuardMapping(f->data_, f->size_);
-      std::lock_guard<std::mutex> lock(g_mappings_mu);
-      Mappings()[f->data_] = f->size_;
-    }
+    f->Hold(std::move(region));
     return f;  // the mapping keeps the file referenced; the descriptor is closed with `file`
   }
   if (!map_error.empty()) {
@@ -491,6 +595,29 @@ std::unique_ptr<MappedFile> MappedFile::Open(const std::string& path, std::strin
     return nullptr;
   }
   return f->ReadWhole(file.get(), error) ? std::move(f) : nullptr;
+}
+
+void MappedFile::Hold(MappedRegion region) {
+  data_ = region.data;
+  keep_ = std::move(region.keep);
+  mapping_ = region.mapping;
+  if (mapping_) {
+    guard_ = GuardMapping(data_, size_);
+    std::lock_guard<std::mutex> lock(g_mappings_mu);
+    Mappings()[data_] = size_;
+  }
+}
+
+std::unique_ptr<MappedFile> MappedFile::MapOnly(const std::string& path, ReadableFile* file, std::string* error) {
+  MappedRegion region;
+  if (file->size() == 0 || !file->Map(&region, error)) return nullptr;
+  if (!region.mapping) return nullptr;  // bytes an Env holds in memory (a cached capture member): not a mapping
+  std::unique_ptr<MappedFile> f(new MappedFile());
+  f->path_ = path;
+  f->size_ = file->size();
+  f->mtime_ms_ = file->mtime_ms();
+  f->Hold(std::move(region));
+  return f;
 }
 
 MappedFile::~MappedFile() {
@@ -523,13 +650,61 @@ std::unique_ptr<StreamedFile> StreamedFile::Open(const std::string& path, std::s
   f->charged_ = !file->in_capture();
   // One read of a small file: no read-ahead to ask for.
   if (f->charged_ && f->size_ > f->chunk_) file->AdviseSequential();
+  switch (PlaceRead(file.get())) {
+    case ReadPlacement::kMap: {
+      std::string map_error;  // a file that cannot be mapped is read with pread
+      f->map_ = MappedFile::MapOnly(path, file.get(), &map_error);
+      break;
+    }
+    case ReadPlacement::kTrial: f->trial_ = std::make_unique<ReadTrial>(f->size_); break;
+    case ReadPlacement::kPread: break;
+  }
   f->file_ = std::move(file);
   return f;
+}
+
+// A sequential reader reading in place hands back the pages it has passed every this many bytes, so
+// resident memory stays within a few windows per reader (the page cache keeps the pages).
+constexpr uint64_t kReleaseBehindBytes = uint64_t(8) << 20;
+
+// Fetch from the mapping: the bytes in place, charged to the read-rate cap as the pread path reads them
+// (up to a chunk ahead), the pages passed handed back (kReleaseBehindBytes).
+const uint8_t* StreamedFile::FetchMapped(uint64_t pos, uint64_t n, std::string* error) {
+  if (map_->changed() || pos > size_ || n > size_ - pos) {
+    if (!map_->Unchanged(error)) return nullptr;
+    *error = path_ + ": bytes " + std::to_string(pos) + ".." + std::to_string(pos + n) + " are past the end (" +
+             std::to_string(size_) + " bytes when opened)";
+    return nullptr;
+  }
+  const uint64_t reach = std::min(size_, pos + std::max(n, chunk_));
+  if (reach > charged_to_) {
+    ThrottleRead(reach - charged_to_);
+    charged_to_ = reach;
+  }
+  const uint8_t* data = map_->data().data();
+  if (pos - std::min(pos, released_) >= kReleaseBehindBytes) {
+    ReleaseMappedPages(data + released_, data + pos);
+    released_ = pos;
+  }
+  return data + pos;
 }
 
 StreamedFile::~StreamedFile() = default;
 
 const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error) {
+  if (trial_ && trial_->Before(pos)) {  // the trial's second half: from the mapping
+    std::string map_error;
+    map_ = MappedFile::MapOnly(path_, file_.get(), &map_error);
+    charged_to_ = buffer_pos_ + buffered_;  // read (and charged) so far
+    released_ = pos;
+    if (!map_) trial_.reset();  // not mappable after all: no trial, pread on
+  }
+  const uint8_t* p = map_ ? FetchMapped(pos, n, error) : FetchRead(pos, n, error);
+  if (trial_ && p != nullptr) trial_->After(pos + n);
+  return p;
+}
+
+const uint8_t* StreamedFile::FetchRead(uint64_t pos, uint64_t n, std::string* error) {
   if (pos >= buffer_pos_ && pos + n <= buffer_pos_ + buffered_) return buffer_.get() + (pos - buffer_pos_);
   // Keep what is buffered at or after pos, move it to the front (unless it is there), then read after it.
   uint64_t keep = 0;
@@ -572,14 +747,52 @@ const uint8_t* StreamedFile::Fetch(uint64_t pos, uint64_t n, std::string* error)
 
 bool WindowReader::Open(const std::string& path, uint64_t size, std::string* error, Env* env) {
   size_ = size;
-  InputFileInfo info;
-  input_ = OpenInputReader(path, &info, error, nullptr, env);
-  return input_ != nullptr;
+  path_ = path;
+  env_ = env;
+  std::unique_ptr<ReadableFile> file = OrDefault(env)->NewReadableFile(path, error);
+  if (!file) return false;
+  const ReadPlacement placement = PlaceRead(file.get());
+  if (placement == ReadPlacement::kMap) {
+    std::string map_error;  // a file that cannot be mapped is read with pread
+    map_ = MappedFile::MapOnly(path, file.get(), &map_error);
+    if (map_) return true;
+  }
+  if (placement == ReadPlacement::kTrial) trial_ = std::make_unique<ReadTrial>(size);
+  file->AdviseSequential();
+  input_ = std::make_unique<ExactReader>(std::move(file));
+  return true;
 }
 
 bool WindowReader::Read(uint64_t pos, size_t n, Bytes* out, std::string* error) {
   pos = std::min(pos, size_);
   n = size_t(std::min<uint64_t>(n, size_ - pos));
+  if (trial_ && trial_->Before(pos)) {  // the trial's second half: from the mapping
+    std::string map_error;
+    std::unique_ptr<ReadableFile> file = OrDefault(env_)->NewReadableFile(path_, &map_error);
+    if (file) map_ = MappedFile::MapOnly(path_, file.get(), &map_error);
+    released_ = pos;
+    if (!map_) trial_.reset();  // not mappable after all: no trial, pread on
+  }
+  if (!ReadWindow(pos, n, out, error)) return false;
+  if (trial_) trial_->After(pos + n);
+  return true;
+}
+
+bool WindowReader::ReadWindow(uint64_t pos, size_t n, Bytes* out, std::string* error) {
+  if (map_) {  // in place; the file may have shrunk since the load, or under the mapping
+    if (!map_->Unchanged(error)) return false;
+    if (pos + n > map_->size()) {
+      *error = map_->path() + ": position " + std::to_string(map_->size()) +
+               ": file is shorter than when the log was loaded";
+      return false;
+    }
+    if (pos - std::min<uint64_t>(pos, released_) >= kReleaseBehindBytes) {
+      ReleaseMappedPages(map_->data().data() + released_, map_->data().data() + pos);
+      released_ = pos;
+    }
+    *out = map_->data().subspan(pos, n);
+    return true;
+  }
   if (n > capacity_) {
     buffer_.reset(new uint8_t[n]);
     capacity_ = n;

@@ -17,7 +17,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "segment_reader/bytes.h"
 #include "segment_reader/capture.h"
@@ -55,6 +57,54 @@ constexpr uint64_t kMaxMetadataFileBytes = uint64_t(64) << 20;
 // snapshots, checkpoints and the indexes of small segments cost fewer system calls.
 constexpr uint64_t kReadSmallFileBytes = uint64_t(64) << 10;
 
+// How the sequential readers (StreamedFile, WindowReader, the compactor's look-ahead) take the bytes of
+// a file: copied into a reused buffer with pread(2), or read in place from a guarded read-only mapping
+// (no copy: each page is faulted in, and the pages passed are handed back). Hosts differ on which costs
+// less (docs/PERFORMANCE.md "Machine": on one a mapped page cost 2.5 us more than a copied one, on
+// another the mapped walk took half the time), so it is measured on the host, on the work itself: the
+// first file of at least kReadMethodTrialMinBytes a process reads front to back is the trial, read with
+// pread up to its middle and from a mapping after it; the CPU time of the reading thread per byte (the
+// reader's own work on the bytes included) decides for the rest of the process: the mapping when it
+// was at least 25% cheaper, else pread (on the host of docs/PERFORMANCE.md the halves differ by 5-30%
+// with the command and the run, whole commands by -11% to +8%: pread, which no shrinking file can take
+// away, unless the mapping clearly wins). Smaller files, members of captures, and everything read
+// before the decision: pread. KLF_READ_METHOD=pread or =map sets the method instead, for files of every size
+// (benchmarks; a run of the tests through the mapped path; a host where the trial misleads);
+// KLF_READ_METHOD_LOG=1 prints the decision and its two costs on stderr.
+enum class ReadMethod { kPread, kMap };
+constexpr uint64_t kReadMethodTrialMinBytes = uint64_t(16) << 20;
+enum class ReadPlacement { kPread, kMap, kTrial };
+// How to read `file` (open) front to back.
+ReadPlacement PlaceRead(ReadableFile* file);
+// The trial's timing, kept by the reader that got ReadPlacement::kTrial: Before(pos) ahead of each read
+// (true: switch to the mapping now), After(end) after it; the result counts when the file was read to
+// its end on one thread, else (destroyed early) the next large file is the trial.
+class ReadTrial {
+ public:
+  explicit ReadTrial(uint64_t size);
+  ~ReadTrial();
+  ReadTrial(const ReadTrial&) = delete;
+  ReadTrial& operator=(const ReadTrial&) = delete;
+  bool Before(uint64_t pos);
+  void After(uint64_t end);
+
+ private:
+  void Finish(bool at_end);  // at_end: the file was read to its end
+  uint64_t size_;
+  uint64_t from_ = 0;
+  uint64_t switched_at_ = 0;
+  double start_ = -1;
+  double switch_time_ = 0;
+  std::thread::id thread_;
+  bool done_ = false;
+};
+// The method decided so far (nullopt: none yet).
+std::optional<ReadMethod> DecidedReadMethod();
+const char* ReadMethodName(ReadMethod method);
+// Tests: every later PlaceRead follows `method` for files of every size (nullopt: undecided again, the
+// trial taken on the first file of at least `trial_min_bytes`).
+void SetReadMethodForTesting(std::optional<ReadMethod> method, uint64_t trial_min_bytes = kReadMethodTrialMinBytes);
+
 // Each of the three readers below also reads a member of a capture (segment_reader/capture.h) when
 // `path` runs through an archive: MappedFile maps it in place from an uncompressed .tar, or holds it in
 // memory (a cached small member, or one read whole up to kMaxCaptureMemberInMemoryBytes); StreamedFile
@@ -82,10 +132,14 @@ class MappedFile {
   bool changed() const;
   // True while !changed(); else false with *error naming the file and what happened.
   bool Unchanged(std::string* error) const;
+  // `file` (already open as `path`) mapped, guarded and registered for ReleaseMappedPages; nullptr
+  // when it is empty or its Env does not map it (*error set only on a failure of mmap itself).
+  static std::unique_ptr<MappedFile> MapOnly(const std::string& path, ReadableFile* file, std::string* error);
 
  private:
   MappedFile() = default;
   bool ReadWhole(ReadableFile* file, std::string* error);
+  void Hold(MappedRegion region);  // a mapping: guarded and registered
   std::string path_;
   int guard_ = -1;        // its GuardedMapping slot, or -1
   bool mapping_ = false;  // data_ is a file mapping, in the registry of ReleaseMappedPages (else bytes in memory)
@@ -120,9 +174,15 @@ class StreamedFile {
   // caller bounds n). Returns nullptr and sets *error on an I/O error or when the file ends first
   // (it shrank since Open).
   const uint8_t* Fetch(uint64_t pos, uint64_t n, std::string* error);
+  // Whether the file is read in place from a mapping (PlaceRead), and whether it shrank
+  // under it (MappedFile::changed: what was fetched since may be zeros, not the file).
+  bool mapped() const { return map_ != nullptr; }
+  bool changed() const { return map_ != nullptr && map_->changed(); }
 
  private:
   StreamedFile() = default;
+  const uint8_t* FetchMapped(uint64_t pos, uint64_t n, std::string* error);
+  const uint8_t* FetchRead(uint64_t pos, uint64_t n, std::string* error);
   std::string path_;
   std::unique_ptr<ReadableFile> file_;
   bool charged_ = false;  // reads count against the read-rate cap (a file, not a capture member)
@@ -131,8 +191,12 @@ class StreamedFile {
   uint64_t chunk_ = kDefaultChunk;
   std::unique_ptr<uint8_t[]> buffer_;
   uint64_t capacity_ = 0;
-  uint64_t buffer_pos_ = 0;  // file position of buffer_[0]
-  uint64_t buffered_ = 0;    // valid bytes in buffer_
+  uint64_t buffer_pos_ = 0;           // file position of buffer_[0]
+  uint64_t buffered_ = 0;             // valid bytes in buffer_
+  std::unique_ptr<MappedFile> map_;   // when read in place
+  std::unique_ptr<ReadTrial> trial_;  // when this file is the read-method trial (pread, then the mapping)
+  uint64_t charged_to_ = 0;           // mapped: bytes charged to the read-rate cap, as pread would have read them
+  uint64_t released_ = 0;             // mapped: pages before this position were handed back
 };
 
 // Random access to an input (real file or capture member) for readers that pread by position, through
@@ -157,10 +221,16 @@ class WindowReader {
   uint64_t size() const { return size_; }
 
  private:
+  bool ReadWindow(uint64_t pos, size_t n, Bytes* out, std::string* error);
   std::unique_ptr<CaptureMemberReader> input_;
   uint64_t size_ = 0;
   std::unique_ptr<uint8_t[]> buffer_;
   size_t capacity_ = 0;
+  std::unique_ptr<MappedFile> map_;   // when read in place (PlaceRead)
+  std::unique_ptr<ReadTrial> trial_;  // when this file is the read-method trial
+  std::string path_;
+  Env* env_ = nullptr;
+  uint64_t released_ = 0;
 };
 
 // A read-only mapping of an input that may shrink while it is read. A page of a file mapping that lies

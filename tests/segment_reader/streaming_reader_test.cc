@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -179,6 +180,78 @@ TEST(StreamingReader, FileShrinkingUnderTheMappingIsAReadError) {
   ASSERT_EQ(sink.problems.size(), before + 1);
   EXPECT_EQ(sink.problems.back().check, std::string("file-read"));
   EXPECT_EQ(sink.problems.back().file, path);
+}
+
+// Read in place (ReadInPlace: the mapping instead of pread), the walks are the same, and a file truncated
+// under the streamed mapping (no irregular framing involved) is one read error, not a crash.
+TEST(StreamingReader, InPlaceReadsWalkTheSameAndSurviveAShrink) {
+  SetReadMethodForTesting(ReadMethod::kMap);
+  std::vector<std::string> logs = FixtureLogs();
+  for (size_t i = 0; i < logs.size(); i += 7) ExpectSameWalks(logs[i]);
+  std::string largest;
+  for (const std::string& p : logs)
+    if (largest.empty() || fs::file_size(p) > fs::file_size(largest)) largest = p;
+  test::TempDir dir("shrink-in-place");
+  const std::string path = dir.path() + "/00000000000000000000.log";
+  test::WriteAll(path, test::ReadAll(largest));
+  std::string error;
+  auto file = StreamedFile::Open(path, &error);
+  ASSERT_TRUE(file) << error;
+  EXPECT_TRUE(file->mapped());
+  CollectingSink sink;
+  auto reader = LogReader::Open(path, &sink, ReadOptions(), &error);
+  ASSERT_TRUE(reader) << error;
+  BatchView b;
+  ASSERT_TRUE(reader->Next(&b));
+  ASSERT_EQ(::truncate(path.c_str(), 8192), 0);
+  while (reader->Next(&b)) {
+  }
+  SetReadMethodForTesting(std::nullopt);
+  EXPECT_NE(reader->read_error().find("shrank while it was read"), std::string::npos) << reader->read_error();
+  ASSERT_EQ(sink.problems.size(), 1u);
+  EXPECT_EQ(sink.problems[0].check, std::string("file-read"));
+  EXPECT_EQ(sink.problems[0].file, path);
+}
+
+// Unforced, the first large file read front to back is the trial: pread to its middle, the mapping
+// after it, and the walk is the one pread alone gives (the switch falls between two fetches); its end
+// decides the method. A file below the trial size is read with pread and decides nothing.
+TEST(StreamingReader, ReadMethodTrialSwitchesMidFileAndDecides) {
+  if (std::getenv("KLF_READ_METHOD") != nullptr) GTEST_SKIP() << "KLF_READ_METHOD forces the method";
+  std::vector<std::string> logs = FixtureLogs();
+  std::string largest;
+  for (const std::string& p : logs)
+    if (largest.empty() || fs::file_size(p) > fs::file_size(largest)) largest = p;
+  const std::string one = test::ReadAll(largest);
+  std::string big;
+  while (big.size() < (size_t(4) << 20)) big += one;  // repeated: offsets go back, the framing is sound
+  test::TempDir dir("read-trial");
+  const std::string path = dir.path() + "/00000000000000000000.log";
+  test::WriteAll(path, big);
+  SetReadMethodForTesting(ReadMethod::kPread);
+  const Walk want = Streamed(path, ReadOptions().stream_chunk_bytes);
+  SetReadMethodForTesting(std::nullopt, uint64_t(8) << 20);  // 4 MiB: below the trial size
+  Streamed(path, ReadOptions().stream_chunk_bytes);
+  EXPECT_FALSE(DecidedReadMethod().has_value());
+  SetReadMethodForTesting(std::nullopt, uint64_t(2) << 20);  // now the trial
+  std::string error;
+  {
+    auto file = StreamedFile::Open(path, &error);
+    ASSERT_TRUE(file) << error;
+    ASSERT_TRUE(file->Fetch(0, 61, &error)) << error;
+    EXPECT_FALSE(file->mapped());  // pread first
+    ASSERT_TRUE(file->Fetch(big.size() / 2 + 1, 1, &error)) << error;
+    EXPECT_TRUE(file->mapped());  // the mapping from the middle on
+  }                               // destroyed before its end: no decision, the next file is the trial
+  EXPECT_FALSE(DecidedReadMethod().has_value());
+  const Walk got = Streamed(path, ReadOptions().stream_chunk_bytes);
+  EXPECT_TRUE(DecidedReadMethod().has_value());
+  SetReadMethodForTesting(std::nullopt);
+  ASSERT_EQ(got.entries.size(), want.entries.size());
+  for (size_t i = 0; i < want.entries.size(); ++i) ASSERT_EQ(got.entries[i], want.entries[i]) << "entry " << i;
+  EXPECT_EQ(got.problems, want.problems);
+  EXPECT_EQ(int(got.end), int(want.end));
+  EXPECT_EQ(got.valid_bytes, want.valid_bytes);
 }
 
 TEST(StreamingReader, OpenErrorsNameThePath) {
