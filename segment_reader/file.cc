@@ -154,8 +154,12 @@ bool ReadTrial::Before(uint64_t pos) {
   if (start_ < 0) {
     start_ = ThreadCpuSeconds();
     thread_ = std::this_thread::get_id();
-    from_ = pos;
+    from_ = last_pos_ = last_end_ = pos;
   }
+  // Only a front-to-back walk measures: a read behind the last one, or past its end (a jump to the
+  // offset index's last entry), voids the trial (its byte counts would not be the bytes read).
+  if (pos < last_pos_ || pos > last_end_) skipped_ = true;
+  last_pos_ = pos;
   if (switched_at_ == 0 && pos >= size_ / 2 && pos > from_) {
     switch_time_ = ThreadCpuSeconds();
     switched_at_ = pos;
@@ -165,6 +169,7 @@ bool ReadTrial::Before(uint64_t pos) {
 }
 
 void ReadTrial::After(uint64_t end) {
+  last_end_ = std::max(last_end_, end);
   if (done_ || end < size_) return;
   Finish(true);
 }
@@ -172,7 +177,7 @@ void ReadTrial::After(uint64_t end) {
 void ReadTrial::Finish(bool at_end) {
   if (done_) return;
   done_ = true;
-  const bool measured = at_end && start_ >= 0 && switched_at_ > 0 && thread_ == std::this_thread::get_id();
+  const bool measured = at_end && !skipped_ && start_ >= 0 && switched_at_ > 0 && thread_ == std::this_thread::get_id();
   if (!measured) return FinishTrial(0, 0, 0, 0);
   const double now = ThreadCpuSeconds();
   FinishTrial(switch_time_ - start_, switched_at_ - from_, now - switch_time_, size_ - switched_at_);

@@ -77,8 +77,8 @@ enum class ReadPlacement { kPread, kMap, kTrial };
 // How to read `file` (open) front to back.
 ReadPlacement PlaceRead(ReadableFile* file);
 // The trial's timing, kept by the reader that got ReadPlacement::kTrial: Before(pos) ahead of each read
-// (true: switch to the mapping now), After(end) after it; the result counts when the file was read to
-// its end on one thread, else (destroyed early) the next large file is the trial.
+// (true: switch to the mapping now), After(end) after it; the result counts when the file was read front
+// to back to its end on one thread, else (a jump, or destroyed early) the next large file is the trial.
 class ReadTrial {
  public:
   explicit ReadTrial(uint64_t size);
@@ -93,6 +93,9 @@ class ReadTrial {
   uint64_t size_;
   uint64_t from_ = 0;
   uint64_t switched_at_ = 0;
+  uint64_t last_pos_ = 0;  // the last read's position and the furthest end read
+  uint64_t last_end_ = 0;
+  bool skipped_ = false;  // not read front to back: no measurement
   double start_ = -1;
   double switch_time_ = 0;
   std::thread::id thread_;

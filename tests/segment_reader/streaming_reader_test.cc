@@ -244,6 +244,16 @@ TEST(StreamingReader, ReadMethodTrialSwitchesMidFileAndDecides) {
     EXPECT_TRUE(file->mapped());  // the mapping from the middle on
   }                               // destroyed before its end: no decision, the next file is the trial
   EXPECT_FALSE(DecidedReadMethod().has_value());
+  {
+    WindowReader jumpy;  // a jump to the end (as a segment summary's walk from the index's last entry)
+    ASSERT_TRUE(jumpy.Open(path, big.size(), &error)) << error;
+    Bytes window;
+    ASSERT_TRUE(jumpy.Read(0, size_t(1) << 20, &window, &error)) << error;
+    ASSERT_TRUE(jumpy.Read(big.size() - (size_t(1) << 20), size_t(1) << 20, &window, &error)) << error;
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(window.data()), window.size()),
+              big.substr(big.size() - (size_t(1) << 20)));
+  }
+  EXPECT_FALSE(DecidedReadMethod().has_value());  // read to the end, but not front to back
   const Walk got = Streamed(path, ReadOptions().stream_chunk_bytes);
   EXPECT_TRUE(DecidedReadMethod().has_value());
   SetReadMethodForTesting(std::nullopt);
