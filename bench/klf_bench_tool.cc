@@ -512,8 +512,7 @@ int Usage() {
   std::fprintf(stderr,
                "usage: klf-bench gen --out DIR --bytes N [--codec none|lz4|zstd] [--live F] [--segment-bytes N] "
                "[--seed S] [--batch-bytes N]\n"
-               "       klf-bench floor FILE | decode FILE | check FILE [--repeat N] | recompress "
-               "FILE [--keep F]\n"
+               "       klf-bench floor FILE | decode FILE | check FILE [--repeat N] | recompress FILE [--keep F]\n"
                "       klf-bench write --in LOG --out DIR [--no-sync] [--chunk-bytes N]\n");
   return 2;
 }

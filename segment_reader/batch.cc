@@ -323,11 +323,10 @@ void LogReader::Report(Severity severity, uint64_t position, const char* check, 
 }
 
 bool LogReader::FileShrank() {
-  const bool streamed_changed = stream_ && stream_->changed();
-  if (!streamed_changed && (!mapped_ || !mapped_->changed())) return false;
+  const MappedFile* mapping = stream_ ? stream_->mapping() : mapped_.get();  // one or neither
+  if (mapping == nullptr || !mapping->changed()) return false;
   if (read_error_.empty()) {
-    read_error_ =
-        file_ + ": the file shrank while it was read (is something writing to it?); what was read from it is not used";
+    mapping->Unchanged(&read_error_);  // "<file>: the file shrank while it was read ..."
     klf::Report(sink_, Severity::kError, file_, pos_, "file-read", read_error_.substr(file_.size() + 2));
   }
   done_ = true;

@@ -85,10 +85,6 @@ void InstallSigbusHandler() {
   });
 }
 
-}  // namespace
-
-namespace {
-
 std::mutex g_read_method_mu;
 std::optional<ReadMethod> g_read_method;  // decided once per process (PlaceRead)
 bool g_forced_any_size = false;           // SetReadMethodForTesting: the method applies to files of every size
@@ -668,9 +664,20 @@ std::unique_ptr<StreamedFile> StreamedFile::Open(const std::string& path, std::s
   return f;
 }
 
+namespace {
+
 // A sequential reader reading in place hands back the pages it has passed every this many bytes, so
 // resident memory stays within a few windows per reader (the page cache keeps the pages).
 constexpr uint64_t kReleaseBehindBytes = uint64_t(8) << 20;
+
+// Hands back the pages of `map` before `pos` once kReleaseBehindBytes have been passed since *released.
+void ReleaseBehind(const MappedFile& map, uint64_t pos, uint64_t* released) {
+  if (pos - std::min(pos, *released) < kReleaseBehindBytes) return;
+  ReleaseMappedPages(map.data().data() + *released, map.data().data() + pos);
+  *released = pos;
+}
+
+}  // namespace
 
 // Fetch from the mapping: the bytes in place, charged to the read-rate cap as the pread path reads them
 // (up to a chunk ahead), the pages passed handed back (kReleaseBehindBytes).
@@ -686,12 +693,8 @@ const uint8_t* StreamedFile::FetchMapped(uint64_t pos, uint64_t n, std::string* 
     ThrottleRead(reach - charged_to_);
     charged_to_ = reach;
   }
-  const uint8_t* data = map_->data().data();
-  if (pos - std::min(pos, released_) >= kReleaseBehindBytes) {
-    ReleaseMappedPages(data + released_, data + pos);
-    released_ = pos;
-  }
-  return data + pos;
+  ReleaseBehind(*map_, pos, &released_);
+  return map_->data().data() + pos;
 }
 
 StreamedFile::~StreamedFile() = default;
@@ -752,8 +755,6 @@ const uint8_t* StreamedFile::FetchRead(uint64_t pos, uint64_t n, std::string* er
 
 bool WindowReader::Open(const std::string& path, uint64_t size, std::string* error, Env* env) {
   size_ = size;
-  path_ = path;
-  env_ = env;
   std::unique_ptr<ReadableFile> file = OrDefault(env)->NewReadableFile(path, error);
   if (!file) return false;
   const ReadPlacement placement = PlaceRead(file.get());
@@ -764,6 +765,7 @@ bool WindowReader::Open(const std::string& path, uint64_t size, std::string* err
   }
   if (placement == ReadPlacement::kTrial) trial_ = std::make_unique<ReadTrial>(size);
   file->AdviseSequential();
+  file_ = file.get();
   input_ = std::make_unique<ExactReader>(std::move(file));
   return true;
 }
@@ -773,8 +775,7 @@ bool WindowReader::Read(uint64_t pos, size_t n, Bytes* out, std::string* error) 
   n = size_t(std::min<uint64_t>(n, size_ - pos));
   if (trial_ && trial_->Before(pos)) {  // the trial's second half: from the mapping
     std::string map_error;
-    std::unique_ptr<ReadableFile> file = OrDefault(env_)->NewReadableFile(path_, &map_error);
-    if (file) map_ = MappedFile::MapOnly(path_, file.get(), &map_error);
+    map_ = MappedFile::MapOnly(file_->path(), file_, &map_error);
     released_ = pos;
     if (!map_) trial_.reset();  // not mappable after all: no trial, pread on
   }
@@ -791,10 +792,7 @@ bool WindowReader::ReadWindow(uint64_t pos, size_t n, Bytes* out, std::string* e
                ": file is shorter than when the log was loaded";
       return false;
     }
-    if (pos - std::min<uint64_t>(pos, released_) >= kReleaseBehindBytes) {
-      ReleaseMappedPages(map_->data().data() + released_, map_->data().data() + pos);
-      released_ = pos;
-    }
+    ReleaseBehind(*map_, pos, &released_);
     *out = map_->data().subspan(pos, n);
     return true;
   }

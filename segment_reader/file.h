@@ -177,10 +177,9 @@ class StreamedFile {
   // caller bounds n). Returns nullptr and sets *error on an I/O error or when the file ends first
   // (it shrank since Open).
   const uint8_t* Fetch(uint64_t pos, uint64_t n, std::string* error);
-  // Whether the file is read in place from a mapping (PlaceRead), and whether it shrank
-  // under it (MappedFile::changed: what was fetched since may be zeros, not the file).
-  bool mapped() const { return map_ != nullptr; }
-  bool changed() const { return map_ != nullptr && map_->changed(); }
+  // The mapping the file is read in place from (PlaceRead), or null: its MappedFile::changed says whether
+  // the file shrank under it (what was fetched since may be zeros, not the file).
+  const MappedFile* mapping() const { return map_.get(); }
 
  private:
   StreamedFile() = default;
@@ -229,10 +228,9 @@ class WindowReader {
   uint64_t size_ = 0;
   std::unique_ptr<uint8_t[]> buffer_;
   size_t capacity_ = 0;
+  ReadableFile* file_ = nullptr;      // read through input_ (which owns it); mapped at the trial's switch
   std::unique_ptr<MappedFile> map_;   // when read in place (PlaceRead)
   std::unique_ptr<ReadTrial> trial_;  // when this file is the read-method trial
-  std::string path_;
-  Env* env_ = nullptr;
   uint64_t released_ = 0;
 };
 
