@@ -933,6 +933,38 @@ bool RecordDecoder::DecodeKeys(const BatchView& batch, const std::string& file, 
   return DecodeLegacy(batch, file, sink);
 }
 
+void RecordDecoder::CopyRecords(const RecordDecoder& from, std::span<const uint32_t> which) {
+  header_ = from.header_;
+  records_.clear();
+  decompressed_.clear();
+  // A v2 records section holds its records back to back, each size_in_bytes long (its length varint
+  // included; DecodeV2 checks that every record ends where its length says): a record's place in it
+  // is the sum of the sizes before it.
+  size_t total = 0;
+  for (uint32_t j : which) total += from.records_[j].size_in_bytes;
+  decompressed_.reserve(total);  // no reallocation below: the pointers taken stay valid
+  const uint8_t* to = reinterpret_cast<const uint8_t*>(decompressed_.data());
+  // A view into `record` as a view into its copy at `copied_at`.
+  auto moved = [to](Bytes b, const uint8_t* record, size_t copied_at) {
+    return Bytes(to + copied_at + (b.data() - record), b.size());
+  };
+  size_t next = 0, at = 0;
+  for (size_t j = 0; j < from.records_.size() && next < which.size(); j++) {
+    const Record& r = from.records_[j];
+    const uint8_t* record = from.data_.data() + at;
+    at += r.size_in_bytes;
+    if (j != which[next]) continue;
+    next++;
+    const size_t copied_at = decompressed_.size();
+    decompressed_.append(reinterpret_cast<const char*>(record), r.size_in_bytes);
+    Record& c = records_.emplace_back(r);
+    if (c.key) c.key = moved(*c.key, record, copied_at);
+    if (c.value) c.value = moved(*c.value, record, copied_at);
+    c.headers_at = uint32_t(copied_at + (r.headers_at - (at - r.size_in_bytes)));
+  }
+  data_ = AsBytes(decompressed_);
+}
+
 bool RecordDecoder::Check(const BatchView& batch, const std::string& file, ProblemSink* sink, RecordOffsetWalk* walk) {
   if (!Start(batch, file, sink)) return false;
   if (header_.magic >= 2) return DecodeV2<V2Mode::kCheckOnly>(batch, file, sink, walk);

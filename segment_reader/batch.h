@@ -490,6 +490,12 @@ class RecordDecoder {
   // The batch header completed by decoding (base_offset and record_count of legacy wrappers).
   const BatchHeader& header() const { return header_; }
 
+  // Makes this decoder hold some of the records `from` decoded last (a v2 batch, decoded whole by
+  // Decode): those at the indices `which` (ascending), each with its encoded bytes copied into this
+  // decoder's own buffer, so that records(), headers() and header() give what `from` gives for them.
+  // For handing part of a decoded batch to another thread without the rest of it.
+  void CopyRecords(const RecordDecoder& from, std::span<const uint32_t> which);
+
  private:
   bool Start(const BatchView& batch, const std::string& file, ProblemSink* sink);
   enum class V2Mode { kFull, kKeysOnly, kCheckOnly };

@@ -49,6 +49,38 @@ TEST(OracleBatchesTest, DumpParserReadsEverySection) {
   EXPECT_GT(files, 0u);
 }
 
+// Record `r` of the batch `d` decoded, with its headers, is the record Kafka printed.
+void ExpectRecord(const RecordDecoder& d, const Record& r, const oracle::DumpRecord& er) {
+  EXPECT_EQ(r.offset, er.offset);
+  EXPECT_EQ(r.timestamp, er.timestamp);
+  EXPECT_EQ(Opt(r.key), er.key);
+  EXPECT_EQ(Opt(r.value), er.value);
+  if (er.sequence) {
+    EXPECT_EQ(r.sequence, *er.sequence);
+  }
+  if (er.control_type) {
+    ASSERT_TRUE(d.header().is_control);
+    ControlRecord c;
+    std::string error;
+    ASSERT_TRUE(ParseControlRecord(r, &c, &error)) << error;
+    EXPECT_EQ(ControlTypeName(c.type), *er.control_type);
+    if (er.coordinator_epoch) {
+      EXPECT_EQ(c.coordinator_epoch, *er.coordinator_epoch);
+    }
+  }
+  const RecordHeaders lazy = d.headers(r);
+  const std::vector<RecordHeader> hs(lazy.begin(), lazy.end());
+  if (er.has_headers) {
+    ASSERT_EQ(hs.size(), er.headers.size());
+    for (size_t j = 0; j < hs.size(); ++j) {
+      EXPECT_EQ(std::string(AsStringView(hs[j].key)), er.headers[j].first);
+      EXPECT_EQ(Opt(hs[j].value), er.headers[j].second);
+    }
+  } else {
+    EXPECT_TRUE(hs.empty());
+  }
+}
+
 void CheckPartition(const std::string& dir, const std::string& dump_path) {
   oracle::OracleDump dump;
   std::string error;
@@ -57,7 +89,7 @@ void CheckPartition(const std::string& dir, const std::string& dump_path) {
   size_t logs = 0;
   for (const auto& f : fs::directory_iterator(dir)) logs += f.path().extension() == ".log";
   EXPECT_EQ(dump.segments.size(), logs);
-  RecordDecoder decoder, keys_decoder;
+  RecordDecoder decoder, keys_decoder, copied;
   for (const oracle::DumpSegment& seg : dump.segments) {
     std::string path = dir + "/" + seg.file;
     SCOPED_TRACE(path);
@@ -100,35 +132,23 @@ void CheckPartition(const std::string& dir, const std::string& dump_path) {
       const auto& recs = decoder.records();
       ASSERT_EQ(recs.size(), eb.records.size());
       for (size_t k = 0; k < recs.size(); ++k) {
-        const Record& r = recs[k];
-        const oracle::DumpRecord& er = eb.records[k];
         SCOPED_TRACE("record " + std::to_string(k));
-        EXPECT_EQ(r.offset, er.offset);
-        EXPECT_EQ(r.timestamp, er.timestamp);
-        EXPECT_EQ(Opt(r.key), er.key);
-        EXPECT_EQ(Opt(r.value), er.value);
-        if (er.sequence) {
-          EXPECT_EQ(r.sequence, *er.sequence);
-        }
-        if (er.control_type) {
-          ASSERT_TRUE(h.is_control);
-          ControlRecord c;
-          ASSERT_TRUE(ParseControlRecord(r, &c, &error)) << error;
-          EXPECT_EQ(ControlTypeName(c.type), *er.control_type);
-          if (er.coordinator_epoch) {
-            EXPECT_EQ(c.coordinator_epoch, *er.coordinator_epoch);
+        ExpectRecord(decoder, recs[k], eb.records[k]);
+      }
+      // CopyRecords: every other record (the even ones, then the odd ones) copied out of the decoder
+      // into another, each still as Kafka printed it.
+      if (h.magic >= 2) {
+        for (uint32_t first : {0u, 1u}) {
+          std::vector<uint32_t> which;
+          for (uint32_t k = first; k < recs.size(); k += 2) which.push_back(k);
+          copied.CopyRecords(decoder, which);
+          EXPECT_EQ(copied.header().base_offset, h.base_offset);
+          EXPECT_EQ(copied.header().crc, h.crc);
+          ASSERT_EQ(copied.records().size(), which.size());
+          for (size_t c = 0; c < which.size(); ++c) {
+            SCOPED_TRACE("copied record " + std::to_string(which[c]));
+            ExpectRecord(copied, copied.records()[c], eb.records[which[c]]);
           }
-        }
-        const RecordHeaders lazy = decoder.headers(r);
-        const std::vector<RecordHeader> hs(lazy.begin(), lazy.end());
-        if (er.has_headers) {
-          ASSERT_EQ(hs.size(), er.headers.size());
-          for (size_t j = 0; j < hs.size(); ++j) {
-            EXPECT_EQ(std::string(AsStringView(hs[j].key)), er.headers[j].first);
-            EXPECT_EQ(Opt(hs[j].value), er.headers[j].second);
-          }
-        } else {
-          EXPECT_TRUE(hs.empty());
         }
       }
       // DecodeKeys: the same offsets, timestamps, sequences and keys; no values, no headers.
