@@ -518,6 +518,13 @@ bool Round::FilterChunk(const LoadedSegment& seg, Bytes chunk, uint64_t chunk_po
       write_original = false;
       report_->batches_superseded++;
     } else if (need_records) {
+      if (decoded_ != &decoder_ && taken_->elided > 0) {
+        // Records the look-ahead left out as superseded (LookupAhead::Decoded): what the loop below
+        // would count for them, each read and removed.
+        stats.messages_read += taken_->elided;
+        stats.tombstones_removed += taken_->elided_tombstones;
+        write_original = false;
+      }
       // The keys ShouldRetainRecord will look up, in order (§8.2).
       keys_.clear();
       digests_.clear();

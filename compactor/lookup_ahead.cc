@@ -127,27 +127,37 @@ bool LookupAhead::TakeDecoded(const std::string& path, const BatchHeader& h, std
   return true;
 }
 
-bool LookupAhead::DecodeAndLookUp(const BatchView& b, size_t segment, Decoded* d) {
-  if (!d->decoder.Decode(b, segments_[segment].path, nullptr)) return false;
-  const std::vector<Record>& records = d->decoder.records();
+bool LookupAhead::DecodeAndLookUp(const BatchView& b, size_t segment, RecordDecoder* scratch, Decoded* d) {
+  if (!scratch->Decode(b, segments_[segment].path, nullptr)) return false;
+  const std::vector<Record>& records = scratch->records();
   const int64_t latest = map_.latest_offset();
   keys_.clear();
   key_records_.clear();
-  size_t bytes = records.size() * (sizeof(Record) + sizeof(std::optional<int64_t>));
-  d->found.assign(records.size(), std::nullopt);
+  kept_.clear();
+  d->found.clear();
+  d->elided = d->elided_tombstones = 0;
+  size_t bytes = 0;
   for (size_t j = 0; j < records.size(); j++) {
     const Record& r = records[j];
-    // The queue's count: the records, their keys and values (the bulk of the section), and at least
-    // the batch's own size.
-    if (r.key) bytes += r.key->size();
-    if (r.value) bytes += r.value->size();
-    if (!r.key || r.offset > latest) continue;
-    if (superseded_) d->found[j] = superseded_->Found(r.offset);  // a record the map pass put
-    if (!d->found[j]) {
+    std::optional<int64_t> found;
+    const bool looked_up = r.key && r.offset <= latest;
+    if (looked_up && superseded_) found = superseded_->Found(r.offset);  // a record the map pass put
+    if (found && *found > r.offset) {
+      d->elided++;
+      if (!r.value) d->elided_tombstones++;
+      continue;
+    }
+    kept_.push_back(uint32_t(j));
+    d->found.push_back(found);
+    // The queue's count: the records, their keys and values (the bulk of the section).
+    bytes +=
+        sizeof(Record) + sizeof(std::optional<int64_t>) + (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0);
+    if (looked_up && !found) {
       keys_.push_back(*r.key);
-      key_records_.push_back(j);
+      key_records_.push_back(d->found.size() - 1);
     }
   }
+  d->decoder.CopyRecords(*scratch, kept_);
   digests_.resize(keys_.size());
   Md5Many(keys_.data(), keys_.size(), digests_.data());
   for (const KeyDigest& k : digests_) map_.PrefetchSlot(k.data());
@@ -159,7 +169,7 @@ bool LookupAhead::DecodeAndLookUp(const BatchView& b, size_t segment, Decoded* d
   d->last_offset = h.last_offset;
   d->crc = h.crc;
   d->size_in_bytes = h.size_in_bytes;
-  d->bytes = std::max<size_t>(bytes, b.bytes.size());
+  d->bytes = std::max<size_t>(bytes, 1024);
   return true;
 }
 
@@ -168,20 +178,33 @@ void LookupAhead::TEST_WaitUntilIdle() {
   cv_.wait(lock, [this] { return done_ || waiting_ || ready_.size() >= kMaxReady; });
 }
 
+void LookupAhead::RunLent(std::unique_lock<std::mutex>& lock) {
+  std::function<void()>* job = lent_.front();
+  lent_.pop_front();
+  lent_count_.store(lent_.size(), std::memory_order_relaxed);
+  lent_running_++;
+  lock.unlock();
+  (*job)();
+  lock.lock();
+  lent_running_--;
+  jobs_run_by_thread_++;
+  cv_.notify_all();
+}
+
 template <typename Ready>
 void LookupAhead::WaitRunningLent(std::unique_lock<std::mutex>& lock, Ready ready) {
   while (true) {
     cv_.wait(lock, [&] { return ready() || !lent_.empty(); });
     if (ready()) return;
-    std::function<void()>* job = lent_.front();
-    lent_.pop_front();
-    lent_running_++;
-    lock.unlock();
-    (*job)();
-    lock.lock();
-    lent_running_--;
-    jobs_run_by_thread_++;
-    cv_.notify_all();
+    RunLent(lock);
+  }
+}
+
+void LookupAhead::RunLentWhileAhead() {
+  while (lent_count_.load(std::memory_order_relaxed) > 0 && decoded_count_.load(std::memory_order_acquire) > 0) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (lent_.empty() || stop_) return;
+    RunLent(lock);
   }
 }
 
@@ -189,6 +212,7 @@ void LookupAhead::Lend(std::function<void()>* job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     lent_.push_back(job);
+    lent_count_.store(lent_.size(), std::memory_order_relaxed);
   }
   cv_.notify_all();
 }
@@ -198,6 +222,7 @@ void LookupAhead::Reclaim() {
   while (!lent_.empty()) {
     std::function<void()>* job = lent_.front();
     lent_.pop_front();
+    lent_count_.store(lent_.size(), std::memory_order_relaxed);
     lock.unlock();
     (*job)();
     lock.lock();
@@ -268,8 +293,9 @@ void LookupAhead::RunLoop() {
           continue;
         }
         if (HandsOver(h)) {
+          RunLentWhileAhead();  // the pass's compression first when it is behind
           // Decoded whole for the pass, with its answers (TakeDecoded); none of them go to Find.
-          if (!DecodeAndLookUp(b, si, decoded.get())) {
+          if (!DecodeAndLookUp(b, si, &decoder, decoded.get())) {
             ok = false;
             break;
           }

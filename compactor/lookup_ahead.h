@@ -9,9 +9,10 @@
 // got itself. A compressed batch is handed over decoded, with its answers (TakeDecoded): the pass
 // takes it only for the batch at the same file position with the same CRC, size and last offset, so
 // its records are the ones the pass's own Decode would give, and the batch is decompressed, decoded
-// and hashed once in the cleaning phase. The pass never waits: when the thread is behind, the pass
-// decodes and asks the map itself, and the thread skips ahead of it (so the two share the work
-// instead of doing it twice).
+// and hashed once in the cleaning phase. Of its records only those the pass has to decide cross to the
+// pass's core: the ones the map superseded are counted instead (Decoded::elided). The pass never
+// waits: when the thread is behind, the pass decodes and asks the map itself, and the thread skips
+// ahead of it (so the two share the work instead of doing it twice).
 #pragma once
 
 #include <atomic>
@@ -59,19 +60,27 @@ class LookupAhead {
 
   // A compressed v2 data batch the thread has decoded for the cleaning pass: its records as
   // RecordDecoder::Decode gives them (the thread decodes with the pass's options, RecordDecoder's
-  // defaults), and the map's answer for every record the pass looks up.
+  // defaults), but for the superseded ones, and the map's answer for every record the pass looks up.
   struct Decoded {
-    RecordDecoder decoder;  // records(), headers(), header() of the batch
-    // Per record: map.Get(key) for a keyed record at or below the map's latest offset (for a record
-    // the map pass put, SupersededRecords::Found's answer: its own offset or a later one);
-    // nullopt for the others (the pass looks none of them up).
+    // header() of the batch; records() and headers(): its records in order, without the elided ones.
+    RecordDecoder decoder;
+    // Per record of `decoder`: map.Get(key) for a keyed record at or below the map's latest offset
+    // (for a record the map pass put, SupersededRecords::Found's answer: its own offset); nullopt for
+    // the others (the pass looks none of them up).
     std::vector<std::optional<int64_t>> found;
+    // The records left out: keyed, at or below the map's latest offset, put by the map pass and then
+    // superseded by a later record of their key (Found: a later offset). The pass removes every such
+    // record whatever else holds of the batch (ShouldRetainRecord: superseded, or aborted with its
+    // batch), so it only counts them: records read, and tombstones (no value) removed. Their bytes
+    // are not handed over: with most records superseded, the thread copies a fraction of the batch
+    // to the pass's core instead of all of it.
+    int64_t elided = 0, elided_tombstones = 0;
     int64_t answers = 0;  // the entries of `found` the map was asked for
     size_t segment = 0;   // index into the segments given to the constructor
     uint64_t position = 0;
     int64_t last_offset = 0;
     uint32_t crc = 0, size_in_bytes = 0;
-    size_t bytes = 0;  // what it holds: the decompressed section and the records (the queue's bound)
+    size_t bytes = 0;  // what it holds: the records handed over, 1 KiB at least (the queue's bound)
   };
   // The batches the thread decodes whole and hands over: compressed v2 data batches, every codec.
   // Their records are decompressed and decoded once in the cleaning phase (by the thread when it is
@@ -89,11 +98,12 @@ class LookupAhead {
   bool TakeDecoded(const std::string& path, const BatchHeader& h, std::unique_ptr<Decoded>* out);
   int64_t batches_taken() const { return batches_taken_; }
 
-  // The pass's own work, lent to the thread for the moments it would otherwise wait: for room in its
-  // queues (the pass is behind it), or for the end once every segment is read. Lend queues `job`,
-  // which must stay alive until Reclaim; Reclaim runs here, in the order lent, every job the thread
-  // has not started, and waits until those it has are done. The pass never waits for the thread to
-  // get to a job; the jobs must not touch what the pass uses meanwhile.
+  // The pass's own work, lent to the thread: run first whenever the pass has a decoded batch of the
+  // thread's waiting (the pass is then the slower of the two), and in the moments the thread would
+  // otherwise wait: for room in its queues, or for the end once every segment is read. Lend queues
+  // `job`, which must stay alive until Reclaim; Reclaim runs here, in the order lent, every job the
+  // thread has not started, and waits until those it has are done. The pass never waits for the
+  // thread to get to a job; the jobs must not touch what the pass uses meanwhile.
   void Lend(std::function<void()>* job);
   void Reclaim();
   int64_t jobs_run_by_thread() const { return jobs_run_by_thread_.load(std::memory_order_relaxed); }
@@ -103,6 +113,8 @@ class LookupAhead {
   int64_t asked() const { return asked_; }
   // For tests: waits until the thread has finished or has filled its queue.
   void TEST_WaitUntilIdle();
+  // For tests: the decoded batches queued for TakeDecoded.
+  size_t TEST_DecodedQueued() const { return decoded_count_.load(std::memory_order_acquire); }
 
  private:
   struct Entry {
@@ -126,8 +138,10 @@ class LookupAhead {
   // Queues a decoded batch for TakeDecoded, waiting while kMaxDecodedBytes are queued, and sets *next
   // to one the caller gave back (reused: no fresh pages to fault in) or a new one; false when stopped.
   bool PublishDecoded(std::unique_ptr<Decoded> decoded, std::unique_ptr<Decoded>* next);
-  // Decodes the batch into *d and looks its keys up; false when it does not decode.
-  bool DecodeAndLookUp(const BatchView& b, size_t segment, Decoded* d);
+  // Decodes the batch with `scratch` (the thread's own decoder: its buffers stay in this core's
+  // cache), looks its keys up and copies the records the pass decides into *d; false when it does not
+  // decode.
+  bool DecodeAndLookUp(const BatchView& b, size_t segment, RecordDecoder* scratch, Decoded* d);
 
   const SkimpyOffsetMap& map_;
   const std::vector<Segment> segments_;
@@ -152,8 +166,15 @@ class LookupAhead {
   std::vector<Bytes> keys_;          // the thread's: one batch's keys,
   std::vector<size_t> key_records_;  // the index of each one's record,
   std::vector<KeyDigest> digests_;   // and their hashes
+  std::vector<uint32_t> kept_;       // the records of a decoded batch handed over (not elided)
+
+  // Runs the first lent job (lent_ not empty; `lock` held, released while the job runs).
+  void RunLent(std::unique_lock<std::mutex>& lock);
+  // Runs lent jobs while some are queued and a decoded batch waits for the pass.
+  void RunLentWhileAhead();
 
   std::deque<std::function<void()>*> lent_;  // lent jobs not started
+  std::atomic<size_t> lent_count_{0};        // lent_.size(), read by the thread without the lock
   int lent_running_ = 0;                     // started by the thread and not done
   std::atomic<int64_t> jobs_run_by_thread_{0};
 

@@ -6,15 +6,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "segment_reader/batch.h"
 #include "segment_writer/batch_builder.h"
+#include "segment_writer/file_writer.h"
 #include "tests/support/replica_builder.h"
 #include "tests/support/test_files.h"
 
@@ -267,6 +270,110 @@ TEST_F(DecodedHandOverTest, AnswersOfUncompressedBatchesComeThroughFind) {
   EXPECT_GT(answered, 0);
 }
 
+// The superseded records of a batch handed over decoded are left out of it and only counted
+// (LookupAhead::Decoded::elided): the records handed over are every other record of the batch, each
+// as a plain Decode gives it, with the map's answer.
+TEST(DecodedHandOverElisionTest, SupersededRecordsAreCountedNotHandedOver) {
+  // 60 compressed batches (every codec) of 20 records; 97 keys written over and over, every 13th
+  // record a tombstone, the 7th of each batch without a key (never put: always handed over).
+  TempDir tmp;
+  std::string log;
+  constexpr Compression kCodecs[] = {Compression::kGzip, Compression::kSnappy, Compression::kLz4, Compression::kZstd};
+  constexpr int kBatches = 60, kPerBatch = 20;
+  std::vector<std::string> keys(kBatches * kPerBatch);
+  for (int b = 0; b < kBatches; b++) {
+    std::vector<RecordInput> records(kPerBatch);
+    const std::string value = "value-" + std::to_string(b);
+    for (int i = 0; i < kPerBatch; i++) {
+      RecordInput& r = records[i];
+      r.offset = int64_t(b) * kPerBatch + i;
+      r.timestamp = 1700000000000 + r.offset;
+      keys[r.offset] = "k" + std::to_string(r.offset % 97);
+      if (i != 7) r.key = AsBytes(keys[r.offset]);
+      if (r.offset % 13 != 0) r.value = AsBytes(value);
+    }
+    V2BatchOptions o;
+    o.base_offset = int64_t(b) * kPerBatch;
+    o.compression = kCodecs[b % 4];
+    std::string error;
+    ASSERT_TRUE(AppendV2Batch(o, records, &log, nullptr, &error)) << error;
+  }
+  const std::string path = tmp.path() + "/00000000000000000000.log";
+  std::ofstream(path, std::ios::binary) << log;
+  // The map pass: every keyed record put in order, the tracker told of each batch and put.
+  std::string error;
+  std::unique_ptr<SkimpyOffsetMap> map = SkimpyOffsetMap::Create(1 << 20, &error);
+  ASSERT_NE(map, nullptr) << error;
+  SupersededRecords superseded;
+  superseded.Reset(0, kBatches * kPerBatch);
+  RecordDecoder plain;
+  {
+    LogReader reader(path, AsBytes(log), nullptr);
+    BatchView b;
+    while (reader.Next(&b)) {
+      ASSERT_TRUE(plain.Decode(b, path, nullptr));
+      superseded.OnBatch(b.header);
+      for (const Record& r : plain.records()) {
+        if (!r.key) continue;
+        int64_t previous = -1;
+        ASSERT_TRUE(map->Put(*r.key, r.offset, &previous));
+        superseded.OnPut(r.offset, previous, !r.value);
+      }
+      map->UpdateLatestOffset(b.header.last_offset);
+    }
+  }
+  ASSERT_TRUE(superseded.on());
+
+  LookupAhead ahead(*map, {{path, log.size()}}, 1 << 20, nullptr, &superseded);
+  ahead.TEST_WaitUntilIdle();  // every batch decoded: room in the queue for all
+  LogReader reader(path, AsBytes(log), nullptr);
+  BatchView b;
+  std::unique_ptr<LookupAhead::Decoded> taken;
+  int64_t elided = 0, handed = 0, handed_batches = 0;
+  while (reader.Next(&b)) {
+    ASSERT_TRUE(plain.Decode(b, path, nullptr));
+    int64_t tombstones = 0;
+    if (superseded.AllSuperseded(b.header, map->latest_offset(), &tombstones)) continue;  // the pass skips it
+    SCOPED_TRACE("batch at " + std::to_string(b.header.base_offset));
+    ASSERT_TRUE(ahead.TakeDecoded(path, b.header, &taken));
+    handed_batches++;
+    int64_t batch_elided = 0, elided_tombstones = 0;
+    size_t next = 0;
+    for (const Record& r : plain.records()) {
+      const std::optional<int64_t> found = superseded.Found(r.offset);
+      if (found && *found > r.offset) {  // put, then superseded
+        batch_elided++;
+        elided_tombstones += !r.value;
+        continue;
+      }
+      ASSERT_LT(next, taken->decoder.records().size());
+      const Record& x = taken->decoder.records()[next];
+      EXPECT_EQ(x.offset, r.offset);
+      EXPECT_EQ(x.timestamp, r.timestamp);
+      EXPECT_EQ(x.key.has_value(), r.key.has_value());
+      if (x.key && r.key) {
+        EXPECT_EQ(AsStringView(*x.key), AsStringView(*r.key));
+      }
+      EXPECT_EQ(x.value.has_value(), r.value.has_value());
+      if (x.value && r.value) {
+        EXPECT_EQ(AsStringView(*x.value), AsStringView(*r.value));
+      }
+      // The answer the pass needs: the map's own for every keyed record (its offset: it is the latest).
+      EXPECT_EQ(taken->found[next], r.key ? std::optional<int64_t>(map->Get(*r.key)) : std::nullopt) << r.offset;
+      next++;
+    }
+    EXPECT_EQ(next, taken->decoder.records().size());
+    EXPECT_EQ(taken->elided, batch_elided);
+    EXPECT_EQ(taken->elided_tombstones, elided_tombstones);
+    EXPECT_EQ(taken->decoder.header().base_offset, b.header.base_offset);
+    elided += batch_elided;
+    handed += int64_t(next);
+  }
+  EXPECT_GT(handed_batches, 0);
+  EXPECT_GT(elided, 0);
+  EXPECT_GT(handed, handed_batches);  // the keyless record of each, and the latest records
+}
+
 TEST_F(LookupAheadTest, LentJobsRunOnceEachByTheThreadOrByReclaim) {
   LookupAhead ahead(*map_, segments_, 1 << 20);
   std::vector<int> runs(2000, 0);
@@ -337,6 +444,61 @@ TEST(LentJobsTest, AThreadWaitingForRoomInItsQueueRunsThem) {
   LookupAhead ahead(*map, {{path, log.size()}}, 1 << 20);
   ahead.TEST_WaitUntilIdle();  // the queue is full: the thread waits for the caller
   ExpectTheThreadToRunALentJob(&ahead);
+}
+
+// Inputs open only once the test says so: the look-ahead thread reads nothing before.
+class GatedEnv : public FaultInjectionEnv {
+ public:
+  GatedEnv() : FaultInjectionEnv(Env::Default()) {}
+  std::unique_ptr<ReadableFile> NewReadableFile(const std::string& path, std::string* error,
+                                                InputFailure* failure = nullptr) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return open_; });
+    }
+    return FaultInjectionEnv::NewReadableFile(path, error, failure);
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+TEST(LentJobsTest, AThreadAheadOfThePassRunsThemBeforeDecodingMore) {
+  // 40 batches (4 MB decoded: the queue has room for all, so the thread never waits for room). A
+  // job lent before the thread reads anything runs as soon as one decoded batch waits for the pass:
+  // the pass is behind, and its work comes first.
+  TempDir tmp;
+  const std::string log = LargeZstdBatches(40, [](int b) { return int64_t(b); });
+  const std::string path = tmp.path() + "/00000000000000000000.log";
+  std::ofstream(path, std::ios::binary) << log;
+  std::string error;
+  std::unique_ptr<SkimpyOffsetMap> map = SkimpyOffsetMap::Create(1 << 20, &error);
+  ASSERT_NE(map, nullptr) << error;
+  map->UpdateLatestOffset(1000);
+  GatedEnv env;
+  LookupAhead ahead(*map, {{path, log.size()}}, 1 << 20, &env);
+  std::atomic<bool> ran{false};
+  std::atomic<size_t> queued = 0;
+  std::function<void()> job = [&] {
+    queued = ahead.TEST_DecodedQueued();
+    ran = true;
+  };
+  ahead.Lend(&job);
+  env.Open();
+  for (int i = 0; i < 2000 && !ran; i++) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(ran);
+  EXPECT_EQ(ahead.jobs_run_by_thread(), 1);
+  EXPECT_EQ(queued, 1u);  // after the first batch, not the 40th
+  ahead.Reclaim();
 }
 
 TEST(DecodedHandOverQueueTest, OffsetsGoingBackwardsDoNotHangTheCaller) {
