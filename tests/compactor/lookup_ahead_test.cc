@@ -411,6 +411,24 @@ std::string LargeZstdBatches(int count, const std::function<int64_t(int)>& offse
   return log;
 }
 
+// A segment of LargeZstdBatches written to a scratch directory, and an empty map whose latest offset
+// is `latest` (the look-ahead decodes the batches at or below it for the pass).
+struct LargeZstdSegment {
+  LargeZstdSegment(int count, const std::function<int64_t(int)>& offset_of, int64_t latest)
+      : log(LargeZstdBatches(count, offset_of)), path(tmp.path() + "/00000000000000000000.log") {
+    std::ofstream(path, std::ios::binary) << log;
+    std::string error;
+    map = SkimpyOffsetMap::Create(1 << 20, &error);
+    EXPECT_NE(map, nullptr) << error;
+    if (map) map->UpdateLatestOffset(latest);
+  }
+  std::vector<LookupAhead::Segment> segments() const { return {{path, log.size()}}; }
+
+  TempDir tmp;
+  std::string log, path;
+  std::unique_ptr<SkimpyOffsetMap> map;
+};
+
 // Lends a job and waits (up to ten seconds) for the thread to run it, without Reclaim.
 void ExpectTheThreadToRunALentJob(LookupAhead* ahead) {
   std::atomic<bool> ran{false};
@@ -433,15 +451,10 @@ TEST(LentJobsTest, AThreadWithNothingLeftToReadRunsThemWithoutReclaim) {
 
 TEST(LentJobsTest, AThreadWaitingForRoomInItsQueueRunsThem) {
   // 100 batches: more than the 8 MiB of decoded batches the thread queues before it waits for the caller.
-  TempDir tmp;
-  const std::string log = LargeZstdBatches(100, [](int b) { return int64_t(b); });
-  const std::string path = tmp.path() + "/00000000000000000000.log";
-  std::ofstream(path, std::ios::binary) << log;
-  std::string error;
-  std::unique_ptr<SkimpyOffsetMap> map = SkimpyOffsetMap::Create(1 << 20, &error);
-  ASSERT_NE(map, nullptr) << error;
-  map->UpdateLatestOffset(1000);
-  LookupAhead ahead(*map, {{path, log.size()}}, 1 << 20);
+  LargeZstdSegment seg(
+      100, [](int b) { return int64_t(b); }, 1000);
+  ASSERT_NE(seg.map, nullptr);
+  LookupAhead ahead(*seg.map, seg.segments(), 1 << 20);
   ahead.TEST_WaitUntilIdle();  // the queue is full: the thread waits for the caller
   ExpectTheThreadToRunALentJob(&ahead);
 }
@@ -476,16 +489,11 @@ TEST(LentJobsTest, AThreadAheadOfThePassRunsThemBeforeDecodingMore) {
   // 40 batches (4 MB decoded: the queue has room for all, so the thread never waits for room). A
   // job lent before the thread reads anything runs as soon as one decoded batch waits for the pass:
   // the pass is behind, and its work comes first.
-  TempDir tmp;
-  const std::string log = LargeZstdBatches(40, [](int b) { return int64_t(b); });
-  const std::string path = tmp.path() + "/00000000000000000000.log";
-  std::ofstream(path, std::ios::binary) << log;
-  std::string error;
-  std::unique_ptr<SkimpyOffsetMap> map = SkimpyOffsetMap::Create(1 << 20, &error);
-  ASSERT_NE(map, nullptr) << error;
-  map->UpdateLatestOffset(1000);
+  LargeZstdSegment seg(
+      40, [](int b) { return int64_t(b); }, 1000);
+  ASSERT_NE(seg.map, nullptr);
   GatedEnv env;
-  LookupAhead ahead(*map, {{path, log.size()}}, 1 << 20, &env);
+  LookupAhead ahead(*seg.map, seg.segments(), 1 << 20, &env);
   std::atomic<bool> ran{false};
   std::atomic<size_t> queued = 0;
   std::function<void()> job = [&] {
@@ -506,17 +514,13 @@ TEST(DecodedHandOverQueueTest, OffsetsGoingBackwardsDoNotHangTheCaller) {
   // The caller skips the first 41 (as it does batches it deletes whole) and asks for the last while the
   // thread's queue holds the batches it skipped: it must neither wait forever nor get anything but
   // the batch's own records.
-  TempDir tmp;
-  const std::string log = LargeZstdBatches(42, [](int b) { return b < 41 ? 1000000 + int64_t(b) : int64_t(0); });
-  const std::string path = tmp.path() + "/00000000000000000000.log";
-  std::ofstream(path, std::ios::binary) << log;
-  std::string error;
-  std::unique_ptr<SkimpyOffsetMap> map = SkimpyOffsetMap::Create(1 << 20, &error);
-  ASSERT_NE(map, nullptr) << error;
-  map->UpdateLatestOffset(2000000);
-  LookupAhead ahead(*map, {{path, log.size()}}, 1 << 20);
+  LargeZstdSegment seg(
+      42, [](int b) { return b < 41 ? 1000000 + int64_t(b) : int64_t(0); }, 2000000);
+  ASSERT_NE(seg.map, nullptr);
+  const std::string& path = seg.path;
+  LookupAhead ahead(*seg.map, seg.segments(), 1 << 20);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // lets the thread fill its queue
-  LogReader reader(path, AsBytes(log), nullptr);
+  LogReader reader(path, AsBytes(seg.log), nullptr);
   BatchView b;
   int n = 0;
   std::unique_ptr<LookupAhead::Decoded> taken;
