@@ -886,7 +886,10 @@ bool WriteCleanerCheckpoint(Env* env, const PartitionLog& log, int64_t value, st
 // (ProducerStateManager.removeStraySnapshots and truncateAndReload): snapshots that are not at a
 // segment base offset are deleted, except the largest one if it is at or above the last segment's
 // base (the clean-shutdown snapshot); snapshots above the log end or at/below the log start go too.
-bool RemoveSnapshotsAsLoadDoes(Env* env, const PartitionLog& log, ProblemSink* sink, std::string* error) {
+// Each is reported under its name in `input_dir`, the partition directory the user gave (the staging
+// copy it is deleted from is gone once the command ends).
+bool RemoveSnapshotsAsLoadDoes(Env* env, const PartitionLog& log, const std::string& input_dir, ProblemSink* sink,
+                               std::string* error) {
   std::set<int64_t> bases;
   for (const auto& s : log.segments) bases.insert(s.base_offset);
   int64_t max_base = *bases.rbegin();
@@ -904,8 +907,10 @@ bool RemoveSnapshotsAsLoadDoes(Env* env, const PartitionLog& log, ProblemSink* s
     auto it = log.loaded.snapshot_files.find(offset);
     if (it == log.loaded.snapshot_files.end() || !env->FileExists(it->second)) continue;
     if (sink)
-      sink->Report(Problem{Severity::kInfo, it->second, 0, "stray-snapshot",
-                           "deleted as a broker's log load would (removeStraySnapshots/truncateAndReload)"});
+      sink->Report(Problem{Severity::kInfo, (fs::path(input_dir) / fs::path(it->second).filename()).string(), 0,
+                           "stray-snapshot",
+                           "left out of the output, as a broker's log load deletes it "
+                           "(removeStraySnapshots/truncateAndReload); the input keeps it"});
     if (!env->RemoveFile(it->second, error)) return false;
   }
   return true;
@@ -918,9 +923,10 @@ bool CopyPreservingMtime(Env* env, const fs::path& from, const fs::path& to, std
 // the first pass `read_dir` is the input directory, whose .log files were not copied beforehand:
 // the segments this pass rewrites are read from the input once and never copied at all (a copy
 // would cost as much as the whole clean); the ones it leaves alone are copied afterwards.
+// `input_dir` is the partition directory as the user gave it (problems name its files).
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one cleaning round (cleanable range, map, groups, clean) in LogCleaner's order
-bool RunPass(const std::string& read_dir, const std::string& partition_dir, const CompactOptions& options,
-             PassReport* report, ProblemSink* sink, std::string* error) {
+bool RunPass(const std::string& read_dir, const std::string& partition_dir, const std::string& input_dir,
+             const CompactOptions& options, PassReport* report, ProblemSink* sink, std::string* error) {
   const CleanerConfig& config = options.config;
   PartitionLog log;
   if (!LoadPartitionLog(read_dir, config, options.now, options.high_watermark, &log, sink, error, options.env))
@@ -944,7 +950,7 @@ bool RunPass(const std::string& read_dir, const std::string& partition_dir, cons
   report->expired_producers = log.expired_producers;
   report->cleaner_checkpoint_before = log.summary.cleaner_checkpoint;
   if (options.first_dirty_offset) log.summary.cleaner_checkpoint = options.first_dirty_offset;
-  if (!RemoveSnapshotsAsLoadDoes(options.env, log, sink, error)) return false;
+  if (!RemoveSnapshotsAsLoadDoes(options.env, log, input_dir, sink, error)) return false;
 
   CleaningDecision d = DecideCleaning(log.summary, config, options.now);
   report->decision = d;
@@ -1099,7 +1105,7 @@ bool CompactPartition(const std::string& partition_dir, const std::string& out_d
     if (pass > 0) pass_options.first_dirty_offset.reset();
     pr.now = pass_options.now;
     std::string read_dir = pass == 0 ? in.string() : staging_part.string();
-    if (!RunPass(read_dir, staging_part.string(), pass_options, &pr, sink, error)) return false;
+    if (!RunPass(read_dir, staging_part.string(), in.string(), pass_options, &pr, sink, error)) return false;
     // Explain paths name the input, not the staging copy.
     for (auto& ex : pr.explain) ex.file = (in / fs::path(ex.file).filename()).string();
     report->passes.push_back(std::move(pr));

@@ -179,5 +179,33 @@ TEST(CompactFaults, CrashBeforeAnyRenameLeavesNoOutput) {
   ADD_FAILURE() << "the run never completed";
 }
 
+// A snapshot a broker's load would delete (not at a segment base, below the last one) is left out of
+// the output and named as the user knows it: the file in the input directory, which keeps it, not the
+// staging copy it was deleted from (that directory is gone when the command ends).
+TEST(CompactProblems, AStraySnapshotIsNamedInTheInputAndLeftOutOfTheOutput) {
+  TempDir tmp;
+  CopyInput(tmp);
+  const std::string in = tmp.path() + "/in/txn-0";
+  fs::copy_file(in + "/00000000000000000007.snapshot", in + "/00000000000000000003.snapshot");
+  CompactOptions o;
+  o.now = 1700000600000;
+  std::string error;
+  ASSERT_TRUE(o.config.Set("cleanup.policy", "compact", &error)) << error;
+  CompactReport report;
+  CollectingSink sink;
+  ASSERT_TRUE(CompactPartition(in, tmp.path() + "/out", o, &report, &sink, &error)) << error;
+  int stray = 0;
+  for (const Problem& p : sink.problems) {
+    EXPECT_EQ(p.file.find(".tmp-"), std::string::npos) << "a staging path: " << p.file;
+    if (p.check != "stray-snapshot") continue;
+    stray++;
+    EXPECT_EQ(p.file, in + "/00000000000000000003.snapshot");
+  }
+  EXPECT_EQ(stray, 1);
+  EXPECT_TRUE(fs::exists(in + "/00000000000000000003.snapshot"));
+  EXPECT_FALSE(fs::exists(tmp.path() + "/out/txn-0/00000000000000000003.snapshot"));
+  EXPECT_TRUE(fs::exists(tmp.path() + "/out/txn-0/00000000000000000015.snapshot"));  // at a segment base: kept
+}
+
 }  // namespace
 }  // namespace klf
