@@ -257,7 +257,7 @@ void LookupAhead::RunLoop() {
   for (size_t si = 0; si < segments_.size(); si++) {
     const Segment& seg = segments_[si];
     std::string open_error;
-    WindowReader input;  // pread into its buffer, or the mapping (ReadInPlace), as the pass reads
+    WindowReader input;  // pread into its buffer, or the mapping (PlaceRead), as the pass reads
     if (!input.Open(seg.path, seg.size, &open_error, env_)) break;
     uint64_t pos = 0;
     while (ok && pos < seg.size) {

@@ -182,7 +182,7 @@ TEST(StreamingReader, FileShrinkingUnderTheMappingIsAReadError) {
   EXPECT_EQ(sink.problems.back().file, path);
 }
 
-// Read in place (ReadInPlace: the mapping instead of pread), the walks are the same, and a file truncated
+// Read in place (PlaceRead chose the mapping instead of pread), the walks are the same, and a file truncated
 // under the streamed mapping (no irregular framing involved) is one read error, not a crash.
 TEST(StreamingReader, InPlaceReadsWalkTheSameAndSurviveAShrink) {
   SetReadMethodForTesting(ReadMethod::kMap);
