@@ -114,24 +114,23 @@ bool Consume(const LoadedLog& log, Isolation isolation, const Pass& pass, const 
     }
     return true;
   };
-  ReadOptions read;
-  read.env = log.env;
-  read.resync = !pass.stop_at_damage;  // nothing after damage is served: no need to look for it
-  for (size_t i = 0; i < log.segments.size() && !done && !failed && !(pass.stop_at_damage && damage.damage); ++i) {
+  LoadedLog::SegmentVisitor v;
+  v.before = [&](size_t i) {
+    if (pass.stop_at_damage && damage.damage) return LoadedLog::Step::kStop;
+    // A segment wholly before the fetch position is not read (the next one starts at or below it).
+    const bool before_fetch = i + 1 < log.segments.size() && log.segments[i + 1].base_offset <= fetch_offset;
+    return before_fetch ? LoadedLog::Step::kNextSegment : LoadedLog::Step::kNext;
+  };
+  v.begin = [&](size_t i, LogReader&) {
     damage.log_path = log.segments[i].log_path;
     damage.last_segment = i + 1 == log.segments.size();
-    // A segment wholly before the fetch position is not read (the next one starts at or below it).
-    if (i + 1 < log.segments.size() && log.segments[i + 1].base_offset <= fetch_offset) continue;
-    std::unique_ptr<LogReader> reader = LogReader::Open(log.segments[i].log_path, &damage, read, error);
-    if (!reader) return false;
-    BatchView b;
-    while (reader->Next(&b))
-      if (!each_batch(i, b)) break;
-    if (!reader->read_error().empty()) {  // what follows is unknown, not absent
-      *error = reader->read_error();
-      return false;
-    }
-  }
+  };
+  v.batch = [&](size_t i, const BatchView& b) {
+    return each_batch(i, b) ? LoadedLog::Step::kNext : LoadedLog::Step::kStop;
+  };
+  ReadOptions read;
+  read.resync = !pass.stop_at_damage;  // nothing after damage is served: no need to look for it
+  if (!log.ForEachBatch(v, &damage, error, read)) return false;
   if (failed) return false;
   end->damage = damage.damage;
   end->truncated = end->damage && end->next_offset <= pass.last_offset;

@@ -120,7 +120,33 @@ bool LoadProducerStateAtEnd(const PartitionDir& dir, const LoadOptions& options,
   return true;
 }
 
+// What log->scan (the partition's listing) gives: whose it is, the segments, the snapshot files.
+void TakeListing(LoadedLog* log) {
+  const PartitionDir& dir = log->scan;
+  log->tp = dir.tp;
+  if (dir.partition_metadata) log->topic_id = dir.partition_metadata->topic_id;
+  for (const SegmentFiles* s : dir.LogSegments()) {
+    SegmentInfo seg;
+    seg.base_offset = s->base_offset;
+    seg.log_path = s->log->path;
+    if (s->index) seg.offset_index_path = s->index->path;
+    if (s->time_index) seg.time_index_path = s->time_index->path;
+    log->segments.push_back(std::move(seg));
+  }
+  for (const auto& [offset, file] : dir.producer_snapshots) log->snapshot_files[offset] = file.path;
+  log->kraft_snapshots = dir.kraft_snapshots;
+}
+
 }  // namespace
+
+LoadedLog LoadedLog::Listed(PartitionDir listing, Env* env) {
+  LoadedLog log;
+  log.dir = listing.path;
+  log.env = env;
+  log.scan = std::move(listing);
+  TakeListing(&log);
+  return log;
+}
 
 bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& options, LoadedLog* out, ProblemSink* sink,
                      std::string* error, bool* unreadable_file) {
@@ -142,28 +168,16 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
   }
   Forward(scan_sink, sink);
   if (!dir.unreadable.empty()) return Fail(dir.unreadable.front().error, true, error, unreadable_file);
-  log.tp = dir.tp;
-  if (dir.partition_metadata) log.topic_id = dir.partition_metadata->topic_id;
-  std::vector<const SegmentFiles*> segments = dir.LogSegments();
-  if (segments.empty() && dir.segments.empty() && !dir.tp) {
+  if (dir.LogSegments().empty() && dir.segments.empty() && !dir.tp) {
     return Fail(partition_dir + ": not a partition directory (no segments, name is not <topic>-<partition>)", false,
                 error, unreadable_file);
   }
-  for (const SegmentFiles* s : segments) {
-    SegmentInfo seg;
-    seg.base_offset = s->base_offset;
-    seg.log_path = s->log->path;
-    if (s->index) seg.offset_index_path = s->index->path;
-    if (s->time_index) seg.time_index_path = s->time_index->path;
-    log.segments.push_back(std::move(seg));
-  }
-  for (const auto& [offset, file] : dir.producer_snapshots) log.snapshot_files[offset] = file.path;
-  log.kraft_snapshots = dir.kraft_snapshots;
+  TakeListing(&log);
 
   std::string why;
   if (!ReadLogDirFiles(partition_dir, &log, sink, &why)) return Fail(why, true, error, unreadable_file);
   // LogLoader: the log start offset is the checkpoint's, but never below the first segment.
-  if (!segments.empty()) log.log_start_offset = std::max(log.log_start_offset, segments.front()->base_offset);
+  if (!log.segments.empty()) log.log_start_offset = std::max(log.log_start_offset, log.segments.front().base_offset);
   if (options.segments_only) return true;
 
   if (!ReadTxnIndexes(dir, &log, sink, &why)) return Fail(why, true, error, unreadable_file);
@@ -199,7 +213,7 @@ class RiderSink : public ProblemSink {
 
 }  // namespace
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): the pass's three ways out of a segment, each also for a rider reading on
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): the pass's ways into and out of a segment, each also for a rider reading on
 bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read,
                              Rider* rider) const {
   if (read.env == nullptr) read.env = env;
@@ -209,19 +223,35 @@ bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std
   }
   RiderSink tee(sink, rider ? rider->sink : nullptr);
   ProblemSink* reader_sink = rider ? static_cast<ProblemSink*>(&tee) : sink;
+  auto drop_rider = [&] {  // it misses a segment: incomplete
+    rider = nullptr;
+    tee.DropRider();
+  };
   bool pass_on = true;  // the pass's visitor has not stopped
   for (size_t i = 0; i < segments.size() && (pass_on || rider); ++i) {
-    tee.pass_reads = pass_on;
+    bool pass_reads = pass_on;  // the pass reads this segment (on)
+    if (pass_on && visit.before) {
+      const Step step = visit.before(i);
+      pass_reads = step == Step::kNext;
+      pass_on = step != Step::kStop;
+      if (!pass_reads && !rider) continue;
+    }
+    const bool pass_opens = pass_reads;
+    tee.pass_reads = pass_reads;
     std::string open_error;
     std::unique_ptr<LogReader> reader = LogReader::Open(segments[i].log_path, reader_sink, read, &open_error);
     if (!reader) {
-      if (!pass_on) return true;  // only the rider was reading: it is incomplete
-      *error = std::move(open_error);
-      return false;
+      if (rider) drop_rider();
+      if (!pass_reads) continue;
+      if (!visit.unreadable) {
+        *error = std::move(open_error);
+        return false;
+      }
+      visit.unreadable(i, open_error);
+      continue;
     }
-    if (pass_on && visit.begin) visit.begin(i, *reader);
+    if (pass_reads && visit.begin) visit.begin(i, *reader);
     if (rider && rider->visit.begin) rider->visit.begin(i, *reader);
-    bool pass_reads = pass_on;  // the pass reads this segment on
     bool pass_read_error = false;
     BatchView b;
     while ((pass_reads || rider) && reader->Next(&b)) {
@@ -235,16 +265,14 @@ bool LoadedLog::ForEachBatch(const SegmentVisitor& visit, ProblemSink* sink, std
       if (step == Step::kStop) pass_on = false;
     }
     if (pass_reads) pass_read_error = !reader->read_error().empty();
-    // The rest of the segment is unknown, not absent: the pass fails rather than end early.
-    if (pass_on && pass_read_error) {
+    // The rest of the segment is unknown, not absent: the pass fails rather than end early, unless its
+    // visitor judges unreadable files itself (the reader reported the error).
+    if (pass_on && pass_read_error && !visit.unreadable) {
       *error = reader->read_error();
       return false;
     }
-    if (pass_on && visit.end) visit.end(i, *reader);
-    if (rider && !reader->read_error().empty()) {  // the rest of the segment is unknown to the rider too
-      rider = nullptr;
-      tee.DropRider();
-    }
+    if (pass_opens && pass_on && visit.end) visit.end(i, *reader);
+    if (rider && !reader->read_error().empty()) drop_rider();  // the rest is unknown to the rider too
     if (rider && rider->visit.end) rider->visit.end(i, *reader);
   }
   if (rider) rider->complete = true;

@@ -134,6 +134,11 @@ struct LoadedLog : LoadedFacts {
   static bool Open(const std::string& partition_dir, const LoadOptions& options, LoadedLog* out, ProblemSink* sink,
                    std::string* error, bool* unreadable_file = nullptr);
 
+  // The log as `listing` (a ScanPartitionDir result) gives it, reading no file: `dir`, `scan`, `tp`,
+  // `topic_id`, the segments, the snapshot files; no fact (the offsets stay 0). For klf verify, which
+  // checks the files a load refuses and reports what Open would stop at, on the same pass.
+  static LoadedLog Listed(PartitionDir listing, Env* env);
+
   // One batch of the log, in offset order: the segment it is in (index into `segments`) and the
   // batch, valid only during the call. Return false to stop.
   using BatchVisitor = std::function<bool(size_t segment, const BatchView& batch)>;
@@ -143,15 +148,22 @@ struct LoadedLog : LoadedFacts {
   // the batches before it were visited.
   bool ForEachBatch(const BatchVisitor& visit, ProblemSink* sink, std::string* error, ReadOptions read = {}) const;
 
-  // The same pass for a visitor that also sees the segments' boundaries: `begin` (optional) when a
-  // segment is opened, before its first batch (the reader knows the file's size and mtime); `batch` for
-  // each batch, saying whether to go on, skip the rest of the segment or stop; `end` (optional) after
-  // the segment's last batch or the skip (the reader says how the segment ended).
+  // The same pass for a visitor that also sees the segments' boundaries: `before` (optional) before a
+  // segment is opened, saying whether to read it, skip it or stop; `begin` (optional) when it is
+  // opened, before its first batch (the reader knows the file's size and mtime); `batch` for each batch,
+  // saying whether to go on, skip the rest of the segment or stop; `end` (optional) after the segment's
+  // last batch or the skip (the reader says how the segment ended).
+  // `unreadable` (optional) makes the files the pass cannot read the visitor's to judge: a segment that
+  // cannot be opened is passed to it instead of failing the pass, and a read error ends its segment
+  // (the reader reported it to the sink as a "file-read" problem; `end` is called); the pass goes on
+  // with the next segment either way. Without it the pass fails at either.
   enum class Step { kNext, kNextSegment, kStop };
   struct SegmentVisitor {
+    std::function<Step(size_t segment)> before;
     std::function<void(size_t segment, LogReader& reader)> begin;
     std::function<Step(size_t segment, const BatchView& batch)> batch;
     std::function<void(size_t segment, const LogReader& reader)> end;
+    std::function<void(size_t segment, const std::string& error)> unreadable;
   };
   // A second visitor riding on the pass, so that two commands' work on a partition reads it once (klf
   // triage and digest verify a copy on the pass that loads it: verify/verify.h PartitionCheck). It
@@ -163,7 +175,7 @@ struct LoadedLog : LoadedFacts {
   // its end: false when the pass did not run, or a segment could not be opened or read to its end.
   struct Rider {
     std::function<void(const LoadedLog& log)> start;
-    SegmentVisitor visit;         // its batch's Step is not looked at
+    SegmentVisitor visit;         // begin, batch (its Step is not looked at) and end
     ProblemSink* sink = nullptr;  // the readers' problems
     bool complete = false;
   };

@@ -162,21 +162,21 @@ class PartitionVerifier : public CrcWalker {
   PartitionVerifier(const VerifyOptions& options, ProblemSink* sink, VerifyStats* stats, PartitionContext ctx)
       : options_(options), sink_(sink), stats_(stats), ctx_(std::move(ctx)), decoder_(options.read) {}
 
-  // Verifies every segment of `dir` and the partition-level consistency.
-  void VerifyPartition(const PartitionDir& dir);
-  // The same in steps, for a caller that has the segments read (PartitionCheck): StartPartition, then
-  // for each of dir.LogSegments() in order BeginSegment, StartWalk on its reader, WalkBatch for every
-  // batch the reader gives and EndSegment; then FinishPartition.
+  // Verifies every segment of `log` (listed, LoadedLog::Listed) on its pass and the partition-level
+  // consistency.
+  void VerifyPartition(const LoadedLog& log);
+  // The same in steps, for a caller whose load's pass reads the segments (PartitionCheck):
+  // StartPartition, the pass with SegmentSteps and reader_sink(), then FinishPartition.
   void StartPartition(const PartitionDir& dir);
   void FinishPartition(const PartitionDir& dir);
-  void BeginSegment(const SegmentFiles& seg, bool last_segment, bool standalone);
-  void StartWalk(LogReader& reader);
-  void WalkBatch(const BatchView& batch);
-  void EndSegment(const LogReader& reader);
-  // The reader's problems while a segment is walked.
-  ProblemSink* segment_reader_sink();
-  // Verifies one segment on its own (a file given by the user): no partition-level checks.
-  void VerifyLoneSegment(const SegmentFiles& seg);
+  // What verify does at each step of a pass over `log`'s segments: index files first, every batch,
+  // the checks after the last; a segment that cannot be opened or read is a "file-read" problem.
+  // `standalone`: a segment given alone (no missing-index warnings).
+  LoadedLog::SegmentVisitor SegmentSteps(const LoadedLog& log, bool standalone);
+  // The sink for the pass's readers: their problems belong to the segment being walked.
+  ProblemSink* reader_sink() { return &reader_sink_; }
+  // Verifies the one segment of `log` on its own (a file given by the user): no partition-level checks.
+  void VerifyLoneSegment(const LoadedLog& log);
   // A file of v2 batches that is not a segment (KRaft snapshot, bootstrap.checkpoint).
   void VerifyBatchFile(const std::string& path);
 
@@ -190,8 +190,20 @@ class PartitionVerifier : public CrcWalker {
   };
 
   struct SegmentWalk;
+  // Passes the readers' problems to the segment being walked.
+  class ReaderSink : public ProblemSink {
+   public:
+    explicit ReaderSink(PartitionVerifier* v) : v_(v) {}
+    void Report(const Problem& p) override;
+
+   private:
+    PartitionVerifier* v_;
+  };
   void LoadSnapshots(const PartitionDir& dir);
-  void VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone);
+  void BeginSegment(const SegmentFiles& seg, bool last_segment, bool standalone);
+  void StartWalk(LogReader& reader);
+  void WalkBatch(const BatchView& batch);
+  void EndSegment(const LogReader& reader);
   void CloseSegment();
   void CheckTimeEntry(uint32_t i, int64_t max_ts);
   void CheckRecords(const std::string& file, const BatchHeader& h, GapSummary* gaps);
@@ -221,10 +233,11 @@ class PartitionVerifier : public CrcWalker {
     bool parsed = false;
     CollectingSink problems;
   } early_;
-  const std::string* walking_file_ = nullptr;  // the file VerifySegment/VerifyBatchFile read (CrcAndWalk)
+  const std::string* walking_file_ = nullptr;  // the file a segment walk or VerifyBatchFile reads (CrcAndWalk)
   ProducerStateManager producers_;
   std::unique_ptr<SegmentWalk> walk_seg_;  // the segment being walked (BeginSegment to EndSegment)
-  ProblemSink* outer_sink_ = nullptr;      // sink_ outside the segment's CappedSink
+  ReaderSink reader_sink_{this};
+  ProblemSink* outer_sink_ = nullptr;  // sink_ outside the segment's CappedSink
 
   // Across segments.
   std::optional<int64_t> prev_last_offset_;
@@ -468,7 +481,7 @@ bool PartitionVerifier::DecodeAndCheck(const BatchView& batch, const std::string
 
 // LogReader's CrcWalker: the check-only walk DecodeAndCheck would run of a large uncompressed v2 batch,
 // run with its CRC (RecordDecoder::CheckWithCrc), its problems held. A batch whose CRC fails is never
-// decoded (VerifySegment), so what was held is dropped unseen; one whose CRC holds gets them from
+// decoded (WalkBatch), so what was held is dropped unseen; one whose CRC holds gets them from
 // DecodeAndCheck, right after LogReader's own reports of the batch, as the walk there would report them.
 bool PartitionVerifier::CrcAndWalk(const BatchView& batch, uint32_t* crc) {
   const BatchHeader& bh = batch.header;
@@ -487,9 +500,8 @@ bool PartitionVerifier::CrcAndWalk(const BatchView& batch, uint32_t* crc) {
   return true;
 }
 
-// One segment's walk, from its index files to the checks made after its last batch. VerifySegment
-// reads the segment itself; a PartitionCheck gets the batches from the load's reader (BeginSegment,
-// StartWalk, WalkBatch, EndSegment).
+// One segment's walk, from its index files to the checks made after its last batch, on a LoadedLog
+// pass (SegmentSteps): BeginSegment, StartWalk on its reader, WalkBatch for every batch, EndSegment.
 struct PartitionVerifier::SegmentWalk {
   SegmentWalk(ProblemSink* outer, const SegmentFiles& s, bool last_segment)
       : capped(outer), seg(&s), tail_sink(&capped, last_segment) {}
@@ -564,7 +576,7 @@ void PartitionVerifier::BeginSegment(const SegmentFiles& seg, bool last_segment,
   w.time_path = seg.time_index ? seg.time_index->path : "";
 }
 
-ProblemSink* PartitionVerifier::segment_reader_sink() { return &walk_seg_->tail_sink; }
+void PartitionVerifier::ReaderSink::Report(const Problem& p) { v_->walk_seg_->tail_sink.Report(p); }
 
 void PartitionVerifier::StartWalk(LogReader& reader) {
   walking_file_ = &walk_seg_->seg->log->path;
@@ -813,19 +825,34 @@ void PartitionVerifier::EndSegment(const LogReader& reader) {
   CloseSegment();
 }
 
-void PartitionVerifier::VerifySegment(const SegmentFiles& seg, bool last_segment, bool standalone) {
-  BeginSegment(seg, last_segment, standalone);
-  std::unique_ptr<LogReader> log = OpenLogCounted(seg.log->path, sink_, &walk_seg_->tail_sink, options_.read, stats_);
-  if (!log) return CloseSegment();
-  StartWalk(*log);
-  BatchView batch;
-  while (log->Next(&batch)) WalkBatch(batch);
-  EndSegment(*log);
+LoadedLog::SegmentVisitor PartitionVerifier::SegmentSteps(const LoadedLog& log, bool standalone) {
+  std::vector<const SegmentFiles*> files;  // the listing's, for each segment of the pass
+  for (const SegmentInfo& s : log.segments) files.push_back(&log.scan.segments.at(s.base_offset));
+  auto begin = [this, files, standalone](size_t i) { BeginSegment(*files[i], i + 1 == files.size(), standalone); };
+  LoadedLog::SegmentVisitor v;
+  v.begin = [this, begin](size_t i, LogReader& reader) {
+    begin(i);
+    ++stats_->files_checked;
+    stats_->bytes_checked += reader.file_size();
+    StartWalk(reader);
+  };
+  v.batch = [this](size_t, const BatchView& batch) {
+    WalkBatch(batch);
+    return LoadedLog::Step::kNext;
+  };
+  v.end = [this](size_t, const LogReader& reader) { EndSegment(reader); };
+  v.unreadable = [this, begin, files](size_t i, const std::string& error) {
+    begin(i);
+    Report(sink_, Severity::kError, files[i]->log->path, 0, "file-read", error);
+    CloseSegment();
+  };
+  return v;
 }
 
-void PartitionVerifier::VerifyLoneSegment(const SegmentFiles& seg) {
-  replay_start_ = seg.base_offset;
-  VerifySegment(seg, true, true);
+void PartitionVerifier::VerifyLoneSegment(const LoadedLog& log) {
+  replay_start_ = log.segments.empty() ? 0 : log.segments.front().base_offset;
+  std::string error;  // none: every file it cannot read is a problem of the segment (SegmentSteps)
+  log.ForEachBatch(SegmentSteps(log, true), reader_sink(), &error, options_.read);
 }
 
 void PartitionVerifier::VerifyBatchFile(const std::string& path) {
@@ -915,13 +942,11 @@ void PartitionVerifier::CheckPartitionLevel(const PartitionDir& dir) {
   }
 }
 
-void PartitionVerifier::VerifyPartition(const PartitionDir& dir) {
-  StartPartition(dir);
-  std::vector<const SegmentFiles*> segments = dir.LogSegments();
-  for (size_t i = 0; i < segments.size(); ++i) {
-    VerifySegment(*segments[i], i + 1 == segments.size(), false);
-  }
-  FinishPartition(dir);
+void PartitionVerifier::VerifyPartition(const LoadedLog& log) {
+  StartPartition(log.scan);
+  std::string error;  // none: every file it cannot read is a problem of its segment (SegmentSteps)
+  log.ForEachBatch(SegmentSteps(log, false), reader_sink(), &error, options_.read);
+  FinishPartition(log.scan);
 }
 
 void PartitionVerifier::StartPartition(const PartitionDir& dir) {
@@ -983,14 +1008,15 @@ PartitionCheckpoints CheckpointsFromLogDir(const LogDir& dir, const TopicPartiti
   return c;
 }
 
-// Verifies partition `dir` of the scanned log directory `log_dir` (its checkpoints come from there).
-void VerifyOnePartition(const LogDir& log_dir, const PartitionDir& dir, const VerifyOptions& options,
-                        PartitionResult* out) {
+// Verifies partition `dir` (taken) of the scanned log directory `log_dir` (its checkpoints come from
+// there).
+void VerifyOnePartition(const LogDir& log_dir, PartitionDir dir, const VerifyOptions& options, PartitionResult* out) {
+  const LoadedLog log = LoadedLog::Listed(std::move(dir), options.read.env);
   std::optional<PartitionCheckpoints> checkpoints;
-  if (dir.tp) checkpoints = CheckpointsFromLogDir(log_dir, *dir.tp);
+  if (log.tp) checkpoints = CheckpointsFromLogDir(log_dir, *log.tp);
   CountingSink sink(&out->stats);
-  PartitionVerifier v(options, &sink, &out->stats, ContextFor(dir, checkpoints ? &*checkpoints : nullptr));
-  v.VerifyPartition(dir);
+  PartitionVerifier v(options, &sink, &out->stats, ContextFor(log.scan, checkpoints ? &*checkpoints : nullptr));
+  v.VerifyPartition(log);
   out->problems = std::move(sink.problems);
 }
 
@@ -1029,7 +1055,9 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
       if (held >= options.held_problems) return;
     }
     PartitionResult r;
-    VerifyOnePartition(files, *p, options, &r);
+    std::string path = p->path;
+    VerifyOnePartition(files, std::move(*p), options, &r);
+    p->path = std::move(path);
     keep_path_only(p);
     std::lock_guard<std::mutex> lock(early_mu);
     held += r.problems.size();
@@ -1081,7 +1109,7 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
       if (auto it = early.find(dir.partitions[i].path); it != early.end()) {
         results[i] = std::move(it->second);
       } else if (!elsewhere(dir.partitions[i])) {
-        VerifyOnePartition(dir, dir.partitions[i], options, &results[i]);
+        VerifyOnePartition(dir, std::move(dir.partitions[i]), options, &results[i]);
       }
       // Freed here, on the pool, rather than all at once by the caller when `dir` goes (thousands of
       // maps of file names: a serial tail otherwise).
@@ -1117,10 +1145,11 @@ VerifyStats VerifyPartitionDir(const std::string& path, const VerifyOptions& opt
     stats.unreadable_reason = path + ": cannot list the partition directory";
     return stats;
   }
+  const LoadedLog log = LoadedLog::Listed(std::move(dir), options.read.env);
   std::optional<PartitionCheckpoints> checkpoints;
-  if (dir.tp) checkpoints = ReadParentCheckpoints(dir.path, *dir.tp, &counting, options.read.env);
-  PartitionVerifier v(options, &counting, &stats, ContextFor(dir, checkpoints ? &*checkpoints : nullptr));
-  v.VerifyPartition(dir);
+  if (log.tp) checkpoints = ReadParentCheckpoints(log.dir, *log.tp, &counting, options.read.env);
+  PartitionVerifier v(options, &counting, &stats, ContextFor(log.scan, checkpoints ? &*checkpoints : nullptr));
+  v.VerifyPartition(log);
   Forward(counting.problems, sink);
   return stats;
 }
@@ -1175,10 +1204,12 @@ VerifyStats VerifyFile(const PathInfo& info, const VerifyOptions& options, Probl
         unreadable(path + ": its segment's .log (" + OffsetFileNamePrefix(*name.offset) + ".log) is missing");
         break;
       }
+      LoadedLog log = LoadedLog::Listed(std::move(dir), options.read.env);
+      std::erase_if(log.segments, [&](const SegmentInfo& s) { return s.base_offset != *name.offset; });
       std::optional<PartitionCheckpoints> checkpoints;
-      if (dir.tp) checkpoints = ReadParentCheckpoints(dir.path, *dir.tp, &quiet, options.read.env);
-      PartitionVerifier v(options, &counting, &stats, ContextFor(dir, checkpoints ? &*checkpoints : nullptr));
-      v.VerifyLoneSegment(it->second);
+      if (log.tp) checkpoints = ReadParentCheckpoints(log.dir, *log.tp, &quiet, options.read.env);
+      PartitionVerifier v(options, &counting, &stats, ContextFor(log.scan, checkpoints ? &*checkpoints : nullptr));
+      v.VerifyLoneSegment(log);
       break;
     }
     case FileKind::kKraftSnapshot:
@@ -1251,16 +1282,6 @@ bool SameReading(const ReadOptions& a, const ReadOptions& b) {
          a.resync == b.resync && a.stream_chunk_bytes == b.stream_chunk_bytes;
 }
 
-// Passes the load's reader's problems to the segment being walked.
-class WalkSink : public ProblemSink {
- public:
-  explicit WalkSink(const std::unique_ptr<PartitionVerifier>* verifier) : verifier_(verifier) {}
-  void Report(const Problem& p) override { (*verifier_)->segment_reader_sink()->Report(p); }
-
- private:
-  const std::unique_ptr<PartitionVerifier>* verifier_;
-};
-
 }  // namespace
 
 struct PartitionCheck::Impl {
@@ -1269,11 +1290,9 @@ struct PartitionCheck::Impl {
   PartitionDir dir;
   bool scanned = false;  // dir holds the partition's listing
   std::optional<PartitionCheckpoints> checkpoints;
-  std::vector<const SegmentFiles*> segments;
   VerifyStats stats;
   CountingSink sink{&stats};
   std::unique_ptr<PartitionVerifier> verifier;
-  WalkSink reader_sink{&verifier};
   LoadedLog::Rider rider;
   bool offered = false;
 
@@ -1285,13 +1304,16 @@ struct PartitionCheck::Impl {
     NullSink quiet;
     if (dir.tp) checkpoints = ReadParentCheckpoints(dir.path, *dir.tp, &quiet, options.read.env);
   }
-  PartitionContext Context() const { return ContextFor(dir, checkpoints ? &*checkpoints : nullptr); }
+  PartitionContext Context(const PartitionDir& listed) const {
+    return ContextFor(listed, checkpoints ? &*checkpoints : nullptr);
+  }
   // The rider's start: verify from the load's listing, on its reader.
   void Start(const LoadedLog& log) {
     Listed(log.scan);
-    verifier = std::make_unique<PartitionVerifier>(options, &sink, &stats, Context());
+    verifier = std::make_unique<PartitionVerifier>(options, &sink, &stats, Context(dir));
     verifier->StartPartition(dir);
-    segments = dir.LogSegments();
+    rider.visit = verifier->SegmentSteps(log, false);
+    rider.sink = verifier->reader_sink();
   }
 };
 
@@ -1302,19 +1324,7 @@ PartitionCheck::PartitionCheck(const std::string& partition_dir, const VerifyOpt
   m.options.verified_elsewhere = nullptr;
   m.path = partition_dir;
   if (!SameReading(options.read, ReadOptions())) return;
-  m.rider.start = [&m](const LoadedLog& log) { m.Start(log); };
-  m.rider.sink = &m.reader_sink;
-  m.rider.visit.begin = [&m](size_t i, LogReader& reader) {
-    m.verifier->BeginSegment(*m.segments[i], i + 1 == m.segments.size(), false);
-    ++m.stats.files_checked;
-    m.stats.bytes_checked += reader.file_size();
-    m.verifier->StartWalk(reader);
-  };
-  m.rider.visit.batch = [&m](size_t, const BatchView& batch) {
-    m.verifier->WalkBatch(batch);
-    return LoadedLog::Step::kNext;
-  };
-  m.rider.visit.end = [&m](size_t, const LogReader& reader) { m.verifier->EndSegment(reader); };
+  m.rider.start = [&m](const LoadedLog& log) { m.Start(log); };  // sets the rider's visit and sink
   m.offered = true;
 }
 
@@ -1337,8 +1347,9 @@ VerifyStats PartitionCheck::Finish(ProblemSink* sink) {
     }
     m.stats = VerifyStats();
     m.sink = CountingSink(&m.stats);
-    PartitionVerifier alone(m.options, &m.sink, &m.stats, m.Context());
-    alone.VerifyPartition(m.dir);
+    const LoadedLog log = LoadedLog::Listed(std::move(m.dir), m.options.read.env);
+    PartitionVerifier alone(m.options, &m.sink, &m.stats, m.Context(log.scan));
+    alone.VerifyPartition(log);
   }
   Forward(m.sink.problems, sink);
   return m.stats;
