@@ -214,6 +214,9 @@ class PartitionVerifier : public CrcWalker {
   void CompareSnapshotsBefore(int64_t next_offset, bool at_end);
   void CompareSnapshot(const SnapshotToCheck& s);
   void CheckEpoch(const std::string& file, const BatchHeader& h);
+  // Whether a `.log` the listing could not read has its base offset in [from, to): offsets missing
+  // there may be in it.
+  bool UnreadSegmentIn(int64_t from, int64_t to) const;
   void CheckPartitionLevel(const PartitionDir& dir);
 
   const VerifyOptions& options_;
@@ -241,6 +244,10 @@ class PartitionVerifier : public CrcWalker {
 
   // Across segments.
   std::optional<int64_t> prev_last_offset_;
+  // Bytes after the batch that ended at prev_last_offset_ could not be read (a "file-read" problem): the
+  // offsets missing before the next batch may be in them, so that gap is not classified as compaction.
+  bool unread_before_ = false;
+  std::vector<int64_t> unread_bases_;  // base offsets of the `.log` files the listing could not read, ascending
   std::string prev_file_;
   uint64_t prev_position_ = 0;
   int64_t replay_start_ = 0;
@@ -642,7 +649,8 @@ void PartitionVerifier::WalkBatch(const BatchView& batch) {
              fmt::format("first batch starts at offset {}, not above the last offset {} of the previous segment "
                          "({})",
                          first_offset, *prev_last_offset_, prev_file_));
-    } else if (first_offset > *prev_last_offset_ && uint64_t(first_offset) - uint64_t(*prev_last_offset_) > 1) {
+    } else if (first_offset > *prev_last_offset_ && uint64_t(first_offset) - uint64_t(*prev_last_offset_) > 1 &&
+               !unread_before_ && !UnreadSegmentIn(*prev_last_offset_ + 1, first_offset)) {
       Gap(*prev_last_offset_ + 1, first_offset, pos, &w.gaps);  // no overflow: prev < first_offset - 1
     }
   } else if (w.first && canonical && first_offset > base) {
@@ -650,6 +658,7 @@ void PartitionVerifier::WalkBatch(const BatchView& batch) {
     Gap(base, first_offset, pos, &w.gaps);
   }
   if (!prev_last_offset_ || h->last_offset > *prev_last_offset_) prev_last_offset_ = h->last_offset;
+  unread_before_ = false;
   if (w.first) prev_file_ = log_path;
   prev_position_ = pos;
   w.segment_last = std::max(w.segment_last, h->last_offset);
@@ -706,6 +715,7 @@ void PartitionVerifier::EndSegment(const LogReader& reader) {
   early_.pending = false;
   const bool tail_lost = reader.end() != LogEnd::kEndOfData;
   const uint64_t valid_bytes = reader.valid_bytes();
+  if (!reader.read_error().empty()) unread_before_ = true;
   if (!w.any_batch && !log_end_offset_) log_end_offset_ = base;
   if (!w.any_batch && log_end_offset_ && *log_end_offset_ < base) log_end_offset_ = base;
 
@@ -845,6 +855,7 @@ LoadedLog::SegmentVisitor PartitionVerifier::SegmentSteps(const LoadedLog& log, 
     begin(i);
     Report(sink_, Severity::kError, files[i]->log->path, 0, "file-read", error);
     CloseSegment();
+    unread_before_ = true;
   };
   return v;
 }
@@ -959,9 +970,20 @@ void PartitionVerifier::StartPartition(const PartitionDir& dir) {
     stats_->bytes_checked += dir.partition_metadata_file->size;
   }
   LoadSnapshots(dir);
+  for (const UnreadableFile& u : dir.unreadable) {
+    const FileName& name = u.file.info;
+    if (name.kind == FileKind::kLog && name.offset && name.suffix == FileSuffix::kNone)
+      unread_bases_.push_back(*name.offset);
+  }
+  std::sort(unread_bases_.begin(), unread_bases_.end());
   std::vector<const SegmentFiles*> segments = dir.LogSegments();
   replay_start_ = segments.empty() ? 0 : segments.front()->base_offset;
   producers_.TruncateFullyAndStartAt(replay_start_);
+}
+
+bool PartitionVerifier::UnreadSegmentIn(int64_t from, int64_t to) const {
+  auto it = std::lower_bound(unread_bases_.begin(), unread_bases_.end(), from);
+  return it != unread_bases_.end() && *it < to;
 }
 
 void PartitionVerifier::FinishPartition(const PartitionDir& dir) {

@@ -1,6 +1,7 @@
 // verify on LoadedLog's pass: a segment that cannot be opened, or cannot be read to its end, is a
-// "file-read" error of that segment (the partition is unreadable: exit 3), and every other segment is
-// still verified. On a Kafka-made partition of 13 segments, with the faults injected through the Env.
+// "file-read" error of that segment (the partition is unreadable: exit 3), every other segment is still
+// verified, and the offsets missing across what could not be read are not called compaction. On a
+// Kafka-made partition of 13 segments, with the faults injected through the Env.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -90,6 +91,12 @@ TEST(VerifyUnreadableSegment, ItIsAFileReadErrorAndTheOtherSegmentsAreStillVerif
   EXPECT_EQ(faulted.stats.batches, whole.stats.batches - positions[3].size() - 1);
   ASSERT_TRUE(log.segments[3].offset_index_path && log.segments[3].time_index_path);
   EXPECT_EQ(faulted.stats.files_checked, whole.stats.files_checked - 3);
+  // No offset gap is classified across what could not be read: offsets 18..19 are in segment 3, and
+  // 41..44 after segment 7's torn batch (the fixture has no gap of its own).
+  EXPECT_EQ(whole.stats.gaps_never_cleaned, 0u);
+  EXPECT_EQ(faulted.stats.gaps_never_cleaned, 0u);
+  for (const Problem& p : faulted.problems)
+    EXPECT_NE(p.check, std::string("offset-gap")) << p.file << ": " << p.message;
   // The problems of the segments before the first fault are the same.
   auto before_fault = [&](const Verified& r) {
     std::vector<std::string> v;
