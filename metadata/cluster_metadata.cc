@@ -175,36 +175,65 @@ class Replayer {
   std::vector<Item> pending_;
 };
 
-// Every metadata record of the data batches of `file` with offset in [from, to), in order. Control
-// batches (raft's LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters) change no image. Returns
-// false with *error when the file cannot be opened; problems of the bytes go to `sink`.
-bool ReadRecords(const std::string& file, bool snapshot, int64_t from, int64_t to,
-                 const std::function<void(Item)>& visit, ProblemSink* sink, std::string* error) {
-  std::unique_ptr<LogReader> reader = LogReader::Open(file, sink, ReadOptions{}, error);
+// Every metadata record of batch `b` of `file` with offset in [from, to), in order. Control batches
+// (raft's LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters) change no image. Returns false
+// when the batch starts at or after `to`: nothing after it is wanted. Problems of the bytes go to `sink`.
+bool BatchRecords(const BatchView& b, const std::string& file, bool snapshot, int64_t from, int64_t to,
+                  RecordDecoder* decoder, const std::function<void(Item)>& visit, ProblemSink* sink) {
+  if (b.header.is_control || b.header.last_offset < from) return true;
+  if (b.header.base_offset >= to) return false;
+  if (!b.header.crc_valid) return true;  // reported by the reader; its records are not evidence
+  if (!decoder->Decode(b, file, sink)) return true;
+  for (const Record& rec : decoder->records()) {
+    if (rec.offset < from || rec.offset >= to) continue;
+    DecodedRecord d;
+    std::string why;
+    if (!DecodeInternalRecord(TopicDecoder::kClusterMetadata, rec, &d, &why)) {
+      Report(sink, Severity::kError, file, b.header.position, "cluster-metadata",
+             fmt::format("record at offset {} is not a metadata record: {}", rec.offset, why));
+      continue;
+    }
+    Item item;
+    item.json = std::move(d.json);
+    item.at = MetadataSource{file, b.header.position, rec.offset, rec.timestamp, snapshot};
+    visit(std::move(item));
+  }
+  return true;
+}
+
+// The records of a snapshot file (BatchRecords). Returns false with *error when it cannot be opened.
+bool ReadSnapshotRecords(const std::string& file, Env* env, const std::function<void(Item)>& visit, ProblemSink* sink,
+                         std::string* error) {
+  ReadOptions read;
+  read.env = env;
+  std::unique_ptr<LogReader> reader = LogReader::Open(file, sink, read, error);
   if (!reader) return false;
   RecordDecoder decoder;
   BatchView b;
-  while (reader->Next(&b)) {
-    if (b.header.is_control || b.header.last_offset < from) continue;
-    if (b.header.base_offset >= to) break;
-    if (!b.header.crc_valid) continue;  // reported by the reader; its records are not evidence
-    if (!decoder.Decode(b, file, sink)) continue;
-    for (const Record& rec : decoder.records()) {
-      if (rec.offset < from || rec.offset >= to) continue;
-      DecodedRecord d;
-      std::string why;
-      if (!DecodeInternalRecord(TopicDecoder::kClusterMetadata, rec, &d, &why)) {
-        Report(sink, Severity::kError, file, b.header.position, "cluster-metadata",
-               fmt::format("record at offset {} is not a metadata record: {}", rec.offset, why));
-        continue;
-      }
-      Item item;
-      item.json = std::move(d.json);
-      item.at = MetadataSource{file, b.header.position, rec.offset, rec.timestamp, snapshot};
-      visit(std::move(item));
-    }
+  while (reader->Next(&b) && BatchRecords(b, file, true, 0, INT64_MAX, &decoder, visit, sink)) {
   }
   return true;
+}
+
+// The records of the log's segments with offset in [from, to), on the log's pass (segments wholly
+// before `from` are not read). A segment that cannot be opened, or read to its end, fails the pass
+// with *error (what follows is unknown, not absent), unless `skip_unreadable`: then it is left out
+// (its problems reported).
+bool ReadLogRecords(const LoadedLog& log, int64_t from, int64_t to, bool skip_unreadable,
+                    const std::function<void(Item)>& visit, ProblemSink* sink, std::string* error) {
+  RecordDecoder decoder;
+  LoadedLog::SegmentVisitor v;
+  v.before = [&](size_t i) {
+    if (log.segments[i].base_offset >= to) return LoadedLog::Step::kStop;
+    const bool before_from = i + 1 < log.segments.size() && log.segments[i + 1].base_offset <= from;
+    return before_from ? LoadedLog::Step::kNextSegment : LoadedLog::Step::kNext;
+  };
+  v.batch = [&](size_t i, const BatchView& b) {
+    const bool more = BatchRecords(b, log.segments[i].log_path, false, from, to, &decoder, visit, sink);
+    return more ? LoadedLog::Step::kNext : LoadedLog::Step::kStop;
+  };
+  if (skip_unreadable) v.unreadable = [](size_t, const std::string&) {};
+  return log.ForEachBatch(v, sink, error);
 }
 
 // Applies `item`, reporting a record whose fields are not what its schema promises (never expected
@@ -258,8 +287,8 @@ void ChooseSnapshot(const LoadedLog& log, ClusterMetadata* out, std::vector<Item
     CollectingSink problems;
     std::vector<Item> read;
     std::string snapshot_error;
-    bool ok = ReadRecords(
-        it->file.path, true, 0, INT64_MAX, [&](Item i) { read.push_back(std::move(i)); }, &problems, &snapshot_error);
+    bool ok = ReadSnapshotRecords(
+        it->file.path, log.env, [&](Item i) { read.push_back(std::move(i)); }, &problems, &snapshot_error);
     for (const Problem& p : problems.problems) sink->Report(p);
     if (!ok || problems.ErrorCount() > 0) {
       Report(sink, Severity::kWarning, it->file.path, 0, "cluster-metadata-snapshot",
@@ -282,16 +311,13 @@ struct EarlyHistory {
   std::map<std::string, ConfigMap> configs[2];  // topic, broker
 };
 
-EarlyHistory ReplayBeforeSnapshot(const std::vector<SegmentInfo>& segments, int64_t from, ProblemSink* sink) {
+EarlyHistory ReplayBeforeSnapshot(const LoadedLog& log, int64_t from, ProblemSink* sink) {
   EarlyHistory early;
   ClusterMetadata scratch;
   Replayer side(&scratch, sink);
-  for (const SegmentInfo& s : segments) {
-    if (s.base_offset >= from) break;
-    std::string ignored;  // a segment that cannot be opened fails the replay after the snapshot, or is not needed
-    ReadRecords(
-        s.log_path, false, 0, from, [&](Item i) { ApplyChecked(&side, std::move(i), sink); }, sink, &ignored);
-  }
+  std::string ignored;  // a segment that cannot be read fails the replay after the snapshot, or is not needed
+  ReadLogRecords(
+      log, 0, from, true, [&](Item i) { ApplyChecked(&side, std::move(i), sink); }, sink, &ignored);
   for (const auto& [id, t] : scratch.topics)
     for (const auto& [p, events] : t.history) early.partitions[{id, p}] = events;
   early.configs[0] = std::move(scratch.topic_configs);
@@ -329,7 +355,8 @@ void MergeEarlyEvents(const EarlyHistory& early, ClusterMetadata* out) {
 
 }  // namespace
 
-bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSink* caller_sink, std::string* error) {
+bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSink* caller_sink, std::string* error,
+                         Env* env) {
   OnceSink once(caller_sink);
   ProblemSink* sink = &once;
   *out = ClusterMetadata();
@@ -337,6 +364,7 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
   LoadedLog log;
   LoadOptions options;
   options.segments_only = true;  // the records are replayed below
+  options.env = env;
   if (!LoadedLog::Open(dir, options, &log, sink, error)) return false;
   const std::vector<SegmentInfo>& segments = log.segments;
   // KafkaMetadataLog: the log starts at its first segment (LogManager's log-start checkpoint does not
@@ -355,25 +383,16 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
   }
   EarlyHistory early;
   if (out->snapshot_end_offset && out->log_start_offset == 0 && !segments.empty())
-    early = ReplayBeforeSnapshot(segments, from, sink);
+    early = ReplayBeforeSnapshot(log, from, sink);
 
   Replayer replayer(out, sink);
   for (Item& i : snapshot_items) ApplyChecked(&replayer, std::move(i), sink);
   out->next_offset = from;
-  for (size_t i = 0; i < segments.size(); ++i) {
-    if (i + 1 < segments.size() && segments[i + 1].base_offset <= from) continue;
-    std::string read_error;
-    if (!ReadRecords(
-            segments[i].log_path, false, from, INT64_MAX,
-            [&](Item item) {
-              out->next_offset = std::max(out->next_offset, item.at.offset + 1);
-              ApplyChecked(&replayer, std::move(item), sink);
-            },
-            sink, &read_error)) {
-      *error = read_error;
-      return false;
-    }
-  }
+  auto apply = [&](Item item) {
+    out->next_offset = std::max(out->next_offset, item.at.offset + 1);
+    ApplyChecked(&replayer, std::move(item), sink);
+  };
+  if (!ReadLogRecords(log, from, INT64_MAX, false, apply, sink, error)) return false;
   if (replayer.pending() > 0) {
     Report(sink, Severity::kInfo, dir, 0, "cluster-metadata-transaction",
            fmt::format("a metadata transaction is open at the log end: its {} records are not applied",

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "segment_reader/env.h"
 #include "segment_reader/problem.h"
 
 namespace klf {
@@ -102,8 +103,12 @@ struct ClusterMetadata {
 // Replays the `__cluster_metadata-0` directory `dir` (never modified). Records that do not decode are
 // reported (file, position, reason) and skipped; a snapshot that cannot be read is reported and an
 // older one (or the log from 0) is used when that covers the log. Returns false with *error (naming
-// the file) when a segment cannot be opened, or when no snapshot and no log from offset 0 exist.
-bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSink* sink, std::string* error);
+// the file) when a segment the image needs (after the snapshot) cannot be opened or read to its end,
+// or when no snapshot and no log from offset 0 exist; a segment read only for the history before the
+// snapshot is left out when it cannot be read (its problem reported). Files are read through `env`
+// (null: Env::Default()).
+bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSink* sink, std::string* error,
+                         Env* env = nullptr);
 
 // `__cluster_metadata-0` directories among `paths`: a PATH that is one, and those held by a PATH that
 // is a log directory. Sorted, each once.

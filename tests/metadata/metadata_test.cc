@@ -23,6 +23,7 @@
 #include "segment_reader/kafka_message.h"
 #include "segment_reader/layout.h"
 #include "segment_writer/batch_builder.h"
+#include "segment_writer/file_writer.h"
 #include "tests/support/test_files.h"
 
 namespace klf {
@@ -192,6 +193,39 @@ TEST(ClusterMetadataTest, AMissingLogBeforeNoSnapshotIsRefused) {
   std::string error;
   EXPECT_FALSE(LoadClusterMetadata(dir.string(), &m, &sink, &error));
   EXPECT_NE(error.find("offset 21"), std::string::npos) << error;
+}
+
+// The load reads the log on LoadedLog's pass: a segment the image needs that cannot be read to its end
+// fails the load, naming it (what follows the failed byte is unknown, not absent); one read only for
+// the history before the snapshot is left out, its problem reported, and the image still loads.
+TEST(ClusterMetadataTest, ASegmentThatCannotBeReadFailsTheLoadWhereTheImageNeedsIt) {
+  const fs::path dir = kKafka4 / "cluster-metadata" / "written" / "__cluster_metadata-0";
+  CollectingSink whole_sink;
+  const ClusterMetadata whole = LoadMetadata(dir, &whole_sink);
+  ASSERT_EQ(whole.snapshot_end_offset, 32);  // segment 0 is history only; segment 21 holds 32 on
+
+  FaultInjectionEnv after(Env::Default());
+  after.FailRead("00000000000000000021.log", 500);
+  ClusterMetadata m;
+  CollectingSink sink;
+  std::string error;
+  EXPECT_FALSE(LoadClusterMetadata(dir.string(), &m, &sink, &error, &after));
+  EXPECT_NE(error.find("00000000000000000021.log"), std::string::npos) << error;
+
+  FaultInjectionEnv before(Env::Default());
+  before.FailRead("00000000000000000000.log", 500);
+  CollectingSink history_sink;
+  error.clear();
+  ASSERT_TRUE(LoadClusterMetadata(dir.string(), &m, &history_sink, &error, &before)) << error;
+  bool reported = false;
+  for (const Problem& p : history_sink.problems)
+    reported |= p.check == std::string("file-read") && p.file == (dir / "00000000000000000000.log").string();
+  EXPECT_TRUE(reported);
+  EXPECT_EQ(m.next_offset, whole.next_offset);
+  ASSERT_NE(m.TopicByName("tv2-txn"), nullptr);
+  // The log before the snapshot said where partition 0's ISR changed; without it only the snapshot's
+  // entry and what follows it are known.
+  EXPECT_LT(m.TopicByName("tv2-txn")->history.at(0).size(), whole.TopicByName("tv2-txn")->history.at(0).size());
 }
 
 TEST(ClusterMetadataTest, ADamagedBatchIsReportedAndTheReplayGoesOn) {
