@@ -86,12 +86,12 @@ bool ReadTxnIndexes(const PartitionDir& dir, LoadedLog* log, ProblemSink* sink, 
 // watermark: the checkpoint's (the log end without one, as on a single-replica leader), clamped into
 // [log start, log end] as Kafka clamps it on load. False with *error; *unreadable when a file cannot
 // be read.
-bool LoadProducerStateAtEnd(const PartitionDir& dir, const LoadOptions& options, LoadedLog* log, ProblemSink* sink,
-                            std::string* error, bool* unreadable) {
+bool LoadProducerStateAtEnd(const LoadOptions& options, LoadedLog* log, ProblemSink* sink, std::string* error,
+                            bool* unreadable) {
   CollectingSink ps_sink;
   ProducerStateLoadResult load;
   const int64_t now = options.now_ms.value_or(0);
-  if (!LoadProducerState(dir, now, &log->producer_state, &load, &ps_sink, log->log_start_offset, log->env)) {
+  if (!LoadProducerState(*log, now, &log->producer_state, &load, &ps_sink, log->log_start_offset)) {
     for (const Problem& p : ps_sink.problems) {
       if (p.check == std::string_view("file-read")) {
         *error = p.file + ": " + p.message;
@@ -182,7 +182,7 @@ bool LoadedLog::Open(const std::string& partition_dir, const LoadOptions& option
 
   if (!ReadTxnIndexes(dir, &log, sink, &why)) return Fail(why, true, error, unreadable_file);
   bool unreadable = false;
-  if (!LoadProducerStateAtEnd(dir, options, &log, sink, &why, &unreadable))
+  if (!LoadProducerStateAtEnd(options, &log, sink, &why, &unreadable))
     return Fail(why, unreadable, error, unreadable_file);
   return true;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "partition/loaded_log.h"
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/java_long.h"
@@ -266,31 +267,38 @@ int64_t ProducerStateManager::LastStableOffset(int64_t high_watermark) const {
 
 namespace {
 
-// Replays every batch of `segment_path` with lastOffset >= from. Returns the next offset after the
-// last batch (or `end` unchanged when the segment is empty).
-bool ReplaySegment(const std::string& path, int64_t from, ProducerStateManager* state, int64_t* end,
-                   ProducerStateLoadResult* result, ProblemSink* sink, Env* env) {
-  std::string error;
-  auto file = MappedFile::Open(path, &error, env);
-  if (!file) {
-    Report(sink, Severity::kError, path, 0, "file-read", error);
-    return false;
-  }
-  NullSink quiet;  // framing problems are the reader's to report (dump/verify)
-  LogReader reader(path, file->data(), &quiet);
-  BatchView batch;
-  while (reader.Next(&batch)) {
-    if (!batch.header.crc_valid) break;           // recovery stops at the first invalid batch (§14)
-    *end = JavaAdd(batch.header.last_offset, 1);  // the log end offset counts the batches before `from` too
-    if (batch.header.last_offset < from) continue;
-    BatchUpdate u = state->Apply(batch, path, sink);
+// Replays every batch of the log with lastOffset >= from, on its pass: segments wholly below `from`
+// are not read, and a segment's replay stops at its first batch whose CRC fails (recovery stops at the
+// first invalid batch, §14). Sets *log_end to the next offset after the last batch read (segments
+// without one count by their base offset). False when a segment cannot be opened or read to its end
+// (reported, check "file-read").
+bool Replay(const LoadedLog& log, int64_t from, ProducerStateManager* state, int64_t* log_end,
+            ProducerStateLoadResult* result, ProblemSink* sink) {
+  const std::vector<SegmentInfo>& segments = log.segments;
+  *log_end = segments.empty() ? 0 : segments.back().base_offset;
+  size_t at = 0;        // the segment the pass is at
+  int64_t seg_end = 0;  // the next offset after its last batch
+  LoadedLog::SegmentVisitor v;
+  v.before = [&](size_t i) {
+    at = i;
+    const bool below = i + 1 < segments.size() && segments[i + 1].base_offset <= from;
+    return below ? LoadedLog::Step::kNextSegment : LoadedLog::Step::kNext;
+  };
+  v.begin = [&](size_t i, LogReader&) { seg_end = segments[i].base_offset; };
+  v.batch = [&](size_t i, const BatchView& batch) {
+    if (!batch.header.crc_valid) return LoadedLog::Step::kNextSegment;
+    seg_end = JavaAdd(batch.header.last_offset, 1);  // the log end offset counts the batches before `from` too
+    if (batch.header.last_offset < from) return LoadedLog::Step::kNext;
+    BatchUpdate u = state->Apply(batch, segments[i].log_path, sink);
     if (u.completed) result->replayed_completions.push_back(u);
-  }
-  if (!file->Unchanged(&error)) {  // the state was built from zeros where the file's pages were gone
-    Report(sink, Severity::kError, path, 0, "file-read", error);
-    return false;
-  }
-  return true;
+    return LoadedLog::Step::kNext;
+  };
+  v.end = [&](size_t, const LogReader&) { *log_end = std::max(*log_end, seg_end); };
+  NullSink quiet;  // framing problems are the reader's to report (dump/verify)
+  std::string error;
+  if (log.ForEachBatch(v, &quiet, &error)) return true;
+  Report(sink, Severity::kError, segments[at].log_path, 0, "file-read", error);
+  return false;
 }
 
 }  // namespace
@@ -300,17 +308,18 @@ bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms
                        Env* env) {
   PartitionDir dir;
   if (!ScanPartitionDir(partition_dir, &dir, sink, env)) return false;
-  return LoadProducerState(dir, current_time_ms, state, result, sink, log_start_offset, env);
+  return LoadProducerState(LoadedLog::Listed(std::move(dir), env), current_time_ms, state, result, sink,
+                           log_start_offset);
 }
 
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): ProducerStateManager's snapshot fallback loop, in Kafka's order (truncateAndReload)
-bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, ProducerStateManager* state,
-                       ProducerStateLoadResult* result, ProblemSink* sink, std::optional<int64_t> log_start_offset,
-                       Env* env) {
+bool LoadProducerState(const LoadedLog& log, int64_t current_time_ms, ProducerStateManager* state,
+                       ProducerStateLoadResult* result, ProblemSink* sink, std::optional<int64_t> log_start_offset) {
+  const PartitionDir& dir = log.scan;
+  Env* env = log.env;
   // A segment or snapshot that cannot be read is not absent: the state would be built from the rest
   // (already reported by the scan).
   if (!dir.unreadable.empty()) return false;
-  std::vector<const SegmentFiles*> segments = dir.LogSegments();
 
   // Snapshots from the newest down; a snapshot that does not parse (or is over the size cap: not one
   // Kafka wrote) is skipped as Kafka deletes it.
@@ -330,7 +339,7 @@ bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, Produce
   }
 
   // truncateAndReload deletes the snapshots at or below the log start offset before loading one.
-  const int64_t start = log_start_offset.value_or(segments.empty() ? 0 : segments.front()->base_offset);
+  const int64_t start = log_start_offset.value_or(log.segments.empty() ? 0 : log.segments.front().base_offset);
   std::erase_if(candidates, [&](const auto& c) { return c.first <= start; });
   for (size_t attempt = 0; attempt <= candidates.size(); ++attempt) {
     *result = ProducerStateLoadResult();
@@ -345,14 +354,8 @@ bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, Produce
       state->TruncateFullyAndStartAt(start);
       from = start;
     }
-    int64_t log_end = segments.empty() ? 0 : segments.back()->base_offset;
-    for (size_t i = 0; i < segments.size(); ++i) {
-      // Only segments that can hold offsets >= from.
-      if (i + 1 < segments.size() && segments[i + 1]->base_offset <= from) continue;
-      int64_t seg_end = segments[i]->base_offset;
-      if (!ReplaySegment(segments[i]->log->path, from, state, &seg_end, result, sink, env)) return false;
-      log_end = std::max(log_end, seg_end);
-    }
+    int64_t log_end = 0;
+    if (!Replay(log, from, state, &log_end, result, sink)) return false;
     // A snapshot above the log end offset is out of range (truncateAndReload removes it).
     if (result->snapshot_offset && *result->snapshot_offset > log_end) {
       Report(sink, Severity::kWarning, dir.producer_snapshots.at(*result->snapshot_offset).path, 0, "snapshot-range",

@@ -23,6 +23,8 @@
 
 namespace klf {
 
+struct LoadedLog;  // partition/loaded_log.h
+
 struct ProducerStateOptions {
   int64_t producer_id_expiration_ms = 86400000;  // producer.id.expiration.ms (default 1 day)
 };
@@ -172,9 +174,10 @@ struct ProducerStateLoadResult {
 bool LoadProducerState(const std::string& partition_dir, int64_t current_time_ms, ProducerStateManager* state,
                        ProducerStateLoadResult* result, ProblemSink* sink,
                        std::optional<int64_t> log_start_offset = std::nullopt, Env* env = nullptr);
-// The same on a directory already scanned (LoadedLog::Open scans once for everything it loads).
-bool LoadProducerState(const PartitionDir& dir, int64_t current_time_ms, ProducerStateManager* state,
+// The same on a log already listed (LoadedLog::Open scans once for everything it loads): its snapshot
+// files and unreadable files from `log.scan`, the replay on its pass (ForEachBatch, through log.env).
+bool LoadProducerState(const LoadedLog& log, int64_t current_time_ms, ProducerStateManager* state,
                        ProducerStateLoadResult* result, ProblemSink* sink,
-                       std::optional<int64_t> log_start_offset = std::nullopt, Env* env = nullptr);
+                       std::optional<int64_t> log_start_offset = std::nullopt);
 
 }  // namespace klf
