@@ -277,7 +277,9 @@ bool LogReader::SwitchToMapping() {
   stream_.reset();
   if (!mapped_) {
     read_error_ = error;
-    Report(Severity::kError, pos_, "file-read", error);
+    // The problem names the file already: its message is the why ("<file>: " dropped, as FileShrank).
+    const std::string prefix = file_ + ": ";
+    Report(Severity::kError, pos_, "file-read", error.starts_with(prefix) ? error.substr(prefix.size()) : error);
     return false;
   }
   data_ = mapped_->data();

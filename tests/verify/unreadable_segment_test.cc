@@ -79,6 +79,7 @@ TEST(VerifyUnreadableSegment, ItIsAFileReadErrorAndTheOtherSegmentsAreStillVerif
     } else if (p.file == torn) {
       ++torn_errors;
       EXPECT_EQ(p.position, at);
+      EXPECT_EQ(p.message.find(torn), std::string::npos) << "the file is named twice: " << p.message;
     } else {
       ADD_FAILURE() << "file-read of " << p.file;
     }
