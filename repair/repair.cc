@@ -914,9 +914,10 @@ namespace {
 // Hands every batch of the segment `path` to `fn`, front to back, as long as the batches are intact
 // (framed back to back, CRC valid). Bytes after the last intact batch are an error that ends with
 // `remedy`: a repaired or rebuilt copy is written only from logs that hold no damage.
-bool CopySegmentBatches(const std::string& path, const std::function<bool(const BatchView&, std::string*)>& fn,
-                        const std::string& remedy, std::string* error) {
-  auto file = MappedFile::Open(path, error);
+bool CopySegmentBatches(Env* env, const std::string& path,
+                        const std::function<bool(const BatchView&, std::string*)>& fn, const std::string& remedy,
+                        std::string* error) {
+  auto file = MappedFile::Open(path, error, env);
   if (!file) return false;
   file->AdviseSequential();
   ReadOptions ro;
@@ -949,7 +950,8 @@ bool ParseOne(const std::string& buf, BatchView* view, std::string* error) {
 
 class StreamWriter {
  public:
-  StreamWriter(PartitionWriter* w, const RepairPlan& plan, RepairResult* result) : w_(w), result_(result) {
+  StreamWriter(Env* env, PartitionWriter* w, const RepairPlan& plan, RepairResult* result)
+      : env_(env), w_(w), result_(result) {
     for (const RepairAction& a : plan.actions) {
       if (a.kind == RepairActionKind::kInsertMarker || a.kind == RepairActionKind::kCopyBatch) inserts_.push_back(&a);
       if (a.kind == RepairActionKind::kRemoveRecords)
@@ -1020,7 +1022,7 @@ class StreamWriter {
     std::string buf;
     BuiltBatch built;
     if (a.kind == RepairActionKind::kCopyBatch) {
-      auto file = MappedFile::Open(a.source_file, error);
+      auto file = MappedFile::Open(a.source_file, error, env_);
       if (!file) return false;
       if (a.source_position >= file->size()) {
         *error = fmt::format("{}: position {} is past the end of the file", a.source_file, a.source_position);
@@ -1054,6 +1056,7 @@ class StreamWriter {
     return w_->AppendBatch(view, error);
   }
 
+  Env* env_;  // the target's and sources' files are read through it
   PartitionWriter* w_;
   RepairResult* result_;
   std::vector<const RepairAction*> inserts_;
@@ -1126,7 +1129,7 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
   *result = RepairResult();
   CollectingSink scan;
   PartitionDir dir;
-  if (!ScanPartitionDir(plan.target, &dir, &scan)) {
+  if (!ScanPartitionDir(plan.target, &dir, &scan, env)) {
     *error = plan.target + ": cannot list the partition directory";
     return false;
   }
@@ -1148,7 +1151,7 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
   po.partition_metadata = dir.partition_metadata;
   auto writer = PartitionWriter::Create(env, part, po, error);
   if (!writer) return false;
-  StreamWriter stream(writer.get(), plan, result);
+  StreamWriter stream(env, writer.get(), plan, result);
 
   std::vector<const SegmentFiles*> segments = dir.LogSegments();
   for (size_t si = 0; si < segments.size(); ++si) {
@@ -1160,7 +1163,7 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
     ++result->segments;
     bool any = false;
     if (!CopySegmentBatches(
-            path,
+            env, path,
             [&](const BatchView& batch, std::string* e) {
               any = true;
               return stream.Batch(batch, path, e);
@@ -1213,7 +1216,7 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
   *result = RepairResult();
   CollectingSink scan;
   PartitionDir src, tgt;
-  if (!ScanPartitionDir(source_dir, &src, &scan)) {
+  if (!ScanPartitionDir(source_dir, &src, &scan, env)) {
     *error = source_dir + ": cannot list the partition directory";
     return false;
   }
@@ -1222,7 +1225,7 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
              " (a file of the --rebuild-from replica that cannot be read: nothing is written)";
     return false;
   }
-  if (!ScanPartitionDir(target_dir, &tgt, &scan)) {
+  if (!ScanPartitionDir(target_dir, &tgt, &scan, env)) {
     *error = target_dir + ": cannot list the partition directory";
     return false;
   }
@@ -1269,7 +1272,7 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
       any = true;
       return writer->AppendBatch(batch, e);
     };
-    if (!CopySegmentBatches(path, copy,
+    if (!CopySegmentBatches(env, path, copy,
                             fmt::format("salvage the --rebuild-from replica first (klf repair --salvage {} --out DIR) "
                                         "or rebuild from another replica",
                                         source_dir),
@@ -1282,7 +1285,7 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
   result->log_end_offset = writer->log_end_offset();
   if (tgt.tp) {
     NullSink quiet;
-    PartitionCheckpoints cp = ReadParentCheckpoints(src.path, src.tp ? *src.tp : *tgt.tp, &quiet);
+    PartitionCheckpoints cp = ReadParentCheckpoints(src.path, src.tp ? *src.tp : *tgt.tp, &quiet, env);
     auto one = [&](const char* file_name, std::optional<int64_t> v) {
       const std::string path = staged->path() + "/" + file_name;
       if (!v) return WriteOffsetCheckpointFile(env, path, {}, error);

@@ -96,14 +96,14 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   *result = SalvageResult();
   CollectingSink scan;
   PartitionDir dir;
-  if (!ScanPartitionDir(in, &dir, &scan)) {
+  if (!ScanPartitionDir(in, &dir, &scan, env)) {
     *error = in + ": cannot list the partition directory";
     return false;
   }
   for (const UnreadableFile& u : dir.unreadable) result->unreadable.push_back(u.error);
   if (dir.tp) {
     NullSink quiet;  // the values are read again when the checkpoints are written
-    for (const UnreadableFile& u : ReadParentCheckpoints(dir.path, *dir.tp, &quiet).unreadable) {
+    for (const UnreadableFile& u : ReadParentCheckpoints(dir.path, *dir.tp, &quiet, env).unreadable) {
       result->unreadable.push_back(u.error);
     }
   }
@@ -117,7 +117,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   }
   std::vector<std::unique_ptr<MappedFile>> files;
   for (const SegmentFiles* s : segments) {
-    files.push_back(MappedFile::Open(s->log->path, error));
+    files.push_back(MappedFile::Open(s->log->path, error, env));
     if (!files.back()) return false;
   }
 
@@ -316,7 +316,7 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
   if (unreadable_log) {
     result->dropped.push_back(UnreadableLogDrop(*unreadable_log, after_unreadable));
     for (const SegmentFiles* s : after_unreadable) {
-      auto file = MappedFile::Open(s->log->path, error);
+      auto file = MappedFile::Open(s->log->path, error, env);
       if (!file) return false;
       SalvageDrop d;
       d.file = s->log->path;

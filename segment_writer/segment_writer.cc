@@ -349,8 +349,9 @@ bool WritePartitionMetadataFile(Env* env, const std::string& partition_dir, cons
 
 namespace {
 // Copies bytes [from, to) of the file at `path` to the end of the active segment, a window at a time.
-bool CopyTail(const std::string& path, uint64_t from, uint64_t to, PartitionWriter* writer, std::string* error) {
-  auto file = StreamedFile::Open(path, error);
+bool CopyTail(Env* env, const std::string& path, uint64_t from, uint64_t to, PartitionWriter* writer,
+              std::string* error) {
+  auto file = StreamedFile::Open(path, error, StreamedFile::kDefaultChunk, env);
   if (!file) return false;
   for (uint64_t pos = from; pos < to;) {
     uint64_t n = std::min<uint64_t>(to - pos, StreamedFile::kDefaultChunk);
@@ -367,7 +368,7 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
                       ReindexResult* result, ProblemSink* sink, std::string* error) {
   *result = ReindexResult();
   PartitionDir dir;
-  if (!ScanPartitionDir(in, &dir, sink)) {
+  if (!ScanPartitionDir(in, &dir, sink, env)) {
     *error = in + ": cannot list the partition directory";
     return false;
   }
@@ -400,6 +401,7 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
     // them here, docs/PERFORMANCE.md): AppendBatch copies each batch before the next Next().
     ReadOptions ro;
     ro.resync = false;
+    ro.env = env;
     NullSink framing;  // framing problems are summarised below as one warning
     auto reader = LogReader::Open(path, &framing, ro, error);
     if (!reader) return false;
@@ -436,7 +438,7 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
              std::to_string(file_size - indexed) +
                  " bytes after the last valid batch are copied unchanged and not indexed "
                  "(Kafka's recovery would truncate them)");
-      if (!CopyTail(path, indexed, file_size, writer.get(), error)) return false;
+      if (!CopyTail(env, path, indexed, file_size, writer.get(), error)) return false;
     }
   }
   if (!writer->Close(error)) return false;
@@ -444,7 +446,7 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
 
   if (dir.partition_metadata_file) {
     std::string contents;
-    if (!ReadSmallFile(dir.partition_metadata_file->path, 1 << 20, &contents, error)) return false;
+    if (!ReadSmallFile(dir.partition_metadata_file->path, 1 << 20, &contents, error, nullptr, env)) return false;
     if (!WriteFileAtomically(env, part + "/partition.metadata", contents, error)) return false;
   }
   if (!WriteCopyCheckpoints(env, staged->path(), dir, result->log_end_offset, error)) return false;
@@ -453,7 +455,7 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
 
   PartitionDir written;
   NullSink quiet;
-  if (ScanPartitionDir(result->out_partition_dir, &written, &quiet)) {
+  if (ScanPartitionDir(result->out_partition_dir, &written, &quiet, env)) {
     for (const auto& [base, s] : written.segments) {
       for (const auto* e : {&s.log, &s.index, &s.time_index, &s.txn_index}) {
         if (*e) result->files_written.push_back((*e)->name);
@@ -492,7 +494,7 @@ bool WriteCopyCheckpoints(Env* env, const std::string& root, const PartitionDir&
                           std::string* error) {
   if (!dir.tp) return true;
   NullSink quiet;
-  PartitionCheckpoints cp = ReadParentCheckpoints(dir.path, *dir.tp, &quiet);
+  PartitionCheckpoints cp = ReadParentCheckpoints(dir.path, *dir.tp, &quiet, env);
   auto one = [&](const char* name, std::optional<int64_t> v) {
     if (!v) return WriteOffsetCheckpointFile(env, root + "/" + name, {}, error);
     return WriteOffsetCheckpointFile(env, root + "/" + name, {OffsetCheckpointEntry{*dir.tp, *v}}, error);
