@@ -44,9 +44,9 @@ namespace klf {
 // MD5 of a key (segment_reader/key_digest.h), as the cleaner's offset map hashes keys.
 using Digest = KeyDigest;
 // The content fingerprint of one record (RecordDigest::content): timestamp, control flag, key, value
-// and headers, each length-prefixed (null distinct from empty). Not MD5: a record's value is its bulk
-// and MD5 runs at ~0.6 GB/s here; the fingerprint is the CRC-64 (ISO) and the CRC-32C of that byte
-// sequence (ISA-L, ~10 GB/s). Two CRCs with distinct generators detect every difference of up to 64
+// and headers, each length-prefixed (null distinct from empty). Not MD5: a record's value is its bulk,
+// and MD5 is much slower than ISA-L's CRCs (docs/PERFORMANCE.md); the fingerprint is the CRC-64 (ISO)
+// and the CRC-32C of that byte sequence. Two CRCs with distinct generators detect every difference of up to 64
 // bits and miss a random one with probability ~2^-96; like MD5 today, it is not meant to resist crafted
 // collisions (replicas are not adversaries).
 using Fingerprint = std::array<uint8_t, 12>;

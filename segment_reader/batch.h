@@ -129,8 +129,8 @@ struct ReadOptions {
   // After framing corruption, scan forward for the next entry whose header and CRC are valid and
   // resume there (reporting the skipped bytes). When false, iteration stops at the corruption.
   bool resync = true;
-  // Streaming readers (LogReader::Open): bytes read per pread(2) into the reused buffer. 256 KiB
-  // stays in L2 while it is walked (verify of a 256 MiB segment: 87 ms vs 94 ms with 1 MiB).
+  // Streaming readers (LogReader::Open): bytes read per pread(2) into the reused buffer; small enough
+  // to stay in L2 while it is walked (docs/PERFORMANCE.md has the measurement).
   uint64_t stream_chunk_bytes = uint64_t(256) << 10;
   // What LogReader::Open reads the file through (segment_reader/env.h); null: Env::Default().
   Env* env = nullptr;
