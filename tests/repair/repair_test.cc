@@ -17,6 +17,7 @@
 #include "diff/lso.h"
 #include "repair/repair.h"
 #include "segment_reader/file.h"
+#include "segment_writer/file_writer.h"
 #include "verify/verify.h"
 #include "tests/support/replica_builder.h"
 #include "tests/support/coordinator_log.h"
@@ -108,27 +109,31 @@ TEST(Repair, KafkasAbortedToCommittedGetsItsAbortBack) {
   EXPECT_TRUE(found);
 }
 
+// Replicas b1, b2 (healthy) and b3 (the target) under `root`: the target merged T1 (poison at 10) into
+// T2 (12, COMMIT 13). Offset 11 is held by the healthy replicas with another record, so no marker fits
+// between 10 and 12.
+struct PoisonMerged {
+  std::string target, h1, h2;
+};
+PoisonMerged PoisonMergedIntoTheCommit(const std::string& root) {
+  PoisonMerged r;
+  r.target =
+      Replica(root, "b3").Txn(10, "poison", "x").Txn(12, "good", "data").Marker(13, ControlType::kCommit, 3).Write();
+  for (std::string* h : {&r.h1, &r.h2}) {
+    *h = Replica(root, h == &r.h1 ? "b1" : "b2")
+             .Put(11, "other", "1")
+             .Txn(12, "good", "data")
+             .Marker(13, ControlType::kCommit, 3)
+             .Write();
+  }
+  return r;
+}
+
 TEST(Repair, NoFreeOffsetForTheAbortRemovesThePoison) {
   TempDir tmp("repair-test");
-  // The target merged T1 (poison at 10) into T2 (12, COMMIT 13). Offset 11 is held by the healthy
-  // replicas with another record, so no marker fits between 10 and 12.
-  std::string t = Replica(tmp.path(), "b3")
-                      .Txn(10, "poison", "x")
-                      .Txn(12, "good", "data")
-                      .Marker(13, ControlType::kCommit, 3)
-                      .Write();
-  std::string h1 = Replica(tmp.path(), "b1")
-                       .Put(11, "other", "1")
-                       .Txn(12, "good", "data")
-                       .Marker(13, ControlType::kCommit, 3)
-                       .Write();
-  std::string h2 = Replica(tmp.path(), "b2")
-                       .Put(11, "other", "1")
-                       .Txn(12, "good", "data")
-                       .Marker(13, ControlType::kCommit, 3)
-                       .Write();
+  const PoisonMerged r = PoisonMergedIntoTheCommit(tmp.path());
   RepairPlan plan;
-  ReplicaState fixed = RepairAndCheck({h1, h2}, t, tmp.path() + "/out", &plan);
+  ReplicaState fixed = RepairAndCheck({r.h1, r.h2}, r.target, tmp.path() + "/out", &plan);
   ASSERT_EQ(plan.actions.size(), 1u);
   EXPECT_EQ(plan.actions[0].kind, RepairActionKind::kRemoveRecords);
   EXPECT_EQ(plan.actions[0].removed_offsets, std::vector<int64_t>{10});
@@ -525,6 +530,59 @@ TEST(Repair, InputsAreNeverWrittenAndOutIsRefused) {
   ASSERT_TRUE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/out", {}, &result, &error)) << error;
   EXPECT_FALSE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/out", {}, &result, &error));
   EXPECT_TRUE(WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/out", force, &result, &error)) << error;
+}
+
+// The `.log` files of partition directory `dir`.
+std::vector<std::string> Logs(const std::string& dir) {
+  std::vector<std::string> logs;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".log") logs.push_back(e.path().string());
+  return logs;
+}
+
+// Nothing but the replicas under tmp: no --out, no staging directory (repair reads the replicas it
+// copies from through the Env it writes with: a failed read fails the run, naming the file).
+void ExpectNothingLeft(const TempDir& tmp) {
+  EXPECT_FALSE(fs::exists(tmp.path() + "/out")) << "a failed run must not leave --out";
+  for (const auto& e : fs::directory_iterator(tmp.path())) {
+    const std::string name = e.path().filename().string();
+    EXPECT_TRUE(name == "b1" || name == "b2" || name == "b3") << "left behind: " << e.path();
+  }
+}
+
+TEST(RepairReadFaults, AFailedReadOfTheTargetFailsTheRepairedCopy) {
+  TempDir tmp("repair-faults");
+  const PoisonMerged r = PoisonMergedIntoTheCommit(tmp.path());  // the plan removes the poison
+  const std::string& t = r.target;
+  RepairPlan plan;
+  std::string error;
+  ASSERT_TRUE(PlanRepair({r.h1, r.h2}, t, RepairOptions{}, &plan, &error)) << error;
+  ASSERT_FALSE(plan.actions.empty());
+  const std::vector<std::string> logs = Logs(t);
+  ASSERT_EQ(logs.size(), 1u);
+
+  FaultInjectionEnv faults(Env::Default());
+  faults.FailRead(fs::path(logs[0]).filename().string(), 10);
+  RepairResult result;
+  EXPECT_FALSE(WriteRepairedCopy(&faults, plan, tmp.path() + "/out", RepairOptions{}, &result, &error));
+  EXPECT_NE(error.find(logs[0]), std::string::npos) << error;
+  ExpectNothingLeft(tmp);
+}
+
+TEST(RepairReadFaults, AFailedReadOfTheSourceFailsTheRebuiltCopy) {
+  TempDir tmp("repair-faults");
+  std::string t = Replica(tmp.path(), "b3").Txn(10, "k", "v").Put(12, "a", "1").Put(14, "k", "w").Write();
+  std::string h1 = Replica(tmp.path(), "b1").Put(11, "b", "1").Put(12, "a", "1").Put(14, "k", "w").Write();
+  std::string h2 = Replica(tmp.path(), "b2").Put(11, "b", "1").Put(12, "a", "1").Put(14, "k", "w").Write();
+  const std::vector<std::string> logs = Logs(h1);
+  ASSERT_EQ(logs.size(), 1u);
+  FaultInjectionEnv faults(Env::Default());
+  faults.FailRead(logs[0], 10);  // the source's segment only (the other replicas' share its name)
+  RepairResult result;
+  std::string error;
+  EXPECT_FALSE(WriteRebuiltCopy(&faults, h1, t, {h2}, tmp.path() + "/out", RepairOptions{}, &result, &error));
+  EXPECT_NE(error.find(logs[0]), std::string::npos) << error;
+  ExpectNothingLeft(tmp);
 }
 
 }  // namespace
