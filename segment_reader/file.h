@@ -1,4 +1,4 @@
-// Read-only access to input files: the one place klf opens data it did not write.
+// Read-only access to input files: the readers every command opens data it did not write with.
 //
 // The readers below read through an Env (segment_reader/env.h; Env::Default() when none is given, the
 // POSIX one described here), so tests can inject read faults (segment_writer's FaultInjectionEnv).
