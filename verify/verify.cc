@@ -135,7 +135,9 @@ std::unique_ptr<LogReader> OpenLogCounted(const std::string& path, ProblemSink* 
   return reader;
 }
 
-struct Marker {
+// A control batch of the segment being walked, where it is: what its `.txnindex` is checked against.
+// (diff's Marker is the transaction verdicts' marker; this is only a position in a file.)
+struct ControlBatchAt {
   int64_t offset = 0;
   int64_t producer_id = 0;
   ControlType type = ControlType::kUnknown;
@@ -528,7 +530,7 @@ struct PartitionVerifier::SegmentWalk {
   size_t ix = 0, tx = 0;
   int64_t running_max_ts = LLONG_MIN;
   GapSummary gaps;
-  std::vector<Marker> markers;
+  std::vector<ControlBatchAt> markers;
   std::vector<AbortedTxn> expected_aborts;
   bool first = true;
   int64_t segment_last = -1;
@@ -694,7 +696,7 @@ void PartitionVerifier::WalkBatch(const BatchView& batch) {
 
   if (h->magic >= 2 && h->is_control && decoded) {
     if (auto c = ControlBatchMarker(decoder_.records()))
-      w.markers.push_back(Marker{h->base_offset, h->producer_id, c->type, pos});
+      w.markers.push_back(ControlBatchAt{h->base_offset, h->producer_id, c->type, pos});
   }
   // Producer state, epochs and the log end move only with batches Kafka's recovery would keep.
   if (h->crc_valid && (decoded || !decode)) {
@@ -765,8 +767,9 @@ void PartitionVerifier::EndSegment(const LogReader& reader) {
 
   // Transaction index: each entry names an ABORT marker of this segment, and every aborted
   // transaction the log shows is indexed (else read_committed consumers get its data: §9).
-  std::vector<Marker>& markers = w.markers;
-  std::sort(markers.begin(), markers.end(), [](const Marker& a, const Marker& b) { return a.offset < b.offset; });
+  std::vector<ControlBatchAt>& markers = w.markers;
+  std::sort(markers.begin(), markers.end(),
+            [](const ControlBatchAt& a, const ControlBatchAt& b) { return a.offset < b.offset; });
   std::set<int64_t> indexed;
   const std::string txn_path =
       w.seg->txn_index ? w.seg->txn_index->path : log_path.substr(0, log_path.size() - 4) + ".txnindex";
@@ -782,7 +785,7 @@ void PartitionVerifier::EndSegment(const LogReader& reader) {
       continue;
     }
     auto m = std::lower_bound(markers.begin(), markers.end(), e.last_offset,
-                              [](const Marker& a, int64_t o) { return a.offset < o; });
+                              [](const ControlBatchAt& a, int64_t o) { return a.offset < o; });
     if (m == markers.end() || m->offset != e.last_offset) {
       Report(sink_, Severity::kError, txn_path, epos + 18, "txn-index-marker",
              fmt::format("entry {} (producer {}, firstOffset {}): no control batch at lastOffset {} in {}", i,
@@ -812,7 +815,7 @@ void PartitionVerifier::EndSegment(const LogReader& reader) {
   for (const AbortedTxn& x : w.expected_aborts) {
     if (indexed.count(x.last_offset)) continue;
     auto m = std::lower_bound(markers.begin(), markers.end(), x.last_offset,
-                              [](const Marker& a, int64_t o) { return a.offset < o; });
+                              [](const ControlBatchAt& a, int64_t o) { return a.offset < o; });
     uint64_t mpos = m != markers.end() && m->offset == x.last_offset ? m->position : 0;
     Report(sink_, Severity::kError, log_path, mpos, "txn-index-missing",
            fmt::format("ABORT marker at offset {} (producer {}, transaction data from offset {}) has no entry in {}; "
