@@ -10,9 +10,9 @@
 // Tests swap in segment_writer's FaultInjectionEnv (a read that fails with EIO at a byte position, a
 // file that ends early, a short write, a full disk, a failed fsync, a crash before a rename); the
 // loaders (ReadOptions::env, LoadOptions::env), the compactor and the simulator take one in their
-// options; salvage, reindex and repair read and write through the one they are given. Env::Default() is the POSIX implementation: the system calls of segment_reader/file.cc
-// (open with O_NONBLOCK and fstat, pread, mmap of files above kReadSmallFileBytes) and capture.h's
-// members.
+// options; salvage, reindex and repair read and write through the one they are given.
+// Env::Default() is the POSIX implementation: the system calls of segment_reader/file.cc (open with
+// O_NONBLOCK and fstat, pread, mmap of files above kReadSmallFileBytes) and capture.h's members.
 #pragma once
 
 #include <cstddef>
