@@ -168,11 +168,12 @@ struct LoadedLog : LoadedFacts {
   // A second visitor riding on the pass, so that two commands' work on a partition reads it once (klf
   // triage and digest verify a copy on the pass that loads it: verify/verify.h PartitionCheck). It
   // sees every batch of every segment and every problem the readers report, also where the pass's own
-  // visitor skips the rest of a segment or stops: the reading goes on for the rider alone, and what it
-  // finds then reaches neither the pass's visitor nor its sink, so the pass's result is what it is
-  // without a rider. `start` (optional) is called before the first segment with the log (its `scan`
-  // is the directory the segments come from). `complete` says whether the rider saw every segment to
-  // its end: false when the pass did not run, or a segment could not be opened or read to its end.
+  // visitor skips a segment (or the rest of one) or stops: the reading goes on for the rider alone, and
+  // what it finds then reaches neither the pass's visitor nor its sink, so the pass's result is what it
+  // is without a rider. `start` (optional) is called before the first segment with the log (its `scan`
+  // is the directory the segments come from); it may set `visit` and `sink`, which are read after it.
+  // `complete` says whether the rider saw every segment to its end: false when the pass did not run, or
+  // a segment could not be opened or read to its end.
   struct Rider {
     std::function<void(const LoadedLog& log)> start;
     SegmentVisitor visit;         // begin, batch (its Step is not looked at) and end
