@@ -99,6 +99,7 @@
 #include <fmt/format.h>
 
 #include "diff/txn_verdict.h"
+#include "partition/loaded_log.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
@@ -911,36 +912,56 @@ bool PlanRepair(const std::vector<std::string>& healthy_dirs, const std::string&
 
 namespace {
 
-// Hands every batch of the segment `path` to `fn`, front to back, as long as the batches are intact
-// (framed back to back, CRC valid). Bytes after the last intact batch are an error that ends with
-// `remedy`: a repaired or rebuilt copy is written only from logs that hold no damage.
-bool CopySegmentBatches(Env* env, const std::string& path,
-                        const std::function<bool(const BatchView&, std::string*)>& fn, const std::string& remedy,
-                        std::string* error) {
-  auto file = MappedFile::Open(path, error, env);
-  if (!file) return false;
-  file->AdviseSequential();
+// What CopyLogBatches does at each step of the copy; a step's false (with *error) ends it.
+struct SegmentCopy {
+  std::function<bool(size_t segment)> skip;  // optional: leave the segment out (not read)
+  std::function<bool(size_t segment, std::string* error)> begin;
+  std::function<bool(size_t segment, const BatchView& batch, std::string* error)> batch;
+  std::function<bool(size_t segment, std::string* error)> end;
+};
+
+// Hands every batch of the segments of `dir` to `copy.batch`, front to back on the log's pass (no
+// resync), as long as each segment's batches are intact (framed back to back, CRC valid), with
+// `copy.begin` before a segment's batches and `copy.end` after them. Bytes after a segment's last intact
+// batch are an error that ends with `remedy`: a repaired or rebuilt copy is written only from logs that
+// hold no damage.
+bool CopyLogBatches(Env* env, const PartitionDir& dir, const SegmentCopy& copy, const std::string& remedy,
+                    std::string* error) {
+  const LoadedLog log = LoadedLog::Listed(dir, env);
+  bool failed = false;
+  uint64_t expected = 0;  // where the segment's next batch should start
+  LoadedLog::SegmentVisitor v;
+  v.before = [&](size_t si) {
+    if (failed) return LoadedLog::Step::kStop;
+    return copy.skip && copy.skip(si) ? LoadedLog::Step::kNextSegment : LoadedLog::Step::kNext;
+  };
+  v.begin = [&](size_t si, LogReader&) {
+    expected = 0;
+    failed = !copy.begin(si, error);
+  };
+  v.batch = [&](size_t si, const BatchView& b) {
+    if (failed) return LoadedLog::Step::kStop;
+    if (b.header.position != expected || !b.header.crc_valid) return LoadedLog::Step::kNextSegment;
+    expected += b.bytes.size();
+    if (copy.batch(si, b, error)) return LoadedLog::Step::kNext;
+    *error = fmt::format("{}: position {}: {}", log.segments[si].log_path, b.header.position, *error);
+    failed = true;
+    return LoadedLog::Step::kStop;
+  };
+  v.end = [&](size_t si, const LogReader& reader) {
+    if (failed) return;
+    if (expected < reader.file_size()) {
+      *error = fmt::format("{}: position {}: {} bytes are not valid batches; {}", log.segments[si].log_path, expected,
+                           reader.file_size() - expected, remedy);
+      failed = true;
+      return;
+    }
+    failed = !copy.end(si, error);
+  };
   ReadOptions ro;
   ro.resync = false;
-  NullSink framing;
-  LogReader reader(path, file->data(), &framing, ro);
-  BatchView batch;
-  uint64_t expected = 0;
-  while (reader.Next(&batch)) {
-    if (batch.header.position != expected || !batch.header.crc_valid) break;
-    expected += batch.bytes.size();
-    if (!fn(batch, error)) {
-      *error = fmt::format("{}: position {}: {}", path, batch.header.position, *error);
-      return false;
-    }
-  }
-  if (!file->Unchanged(error)) return false;
-  if (expected < file->size()) {
-    *error = fmt::format("{}: position {}: {} bytes are not valid batches; {}", path, expected, file->size() - expected,
-                         remedy);
-    return false;
-  }
-  return true;
+  NullSink framing;  // the copy stops at the first entry that is not an intact batch, and says where
+  return log.ForEachBatch(v, &framing, error, ro) && !failed;
 }
 
 bool ParseOne(const std::string& buf, BatchView* view, std::string* error) {
@@ -1154,28 +1175,30 @@ bool WriteRepairedCopy(Env* env, const RepairPlan& plan, const std::string& out,
   StreamWriter stream(env, writer.get(), plan, result);
 
   std::vector<const SegmentFiles*> segments = dir.LogSegments();
-  for (size_t si = 0; si < segments.size(); ++si) {
-    const SegmentFiles* seg = segments[si];
-    const std::string& path = seg->log->path;
+  bool any = false;  // the segment being copied got a batch
+  SegmentCopy copy;
+  copy.begin = [&](size_t si, std::string* e) {
+    const int64_t base = segments[si]->base_offset;
     // Inserts that belong before this segment's base offset go at the end of the previous one.
-    if (si > 0 && !stream.FlushBelow(seg->base_offset, error)) return false;
-    if (!writer->Roll(seg->base_offset, error)) return false;
+    if (si > 0 && !stream.FlushBelow(base, e)) return false;
     ++result->segments;
-    bool any = false;
-    if (!CopySegmentBatches(
-            env, path,
-            [&](const BatchView& batch, std::string* e) {
-              any = true;
-              return stream.Batch(batch, path, e);
-            },
-            fmt::format("salvage the target first (klf repair --salvage {} --out DIR) and repair the salvaged copy",
-                        plan.target),
-            error)) {
-      return false;
-    }
-    int64_t next_base = si + 1 < segments.size() ? segments[si + 1]->base_offset : std::numeric_limits<int64_t>::max();
-    if (si + 1 < segments.size() && !stream.FlushBelow(next_base, error)) return false;
-    if (!any && !writer->AppendRaw({}, error)) return false;
+    any = false;
+    return writer->Roll(base, e);
+  };
+  copy.batch = [&](size_t si, const BatchView& batch, std::string* e) {
+    any = true;
+    return stream.Batch(batch, segments[si]->log->path, e);
+  };
+  copy.end = [&](size_t si, std::string* e) {
+    if (si + 1 < segments.size() && !stream.FlushBelow(segments[si + 1]->base_offset, e)) return false;
+    return any || writer->AppendRaw({}, e);
+  };
+  if (!CopyLogBatches(
+          env, dir, copy,
+          fmt::format("salvage the target first (klf repair --salvage {} --out DIR) and repair the salvaged copy",
+                      plan.target),
+          error)) {
+    return false;
   }
   if (!stream.FlushBelow(std::numeric_limits<int64_t>::max(), error)) return false;
   if (!writer->Close(error)) return false;
@@ -1257,29 +1280,30 @@ bool WriteRebuiltCopy(Env* env, const std::string& source_dir, const std::string
   if (!writer) return false;
 
   std::vector<const SegmentFiles*> segments = src.LogSegments();
-  for (size_t si = 0; si < segments.size(); ++si) {
-    const SegmentFiles* seg = segments[si];
-    int64_t next_base = si + 1 < segments.size() ? segments[si + 1]->base_offset : std::numeric_limits<int64_t>::max();
-    if (next_base <= log_start) continue;  // wholly below the log start: a follower never fetches it
-    const std::string& path = seg->log->path;
-    if (!writer->Roll(seg->base_offset, error)) return false;
+  bool any = false;  // the segment being copied got a batch
+  SegmentCopy copy;
+  copy.skip = [&](size_t si) {  // wholly below the log start: a follower never fetches it
+    return si + 1 < segments.size() && segments[si + 1]->base_offset <= log_start;
+  };
+  copy.begin = [&](size_t si, std::string* e) {
     ++result->segments;
-    bool any = false;
-    auto copy = [&](const BatchView& batch, std::string* e) {
-      if (batch.header.last_offset < log_start) return true;
-      ++result->batches_written;
-      ++result->batches_copied;
-      any = true;
-      return writer->AppendBatch(batch, e);
-    };
-    if (!CopySegmentBatches(env, path, copy,
-                            fmt::format("salvage the --rebuild-from replica first (klf repair --salvage {} --out DIR) "
-                                        "or rebuild from another replica",
-                                        source_dir),
-                            error)) {
-      return false;
-    }
-    if (!any && !writer->AppendRaw({}, error)) return false;
+    any = false;
+    return writer->Roll(segments[si]->base_offset, e);
+  };
+  copy.batch = [&](size_t, const BatchView& batch, std::string* e) {
+    if (batch.header.last_offset < log_start) return true;
+    ++result->batches_written;
+    ++result->batches_copied;
+    any = true;
+    return writer->AppendBatch(batch, e);
+  };
+  copy.end = [&](size_t, std::string* e) { return any || writer->AppendRaw({}, e); };
+  if (!CopyLogBatches(env, src, copy,
+                      fmt::format("salvage the --rebuild-from replica first (klf repair --salvage {} --out DIR) "
+                                  "or rebuild from another replica",
+                                  source_dir),
+                      error)) {
+    return false;
   }
   if (!writer->Close(error)) return false;
   result->log_end_offset = writer->log_end_offset();

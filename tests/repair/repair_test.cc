@@ -585,5 +585,33 @@ TEST(RepairReadFaults, AFailedReadOfTheSourceFailsTheRebuiltCopy) {
   ExpectNothingLeft(tmp);
 }
 
+// A copy is written only from intact logs: bytes after a segment's last intact batch (a torn or
+// zero-filled tail) end the copy with an error naming the file, the position and the remedy.
+TEST(RepairReadFaults, BytesAfterTheLastIntactBatchRefuseTheCopy) {
+  for (bool rebuild : {false, true}) {
+    SCOPED_TRACE(rebuild ? "rebuilt copy: the source's tail" : "repaired copy: the target's tail");
+    TempDir tmp("repair-faults");
+    const PoisonMerged r = PoisonMergedIntoTheCommit(tmp.path());
+    const std::string damaged = Logs(rebuild ? r.h1 : r.target)[0];
+    const uint64_t intact = fs::file_size(damaged);
+    RepairPlan plan;
+    std::string error;
+    if (!rebuild) {
+      ASSERT_TRUE(PlanRepair({r.h1, r.h2}, r.target, RepairOptions{}, &plan, &error)) << error;
+    }
+    test::WriteAll(damaged, test::ReadAll(damaged) + std::string(12, '\0'));
+    RepairResult result;
+    const bool ok =
+        rebuild ? WriteRebuiltCopy(Env::Default(), r.h1, r.target, {r.h2}, tmp.path() + "/out", {}, &result, &error)
+                : WriteRepairedCopy(Env::Default(), plan, tmp.path() + "/out", {}, &result, &error);
+    EXPECT_FALSE(ok);
+    EXPECT_NE(error.find(damaged + ": position " + std::to_string(intact) + ": 12 bytes are not valid batches"),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find("salvage"), std::string::npos) << error;
+    ExpectNothingLeft(tmp);
+  }
+}
+
 }  // namespace
 }  // namespace klf
