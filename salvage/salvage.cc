@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <limits>
 #include <fmt/format.h>
-#include "partition/loaded_log.h"
 #include "segment_reader/checkpoints.h"
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
@@ -154,114 +153,96 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
     stop_reason = why;
     prev = prev2;
   };
-  // The pass over the segments up to an unreadable one, on the log's own reader: recovery's rules, no
-  // resync (the first entry that is not a batch ends the log there).
-  LoadedLog log = LoadedLog::Listed(dir, env);
-  std::erase_if(log.segments, [&](const SegmentInfo& s) {
-    return unreadable_log && s.base_offset > *unreadable_log->file.info.offset;
-  });
   RecordDecoder decoder;
-  CollectingSink framing;  // the segment's framing problems
-  uint64_t expected = 0;   // where the segment's next batch should start
-  std::string why;         // why the segment's walk stopped
-  // The segment's walk stopped at a batch: the log ends there, unless an earlier batch was blamed.
-  auto stop_here = [&](size_t si) {
-    if (stop_segment == segments.size() && !why.empty()) {
-      stop_segment = si;
-      stop_position = expected;
-      stop_reason = why;
-    }
-    return LoadedLog::Step::kStop;
-  };
-  LoadedLog::SegmentVisitor v;
-  v.before = [&](size_t si) {
-    if (stop_segment != segments.size()) return LoadedLog::Step::kStop;  // the log ended in the segment before
-    const int64_t base = segments[si]->base_offset;
+  for (size_t si = 0; si < segments.size() && stop_segment == segments.size(); ++si) {
+    const std::string& path = segments[si]->log->path;
+    int64_t base = segments[si]->base_offset;
     // Kafka's segments split the offsets: every offset of a segment is below the next one's base offset
     // (LogSegment.baseOffset, spec §1.3). A base offset at or below the last offset kept is a name that
     // lies (or the batch before lies, when the name fits the batch before that).
-    if (!prev || base > prev->last_offset) return LoadedLog::Step::kNext;
-    if (base > last_of(prev2)) {
-      blame_prev(fmt::format("a batch whose last offset {} reaches past the next segment's base offset {}",
-                             prev->last_offset, base),
-                 base);
-    } else {
-      // Not kept even empty: an empty segment under that name would still overlap the one before it.
-      stop_segment = si;
-      stop_position = 0;
-      stop_reason = fmt::format("a segment named {} although the segment before it already holds offset {}", base,
-                                prev->last_offset);
-      stop_whole = true;
-    }
-    return LoadedLog::Step::kStop;
-  };
-  v.begin = [&](size_t, LogReader&) {
-    framing.problems.clear();
-    expected = 0;
-    why.clear();
-  };
-  v.batch = [&](size_t si, const BatchView& b) {
-    const BatchHeader& h = b.header;
-    const std::string& path = segments[si]->log->path;
-    const int64_t base = segments[si]->base_offset;
-    int64_t first = h.base_offset_known ? h.base_offset : h.last_offset;
-    const int32_t epoch = h.magic >= 2 ? h.partition_leader_epoch : -1;
-    CollectingSink rec;
-    std::string conflict;  // with the batch before (blamed on it when the batch before that agrees)
-    if (h.position != expected) {
-      why = "bytes that are not a batch";
-    } else if (!h.crc_valid) {
-      why = "a batch whose CRC does not match";
-    } else if (first < base || h.last_offset - base > std::numeric_limits<int32_t>::max()) {
-      why = fmt::format("a batch whose offsets {}..{} do not fit the segment's base offset {}", first, h.last_offset,
-                        base);
-    } else if (epoch < -1) {
-      // partitionLeaderEpoch is outside the CRC; Kafka writes -1 or an epoch >= 0.
-      why = fmt::format("a batch whose partition leader epoch {} is negative", epoch);
-    } else if (!decoder.Decode(b, path, &rec)) {
-      why = "a batch whose records do not decode" +
-            (rec.problems.empty() ? std::string() : " (" + rec.problems.front().message + ")");
-    } else if (std::vector<RecordsProblem> rp = CheckBatchRecords(h, decoder.records(), nullptr); !rp.empty()) {
-      // Kafka's recovery (LogSegment.recover) does not look at records, but a batch klf verify
-      // rejects would make the salvaged copy fail verification.
-      why = "a batch with inconsistent records (" + rp.front().message + ")";
-    } else if (first <= last_of(prev)) {
-      conflict = fmt::format("offset {} is not above the previous batch's last offset {}", first, last_of(prev));
-      if (prev && first > last_of(prev2) && (epoch < 0 || epoch >= epoch_of(prev2))) {
-        blame_prev(fmt::format("a batch whose last offset {} is not below the next batch's offset {}",
-                               prev->last_offset, first),
-                   first);
-        return stop_here(si);
+    if (prev && base <= prev->last_offset) {
+      std::string why = fmt::format("a segment named {} although the segment before it already holds offset {}", base,
+                                    prev->last_offset);
+      if (base > last_of(prev2)) {
+        blame_prev(fmt::format("a batch whose last offset {} reaches past the next segment's base offset {}",
+                               prev->last_offset, base),
+                   base);
+      } else {
+        // Not kept even empty: an empty segment under that name would still overlap the one before it.
+        stop_segment = si;
+        stop_position = 0;
+        stop_reason = why;
+        stop_whole = true;
       }
-    } else if (epoch >= 0 && epoch < epoch_of(prev)) {
-      // A replica's leader epochs never go back (LeaderEpochFileCache keeps them ascending).
-      conflict = fmt::format("partition leader epoch {} is below the previous batch's {}", epoch, epoch_of(prev));
-      if (prev && epoch >= epoch_of(prev2)) {
-        blame_prev(
-            fmt::format("a batch whose partition leader epoch {} is above the next batch's {}", epoch_of(prev), epoch),
-            first);
-        return stop_here(si);
-      }
+      break;
     }
-    if (!conflict.empty()) why = "a batch whose " + conflict;
-    if (!why.empty()) return stop_here(si);
-    expected += b.bytes.size();
-    prev2 = prev;
-    prev = Kept{si, h.position, first, h.last_offset, epoch >= 0 ? epoch : epoch_of(prev)};
-    return LoadedLog::Step::kNext;
-  };
-  v.end = [&](size_t si, const LogReader& reader) {
-    if (expected < reader.file_size()) {
+    ReadOptions ro;
+    ro.resync = false;
+    CollectingSink framing;
+    LogReader reader(path, files[si]->data(), &framing, ro);
+    BatchView b;
+    uint64_t expected = 0;
+    std::string why;
+    while (reader.Next(&b)) {
+      const BatchHeader& h = b.header;
+      int64_t first = h.base_offset_known ? h.base_offset : h.last_offset;
+      const int32_t epoch = h.magic >= 2 ? h.partition_leader_epoch : -1;
+      CollectingSink rec;
+      std::string conflict;  // with the batch before (blamed on it when the batch before that agrees)
+      if (h.position != expected) {
+        why = "bytes that are not a batch";
+      } else if (!h.crc_valid) {
+        why = "a batch whose CRC does not match";
+      } else if (first < base || h.last_offset - base > std::numeric_limits<int32_t>::max()) {
+        why = fmt::format("a batch whose offsets {}..{} do not fit the segment's base offset {}", first, h.last_offset,
+                          base);
+      } else if (epoch < -1) {
+        // partitionLeaderEpoch is outside the CRC; Kafka writes -1 or an epoch >= 0.
+        why = fmt::format("a batch whose partition leader epoch {} is negative", epoch);
+      } else if (!decoder.Decode(b, path, &rec)) {
+        why = "a batch whose records do not decode" +
+              (rec.problems.empty() ? std::string() : " (" + rec.problems.front().message + ")");
+      } else if (std::vector<RecordsProblem> rp = CheckBatchRecords(h, decoder.records(), nullptr); !rp.empty()) {
+        // Kafka's recovery (LogSegment.recover) does not look at records, but a batch klf verify
+        // rejects would make the salvaged copy fail verification.
+        why = "a batch with inconsistent records (" + rp.front().message + ")";
+      } else if (first <= last_of(prev)) {
+        conflict = fmt::format("offset {} is not above the previous batch's last offset {}", first, last_of(prev));
+        if (prev && first > last_of(prev2) && (epoch < 0 || epoch >= epoch_of(prev2))) {
+          blame_prev(fmt::format("a batch whose last offset {} is not below the next batch's offset {}",
+                                 prev->last_offset, first),
+                     first);
+          break;
+        }
+      } else if (epoch >= 0 && epoch < epoch_of(prev)) {
+        // A replica's leader epochs never go back (LeaderEpochFileCache keeps them ascending).
+        conflict = fmt::format("partition leader epoch {} is below the previous batch's {}", epoch, epoch_of(prev));
+        if (prev && epoch >= epoch_of(prev2)) {
+          blame_prev(fmt::format("a batch whose partition leader epoch {} is above the next batch's {}", epoch_of(prev),
+                                 epoch),
+                     first);
+          break;
+        }
+      }
+      if (!conflict.empty()) why = "a batch whose " + conflict;
+      if (!why.empty()) break;
+      expected += b.bytes.size();
+      prev2 = prev;
+      prev = Kept{si, h.position, first, h.last_offset, epoch >= 0 ? epoch : epoch_of(prev)};
+    }
+    if (stop_segment != segments.size()) break;  // blamed on an earlier batch
+    if (why.empty() && expected < files[si]->size()) {
       why = reader.end() == LogEnd::kZeroTail        ? "a zero-filled tail"
             : reader.end() == LogEnd::kTruncatedTail ? "a batch cut short by the end of the file"
                                                      : "bytes that are not a batch";
       if (!framing.problems.empty()) why += " (" + framing.problems.front().message + ")";
     }
-    stop_here(si);
-  };
-  ReadOptions ro;
-  ro.resync = false;
-  if (!log.ForEachBatch(v, &framing, error, ro)) return false;
+    if (!why.empty()) {
+      stop_segment = si;
+      stop_position = expected;
+      stop_reason = why;
+    }
+  }
   // The log end after recovery: one past the last batch kept (the stopped segment's base offset when
   // none of it is kept).
   std::optional<int64_t> stop_offset;
