@@ -120,12 +120,12 @@ std::unique_ptr<MappedFile> OpenCounted(const std::string& path, ProblemSink* si
   return f;
 }
 
-// A `.log` (or batch file) opened for streaming, counted in the stats. Problems found while reading go
-// to `reader_sink`; failing to open is reported to `sink`.
-std::unique_ptr<LogReader> OpenLogCounted(const std::string& path, ProblemSink* sink, ProblemSink* reader_sink,
-                                          const ReadOptions& options, VerifyStats* stats) {
+// A batch file that is not a segment (VerifyBatchFile) opened for streaming, counted in the stats.
+// Failing to open it and the problems found while reading it go to `sink`.
+std::unique_ptr<LogReader> OpenLogCounted(const std::string& path, ProblemSink* sink, const ReadOptions& options,
+                                          VerifyStats* stats) {
   std::string error;
-  std::unique_ptr<LogReader> reader = LogReader::Open(path, reader_sink, options, &error);
+  std::unique_ptr<LogReader> reader = LogReader::Open(path, sink, options, &error);
   if (!reader) {
     Report(sink, Severity::kError, path, 0, "file-read", error);
     return nullptr;
@@ -870,7 +870,7 @@ void PartitionVerifier::VerifyLoneSegment(const LoadedLog& log) {
 }
 
 void PartitionVerifier::VerifyBatchFile(const std::string& path) {
-  std::unique_ptr<LogReader> reader = OpenLogCounted(path, sink_, sink_, options_.read, stats_);
+  std::unique_ptr<LogReader> reader = OpenLogCounted(path, sink_, options_.read, stats_);
   if (!reader) return;
   walking_file_ = &path;
   reader->SetCrcWalker(this);
@@ -1067,23 +1067,25 @@ VerifyStats VerifyLogDir(const std::string& path, const VerifyOptions& options, 
   auto elsewhere = [&](const PartitionDir& p) {
     return options.verified_elsewhere && options.verified_elsewhere(p.path);
   };
-  // A partition kept only by its path: the pool finds its result by it, or leaves it out.
-  auto keep_path_only = [](PartitionDir* p) {
-    PartitionDir done;
-    done.path = std::move(p->path);
-    *p = std::move(done);
+  // Takes the partition's listing, leaving it only its path: the pool finds its result by it, or leaves
+  // it out.
+  auto take_keeping_path = [](PartitionDir* p) {
+    PartitionDir taken = std::move(*p);
+    *p = PartitionDir();
+    p->path = taken.path;
+    return taken;
   };
   auto verify_scanned = [&](const LogDir& files, PartitionDir* p) {
-    if (elsewhere(*p)) return keep_path_only(p);
+    if (elsewhere(*p)) {
+      take_keeping_path(p);
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(early_mu);
       if (held >= options.held_problems) return;
     }
     PartitionResult r;
-    std::string path = p->path;
-    VerifyOnePartition(files, std::move(*p), options, &r);
-    p->path = std::move(path);
-    keep_path_only(p);
+    VerifyOnePartition(files, take_keeping_path(p), options, &r);
     std::lock_guard<std::mutex> lock(early_mu);
     held += r.problems.size();
     early.emplace(p->path, std::move(r));
