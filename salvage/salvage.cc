@@ -79,8 +79,7 @@ SalvageDrop UnreadableLogDrop(const UnreadableFile& u, const std::vector<const S
   d.unreadable = true;
   d.first_offset = *u.file.info.offset;
   if (!later.empty()) d.last_offset = later.front()->base_offset - 1;
-  std::string_view why = u.error;
-  if (why.substr(0, u.file.path.size() + 2) == u.file.path + ": ") why.remove_prefix(u.file.path.size() + 2);
+  const std::string_view why = WithoutFile(u.error, u.file.path);
   d.reason = fmt::format(
       "the segment cannot be read ({}); its offsets are not in the copy, and every later "
       "segment is deleted as after a truncation",

@@ -277,9 +277,7 @@ bool LogReader::SwitchToMapping() {
   stream_.reset();
   if (!mapped_) {
     read_error_ = error;
-    // The problem names the file already: its message is the why ("<file>: " dropped, as FileShrank).
-    const std::string prefix = file_ + ": ";
-    Report(Severity::kError, pos_, "file-read", error.starts_with(prefix) ? error.substr(prefix.size()) : error);
+    Report(Severity::kError, pos_, "file-read", std::string(WithoutFile(error, file_)));
     return false;
   }
   data_ = mapped_->data();
@@ -329,7 +327,7 @@ bool LogReader::FileShrank() {
   if (mapping == nullptr || !mapping->changed()) return false;
   if (read_error_.empty()) {
     mapping->Unchanged(&read_error_);  // "<file>: the file shrank while it was read ..."
-    klf::Report(sink_, Severity::kError, file_, pos_, "file-read", read_error_.substr(file_.size() + 2));
+    klf::Report(sink_, Severity::kError, file_, pos_, "file-read", std::string(WithoutFile(read_error_, file_)));
   }
   done_ = true;
   end_ = LogEnd::kCorrupt;

@@ -151,9 +151,8 @@ bool ListDir(const std::string& path, Listing* out, ProblemSink* sink, Probe pro
 }
 
 void ReportUnreadable(ProblemSink* sink, const UnreadableFile& u) {
-  std::string_view why = u.error;
-  if (why.substr(0, u.file.path.size() + 2) == u.file.path + ": ") why.remove_prefix(u.file.path.size() + 2);
-  Report(sink, Severity::kError, u.file.path, 0, "file-read", fmt::format("cannot be read: {}", why));
+  Report(sink, Severity::kError, u.file.path, 0, "file-read",
+         fmt::format("cannot be read: {}", WithoutFile(u.error, u.file.path)));
 }
 
 // Reads a text file of the scanned directory. One that cannot be read (it may have changed since it was

@@ -43,4 +43,10 @@ void Report(ProblemSink* sink, Severity severity, const std::string& file, uint6
   if (sink != nullptr) sink->Report(Problem{severity, file, position, check, std::move(message)});
 }
 
+std::string_view WithoutFile(std::string_view error, std::string_view file) {
+  if (error.size() > file.size() + 1 && error.starts_with(file) && error.substr(file.size(), 2) == ": ")
+    error.remove_prefix(file.size() + 2);
+  return error;
+}
+
 }  // namespace klf

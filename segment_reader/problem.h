@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,10 @@ class ProblemSink {
 // Reports one problem to `sink`; a null sink drops it.
 void Report(ProblemSink* sink, Severity severity, const std::string& file, uint64_t position, const char* check,
             std::string message);
+
+// The why of an error that names `file` first ("<file>: <why>", as the readers' errors do), for a
+// problem whose `file` already names it; `error` itself when it does not start so.
+std::string_view WithoutFile(std::string_view error, std::string_view file);
 
 // Keeps every problem in order; the usual sink for tests and for commands that summarise.
 class CollectingSink : public ProblemSink {
