@@ -11,6 +11,7 @@
 #include "segment_reader/file.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/java_long.h"
+#include "segment_reader/problem.h"
 
 namespace klf {
 namespace {
@@ -297,7 +298,8 @@ bool Replay(const LoadedLog& log, int64_t from, ProducerStateManager* state, int
   NullSink quiet;  // framing problems are the reader's to report (dump/verify)
   std::string error;
   if (log.ForEachBatch(v, &quiet, &error)) return true;
-  Report(sink, Severity::kError, segments[at].log_path, 0, "file-read", error);
+  Report(sink, Severity::kError, segments[at].log_path, 0, "file-read",
+         std::string(WithoutFile(error, segments[at].log_path)));
   return false;
 }
 

@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "partition/loaded_log.h"
 #include "segment_writer/batch_builder.h"
+#include "segment_writer/file_writer.h"
 #include "tests/segment_writer/test_util.h"
 
 namespace klf {
@@ -257,6 +259,29 @@ TEST(ProducerState, ReplayReproducesKafkasSnapshots) {
     }
     EXPECT_TRUE(sink.problems.empty()) << sink.problems.front().check << ": " << sink.problems.front().message;
   }
+}
+
+// A segment the replay needs that fails to read midway fails the load, naming the file once: the
+// load's error is "<file>: <why>" (the replay's problem names the file, its message is the why).
+TEST(ProducerState, AReadErrorInTheReplayFailsTheLoadNamingTheFileOnce) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/txn-0";
+  fs::create_directory(dir);
+  for (const auto& e : fs::directory_iterator(Oracle() + "/b-txn/txn-0"))
+    if (e.path().extension() != ".snapshot") fs::copy_file(e.path(), dir + "/" + e.path().filename().string());
+  FaultInjectionEnv faults(Env::Default());
+  faults.FailRead("00000000000000000007.log", 10);
+  LoadOptions options;
+  options.env = &faults;
+  LoadedLog log;
+  std::string error;
+  CollectingSink sink;
+  bool unreadable = false;
+  EXPECT_FALSE(LoadedLog::Open(dir, options, &log, &sink, &error, &unreadable));
+  EXPECT_TRUE(unreadable);
+  const std::string file = dir + "/00000000000000000007.log";
+  EXPECT_EQ(error.rfind(file + ": ", 0), 0u) << error;
+  EXPECT_EQ(error.find(file, file.size()), std::string::npos) << error;
 }
 
 // Kafka's own answer after reloading each broker's log (truth.json): producers, open transactions, LSO.
