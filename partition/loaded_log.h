@@ -47,7 +47,7 @@ struct LoadOptions {
   // computed (0; the checkpoint's high watermark is in high_watermark_checkpoint).
   bool segments_only = false;
   // What the load reads the files through (segment_reader/env.h; null: Env::Default()); kept in
-  // LoadedLog::env for ForEachBatch. Tests pass segment_writer's FaultInjectionEnv.
+  // LoadedLog::env for ForEachBatch. Tests pass FaultInjectionEnv (tests/support).
   Env* env = nullptr;
 };
 

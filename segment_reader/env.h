@@ -7,9 +7,9 @@
 // ProbeInputFile) go through an Env given to them, Env::Default() unless told otherwise.
 // Writes: creating, writing, copying, renaming and removing files and directories, and making them
 // durable. Every output goes through an Env.
-// Tests swap in segment_writer's FaultInjectionEnv (a read that fails with EIO at a byte position, a
-// file that ends early, a short write, a full disk, a failed fsync, a crash before a rename); the
-// loaders (ReadOptions::env, LoadOptions::env), the compactor and the simulator take one in their
+// Tests swap in FaultInjectionEnv (tests/support/fault_injection_env.h: a read that fails with EIO at
+// a byte position, a file that ends early, a short write, a full disk, a failed fsync, a crash before a
+// rename); the loaders (ReadOptions::env, LoadOptions::env), the compactor and the simulator take one in their
 // options; salvage, reindex and repair read and write through the one they are given.
 // Env::Default() is the POSIX implementation: the system calls of segment_reader/file.cc (open with
 // O_NONBLOCK and fstat, pread, mmap of files above kReadSmallFileBytes) and capture.h's members.

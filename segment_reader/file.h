@@ -1,7 +1,7 @@
 // Read-only access to input files: the readers every command opens data it did not write with.
 //
 // The readers below read through an Env (segment_reader/env.h; Env::Default() when none is given, the
-// POSIX one described here), so tests can inject read faults (segment_writer's FaultInjectionEnv).
+// POSIX one described here), so tests can inject read faults (tests/support/fault_injection_env.h).
 // Env::Default() opens every real input with OpenInputFile: O_RDONLY|O_NONBLOCK|O_CLOEXEC, then fstat before any read.
 // Only regular files are inputs. A FIFO, a device, a socket, a directory, a symlink loop or a file
 // without read permission is an error naming the file -- never a hang (opening a FIFO without

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "compactor/cleaner.h"
-#include "segment_writer/file_writer.h"
+#include "tests/support/fault_injection_env.h"
 #include "tests/support/test_files.h"
 
 namespace klf {

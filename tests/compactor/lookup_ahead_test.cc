@@ -17,7 +17,7 @@
 
 #include "segment_reader/batch.h"
 #include "segment_writer/batch_builder.h"
-#include "segment_writer/file_writer.h"
+#include "tests/support/fault_injection_env.h"
 #include "tests/support/replica_builder.h"
 #include "tests/support/test_files.h"
 

@@ -23,7 +23,7 @@
 #include "segment_reader/kafka_message.h"
 #include "segment_reader/layout.h"
 #include "segment_writer/batch_builder.h"
-#include "segment_writer/file_writer.h"
+#include "tests/support/fault_injection_env.h"
 #include "tests/support/test_files.h"
 
 namespace klf {

@@ -18,7 +18,7 @@
 #include "partition/consumer_view.h"
 #include "partition/coordination.h"
 #include "partition/loaded_log.h"
-#include "segment_writer/file_writer.h"
+#include "tests/support/fault_injection_env.h"
 #include "tests/support/test_files.h"
 
 namespace klf {

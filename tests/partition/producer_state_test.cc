@@ -11,7 +11,7 @@
 
 #include "partition/loaded_log.h"
 #include "segment_writer/batch_builder.h"
-#include "segment_writer/file_writer.h"
+#include "tests/support/fault_injection_env.h"
 #include "tests/segment_writer/test_util.h"
 
 namespace klf {

@@ -17,7 +17,7 @@
 #include "diff/lso.h"
 #include "repair/repair.h"
 #include "segment_reader/file.h"
-#include "segment_writer/file_writer.h"
+#include "tests/support/fault_injection_env.h"
 #include "verify/verify.h"
 #include "tests/support/replica_builder.h"
 #include "tests/support/coordinator_log.h"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "salvage/salvage.h"
-#include "segment_writer/file_writer.h"
+#include "tests/support/fault_injection_env.h"
 #include "tests/support/test_files.h"
 
 namespace klf {

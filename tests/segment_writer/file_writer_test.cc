@@ -13,6 +13,7 @@
 #include "segment_reader/layout.h"
 #include "segment_writer/segment_writer.h"
 #include "tests/segment_writer/test_util.h"
+#include "tests/support/fault_injection_env.h"
 
 namespace klf {
 namespace {

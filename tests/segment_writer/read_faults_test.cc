@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "segment_writer/file_writer.h"
+#include "tests/support/fault_injection_env.h"
 #include "segment_writer/segment_writer.h"
 #include "tests/support/test_files.h"
 

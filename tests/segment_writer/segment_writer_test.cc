@@ -10,6 +10,7 @@
 #include "segment_reader/layout.h"
 #include "segment_writer/batch_builder.h"
 #include "tests/segment_writer/test_util.h"
+#include "tests/support/fault_injection_env.h"
 #include "tests/support/test_files.h"
 
 namespace klf {

@@ -13,7 +13,7 @@
 
 #include "diff/replica_state.h"
 #include "partition/loaded_log.h"
-#include "segment_writer/file_writer.h"
+#include "tests/support/fault_injection_env.h"
 #include "simulator/simulator.h"
 #include "tests/support/test_files.h"
 #include "verify/verify.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "segment_writer/file_writer.h"
+#include "tests/support/fault_injection_env.h"
 #include "simulator/simulator.h"
 #include "tests/support/test_files.h"
 

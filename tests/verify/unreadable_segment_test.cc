@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "partition/loaded_log.h"
-#include "segment_writer/file_writer.h"
+#include "tests/support/fault_injection_env.h"
 #include "verify/verify.h"
 
 namespace klf {
