@@ -628,6 +628,22 @@ RepairAction Unrepairable(const Finding& f, std::string reason) {
   return a;
 }
 
+// Adds to the plan a finding of `kind` against the target (replica 0; the others healthy) for the
+// records R of its transaction `t`, closed by its marker.
+const Finding& AddTargetFinding(FindingKind kind, const Txn& t, const std::vector<int64_t>& R, size_t replicas,
+                                std::string evidence, RepairPlan* plan) {
+  Finding& f = plan->findings.emplace_back();
+  f.kind = kind;
+  f.producer_id = t.producer_id;
+  f.producer_epoch = t.producer_epoch;
+  f.first_offset = R.front();
+  f.last_offset = *t.marker_offset;
+  f.affected = {0};
+  for (size_t i = 1; i < replicas; ++i) f.healthy.push_back(i);
+  f.evidence = std::move(evidence);
+  return f;
+}
+
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per evidence kind of the coordinator's decision (issue 18)
 void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, const CoordinatorLog* coordinator,
                               AssumptionUse* assume, RepairPlan* plan) {
@@ -646,7 +662,6 @@ void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, const Coordin
     if (std::any_of(R.begin(), R.end(), [&](int64_t o) { return planned.count(o) > 0; })) continue;
     const ControlType held = t.fate == TxnFate::kCommitted ? ControlType::kCommit : ControlType::kAbort;
     MarkerProof p = ProveMarker(rs, t.producer_id, R, coordinator);
-    std::string why;
     if (p.type && *p.type == held) continue;
     std::optional<ControlType> assumed;
     for (size_t k = 0; k < assume->list->size(); ++k) {
@@ -661,47 +676,30 @@ void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, const Coordin
       // Proven (or assumed) other than the target holds it: close the records with that marker right after
       // them, in the slot before the target's own marker (which then closes nothing).
       ControlType want = p.type ? *p.type : *assumed;
-      Finding f;
-      f.kind = want == ControlType::kCommit ? FindingKind::kLostCommit : FindingKind::kLostAbort;
-      f.producer_id = t.producer_id;
-      f.producer_epoch = t.producer_epoch;
-      f.first_offset = R.front();
-      f.last_offset = *t.marker_offset;
-      f.affected = {0};
-      for (size_t i = 1; i < rs.size(); ++i) f.healthy.push_back(i);
-      f.evidence = fmt::format("producer {}'s records at offsets {}..{} on {} are closed by its {} at offset {}; {}",
-                               t.producer_id, R.front(), R.back(), T.label, ControlTypeName(held), *t.marker_offset,
-                               p.type ? p.why : "--assume decides them " + std::string(ControlTypeName(want)));
-      plan->findings.push_back(f);
+      const Finding& f = AddTargetFinding(
+          want == ControlType::kCommit ? FindingKind::kLostCommit : FindingKind::kLostAbort, t, R, rs.size(),
+          fmt::format("producer {}'s records at offsets {}..{} on {} are closed by its {} at offset {}; {}",
+                      t.producer_id, R.front(), R.back(), T.label, ControlTypeName(held), *t.marker_offset,
+                      p.type ? p.why : "--assume decides them " + std::string(ControlTypeName(want))),
+          plan);
       size_t before = plan->actions.size();
       PlanTransaction(rs, coordinator, f, assume, &plan->actions, /*split_at_data_end=*/true);
       for (size_t k = before; k < plan->actions.size(); ++k)
         plan->actions[k].finding_index = int(plan->findings.size()) - 1;
       continue;
     }
-    if (p.type) {
-      why = fmt::format("the target closes them with its {} at offset {}, but {} (they are {})", ControlTypeName(held),
-                        *t.marker_offset, p.why,
-                        ControlTypeName(*p.type) == std::string("COMMIT") ? "committed" : "aborted");
-    } else {
-      std::optional<int64_t> slot = FindSlot(rs, 0, t.producer_id, R.front(), *t.marker_offset);
-      if (!slot) continue;  // one transaction up to the target's own marker: the leader's verdict
-      why = fmt::format(
-          "the target closes them with its {} at offset {}, but offset {} before it is a slot where a "
-          "lost marker of another outcome could have been, and {}",
-          ControlTypeName(held), *t.marker_offset, *slot, p.why);
-    }
-    Finding f;
-    f.kind = held == ControlType::kCommit ? FindingKind::kLostAbort : FindingKind::kLostCommit;
-    f.producer_id = t.producer_id;
-    f.producer_epoch = t.producer_epoch;
-    f.first_offset = R.front();
-    f.last_offset = *t.marker_offset;
-    f.affected = {0};
-    for (size_t i = 1; i < rs.size(); ++i) f.healthy.push_back(i);
-    f.evidence = fmt::format("possible merge (unproven either way): producer {}'s records at offsets {}..{} on {}: {}",
-                             t.producer_id, R.front(), R.back(), T.label, why);
-    plan->findings.push_back(f);
+    // Neither proven nor assumed.
+    std::optional<int64_t> slot = FindSlot(rs, 0, t.producer_id, R.front(), *t.marker_offset);
+    if (!slot) continue;  // one transaction up to the target's own marker: the leader's verdict
+    const std::string why = fmt::format(
+        "the target closes them with its {} at offset {}, but offset {} before it is a slot where a "
+        "lost marker of another outcome could have been, and {}",
+        ControlTypeName(held), *t.marker_offset, *slot, p.why);
+    const Finding& f = AddTargetFinding(
+        held == ControlType::kCommit ? FindingKind::kLostAbort : FindingKind::kLostCommit, t, R, rs.size(),
+        fmt::format("possible merge (unproven either way): producer {}'s records at offsets {}..{} on {}: {}",
+                    t.producer_id, R.front(), R.back(), T.label, why),
+        plan);
     RepairAction a;
     a.kind = RepairActionKind::kLeft;
     a.finding = f.kind;
