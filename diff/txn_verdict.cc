@@ -104,14 +104,6 @@ void ForEachEntryEndingIn(const ReplicaState& b, int64_t lo, int64_t hi, F&& f) 
 
 }  // namespace
 
-std::optional<size_t> AbortedRangeClosedBy(const ReplicaState& b, int64_t pid, int64_t marker_offset) {
-  std::optional<size_t> found;
-  ForEachEntryEndingIn(b, marker_offset, marker_offset, [&](size_t i) {
-    if (b.aborted_txns[i].producer_id == pid && (!found || i < *found)) found = i;
-  });
-  return found;
-}
-
 std::optional<size_t> AbortedRangeCovering(const ReplicaState& b, int64_t pid, int64_t offset) {
   std::optional<size_t> found;
   ForEachEntryEndingIn(b, offset, INT64_MAX, [&](size_t i) {

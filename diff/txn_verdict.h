@@ -6,7 +6,8 @@
 // happened, and what the swallowed records really were, is decided only by facts in the files:
 //
 //   Rule "txnindex range"  A healthy replica's aborted range comes from its .txnindex where one exists,
-//                          never from replaying batches that its cleaner thinned (AbortedRangeClosedBy).
+//                          never from replaying batches that its cleaner thinned (AbortedRangeCovering,
+//                          and ProveMerge's .txnindex entries).
 //   Rule "slot"            A lost marker needs a slot: an offset inside the affected replica's
 //                          transaction that it lacks (or holds only as the cleaner's emptied control batch,
 //                          which closes nothing on a follower) and that no replica holds as anything but a
@@ -78,10 +79,8 @@ struct TxnFact {
 // as a fact about `replica`.
 TxnFact BatchFact(const std::vector<ReplicaState>& rs, size_t replica, int64_t offset, std::string fact);
 
-// Rule "txnindex range": the .txnindex entry of `b` for producer `pid` whose ABORT is at
-// `marker_offset` (index into b.aborted_txns), if any.
-std::optional<size_t> AbortedRangeClosedBy(const ReplicaState& b, int64_t pid, int64_t marker_offset);
-// The .txnindex entry of `b` for `pid` whose range covers `offset`, if any.
+// Rule "txnindex range": the .txnindex entry of `b` for `pid` whose range covers `offset` (index into
+// b.aborted_txns), if any.
 std::optional<size_t> AbortedRangeCovering(const ReplicaState& b, int64_t pid, int64_t offset);
 // A fact naming b.aborted_txns[entry] with its file and position.
 TxnFact TxnIndexFact(const ReplicaState& b, size_t replica, size_t entry, std::string fact);
