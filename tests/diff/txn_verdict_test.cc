@@ -65,7 +65,8 @@ TEST(TxnVerdict, AbortedRangeComesFromTheTxnIndexNotFromReplay) {
     if (t.producer_id == 2001 && t.marker_offset == 900) replayed = t.first_offset;
   }
   EXPECT_GT(replayed, 863);  // what replay of the thinned batches gives
-  auto e = AbortedRangeCovering(b3, 2001, 900);  // the range the ABORT at 900 closed
+  // The .txnindex range covering 900: the one its ABORT at 900 closed.
+  auto e = AbortedRangeCovering(b3, 2001, 900);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(b3.aborted_txns[*e].last_offset, 900);
   bool in_truth = false;
