@@ -380,8 +380,8 @@ void NewLine(Output* out, int spaces) {
   out->Commit(size_t(spaces) + 1);
 }
 
-// Reports are nlohmann::json (keys sorted; bytes that are not UTF-8 as \xNN, as DumpJson's escaped copy
-// had them); decoded records of internal topics are nlohmann::ordered_json (keys in insertion order; U+FFFD,
+// Reports are nlohmann::json (keys sorted; bytes that are not UTF-8 as \xNN, as EscapeInvalidUtf8 writes
+// them); decoded records of internal topics are nlohmann::ordered_json (keys in insertion order; U+FFFD,
 // as CompactJson's error_handler_t::replace wrote them).
 template <typename Json>
 constexpr Output::InvalidUtf8 kInvalidUtf8 =

@@ -423,7 +423,7 @@ struct ReplicaState : LoadedFacts {
   void IndexAbortedTxns();
   std::vector<OffsetGap> gaps;
   std::vector<DamagedRange> damaged;
-  // The compacted read_committed view, one entry per key, sorted by KeyOrder (a flat vector: built by a
+  // The compacted read_committed view, one entry per key, sorted by KeyLess (a flat vector: built by a
   // radix sort of the records' key digests instead of one hash-table probe per record, which costs a
   // cache and TLB miss each).
   KeyView key_view;

@@ -1,5 +1,5 @@
 // Captures read in place or streamed with libarchive (capture.h). The rule "a member name never
-// escapes the archive" lives in CheckMemberName / IndexArchive below.
+// escapes the archive" lives in CheckMemberName / CaptureBuilder::Build below.
 #include "segment_reader/capture.h"
 
 #include <fcntl.h>

@@ -130,7 +130,7 @@ class MappedFile {
   // Tells the kernel the file will be read front to back (readahead; pages dropped behind).
   void AdviseSequential() const;
   // Whether the file shrank under the mapping while it was read: a read past its new end found no page.
-  // Such a read does not crash (no SIGBUS reaches the process: GuardedMapping below); it reads zeros,
+  // Such a read does not crash (no SIGBUS reaches the process: GuardMapping below); it reads zeros,
   // which are not the file's content, so a reader that finds this true must not use what it read.
   bool changed() const;
   // True while !changed(); else false with *error naming the file and what happened.

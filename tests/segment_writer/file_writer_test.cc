@@ -261,7 +261,7 @@ TEST(WriteBuffer, AtomicFileCommitWritesBufferedBytes) {
 
 // Reindex through the buffer: each file is written in ceil(size / K) writes (its bytes in full
 // buffers, then the rest at Close) — not one write per batch or index entry — and the files equal
-// Kafka's (as Reindex.ReproducesKafkasFiles checks for every uncleaned fixture).
+// Kafka's (as Reindex.UncleanedOracleDirsAreReproducedByteForByte checks for every uncleaned fixture).
 TEST(WriteBuffer, ReindexWritesEachFileInFullBuffers) {
   std::string in = Oracle() + "/a-keyed/keyed-none-0";
   TempDir tmp;
