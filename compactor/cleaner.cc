@@ -141,7 +141,7 @@ class Round {
   int32_t io_buffer_size_;
   int32_t capacity_;  // current read (and write) buffer capacity
   RecordDecoder decoder_;
-  std::vector<Bytes> keys_;  // one batch's keys for OffsetMap::Prefetch
+  std::vector<Bytes> keys_;  // one batch's keys for OffsetMap::PrefetchHashed
   std::vector<OffsetMap::KeyDigest> digests_;
   std::vector<std::optional<int64_t>> found_;  // one batch's answers from lookahead_
   std::unique_ptr<LookupAhead> lookahead_;     // the cleaning pass's look-ahead, if any
