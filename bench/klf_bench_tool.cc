@@ -156,7 +156,8 @@ struct GenOptions {
   uint64_t batch_bytes = 0;  // 0: 4-16 KiB; else N to 2N
 };
 
-// Produces batches into `out` until it holds at least `target` bytes (or `max_records` records).
+// Makes the benchmark's v2 batches one at a time (AppendBatch): 4-16 KiB of keyed records each (N to 2N
+// with --batch-bytes N), four idempotent producers in turn, offsets and sequences following on.
 class BatchSource {
  public:
   BatchSource(const GenOptions& o, uint64_t key_space) : o_(o), rng_(o.seed), key_space_(key_space) {}
