@@ -443,11 +443,7 @@ DiffReport DiffReplicas(const std::vector<ReplicaState>& rs, const DiffOptions& 
   // Transactions: each replica's transactions judged against the others (txn_verdict.h).
   for (size_t a = 0; a < n; ++a) {
     const ReplicaState& A = rs[a];
-    std::vector<std::vector<int64_t>> by_txn(A.txns.size());
-    for (const RecordDigest& d : A.records) {
-      if (!d.control && d.transactional && d.txn >= 0 && size_t(d.txn) < by_txn.size())
-        by_txn[d.txn].push_back(d.offset);
-    }
+    const std::vector<std::vector<int64_t>> by_txn = RecordsByTxn(A);
     for (size_t ti = 0; ti < A.txns.size(); ++ti) {
       std::optional<Finding> f = JudgeTransaction(rs, a, int32_t(ti), by_txn[ti], options);
       if (!f) continue;

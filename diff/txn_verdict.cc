@@ -165,6 +165,14 @@ std::optional<int64_t> FindSlot(const std::vector<ReplicaState>& rs, size_t affe
   return best;
 }
 
+std::vector<std::vector<int64_t>> RecordsByTxn(const ReplicaState& a) {
+  std::vector<std::vector<int64_t>> by_txn(a.txns.size());
+  for (const RecordDigest& d : a.records) {
+    if (!d.control && d.transactional && d.txn >= 0 && size_t(d.txn) < by_txn.size()) by_txn[d.txn].push_back(d.offset);
+  }
+  return by_txn;
+}
+
 std::vector<int64_t> TxnRecords(const ReplicaState& a, int32_t txn) {
   std::vector<int64_t> out;
   if (txn < 0 || size_t(txn) >= a.txns.size()) return out;

@@ -94,6 +94,8 @@ std::optional<int64_t> FindSlot(const std::vector<ReplicaState>& rs, size_t affe
 
 // The data records (offsets, ascending) of transaction `txn` of replica `a`.
 std::vector<int64_t> TxnRecords(const ReplicaState& a, int32_t txn);
+// TxnRecords of every transaction of `a` (indexed as a.txns), in one pass over its records.
+std::vector<std::vector<int64_t>> RecordsByTxn(const ReplicaState& a);
 
 struct MergeProof {
   bool proven = false;

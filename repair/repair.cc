@@ -644,17 +644,83 @@ const Finding& AddTargetFinding(FindingKind kind, const Txn& t, const std::vecto
   return f;
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): one case per evidence kind of the coordinator's decision (issue 18)
+// The operator's --assume for producer `pid`'s transaction whose records start at `first_record` (or
+// which starts at `first_offset`): the last one that names it (each that does is marked used).
+std::optional<ControlType> AssumedOutcome(AssumptionUse* assume, int64_t pid, int64_t first_record,
+                                          int64_t first_offset) {
+  std::optional<ControlType> assumed;
+  for (size_t k = 0; k < assume->list->size(); ++k) {
+    const RepairAssumption& x = (*assume->list)[k];
+    if (x.producer_id == pid && (x.first_offset == first_record || x.first_offset == first_offset)) {
+      assume->used[k] = true;
+      assumed = x.outcome;
+    }
+  }
+  return assumed;
+}
+
+// The target's own decided transaction `t` (records R, closed by its `held` marker), neither proven
+// nor assumed other: when a slot before its marker could have held a lost marker of the other outcome,
+// a possible merge is named and left, with what would settle it (`proof_why`: why no proof decides it).
+void LeavePossibleMerge(const std::vector<ReplicaState>& rs, const Txn& t, const std::vector<int64_t>& R,
+                        ControlType held, const std::string& proof_why, RepairPlan* plan) {
+  std::optional<int64_t> slot = FindSlot(rs, 0, t.producer_id, R.front(), *t.marker_offset);
+  if (!slot) return;  // one transaction up to the target's own marker: the leader's verdict
+  const std::string why = fmt::format(
+      "the target closes them with its {} at offset {}, but offset {} before it is a slot where a "
+      "lost marker of another outcome could have been, and {}",
+      ControlTypeName(held), *t.marker_offset, *slot, proof_why);
+  const Finding& f = AddTargetFinding(
+      held == ControlType::kCommit ? FindingKind::kLostAbort : FindingKind::kLostCommit, t, R, rs.size(),
+      fmt::format("possible merge (unproven either way): producer {}'s records at offsets {}..{} on {}: {}",
+                  t.producer_id, R.front(), R.back(), rs[0].label, why),
+      plan);
+  RepairAction a;
+  a.kind = RepairActionKind::kLeft;
+  a.finding = f.kind;
+  a.finding_index = int(plan->findings.size()) - 1;
+  a.offset = R.front();
+  a.producer_id = t.producer_id;
+  a.producer_epoch = t.producer_epoch;
+  a.records_at_stake = R;
+  a.assume_key = fmt::format("{}@{}", t.producer_id, R.front());
+  a.reason = fmt::format(
+      "outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}..{}: {}. Nothing is "
+      "written for it. Options: --txn-log with a copy of the coordinator's __transaction_state partitions taken "
+      "before they were compacted (a transaction version 2 decision proves it); --assume {}=commit or --assume "
+      "{}=abort once the outcome is known (the application's own records may tell it); --rebuild-from a healthy "
+      "replica's partition directory; or re-replicate this replica from the leader",
+      t.producer_id, t.producer_epoch, R.size(), R.front(), R.back(), why, a.assume_key, a.assume_key);
+  plan->actions.push_back(a);
+}
+
+// The target's transaction `t` (records R) closed by its `held` marker where the outcome is proven (or
+// assumed) `want` (`why`): the records are closed with `want` right after them, in the slot before the
+// target's own marker (which then closes nothing).
+void Reclose(const std::vector<ReplicaState>& rs, const CoordinatorLog* coordinator, const Txn& t,
+             const std::vector<int64_t>& R, ControlType held, ControlType want, const std::string& why,
+             AssumptionUse* assume, RepairPlan* plan) {
+  const Finding& f = AddTargetFinding(
+      want == ControlType::kCommit ? FindingKind::kLostCommit : FindingKind::kLostAbort, t, R, rs.size(),
+      fmt::format("producer {}'s records at offsets {}..{} on {} are closed by its {} at offset {}; {}", t.producer_id,
+                  R.front(), R.back(), rs[0].label, ControlTypeName(held), *t.marker_offset, why),
+      plan);
+  const size_t before = plan->actions.size();
+  PlanTransaction(rs, coordinator, f, assume, &plan->actions, /*split_at_data_end=*/true);
+  for (size_t k = before; k < plan->actions.size(); ++k)
+    plan->actions[k].finding_index = int(plan->findings.size()) - 1;
+}
+
+// The target's own decided transactions that no earlier step answers: one the other replicas (or the
+// coordinator) prove, or the operator assumes, closed otherwise is re-closed in the slot before its
+// marker (Reclose); one that may hide a merge is left (LeavePossibleMerge).
 void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, const CoordinatorLog* coordinator,
                               AssumptionUse* assume, RepairPlan* plan) {
   const ReplicaState& T = rs[0];
   if (rs.size() < 2) return;
   std::set<int64_t> planned;  // records some step already answers
   for (const RepairAction& a : plan->actions) planned.insert(a.records_at_stake.begin(), a.records_at_stake.end());
-  std::vector<std::vector<int64_t>> by_txn(T.txns.size());
-  for (const RecordDigest& d : T.records) {
-    if (d.txn >= 0 && !d.control) by_txn[d.txn].push_back(d.offset);
-  }
+  const std::vector<std::vector<int64_t>> by_txn = RecordsByTxn(T);
   for (size_t ti = 0; ti < T.txns.size(); ++ti) {
     const Txn& t = T.txns[ti];
     const std::vector<int64_t>& R = by_txn[ti];
@@ -663,60 +729,18 @@ void AuditDecidedTransactions(const std::vector<ReplicaState>& rs, const Coordin
     const ControlType held = t.fate == TxnFate::kCommitted ? ControlType::kCommit : ControlType::kAbort;
     MarkerProof p = ProveMarker(rs, t.producer_id, R, coordinator);
     if (p.type && *p.type == held) continue;
-    std::optional<ControlType> assumed;
-    for (size_t k = 0; k < assume->list->size(); ++k) {
-      const RepairAssumption& x = (*assume->list)[k];
-      if (x.producer_id == t.producer_id && (x.first_offset == R.front() || x.first_offset == t.first_offset)) {
-        assume->used[k] = true;
-        assumed = x.outcome;
-      }
-    }
+    std::optional<ControlType> assumed = AssumedOutcome(assume, t.producer_id, R.front(), t.first_offset);
     if (!p.type && assumed && *assumed == held) continue;  // the operator confirms the target's own verdict
-    if (p.type || assumed) {
-      // Proven (or assumed) other than the target holds it: close the records with that marker right after
-      // them, in the slot before the target's own marker (which then closes nothing).
-      ControlType want = p.type ? *p.type : *assumed;
-      const Finding& f = AddTargetFinding(
-          want == ControlType::kCommit ? FindingKind::kLostCommit : FindingKind::kLostAbort, t, R, rs.size(),
-          fmt::format("producer {}'s records at offsets {}..{} on {} are closed by its {} at offset {}; {}",
-                      t.producer_id, R.front(), R.back(), T.label, ControlTypeName(held), *t.marker_offset,
-                      p.type ? p.why : "--assume decides them " + std::string(ControlTypeName(want))),
-          plan);
-      size_t before = plan->actions.size();
-      PlanTransaction(rs, coordinator, f, assume, &plan->actions, /*split_at_data_end=*/true);
-      for (size_t k = before; k < plan->actions.size(); ++k)
-        plan->actions[k].finding_index = int(plan->findings.size()) - 1;
+    if (!p.type && !assumed) {
+      LeavePossibleMerge(rs, t, R, held, p.why, plan);
       continue;
     }
-    // Neither proven nor assumed.
-    std::optional<int64_t> slot = FindSlot(rs, 0, t.producer_id, R.front(), *t.marker_offset);
-    if (!slot) continue;  // one transaction up to the target's own marker: the leader's verdict
-    const std::string why = fmt::format(
-        "the target closes them with its {} at offset {}, but offset {} before it is a slot where a "
-        "lost marker of another outcome could have been, and {}",
-        ControlTypeName(held), *t.marker_offset, *slot, p.why);
-    const Finding& f = AddTargetFinding(
-        held == ControlType::kCommit ? FindingKind::kLostAbort : FindingKind::kLostCommit, t, R, rs.size(),
-        fmt::format("possible merge (unproven either way): producer {}'s records at offsets {}..{} on {}: {}",
-                    t.producer_id, R.front(), R.back(), T.label, why),
-        plan);
-    RepairAction a;
-    a.kind = RepairActionKind::kLeft;
-    a.finding = f.kind;
-    a.finding_index = int(plan->findings.size()) - 1;
-    a.offset = R.front();
-    a.producer_id = t.producer_id;
-    a.producer_epoch = t.producer_epoch;
-    a.records_at_stake = R;
-    a.assume_key = fmt::format("{}@{}", t.producer_id, R.front());
-    a.reason = fmt::format(
-        "outcome unknown: producer {} (epoch {}), {} record(s) at stake at offsets {}..{}: {}. Nothing is "
-        "written for it. Options: --txn-log with a copy of the coordinator's __transaction_state partitions taken "
-        "before they were compacted (a transaction version 2 decision proves it); --assume {}=commit or --assume "
-        "{}=abort once the outcome is known (the application's own records may tell it); --rebuild-from a healthy "
-        "replica's partition directory; or re-replicate this replica from the leader",
-        t.producer_id, t.producer_epoch, R.size(), R.front(), R.back(), why, a.assume_key, a.assume_key);
-    plan->actions.push_back(a);
+    if (p.type) {
+      Reclose(rs, coordinator, t, R, held, *p.type, p.why, assume, plan);
+    } else {
+      Reclose(rs, coordinator, t, R, held, *assumed, "--assume decides them " + std::string(ControlTypeName(*assumed)),
+              assume, plan);
+    }
   }
 }
 
