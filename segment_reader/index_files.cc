@@ -12,6 +12,7 @@
 
 #include "segment_reader/capture.h"
 #include "segment_reader/file.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace {
@@ -264,7 +265,7 @@ OffsetIndex ParseOffsetIndexBytes(const std::string& file, IndexBytes& data, int
       ForEachIndexEntry(file, data, kOffsetIndexLayout, sink, [&](uint64_t i, uint64_t pos, const uint8_t* p) {
         int32_t relative = LoadI32(p);
         int32_t position = LoadI32(p + 4);
-        OffsetIndexEntry e{base_offset + relative, position};
+        OffsetIndexEntry e{JavaAdd(base_offset, relative), position};  // baseOffset + relative, as Java wraps it
         if (relative < 0) {
           Report(sink, Severity::kError, file, pos, "offset-index-entry",
                  fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}", i,
@@ -298,7 +299,7 @@ TimeIndex ParseTimeIndexBytes(const std::string& file, IndexBytes& data, int64_t
       ForEachIndexEntry(file, data, kTimeIndexLayout, sink, [&](uint64_t i, uint64_t pos, const uint8_t* p) {
         int64_t timestamp = LoadI64(p);
         int32_t relative = LoadI32(p + 8);
-        TimeIndexEntry e{timestamp, base_offset + relative};
+        TimeIndexEntry e{timestamp, JavaAdd(base_offset, relative)};  // as Java wraps it
         if (relative < 0) {
           Report(sink, Severity::kError, file, pos + 8, "time-index-entry",
                  fmt::format("entry {}: negative relative offset {}; expected 0..2^31-1 above base offset {}", i,
@@ -406,13 +407,13 @@ TxnIndex ParseTxnIndex(const std::string& file, Bytes data, ProblemSink* sink) {
 }
 
 void EncodeOffsetIndexEntry(const OffsetIndexEntry& e, int64_t base_offset, std::string* out) {
-  PutBE32(out, uint32_t(int32_t(e.offset - base_offset)));
+  PutBE32(out, uint32_t(int32_t(JavaSub(e.offset, base_offset))));
   PutBE32(out, uint32_t(e.position));
 }
 
 void EncodeTimeIndexEntry(const TimeIndexEntry& e, int64_t base_offset, std::string* out) {
   PutBE64(out, uint64_t(e.timestamp));
-  PutBE32(out, uint32_t(int32_t(e.offset - base_offset)));
+  PutBE32(out, uint32_t(int32_t(JavaSub(e.offset, base_offset))));
 }
 
 void EncodeAbortedTxn(const AbortedTxn& e, std::string* out) {

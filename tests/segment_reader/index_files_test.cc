@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 namespace klf {
@@ -151,6 +152,28 @@ TEST(TimeIndexTest, TruncatedAndNonIncreasing) {
   EXPECT_EQ(Find(sink, "time-index-size")->position, 24u);
   ASSERT_NE(Find(sink, "time-index-order"), nullptr);
   EXPECT_EQ(Find(sink, "time-index-order")->position, 12u);
+}
+
+// A file named for base offset 2^63-1 (any name is possible): baseOffset + relative wraps as Java's
+// long does in OffsetIndex/TimeIndex.parseEntry, instead of overflowing (cli_fuzz found `klf dump` of
+// such a .timeindex: signed overflow under UBSan), and the entries encode back to the same bytes.
+TEST(IndexFilesTest, EntriesOfTheLargestBaseOffsetWrapAsJavasLongDoes) {
+  const int64_t base = INT64_MAX;
+  std::string offsets = Hex("00 00 00 0c 00 00 00 40");
+  std::string times = Hex("00 00 01 8b cf e5 68 00 00 00 00 0c");
+  CollectingSink sink;
+  OffsetIndex oi = ParseOffsetIndex("x.index", AsBytes(offsets), base, &sink);
+  TimeIndex ti = ParseTimeIndex("x.timeindex", AsBytes(times), base, &sink);
+  ASSERT_EQ(oi.entries.size(), 1u);
+  ASSERT_EQ(ti.entries.size(), 1u);
+  EXPECT_EQ(oi.entries[0].offset, INT64_MIN + 11);
+  EXPECT_EQ(ti.entries[0].offset, INT64_MIN + 11);
+  std::string re;
+  EncodeOffsetIndexEntry(oi.entries[0], base, &re);
+  EXPECT_EQ(re, offsets);
+  re.clear();
+  EncodeTimeIndexEntry(ti.entries[0], base, &re);
+  EXPECT_EQ(re, times);
 }
 
 TEST(TxnIndexTest, SpecExample) {
