@@ -782,7 +782,7 @@ bool Round::DoClean(int64_t first_dirty_offset, int64_t first_uncleanable_offset
   if (!BuildOffsetMap(first_dirty_offset, upper_bound, &full, error)) return false;
   report_->map_filled = full;
   report_->map_entries = map_->size();
-  *end_offset = map_->latest_offset() + 1;
+  *end_offset = JavaAdd(map_->latest_offset(), 1);
 
   CleanedTransactionMetadata t;
   SegmentRange to_clean = SegmentsInRange(summary, 0, *end_offset);

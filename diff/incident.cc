@@ -10,6 +10,7 @@
 #include "diff/diff.h"
 #include "diff/replica_state.h"
 #include "segment_reader/bytes.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace {
@@ -299,7 +300,7 @@ void LocateKeyLoss(const std::vector<ReplicaState>& rs, const Finding& f, Incide
     }
     return;
   }
-  w->lost_from = f.first_offset + 1;
+  w->lost_from = JavaAdd(f.first_offset, 1);
   for (size_t h : f.healthy) {
     if (h < rs.size() && rs[h].cleaner_checkpoint && *rs[h].cleaner_checkpoint > f.first_offset &&
         (w->lost_to < 0 || *rs[h].cleaner_checkpoint - 1 < w->lost_to)) {

@@ -15,6 +15,7 @@
 
 #include "partition/loaded_log.h"
 #include "segment_reader/batch.h"
+#include "segment_reader/java_long.h"
 #include "segment_reader/internal_topics.h"
 #include "segment_reader/layout.h"
 
@@ -389,7 +390,7 @@ bool LoadClusterMetadata(const std::string& dir, ClusterMetadata* out, ProblemSi
   for (Item& i : snapshot_items) ApplyChecked(&replayer, std::move(i), sink);
   out->next_offset = from;
   auto apply = [&](Item item) {
-    out->next_offset = std::max(out->next_offset, item.at.offset + 1);
+    out->next_offset = std::max(out->next_offset, JavaAdd(item.at.offset, 1));
     ApplyChecked(&replayer, std::move(item), sink);
   };
   if (!ReadLogRecords(log, from, INT64_MAX, false, apply, sink, error)) return false;

@@ -4,6 +4,8 @@
 #include <memory>
 #include <string_view>
 
+#include "segment_reader/java_long.h"
+
 namespace klf {
 
 bool ReadCommittedFilter::SkipsBatch(const BatchHeader& h, bool abort_marker) {
@@ -92,7 +94,7 @@ bool Consume(const LoadedLog& log, Isolation isolation, const Pass& pass, const 
     const BatchHeader& full = has_records ? decoder.header() : h;  // legacy wrappers: completed
     const int64_t first = full.base_offset_known ? full.base_offset : full.last_offset;
     if (first > pass.last_offset || (pass.stop_at_bound && first >= bound)) return !(done = true);
-    end->next_offset = std::max(end->next_offset, full.last_offset + 1);
+    end->next_offset = std::max(end->next_offset, JavaAdd(full.last_offset, 1));
     std::optional<ControlRecord> marker;
     if (full.is_control && has_records) marker = ControlBatchMarker(decoder.records());
     const bool abort_marker = marker && marker->type == ControlType::kAbort;

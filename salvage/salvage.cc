@@ -307,7 +307,8 @@ bool SalvagePartition(Env* env, const std::string& in, const std::string& out, c
     if (si == stop_segment) {
       SalvageDrop d;
       d.file = path;
-      DescribeDropped(path, data, stop_position, prev_last + 1, segments[si]->base_offset, &d, stop_offsets_lie);
+      DescribeDropped(path, data, stop_position, JavaAdd(prev_last, 1), segments[si]->base_offset, &d,
+                      stop_offsets_lie);
       d.reason = "truncated at " + stop_reason;
       result->dropped.push_back(d);
     }

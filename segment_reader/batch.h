@@ -92,7 +92,7 @@ struct BatchHeader {
   // then base_offset is the wrapper's (last) offset.
   bool base_offset_known = true;
 
-  int64_t next_offset() const { return last_offset + 1; }
+  int64_t next_offset() const { return JavaAdd(last_offset, 1); }
   bool has_producer_id() const { return producer_id > kNoProducerId; }
   int32_t last_sequence() const;  // -1 when base_sequence is -1
 };

@@ -414,7 +414,7 @@ bool ReindexPartition(Env* env, const std::string& in, const std::string& out, c
       // LogSegment.recover: ensureOffsetInRange. Kafka would split the segment; we keep the bytes.
       int64_t first = batch.header.base_offset_known ? batch.header.base_offset : batch.header.last_offset;
       if (first < seg->base_offset ||
-          batch.header.last_offset - seg->base_offset > std::numeric_limits<int32_t>::max()) {
+          JavaSub(batch.header.last_offset, seg->base_offset) > std::numeric_limits<int32_t>::max()) {
         Report(sink, Severity::kError, path, indexed, "reindex-offset-range",
                "batch offsets " + std::to_string(first) + ".." + std::to_string(batch.header.last_offset) +
                    " do not fit the segment's 32-bit relative offsets from base offset " +

@@ -266,9 +266,10 @@ std::string ProofFromOtherCopies(const Decision& d, const Copy& c, const std::ve
       return fmt::format("{} holds the marker at offset {}, below this copy's log end {}", other->dir, b.base_offset,
                          c.log_end_offset);
     }
-    const bool decided =
-        other->log_start_offset <= data.first->base_offset && other->log_end_offset > data.last->last_offset + 1 &&
-        c.log_end_offset >= other->log_end_offset && !other->open_txn_producers.count(d.record.producer_id);
+    const bool decided = other->log_start_offset <= data.first->base_offset && data.last->last_offset < INT64_MAX &&
+                         other->log_end_offset > data.last->last_offset + 1 &&
+                         c.log_end_offset >= other->log_end_offset &&
+                         !other->open_txn_producers.count(d.record.producer_id);
     if (!decided) continue;
     f->facts.push_back({other->dir, 0,
                         fmt::format("{} covers offsets {}..{} with no open transaction of producer {}", other->dir,
