@@ -12,6 +12,7 @@
 
 #include "segment_reader/compression.h"
 #include "segment_reader/crc.h"
+#include "segment_reader/java_long.h"
 
 namespace klf {
 namespace {
@@ -995,10 +996,10 @@ bool RestoreElidedRecords(std::vector<ReplicaState>* replicas, std::string* why,
           "gaps, compaction or damage), so its records cannot be compared with those identities",
           r.label.empty() ? r.path : r.label);
       *first = r.log_start_offset;
-      *last = r.log_end_offset - 1;
+      *last = JavaSub(r.log_end_offset, 1);
       for (const ReplicaState& x : rs) {
         *first = std::min(*first, x.log_start_offset);
-        *last = std::max(*last, x.log_end_offset - 1);
+        *last = std::max(*last, JavaSub(x.log_end_offset, 1));
       }
       return false;
     }

@@ -15,8 +15,8 @@
 
 #include "partition/loaded_log.h"
 #include "segment_reader/batch.h"
-#include "segment_reader/java_long.h"
 #include "segment_reader/internal_topics.h"
+#include "segment_reader/java_long.h"
 #include "segment_reader/layout.h"
 
 namespace klf {

@@ -14,6 +14,7 @@
 #include "diff/lso.h"
 #include "diff/replica_state.h"
 #include "digest/digest.h"
+#include "segment_reader/java_long.h"
 #include "segment_reader/layout.h"
 #include "segment_reader/parallel.h"
 #include "segment_reader/problem.h"
@@ -461,7 +462,7 @@ std::vector<std::string> FetchFor(const TriagePartition& p, const std::set<size_
     std::sort(logs.begin(), logs.end());
     for (size_t s = 0; s < logs.size(); ++s) {
       int64_t from = logs[s].first;
-      int64_t to = s + 1 < logs.size() ? logs[s + 1].first - 1 : c.log_end_offset - 1;
+      int64_t to = s + 1 < logs.size() ? logs[s + 1].first - 1 : JavaSub(c.log_end_offset, 1);
       if (first >= 0 && (to < first || from > last)) continue;
       const std::string& host = c.source->capture.host;
       out.push_back(fmt::format("{}{}: {}/{} (offsets {}..{}, {} bytes)", c.broker, host.empty() ? "" : " on " + host,
