@@ -248,6 +248,22 @@ struct AssumptionUse {
   std::vector<bool> used;
 };
 
+// The operator's --assume for producer `pid`'s transaction whose records start at `first_record` (or
+// which starts at `first_offset`): the last one that names it (each that does is marked used). None
+// without `assume`.
+std::optional<ControlType> AssumedOutcome(AssumptionUse* assume, int64_t pid, int64_t first_record,
+                                          int64_t first_offset) {
+  std::optional<ControlType> assumed;
+  for (size_t k = 0; assume && k < assume->list->size(); ++k) {
+    const RepairAssumption& x = (*assume->list)[k];
+    if (x.producer_id == pid && (x.first_offset == first_record || x.first_offset == first_offset)) {
+      assume->used[k] = true;
+      assumed = x.outcome;
+    }
+  }
+  return assumed;
+}
+
 // `split_at_data_end`: the records at stake are all of the target's transaction up to its last data
 // offset (the target's own decided transaction that may hide a merge, AuditDecidedTransactions).
 // NOLINTNEXTLINE(readability-function-cognitive-complexity): one decision per finding kind and proof (scenarios.md §4, §6); each case is one of the spec's
@@ -362,14 +378,7 @@ void PlanTransaction(const std::vector<ReplicaState>& rs, const CoordinatorLog* 
   // The outcome: proven by the files, else the operator's --assume, else left alone.
   MarkerProof proof = ProveMarker(rs, pid, at_stake, coordinator);
   std::optional<ControlType> type;
-  std::optional<ControlType> assumed;
-  for (size_t k = 0; assume && k < assume->list->size(); ++k) {
-    const RepairAssumption& x = (*assume->list)[k];
-    if (x.producer_id == pid && (x.first_offset == first || x.first_offset == t.first_offset)) {
-      assume->used[k] = true;
-      assumed = x.outcome;
-    }
-  }
+  const std::optional<ControlType> assumed = AssumedOutcome(assume, pid, first, t.first_offset);
   auto records_text = [&] {
     std::string r;
     for (size_t k = 0; k < at_stake.size() && k < 12; ++k) r += (k ? "," : "") + std::to_string(at_stake[k]);
@@ -642,21 +651,6 @@ const Finding& AddTargetFinding(FindingKind kind, const Txn& t, const std::vecto
   for (size_t i = 1; i < replicas; ++i) f.healthy.push_back(i);
   f.evidence = std::move(evidence);
   return f;
-}
-
-// The operator's --assume for producer `pid`'s transaction whose records start at `first_record` (or
-// which starts at `first_offset`): the last one that names it (each that does is marked used).
-std::optional<ControlType> AssumedOutcome(AssumptionUse* assume, int64_t pid, int64_t first_record,
-                                          int64_t first_offset) {
-  std::optional<ControlType> assumed;
-  for (size_t k = 0; k < assume->list->size(); ++k) {
-    const RepairAssumption& x = (*assume->list)[k];
-    if (x.producer_id == pid && (x.first_offset == first_record || x.first_offset == first_offset)) {
-      assume->used[k] = true;
-      assumed = x.outcome;
-    }
-  }
-  return assumed;
 }
 
 // The target's own decided transaction `t` (records R, closed by its `held` marker), neither proven
